@@ -1,0 +1,77 @@
+package recipe
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Severity says whether a Problem stops a build.
+type Severity int
+
+const (
+	// Error stops validation and builds.
+	Error Severity = iota
+	// Warning is reported but does not fail.
+	Warning
+)
+
+func (s Severity) String() string {
+	if s == Warning {
+		return "warning"
+	}
+	return "error"
+}
+
+// Problem is one finding about a recipe, located by field path and line.
+type Problem struct {
+	Severity Severity
+	Field    string // e.g. "spec.sources.upstream.sha256"; may be empty
+	Line     int    // 0 when unknown
+	Message  string
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", p.Line)
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Problems is a list of findings in the order they were found.
+type Problems []Problem
+
+func (ps *Problems) add(p Problem) { *ps = append(*ps, p) }
+
+// Errors returns only the problems of severity Error.
+func (ps Problems) Errors() Problems {
+	var out Problems
+	for _, p := range ps {
+		if p.Severity == Error {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ProblemsError is returned when a recipe has errors; File names it.
+type ProblemsError struct {
+	File     string
+	Problems Problems
+}
+
+func (e *ProblemsError) Error() string {
+	errs := e.Problems.Errors()
+	if len(errs) == 0 {
+		return e.File + ": no errors"
+	}
+	msg := e.File + ": " + errs[0].String()
+	if len(errs) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(errs)-1)
+	}
+	return msg
+}

@@ -1,0 +1,449 @@
+package recipe
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+var (
+	dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	hex64        = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	hex40        = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	pluginName   = regexp.MustCompile(`^[a-z0-9][-a-z0-9_.]*$`)
+	crdName      = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`)
+)
+
+// APIVersions are the recipe apiVersions kbuild reads; they share one schema.
+var APIVersions = []string{"kubepkg.dev/v1", "kubepkg.dev/v1beta1", "kubepkg.dev/v1alpha1"}
+
+// ArchiveExtensions are the file name endings kbuild unpacks.
+var ArchiveExtensions = []string{".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar", ".zip"}
+
+// IsArchive reports whether a URL or file name ends in an archive extension.
+func IsArchive(name string) bool {
+	name = strings.ToLower(name)
+	if i := strings.IndexAny(name, "?#"); i >= 0 {
+		name = name[:i]
+	}
+	for _, ext := range ArchiveExtensions {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate makes every check on r that needs no I/O and returns the
+// problems found, errors and warnings, sorted by line. pos may be nil.
+func Validate(r *Recipe, pos Positions) Problems {
+	v := &validator{pos: pos}
+	v.metadata(r)
+	v.spec(r)
+	sort.SliceStable(v.probs, func(i, j int) bool { return v.probs[i].Line < v.probs[j].Line })
+	return v.probs
+}
+
+type validator struct {
+	pos   Positions
+	probs Problems
+}
+
+func (v *validator) report(sev Severity, field, format string, args ...any) {
+	v.probs = append(v.probs, Problem{Severity: sev, Field: field, Line: v.pos.Line(field), Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) errorf(field, format string, args ...any) { v.report(Error, field, format, args...) }
+
+func (v *validator) warnf(field, format string, args ...any) { v.report(Warning, field, format, args...) }
+
+func (v *validator) metadata(r *Recipe) {
+	ok := false
+	for _, a := range APIVersions {
+		ok = ok || r.APIVersion == a
+	}
+	if !ok {
+		v.errorf("apiVersion", "expected one of %s, got %q", strings.Join(APIVersions, ", "), r.APIVersion)
+	}
+	if r.Kind != Kind {
+		v.errorf("kind", "expected %q, got %q", Kind, r.Kind)
+	}
+	v.label("metadata.name", r.Metadata.Name, "package name")
+	if r.Description() == "" {
+		v.warnf("metadata.annotations", "no description; add the annotation %s so the index and catalog can show one", AnnotationDescription)
+	}
+}
+
+func (v *validator) label(field, s, what string) {
+	switch {
+	case s == "":
+		v.errorf(field, "%s is required", what)
+	case len(s) > 63 || !dns1123Label.MatchString(s):
+		v.errorf(field, "%s %q is not a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters, starting and ending with a letter or digit)", what, s)
+	}
+}
+
+func (v *validator) spec(r *Recipe) {
+	s := &r.Spec
+	if s.Version == "" {
+		v.errorf("spec.version", "version is required (the upstream version, exact semver such as 1.9.0)")
+	} else if _, err := semver.StrictNewVersion(strings.TrimPrefix(s.Version, "v")); err != nil {
+		v.errorf("spec.version", "%q is not an exact semver version (such as 1.9.0): %v", s.Version, err)
+	}
+	if s.Build < 1 {
+		v.errorf("spec.build", "build must be 1 or more, got %d; it numbers our packagings of one upstream version", s.Build)
+	}
+	if len(s.Verify) > 0 {
+		v.warnf("spec.verify", "kbuild does not evaluate verify; every source is pinned by its sha256 instead")
+	}
+	for _, n := range sortedKeys(s.Sources) {
+		v.source("spec.sources."+n, n, s.Sources[n])
+	}
+	for _, n := range sortedKeys(s.Charts) {
+		v.chart("spec.charts."+n, n, s.Charts[n], s.Sources)
+	}
+	v.pkg(r)
+}
+
+func (v *validator) source(field, n string, src Source) {
+	kinds := []string{}
+	if src.URL != "" {
+		kinds = append(kinds, "url")
+	}
+	if src.Chart != nil {
+		kinds = append(kinds, "chart")
+	}
+	if src.Dir != "" {
+		kinds = append(kinds, "dir")
+	}
+	if src.Plugin != "" {
+		kinds = append(kinds, "plugin")
+	}
+	if src.Git != nil {
+		kinds = append(kinds, "git")
+	}
+	if src.Image != nil {
+		kinds = append(kinds, "image")
+	}
+	if len(kinds) != 1 {
+		v.errorf(field, "a source sets exactly one of url, chart, dir, plugin, git or image; found %d (%s)", len(kinds), strings.Join(kinds, ", "))
+		return
+	}
+	kind := kinds[0]
+	if src.SHA256 != "" && kind != "url" {
+		v.errorf(field+".sha256", "sha256 belongs to url sources; %s sources are pinned by their own fields", kind)
+	}
+	if src.Path != "" && kind != "url" && kind != "git" {
+		v.errorf(field+".path", "path picks a file inside a url archive or a git tree; it has no meaning on a %s source", kind)
+	}
+	if src.Strip != 0 && kind != "url" {
+		v.errorf(field+".strip", "strip applies to url archives only")
+	}
+	if src.Strip < 0 {
+		v.errorf(field+".strip", "strip must not be negative")
+	}
+	if len(src.With) > 0 && kind != "plugin" {
+		v.errorf(field+".with", "with passes input to a plugin; this is a %s source", kind)
+	}
+	switch kind {
+	case "url":
+		if !strings.HasPrefix(src.URL, "https://") && !strings.HasPrefix(src.URL, "http://") && !strings.HasPrefix(src.URL, "file://") {
+			v.errorf(field+".url", "%q is not an http(s) or file URL", src.URL)
+		}
+		if h := strings.TrimPrefix(src.SHA256, "sha256:"); !hex64.MatchString(h) {
+			if src.SHA256 == "" {
+				v.errorf(field+".sha256", "sha256 is required: pin the file by its digest (run: kbuild fetch to print it)")
+			} else {
+				v.errorf(field+".sha256", "expected 64 lower-case hex digits (optionally prefixed sha256:), got %q", src.SHA256)
+			}
+		}
+		if src.Path != "" && !IsArchive(src.URL) {
+			v.errorf(field+".path", "path is set but %s is not an archive (%s)", src.URL, strings.Join(ArchiveExtensions, ", "))
+		}
+		if src.Path != "" {
+			v.localPath(field+".path", src.Path)
+		}
+	case "chart":
+		c := src.Chart
+		if !strings.HasPrefix(c.Repository, "https://") && !strings.HasPrefix(c.Repository, "http://") && !strings.HasPrefix(c.Repository, "oci://") {
+			v.errorf(field+".chart.repository", "expected an https:// or oci:// repository, got %q", c.Repository)
+		}
+		if c.Name == "" {
+			v.errorf(field+".chart.name", "chart name is required")
+		}
+		if _, err := semver.StrictNewVersion(strings.TrimPrefix(c.Version, "v")); err != nil {
+			v.errorf(field+".chart.version", "chart version must be exact, got %q", c.Version)
+		}
+		if !strings.HasPrefix(c.Digest, "sha256:") || !hex64.MatchString(strings.TrimPrefix(c.Digest, "sha256:")) {
+			v.errorf(field+".chart.digest", "expected sha256:<64 hex> of the chart archive, got %q", c.Digest)
+		}
+	case "dir":
+		v.localPath(field+".dir", src.Dir)
+	case "plugin":
+		if !pluginName.MatchString(src.Plugin) {
+			v.errorf(field+".plugin", "%q is not a plugin name (lower-case letters, digits, '-', '_', '.')", src.Plugin)
+		}
+	case "git":
+		g := src.Git
+		if g.URL == "" {
+			v.errorf(field+".git.url", "git url is required")
+		}
+		if !hex40.MatchString(g.Commit) {
+			v.errorf(field+".git.commit", "expected a full 40-hex commit id, got %q; branches and tags move, commits do not", g.Commit)
+		}
+		if src.Path != "" {
+			v.errorf(field+".path", "set path inside git: {path: …}")
+		}
+		if g.Path != "" {
+			v.localPath(field+".git.path", g.Path)
+		}
+	case "image":
+		if msg := checkPinnedImage(src.Image.Ref); msg != "" {
+			v.errorf(field+".image.ref", "%s", msg)
+		}
+	}
+}
+
+// localPath reports paths that are absolute or leave their base directory.
+func (v *validator) localPath(field, p string) {
+	if p == "" {
+		v.errorf(field, "path is empty")
+		return
+	}
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(path.Clean(p), "../") || path.Clean(p) == ".." {
+		v.errorf(field, "%q leaves the recipe directory; use a relative path inside it", p)
+	}
+}
+
+func (v *validator) chart(field, n string, c Chart, sources map[string]Source) {
+	v.label(field, n, "chart name")
+	if len(c.From) == 0 {
+		v.errorf(field+".from", "from is required: name the sources this chart is made of")
+	}
+	for i, f := range c.From {
+		if _, ok := sources[f]; !ok {
+			v.errorf(fmt.Sprintf("%s.from[%d]", field, i), "no source named %q (sources: %s)", f, strings.Join(sortedKeys(sources), ", "))
+		} else if sources[f].Image != nil {
+			v.errorf(fmt.Sprintf("%s.from[%d]", field, i), "source %q is an image; charts are made of chart, manifest or file sources", f)
+		}
+	}
+	if c.Overlay != "" {
+		v.localPath(field+".overlay", c.Overlay)
+	}
+	for i, r := range c.Remove {
+		if _, err := path.Match(r, ""); err != nil || strings.HasPrefix(r, "/") || strings.Contains("/"+r+"/", "/../") {
+			v.errorf(fmt.Sprintf("%s.remove[%d]", field, i), "%q is not a chart-relative file pattern", r)
+		}
+	}
+	for i, e := range c.Exclude {
+		if e.Kind == "" && e.Name == "" {
+			v.errorf(fmt.Sprintf("%s.exclude[%d]", field, i), "an exclude entry needs kind, name or both; an empty one would drop everything")
+		}
+	}
+	for i, p := range c.Patches {
+		f := fmt.Sprintf("%s.patches[%d]", field, i)
+		forms := 0
+		if p.Merge != nil {
+			forms++
+		}
+		if p.Strategic != nil {
+			forms++
+		}
+		if p.JSON6902 != nil {
+			forms++
+		}
+		if forms != 1 {
+			v.errorf(f, "a patch sets exactly one of merge, strategic or json6902; found %d", forms)
+		}
+		if p.Kind == "" && p.Name == "" {
+			v.errorf(f, "a patch needs kind, name or both to say what it changes")
+		}
+		for j, op := range p.JSON6902 {
+			of := fmt.Sprintf("%s.json6902[%d]", f, j)
+			switch op.Op {
+			case "add", "replace", "test":
+				if len(op.Value) == 0 {
+					v.errorf(of+".value", "op %q needs a value", op.Op)
+				}
+			case "remove":
+			case "move", "copy":
+				if op.From == "" {
+					v.errorf(of+".from", "op %q needs from", op.Op)
+				}
+			default:
+				v.errorf(of+".op", "expected add, remove, replace, move, copy or test, got %q", op.Op)
+			}
+			if !strings.HasPrefix(op.Path, "/") {
+				v.errorf(of+".path", "a JSON pointer starts with '/', got %q", op.Path)
+			}
+		}
+	}
+	for i, s := range c.Steps {
+		if !pluginName.MatchString(s.Plugin) {
+			v.errorf(fmt.Sprintf("%s.steps[%d].plugin", field, i), "%q is not a plugin name", s.Plugin)
+		}
+	}
+}
+
+func (v *validator) pkg(r *Recipe) {
+	p := &r.Spec.Package
+	const f = "spec.package"
+	if p.Version != "" {
+		v.errorf(f+".version", "package.version comes from spec.version at build time; remove it")
+	}
+	if p.Build != 0 {
+		v.errorf(f+".build", "package.build comes from spec.build at build time; remove it")
+	}
+	if p.SourceRef != nil {
+		v.errorf(f+".sourceRef", "package.sourceRef is set by the build; remove it")
+	}
+	if p.Rollback == nil {
+		v.warnf(f, "rollback is not declared; say rollback: {safe: true} or {safe: false} so clusters know whether a downgrade is allowed")
+	}
+	if len(p.Images) == 0 && !r.Meta() {
+		v.warnf(f+".images", "no images declared; list every image the charts run, pinned by digest")
+	}
+	for i, img := range p.Images {
+		if msg := checkPinnedImage(img); msg != "" {
+			v.errorf(fmt.Sprintf("%s.images[%d]", f, i), "%s", msg)
+		}
+	}
+	for i, c := range p.CRDs {
+		if !crdName.MatchString(c) {
+			v.errorf(fmt.Sprintf("%s.crds[%d]", f, i), "%q is not a CRD name (<plural>.<group>, e.g. kubevirts.kubevirt.io)", c)
+		}
+	}
+	for i, c := range p.Provides {
+		if strings.HasPrefix(c, "api:") {
+			if g := strings.TrimPrefix(c, "api:"); !strings.Contains(g, "/") {
+				v.errorf(fmt.Sprintf("%s.provides[%d]", f, i), "capability %q must be api:<group>/<version>", c)
+			}
+		} else if !dns1123Label.MatchString(c) {
+			v.errorf(fmt.Sprintf("%s.provides[%d]", f, i), "%q is neither a package name nor an api:<group>/<version> capability", c)
+		}
+	}
+	if len(p.Variants) == 0 {
+		if !r.Meta() {
+			v.errorf(f+".variants", "no variants; add one with a component per chart, or nothing installs the charts")
+		}
+	}
+	variants := map[string]bool{}
+	for i, vr := range p.Variants {
+		vf := fmt.Sprintf("%s.variants[%d]", f, i)
+		if vr.Name == "" {
+			v.errorf(vf+".name", "variant name is required")
+		} else if variants[vr.Name] {
+			v.errorf(vf+".name", "duplicate variant %q", vr.Name)
+		}
+		variants[vr.Name] = true
+		for j, req := range vr.Requires {
+			rf := fmt.Sprintf("%s.requires[%d]", vf, j)
+			if (req.Package == "") == (req.Capability == "") {
+				v.errorf(rf, "a requirement names exactly one of package or capability")
+			}
+			if req.Version != "" {
+				if _, err := semver.NewConstraint(req.Version); err != nil {
+					v.errorf(rf+".version", "%q is not a semver constraint: %v", req.Version, err)
+				}
+			}
+			if req.Package != "" && req.Package == r.Metadata.Name {
+				v.errorf(rf+".package", "a package cannot require itself")
+			}
+		}
+		comps := map[string]bool{}
+		for j, c := range vr.Components {
+			comps[c.Name] = true
+			cf := fmt.Sprintf("%s.components[%d]", vf, j)
+			if c.Name == "" {
+				v.errorf(cf+".name", "component name is required")
+			}
+			if c.Chart != nil {
+				v.errorf(cf+".chart", "a recipe's component names its chart with path (a chart key); chart is written by the build")
+			}
+			if _, ok := r.Spec.Charts[c.Path]; !ok {
+				v.errorf(cf+".path", "no chart named %q in spec.charts (charts: %s)", c.Path, strings.Join(sortedKeys(r.Spec.Charts), ", "))
+			}
+			if in := c.Install; in != nil {
+				switch in.UpgradeCRDs {
+				case "", "Skip", "Create", "CreateReplace":
+				default:
+					v.errorf(cf+".install.upgradeCRDs", "expected Skip, Create or CreateReplace, got %q", in.UpgradeCRDs)
+				}
+				switch in.Phase {
+				case "", "PreUpgrade":
+				default:
+					v.errorf(cf+".install.phase", "expected PreUpgrade or nothing, got %q", in.Phase)
+				}
+				if in.Namespace != "" && !dns1123Label.MatchString(in.Namespace) {
+					v.errorf(cf+".install.namespace", "%q is not a valid namespace", in.Namespace)
+				}
+			}
+		}
+		for j, c := range vr.Components {
+			if c.Install == nil {
+				continue
+			}
+			for k, d := range c.Install.DependsOn {
+				if !comps[d] {
+					v.errorf(fmt.Sprintf("%s.components[%d].install.dependsOn[%d]", vf, j, k), "no component named %q in this variant", d)
+				}
+			}
+		}
+	}
+	for i, vr := range p.Variants {
+		for j, d := range vr.DependsOn {
+			if !variants[d] || d == vr.Name {
+				v.errorf(fmt.Sprintf("%s.variants[%d].dependsOn[%d]", f, i, j), "no other variant named %q", d)
+			}
+		}
+	}
+}
+
+// checkPinnedImage returns why ref is not a normalised reference pinned by
+// digest (registry/repo[:tag]@sha256:<hex>), or "".
+func checkPinnedImage(ref string) string {
+	d, err := name.NewDigest(ref, name.StrictValidation)
+	if err != nil {
+		if _, terr := name.NewTag(ref); terr == nil {
+			return fmt.Sprintf("image %q is not pinned by digest; write it as %s@sha256:<digest> (run: kbuild images DIR)", ref, ref)
+		}
+		return fmt.Sprintf("image %q is not a valid digest reference: %v", ref, err)
+	}
+	repo := d.Context()
+	if !strings.HasPrefix(ref, repo.RegistryStr()+"/") {
+		return fmt.Sprintf("image %q is not normalised; write the registry explicitly: %s", ref, NormalizeImage(ref))
+	}
+	return ""
+}
+
+// NormalizeImage writes ref in full form: registry/repository[:tag][@digest],
+// with docker.io and library/ spelled out.
+func NormalizeImage(ref string) string {
+	r, err := name.ParseReference(ref, name.WeakValidation)
+	if err != nil {
+		return ref
+	}
+	full := r.Context().RegistryStr() + "/" + r.Context().RepositoryStr()
+	base, dig, _ := strings.Cut(ref, "@")
+	if last := base[strings.LastIndex(base, "/")+1:]; strings.Contains(last, ":") {
+		full += last[strings.Index(last, ":"):]
+	}
+	if dig != "" {
+		full += "@" + dig
+	}
+	return full
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

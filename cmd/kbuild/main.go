@@ -1,0 +1,176 @@
+// Command kbuild builds kubepkg recipes into byte-reproducible Helm charts,
+// pushes them to an OCI registry and publishes a signed static index.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// version is set at link time: -ldflags "-X main.version=v0.1.0".
+var version = "devel"
+
+// Command is one kbuild subcommand: a usage line with UPPERCASE
+// placeholders, a one-line summary, a help text with examples, its flags and
+// what it runs. A command with Subcommands dispatches on its first argument.
+type Command struct {
+	Name        string
+	Usage       string
+	Summary     string
+	Help        string
+	Flags       func(fs *pflag.FlagSet)
+	Run         func(ctx context.Context, env *Env, args []string) error
+	Subcommands []*Command
+}
+
+// Env is what a command may touch of the process: its output streams and
+// environment. Tests replace it.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// usageError makes kbuild print the command's usage and exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries an exit code for failures already reported on stderr
+// (for example `N of M recipes failed`).
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func commands() []*Command {
+	return []*Command{
+		newBuildCmd(),
+		newValidateCmd(),
+		newImagesCmd(),
+		newVersionCmd(),
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run executes kbuild with args and returns the process exit code.
+func run(ctx context.Context, env *Env, args []string) int {
+	root := &Command{
+		Name:        "kbuild",
+		Usage:       "kbuild COMMAND [FLAGS]",
+		Summary:     "Build kubepkg recipes into reproducible Helm charts and publish a signed static index.",
+		Subcommands: commands(),
+	}
+	return dispatch(ctx, env, root, []string{"kbuild"}, args)
+}
+
+func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []string) int {
+	if len(c.Subcommands) > 0 {
+		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+			if len(args) > 1 && args[0] == "help" {
+				return dispatch(ctx, env, c, path, append(args[1:], "--help"))
+			}
+			printGroupHelp(env.Stdout, c, path)
+			if len(args) == 0 {
+				return 2
+			}
+			return 0
+		}
+		for _, sub := range c.Subcommands {
+			if sub.Name == args[0] {
+				return dispatch(ctx, env, sub, append(path, sub.Name), args[1:])
+			}
+		}
+		fmt.Fprintf(env.Stderr, "%s: unknown command %q; run '%s --help' for the list\n", strings.Join(path, " "), args[0], strings.Join(path, " "))
+		return 2
+	}
+	fs := pflag.NewFlagSet(strings.Join(path, " "), pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	if c.Flags != nil {
+		c.Flags(fs)
+	}
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n\n", strings.Join(path, " "), err)
+		printHelp(env.Stderr, c, fs)
+		return 2
+	}
+	if *help {
+		printHelp(env.Stdout, c, fs)
+		return 0
+	}
+	err := c.Run(ctx, env, fs.Args())
+	var ue *usageError
+	var ee *exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "%s: %s\n\n", strings.Join(path, " "), ue.msg)
+		printHelp(env.Stderr, c, fs)
+		return 2
+	case errors.As(err, &ee):
+		return ee.code
+	default:
+		fmt.Fprintf(env.Stderr, "error: %v\n", err)
+		return 1
+	}
+}
+
+func printHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "%s\n\nUsage:\n  %s\n", c.Summary, c.Usage)
+	if c.Help != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.Help, "\n"))
+	}
+	if fs != nil && fs.HasFlags() {
+		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+	}
+}
+
+func printGroupHelp(w io.Writer, c *Command, path []string) {
+	fmt.Fprintf(w, "%s\n\nUsage:\n  %s\n", c.Summary, c.Usage)
+	if c.Help != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.Help, "\n"))
+	}
+	fmt.Fprintf(w, "\nCommands:\n")
+	for _, sub := range c.Subcommands {
+		fmt.Fprintf(w, "  %-16s %s\n", sub.Name, sub.Summary)
+	}
+	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n", strings.Join(path, " "))
+}
+
+func newVersionCmd() *Command {
+	return &Command{
+		Name:    "version",
+		Usage:   "kbuild version",
+		Summary: "Print kbuild's version.",
+		Help: `The version is recorded in build records and provenance, so a rebuild can
+use the same kbuild.
+
+Examples:
+  # print the version
+  kbuild version`,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) > 0 {
+				return usagef("version takes no arguments")
+			}
+			fmt.Fprintln(env.Stdout, version)
+			return nil
+		},
+	}
+}

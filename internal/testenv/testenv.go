@@ -1,0 +1,84 @@
+// Package testenv finds the real services and programs that end-to-end
+// tests use: the OCI registry process and the helm, skopeo, trivy, git and
+// chromium binaries that the test command (scripts/test.sh) installs and
+// starts.
+//
+// When KBUILD_E2E=1 (set by scripts/test.sh and so by CI) a missing service
+// or program fails the test; otherwise, for a quick `go test ./...` on a
+// developer machine, the test is skipped with the reason.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// Required reports whether end-to-end prerequisites must be present.
+func Required() bool { return os.Getenv("KBUILD_E2E") == "1" }
+
+func missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if Required() {
+		t.Fatalf("end-to-end prerequisite missing: "+format, args...)
+	}
+	t.Skipf("skipping: "+format+" (run scripts/test.sh to set it up)", args...)
+}
+
+// Registry returns host:port of the real OCI registry on loopback, from
+// KBUILD_TEST_REGISTRY.
+func Registry(t testing.TB) string {
+	t.Helper()
+	r := os.Getenv("KBUILD_TEST_REGISTRY")
+	if r == "" {
+		missing(t, "KBUILD_TEST_REGISTRY is not set (host:port of a registry on 127.0.0.1)")
+	}
+	return r
+}
+
+// Tool returns the path of a program: $KBUILD_TEST_<NAME> if set, else a
+// lookup on PATH and in the tool cache that scripts/test.sh fills.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	env := "KBUILD_TEST_" + strings.ToUpper(name)
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if dir := os.Getenv("KBUILD_TOOLS"); dir != "" {
+		if p := filepath.Join(dir, name); isExec(p) {
+			return p
+		}
+	}
+	missing(t, "%s not found (set %s or put it on PATH)", name, env)
+	return ""
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// Shared returns the path of ../shared beside the repository root, or skips
+// the test when it is absent (a user's fresh clone has none).
+func Shared(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	dir := filepath.Join(root, "..", "shared")
+	if _, err := os.Stat(filepath.Join(dir, "spec")); err != nil {
+		t.Skipf("skipping: %s is absent", dir)
+	}
+	return dir
+}
+
+// RepoRoot returns the repository root.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
