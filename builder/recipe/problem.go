@@ -28,7 +28,15 @@ type Problem struct {
 	Field    string // e.g. "spec.sources.upstream.sha256"; may be empty
 	Line     int    // 0 when unknown
 	Message  string
+	// Code classifies problems that callers treat specially; see
+	// CodeUnpinnedImage.
+	Code string
 }
+
+// CodeUnpinnedImage marks an image that is not pinned by digest. Pinning
+// needs the registry, so `kbuild validate --offline` reports it as a
+// warning; building and publishing treat it as an error.
+const CodeUnpinnedImage = "unpinned-image"
 
 func (p Problem) String() string {
 	var b strings.Builder

@@ -58,9 +58,13 @@ func (v *validator) report(sev Severity, field, format string, args ...any) {
 	v.probs = append(v.probs, Problem{Severity: sev, Field: field, Line: v.pos.Line(field), Message: fmt.Sprintf(format, args...)})
 }
 
-func (v *validator) errorf(field, format string, args ...any) { v.report(Error, field, format, args...) }
+func (v *validator) errorf(field, format string, args ...any) {
+	v.report(Error, field, format, args...)
+}
 
-func (v *validator) warnf(field, format string, args ...any) { v.report(Warning, field, format, args...) }
+func (v *validator) warnf(field, format string, args ...any) {
+	v.report(Warning, field, format, args...)
+}
 
 func (v *validator) metadata(r *Recipe) {
 	ok := false
@@ -203,9 +207,7 @@ func (v *validator) source(field, n string, src Source) {
 			v.localPath(field+".git.path", g.Path)
 		}
 	case "image":
-		if msg := checkPinnedImage(src.Image.Ref); msg != "" {
-			v.errorf(field+".image.ref", "%s", msg)
-		}
+		v.image(field+".image.ref", src.Image.Ref)
 	}
 }
 
@@ -309,9 +311,7 @@ func (v *validator) pkg(r *Recipe) {
 		v.warnf(f+".images", "no images declared; list every image the charts run, pinned by digest")
 	}
 	for i, img := range p.Images {
-		if msg := checkPinnedImage(img); msg != "" {
-			v.errorf(fmt.Sprintf("%s.images[%d]", f, i), "%s", msg)
-		}
+		v.image(fmt.Sprintf("%s.images[%d]", f, i), img)
 	}
 	for i, c := range p.CRDs {
 		if !crdName.MatchString(c) {
@@ -405,20 +405,20 @@ func (v *validator) pkg(r *Recipe) {
 }
 
 // checkPinnedImage returns why ref is not a normalised reference pinned by
-// digest (registry/repo[:tag]@sha256:<hex>), or "".
-func checkPinnedImage(ref string) string {
-	d, err := name.NewDigest(ref, name.StrictValidation)
+// digest (registry/repo[:tag]@sha256:<hex>), or "". unpinned is true when
+// the only fault is a missing digest.
+func checkPinnedImage(ref string) (msg string, unpinned bool) {
+	d, err := name.NewDigest(ref, name.WeakValidation)
 	if err != nil {
 		if _, terr := name.NewTag(ref); terr == nil {
-			return fmt.Sprintf("image %q is not pinned by digest; write it as %s@sha256:<digest> (run: kbuild images DIR)", ref, ref)
+			return fmt.Sprintf("image %q is not pinned by digest; write it as %s@sha256:<digest> (run: kbuild images DIR)", ref, NormalizeImage(ref)), true
 		}
-		return fmt.Sprintf("image %q is not a valid digest reference: %v", ref, err)
+		return fmt.Sprintf("image %q is not a valid digest reference: %v", ref, err), false
 	}
-	repo := d.Context()
-	if !strings.HasPrefix(ref, repo.RegistryStr()+"/") {
-		return fmt.Sprintf("image %q is not normalised; write the registry explicitly: %s", ref, NormalizeImage(ref))
+	if !strings.HasPrefix(ref, registryOf(d.Context())+"/") {
+		return fmt.Sprintf("image %q is not normalised; write the registry explicitly: %s", ref, NormalizeImage(ref)), false
 	}
-	return ""
+	return "", false
 }
 
 // NormalizeImage writes ref in full form: registry/repository[:tag][@digest],
@@ -428,7 +428,7 @@ func NormalizeImage(ref string) string {
 	if err != nil {
 		return ref
 	}
-	full := r.Context().RegistryStr() + "/" + r.Context().RepositoryStr()
+	full := registryOf(r.Context()) + "/" + r.Context().RepositoryStr()
 	base, dig, _ := strings.Cut(ref, "@")
 	if last := base[strings.LastIndex(base, "/")+1:]; strings.Contains(last, ":") {
 		full += last[strings.Index(last, ":"):]
@@ -446,4 +446,25 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// image reports ref unless it is normalised and pinned by digest.
+func (v *validator) image(field, ref string) {
+	msg, unpinned := checkPinnedImage(ref)
+	if msg == "" {
+		return
+	}
+	v.errorf(field, "%s", msg)
+	if unpinned {
+		v.probs[len(v.probs)-1].Code = CodeUnpinnedImage
+	}
+}
+
+// registryOf returns the registry host as people write it: Docker Hub is
+// docker.io (ggcr names it index.docker.io).
+func registryOf(repo name.Repository) string {
+	if r := repo.RegistryStr(); r != name.DefaultRegistry {
+		return r
+	}
+	return "docker.io"
 }

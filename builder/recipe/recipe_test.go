@@ -1,0 +1,145 @@
+package recipe
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func load(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestValidRecipe(t *testing.T) {
+	r, pos, err := Parse("valid.yaml", load(t))
+	if err != nil {
+		t.Fatalf("Parse = %v, want no error", err)
+	}
+	if probs := Validate(r, pos); len(probs) != 0 {
+		t.Fatalf("Validate = %v, want none", probs)
+	}
+	if got := pos.Line("spec.sources.upstream.sha256"); got != 13 {
+		t.Errorf("line of sha256 = %d, want 13", got)
+	}
+	if r.Spec.Charts["redis"].Values["replicas"] != float64(2) {
+		t.Errorf("values = %v", r.Spec.Charts["redis"].Values)
+	}
+}
+
+// TestBadRecipes edits the valid recipe one way at a time; each edit must be
+// reported with its field, its line and a message saying what is wrong.
+func TestBadRecipes(t *testing.T) {
+	for _, tc := range []struct {
+		name, old, new string
+		line           int    // expected line of the first error
+		want           string // substring of the first error
+	}{
+		{"unknown field", "  build: 3\n", "  build: 3\n  buidl: 4\n", 10, `spec.buidl: unknown field "buidl"; did you mean "build"?`},
+		{"wrong kind", "kind: Recipe", "kind: Chart", 2, `kind: expected "Recipe", got "Chart"`},
+		{"wrong apiVersion", "kubepkg.dev/v1\n", "kubepkg.dev/v2\n", 1, "apiVersion: expected one of"},
+		{"non-semver version", "version: v7.2.4", "version: seven", 8, `"seven" is not an exact semver version`},
+		{"version as number", "version: v7.2.4", "version: 7.2", 8, "quote it"},
+		{"build 0", "build: 3", "build: 0", 9, "build must be 1 or more, got 0"},
+		{"build not a number", "build: 3", "build: three", 9, "expected a whole number"},
+		{"from names no source", "from: [upstream]", "from: [upstraem]", 19, `no source named "upstraem"`},
+		{"path escapes", "path: redis", "path: ../../etc", 14, "leaves the recipe directory"},
+		{"dir escapes", "      path: redis\n", "      path: redis\n    local:\n      dir: /etc\n", 16, "leaves the recipe directory"},
+		{"bad sha256", "sha256: sha256:3f1c", "sha256: sha256:XYZ", 13, "expected 64 lower-case hex digits"},
+		{"two kinds", "      path: redis\n", "      path: redis\n      dir: x\n", 11, "exactly one of url, chart, dir, plugin, git or image; found 2"},
+		{"image not pinned", `images: ["docker.io/library/redis:7.2.4@sha256:9a0b000000000000000000000000000000000000000000000000000000000000"]`, `images: ["docker.io/library/redis:7.2.4"]`, 25, "not pinned by digest"},
+		{"image not normalised", `images: ["docker.io/library/redis:7.2.4@sha256:9a0b`, `images: ["redis:7.2.4@sha256:9a0b`, 25, "not normalised; write the registry explicitly: docker.io/library/redis:7.2.4@sha256:"},
+		{"component path", "path: redis\n            install", "path: nope\n            install", 32, `no chart named "nope"`},
+		{"constraint", `version: ">=1.2 <2"`, `version: "~>banana"`, 29, "is not a semver constraint"},
+		{"package version set", "    provides: [redis", "    version: 1.0.0\n    provides: [redis", 22, "package.version comes from spec.version"},
+		{"bad name", "name: redis\n  annotations", "name: Redis_DB\n  annotations", 4, "not a DNS-1123 label"},
+		{"duplicate key", "  build: 3\n", "  build: 3\n  build: 4\n", 10, `duplicate key "build" (first on line 9)`},
+		{"exclude empty", "      values: {replicas: 2}\n", "      values: {replicas: 2}\n      exclude: [{}]\n", 21, "an exclude entry needs kind, name or both"},
+		{"patch two forms", "      values: {replicas: 2}\n", "      values: {replicas: 2}\n      patches: [{kind: Deployment, merge: {a: 1}, strategic: {a: 1}}]\n", 21, "exactly one of merge, strategic or json6902"},
+		{"git short commit", "    img:\n", "    g:\n      git: {url: https://x/y.git, commit: abc123}\n    img:\n", 16, "expected a full 40-hex commit id"},
+		{"path on plain file", "https://example.com/redis-7.2.4.tgz", "https://example.com/redis.yaml", 14, "is not an archive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := string(load(t))
+			if !strings.Contains(src, tc.old) {
+				t.Fatalf("test edit %q not found in testdata/valid.yaml", tc.old)
+			}
+			src = strings.Replace(src, tc.old, tc.new, 1)
+			var probs Problems
+			r, pos, err := Parse("recipe.yaml", []byte(src))
+			if pe, ok := err.(*ProblemsError); ok {
+				probs = pe.Problems
+			} else if err != nil {
+				t.Fatalf("Parse = %v, want problems", err)
+			} else {
+				probs = Validate(r, pos).Errors()
+			}
+			if len(probs) == 0 {
+				t.Fatalf("no errors, want one containing %q", tc.want)
+			}
+			var found *Problem
+			for i := range probs {
+				if strings.Contains(probs[i].String(), tc.want) {
+					found = &probs[i]
+					break
+				}
+			}
+			if found == nil {
+				t.Fatalf("errors = %v, want one containing %q", probs, tc.want)
+			}
+			if found.Line != tc.line {
+				t.Errorf("line = %d, want %d (%s)", found.Line, tc.line, found)
+			}
+		})
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	src := strings.Replace(string(load(t)), "    rollback: {safe: false}\n", "", 1)
+	src = strings.Replace(src, "    kubepkg.dev/description: \"Redis\"\n", "    kubepkg.dev/home: https://redis.io\n", 1)
+	r, pos, err := Parse("recipe.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := Validate(r, pos)
+	if len(probs.Errors()) != 0 {
+		t.Fatalf("errors = %v, want none", probs.Errors())
+	}
+	var msgs []string
+	for _, p := range probs {
+		msgs = append(msgs, p.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"no description", "rollback is not declared"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings = %q, want one containing %q", all, want)
+		}
+	}
+}
+
+func TestIsArchive(t *testing.T) {
+	for in, want := range map[string]bool{
+		"https://x/a.tgz": true, "https://x/a.tar.gz?x=1": true, "a.zip": true, "a.tar.xz": true,
+		"https://x/a.yaml": false, "a.gz": false,
+	} {
+		if got := IsArchive(in); got != want {
+			t.Errorf("IsArchive(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestNormalizeImage(t *testing.T) {
+	for in, want := range map[string]string{
+		"redis:7":                 "docker.io/library/redis:7",
+		"quay.io/a/b:v1@sha256:x": "quay.io/a/b:v1@sha256:x",
+		"localhost:5000/a/b":      "localhost:5000/a/b",
+	} {
+		if got := NormalizeImage(in); got != want {
+			t.Errorf("NormalizeImage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
