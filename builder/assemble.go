@@ -1,0 +1,264 @@
+package builder
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/patches"
+	"kbuild.dev/kbuild/sources"
+)
+
+// stepTimeout bounds one step plugin run.
+const stepTimeout = 5 * time.Minute
+
+// manifestExtensions are the files of a manifest source that are wrapped.
+var manifestExtensions = map[string]bool{".yaml": true, ".yml": true, ".json": true}
+
+// assemble makes chart key of r in dst from the fetched sources: a chart
+// source is copied, plain manifests are split, filtered, patched and
+// wrapped; then values, overlay, remove and steps are applied and Chart.yaml
+// gets its name and version.
+func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key string, fetched map[string]*sources.Result, dst string) error {
+	c := r.Spec.Charts[key]
+	var charts, manifests []string
+	for _, from := range c.From {
+		res := fetched[from]
+		if res == nil || res.Path == "" {
+			return fmt.Errorf("chart %s: source %s has no files", key, from)
+		}
+		if isChartDir(res.Path) {
+			charts = append(charts, from)
+		} else {
+			manifests = append(manifests, from)
+		}
+	}
+	switch {
+	case len(charts) > 1 || (len(charts) == 1 && len(manifests) > 0):
+		return fmt.Errorf("chart %s: from mixes chart source %s with %s; a chart is made of one chart source or of plain manifests only", key, strings.Join(charts, ", "), strings.Join(append(charts[1:], manifests...), ", "))
+	case len(charts) == 1:
+		if len(c.Exclude) > 0 || len(c.Patches) > 0 || c.CRDsDir {
+			return fmt.Errorf("chart %s: exclude, patches and crdsDir apply to wrapped manifests, and source %s is a Helm chart; change it with values or overlay", key, charts[0])
+		}
+		if err := copyTree(fetched[charts[0]].Path, dst); err != nil {
+			return fmt.Errorf("chart %s: %w", key, err)
+		}
+	default:
+		var objs []*patches.Object
+		for _, from := range manifests {
+			files, err := manifestFiles(fetched[from].Path)
+			if err != nil {
+				return fmt.Errorf("chart %s: source %s: %w", key, from, err)
+			}
+			for _, f := range files {
+				data, err := os.ReadFile(f.path)
+				if err != nil {
+					return err
+				}
+				o, err := patches.Split(from+"/"+f.rel, data)
+				if err != nil {
+					return fmt.Errorf("chart %s: %w", key, err)
+				}
+				objs = append(objs, o...)
+			}
+		}
+		var err error
+		if objs, err = patches.Exclude(objs, c.Exclude); err != nil {
+			return fmt.Errorf("chart %s: %w", key, err)
+		}
+		if err := patches.Apply(objs, c.Patches); err != nil {
+			return fmt.Errorf("chart %s: %w", key, err)
+		}
+		if err := patches.Wrap(dst, key, objs, patches.WrapOptions{CRDsDir: c.CRDsDir}); err != nil {
+			return fmt.Errorf("chart %s: %w", key, err)
+		}
+	}
+	if len(c.Values) > 0 {
+		vf := filepath.Join(dst, "values.yaml")
+		old, err := os.ReadFile(vf)
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		merged, err := patches.MergeValues(old, c.Values)
+		if err != nil {
+			return fmt.Errorf("chart %s: values: %w", key, err)
+		}
+		if err := os.WriteFile(vf, merged, 0o644); err != nil {
+			return err
+		}
+	}
+	if c.Overlay != "" {
+		dir, err := insideDir(recipeDir, c.Overlay)
+		if err != nil {
+			return fmt.Errorf("chart %s: overlay: %w", key, err)
+		}
+		if err := patches.Overlay(dst, dir); err != nil {
+			return fmt.Errorf("chart %s: overlay %s: %w", key, c.Overlay, err)
+		}
+	}
+	if len(c.Remove) > 0 {
+		if err := patches.Remove(dst, c.Remove); err != nil {
+			return fmt.Errorf("chart %s: remove: %w", key, err)
+		}
+	}
+	for i, s := range c.Steps {
+		if err := runStep(ctx, recipeDir, dst, s); err != nil {
+			return fmt.Errorf("chart %s: steps[%d] %s: %w", key, i, s.Plugin, err)
+		}
+	}
+	return setChartMeta(dst, key, ChartVersion(r))
+}
+
+// ChartVersion is the version every chart of a build gets:
+// <spec.version>-<spec.build>, leading v stripped.
+func ChartVersion(r *recipe.Recipe) string {
+	return fmt.Sprintf("%s-%d", strings.TrimPrefix(r.Spec.Version, "v"), r.Spec.Build)
+}
+
+// OCITag is a chart version as an OCI tag ('+' is not allowed in tags).
+func OCITag(version string) string { return strings.ReplaceAll(version, "+", "_") }
+
+func isChartDir(p string) bool {
+	fi, err := os.Stat(filepath.Join(p, "Chart.yaml"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+type manifestFile struct{ path, rel string }
+
+// manifestFiles lists a manifest source: the file itself, or every YAML and
+// JSON file below a directory in sorted order.
+func manifestFiles(p string) ([]manifestFile, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return []manifestFile{{p, filepath.Base(p)}}, nil
+	}
+	var out []manifestFile
+	err = filepath.WalkDir(p, func(f string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !manifestExtensions[strings.ToLower(filepath.Ext(f))] {
+			return err
+		}
+		rel, _ := filepath.Rel(p, f)
+		out = append(out, manifestFile{f, filepath.ToSlash(rel)})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].rel < out[j].rel })
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("no .yaml, .yml or .json files in %s", p)
+	}
+	return out, err
+}
+
+// insideDir resolves rel under dir, refusing paths (and symlinks) that leave it.
+func insideDir(dir, rel string) (string, error) {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	p, err := filepath.EvalSymlinks(filepath.Join(dir, rel))
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.Rel(root, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s leaves the recipe directory %s", rel, dir)
+	}
+	return p, nil
+}
+
+// copyTree copies the regular files and directories of src into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s is not a regular file; charts carry plain files only", rel)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, fi.Mode().Perm()|0o600)
+	})
+}
+
+// setChartMeta sets Chart.yaml's name and version, keeping its other
+// fields, comments and order.
+func setChartMeta(dir, chartName, version string) error {
+	p := filepath.Join(dir, "Chart.yaml")
+	node, err := kyaml.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("chart %s: Chart.yaml: %w", chartName, err)
+	}
+	if err := node.PipeE(kyaml.SetField("name", kyaml.NewStringRNode(chartName))); err != nil {
+		return err
+	}
+	if err := node.PipeE(kyaml.SetField("version", kyaml.NewStringRNode(version))); err != nil {
+		return err
+	}
+	return kyaml.WriteFile(node, p)
+}
+
+// runStep runs a step plugin (kubepkg-step-NAME or kbuild-step-NAME on
+// PATH) on the finished chart, with `with` as JSON on stdin and
+// KUBEPKG_CHART naming the chart directory.
+func runStep(ctx context.Context, recipeDir, chartDir string, s recipe.Step) error {
+	var bin string
+	for _, n := range []string{"kubepkg-step-" + s.Plugin, "kbuild-step-" + s.Plugin} {
+		if p, err := exec.LookPath(n); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		return fmt.Errorf("no program kubepkg-step-%s or kbuild-step-%s on PATH; install the step plugin", s.Plugin, s.Plugin)
+	}
+	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	in := []byte(s.With)
+	if len(in) == 0 {
+		in = []byte("{}")
+	}
+	abs, err := filepath.Abs(chartDir)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Dir = recipeDir
+	cmd.Stdin = bytes.NewReader(in)
+	cmd.Env = append(os.Environ(), "KUBEPKG_CHART="+abs, "KUBEPKG_RECIPE_DIR="+recipeDir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 2000 {
+			msg = "…" + msg[len(msg)-2000:]
+		}
+		if ctx.Err() == context.DeadlineExceeded {
+			return fmt.Errorf("%s did not finish within %s", bin, stepTimeout)
+		}
+		return fmt.Errorf("%s: %w: %s", bin, err, msg)
+	}
+	return nil
+}

@@ -1,0 +1,414 @@
+package builder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/errgroup"
+
+	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/sources"
+)
+
+// Builder builds recipes with a source fetcher into a publish target.
+type Builder struct {
+	fetcher   *sources.Fetcher
+	target    Target
+	out       string
+	epoch     time.Time
+	jobs      int
+	logf      func(format string, args ...any)
+	builderID string
+	root      string
+	commit    string
+}
+
+// New returns a Builder that fetches with f and publishes to t. t may be
+// nil for a Builder that only prepares (validate, images).
+func New(f *sources.Fetcher, t Target, opts ...Option) (*Builder, error) {
+	if f == nil {
+		return nil, errors.New("builder: a source fetcher is required")
+	}
+	b := defaults()
+	b.fetcher, b.target = f, t
+	for _, o := range opts {
+		o(b)
+	}
+	return b, nil
+}
+
+// Prepared is a recipe whose charts are assembled, packed and checked, and
+// not yet published.
+type Prepared struct {
+	*Loaded
+	Sources []index.ResolvedSource
+	Charts  []*PreparedChart
+	// Problems found by rendering (undeclared CRDs, unpinned images), as
+	// errors and warnings with the recipe's lines.
+	Problems recipe.Problems
+}
+
+// PreparedChart is one packed chart and what rendering found in it.
+type PreparedChart struct {
+	Key      string
+	Archive  *Archive
+	Rendered *Rendered
+}
+
+// Prepare loads, validates, fetches, assembles, packs and renders the
+// recipe in dir. It pushes and writes nothing. A recipe with errors returns
+// a *recipe.ProblemsError listing them all.
+func (b *Builder) Prepare(ctx context.Context, dir string) (*Prepared, error) {
+	l, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Err(); err != nil {
+		return nil, err
+	}
+	return b.PrepareLoaded(ctx, l)
+}
+
+// PrepareLoaded prepares a loaded recipe without first refusing its static
+// errors (validate --offline uses it to render recipes whose only errors are
+// unpinned images). l.Recipe must not be nil.
+func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, error) {
+	dir := l.Dir
+	r := l.Recipe
+	p := &Prepared{Loaded: l, Problems: l.Problems}
+	work, err := os.MkdirTemp("", "kbuild-"+r.Metadata.Name+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+
+	info := sources.PluginInfo{Package: r.Metadata.Name, Version: r.Spec.Version}
+	fetched := map[string]*sources.Result{}
+	names := sortedKeys(r.Spec.Sources)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(b.jobs)
+	for _, n := range names {
+		g.Go(func() error {
+			res, err := b.fetcher.Fetch(gctx, dir, filepath.Join(work, "src", n), n, r.Spec.Sources[n], info)
+			if err != nil {
+				return fmt.Errorf("recipe %s: source %s: %w", dir, n, err)
+			}
+			mu.Lock()
+			fetched[n] = res
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		p.Sources = append(p.Sources, fetched[n].Resolved)
+	}
+	b.logf("%s: %d sources verified", r.Metadata.Name, len(names))
+
+	keys := sortedKeys(r.Spec.Charts)
+	p.Charts = make([]*PreparedChart, len(keys))
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(b.jobs)
+	for i, key := range keys {
+		g.Go(func() error {
+			chartDir := filepath.Join(work, "charts", key)
+			if err := assemble(gctx, dir, r, key, fetched, chartDir); err != nil {
+				return fmt.Errorf("recipe %s: %w", dir, err)
+			}
+			a, err := Pack(chartDir, key, ChartVersion(r), b.epoch)
+			if err != nil {
+				return fmt.Errorf("recipe %s: %w", dir, err)
+			}
+			rd, err := Render(a.Data, namespaceOf(r, key))
+			if err != nil {
+				return fmt.Errorf("recipe %s: %w", dir, err)
+			}
+			p.Charts[i] = &PreparedChart{Key: key, Archive: a, Rendered: rd}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	p.Problems = append(p.Problems, CheckRendered(r, l.Pos, p.Charts)...)
+	if errs := p.Problems.Errors(); len(errs) > 0 {
+		return p, &recipe.ProblemsError{File: l.File, Problems: p.Problems}
+	}
+	return p, nil
+}
+
+// namespaceOf returns the install namespace of the first component that
+// installs chart key, for rendering.
+func namespaceOf(r *recipe.Recipe, key string) string {
+	for _, v := range r.Spec.Package.Variants {
+		for _, c := range v.Components {
+			if c.Path == key && c.Install != nil && c.Install.Namespace != "" {
+				return c.Install.Namespace
+			}
+		}
+	}
+	return ""
+}
+
+// CheckRendered compares what the rendered charts ship and run with what
+// the package declares: a CRD shipped but not in package.crds and an image
+// run but not pinned in package.images are errors; a declared CRD no chart
+// ships is a warning.
+func CheckRendered(r *recipe.Recipe, pos recipe.Positions, charts []*PreparedChart) recipe.Problems {
+	var probs recipe.Problems
+	add := func(sev recipe.Severity, field, format string, args ...any) *recipe.Problem {
+		probs = append(probs, recipe.Problem{Severity: sev, Field: field, Line: pos.Line(field), Message: fmt.Sprintf(format, args...)})
+		return &probs[len(probs)-1]
+	}
+	declared := map[string]bool{}
+	for _, c := range r.Spec.Package.CRDs {
+		declared[c] = true
+	}
+	shipped := map[string]bool{}
+	for _, c := range charts {
+		for _, crd := range c.Rendered.CRDs {
+			shipped[crd] = true
+			if !declared[crd] {
+				add(recipe.Error, "spec.package.crds", "chart %s ships CRD %s, which package.crds does not declare; add it so clusters know this package owns it", c.Key, crd)
+			}
+		}
+		for _, img := range c.Rendered.Images {
+			if _, ok := PinFor(img, r.Spec.Package.Images); !ok {
+				p := add(recipe.Error, "spec.package.images", "chart %s runs image %s, which package.images does not pin; add it as %s@sha256:<digest> (kbuild images DIR prints the block)", c.Key, img, recipe.NormalizeImage(img))
+				p.Code = recipe.CodeUnpinnedImage
+			}
+		}
+	}
+	for i, c := range r.Spec.Package.CRDs {
+		if !shipped[c] {
+			add(recipe.Warning, fmt.Sprintf("spec.package.crds[%d]", i), "CRD %s is declared but no chart ships it", c)
+		}
+	}
+	return probs
+}
+
+// Result is one published build.
+type Result struct {
+	Name, Version string
+	Build         int
+	RecordFile    string
+	Record        index.PackageSource
+	Info          index.BuildInfo
+	// Reused lists chart refs that were already published with the same
+	// content.
+	Reused []string
+	// Pushed lists chart refs written by this build.
+	Pushed []string
+}
+
+// ErrImmutable is wrapped by the error returned when a tag already holds
+// different content.
+var ErrImmutable = errors.New("already published with different content; published versions do not change, give the recipe a new build number")
+
+// Publish pushes the prepared charts (after checking that no tag already
+// holds different content), then writes the build record and its BuildInfo.
+func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
+	if b.target == nil {
+		return nil, errors.New("builder: no publish target")
+	}
+	r := p.Recipe
+	version := ChartVersion(r)
+	tag := OCITag(version)
+	res := &Result{Name: r.Metadata.Name, Version: strings.TrimPrefix(r.Spec.Version, "v"), Build: r.Spec.Build}
+	type push struct {
+		c    *PreparedChart
+		repo string
+		img  imageWithDigest
+		skip bool
+	}
+	var pushes []push
+	for _, c := range p.Charts {
+		repo := r.Metadata.Name + "/" + c.Key
+		img, err := ChartImage(c.Archive, c.Rendered.Chart.Metadata, b.epoch)
+		if err != nil {
+			return nil, err
+		}
+		d, err := img.Digest()
+		if err != nil {
+			return nil, err
+		}
+		have, ok, err := b.target.Lookup(ctx, repo, tag)
+		if err != nil {
+			return nil, fmt.Errorf("recipe %s: chart %s: %w", p.Dir, c.Key, err)
+		}
+		if ok && have != d {
+			return nil, fmt.Errorf("recipe %s: chart %s: %s %w (published manifest %s, built %s)", p.Dir, c.Key, b.target.Ref(repo, tag), ErrImmutable, have, d)
+		}
+		pushes = append(pushes, push{c: c, repo: repo, img: imageWithDigest{img, d.String()}, skip: ok})
+	}
+	info := index.BuildInfo{
+		APIVersion: index.BuildInfoAPIVersion, Kind: index.BuildInfoKind,
+		Package: res.Name, Version: res.Version, Build: res.Build,
+		Recipe: b.recipePath(p.Dir), RecipeDigest: p.Digest, Commit: b.commit,
+		Builder: b.builderID, Sources: p.Sources,
+	}
+	chartRefs := map[string]*index.ChartRef{}
+	for _, ps := range pushes {
+		ref := b.target.Ref(ps.repo, tag)
+		if ps.skip {
+			b.logf("%s: %s already published with the same content, reusing it", res.Name, ref)
+			res.Reused = append(res.Reused, ref)
+		} else {
+			if err := b.target.Push(ctx, ps.repo, tag, ps.img.Image); err != nil {
+				return nil, fmt.Errorf("recipe %s: chart %s: %w", p.Dir, ps.c.Key, err)
+			}
+			b.logf("%s: pushed %s@%s", res.Name, ref, ps.img.digest)
+			res.Pushed = append(res.Pushed, ref)
+		}
+		repoURL := b.target.Repository(ps.repo)
+		chartRefs[ps.c.Key] = &index.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: ps.c.Archive.Digest}
+		info.Charts = append(info.Charts, index.BuiltChart{
+			Name: ps.c.Key, Ref: repoURL + "/" + ps.c.Key + ":" + tag, Digest: ps.c.Archive.Digest, Manifest: ps.img.digest,
+		})
+	}
+	res.Record = Record(r, chartRefs)
+	res.Info = info
+	if err := b.writeRecord(res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+type imageWithDigest struct {
+	Image  v1.Image
+	digest string
+}
+
+// Record makes the build record of r whose components point at charts.
+func Record(r *recipe.Recipe, charts map[string]*index.ChartRef) index.PackageSource {
+	pk := r.Spec.Package
+	spec := index.PackageSpec{
+		Version:     strings.TrimPrefix(r.Spec.Version, "v"),
+		Build:       r.Spec.Build,
+		Provides:    pk.Provides,
+		Conflicts:   pk.Conflicts,
+		CRDs:        pk.CRDs,
+		Permissions: pk.Permissions,
+		Rollback:    pk.Rollback,
+		Images:      pk.Images,
+	}
+	for _, v := range pk.Variants {
+		nv := v
+		nv.Components = nil
+		for _, c := range v.Components {
+			c.Chart = charts[c.Path]
+			c.Path = ""
+			nv.Components = append(nv.Components, c)
+		}
+		spec.Variants = append(spec.Variants, nv)
+	}
+	return index.PackageSource{
+		APIVersion: index.RecordAPIVersion,
+		Kind:       index.RecordKind,
+		Metadata:   index.RecordMetadata{Name: r.Metadata.Name, Annotations: r.Metadata.Annotations},
+		Spec:       spec,
+	}
+}
+
+func (b *Builder) recipePath(dir string) string {
+	if b.root != "" {
+		if rel, err := filepath.Rel(b.root, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(filepath.Join(rel, RecipeFile))
+		}
+	}
+	return filepath.Base(filepath.Clean(dir)) + "/" + RecipeFile
+}
+
+// writeRecord writes the BuildInfo sidecar, then the record, each through a
+// temp file and rename.
+func (b *Builder) writeRecord(res *Result) error {
+	infoData, err := dist.Marshal(res.Info)
+	if err != nil {
+		return err
+	}
+	recData, err := dist.Marshal(res.Record)
+	if err != nil {
+		return err
+	}
+	if err := dist.WriteFile(dist.InfoPath(b.out, res.Name, res.Version, res.Build), infoData, 0o644); err != nil {
+		return err
+	}
+	res.RecordFile = dist.RecordPath(b.out, res.Name, res.Version, res.Build)
+	return dist.WriteFile(res.RecordFile, recData, 0o644)
+}
+
+// Build prepares and publishes each recipe directory, running up to the
+// configured number of jobs at once. It returns the results of the recipes
+// that succeeded, sorted by directory, and a *BuildErrors for the others.
+func (b *Builder) Build(ctx context.Context, dirs []string) ([]*Result, error) {
+	results := make([]*Result, len(dirs))
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, b.jobs)
+	for i, d := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			p, err := b.Prepare(ctx, d)
+			if err == nil {
+				results[i], err = b.Publish(ctx, p)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	var out []*Result
+	be := &BuildErrors{}
+	for i, d := range dirs {
+		if errs[i] != nil {
+			be.Failed = append(be.Failed, RecipeError{Dir: d, Err: errs[i]})
+		} else {
+			out = append(out, results[i])
+		}
+	}
+	be.Total = len(dirs)
+	if len(be.Failed) > 0 {
+		return out, be
+	}
+	return out, nil
+}
+
+// RecipeError is the failure of one recipe.
+type RecipeError struct {
+	Dir string
+	Err error
+}
+
+// BuildErrors lists the recipes of a Build that failed.
+type BuildErrors struct {
+	Failed []RecipeError
+	Total  int
+}
+
+func (e *BuildErrors) Error() string {
+	return fmt.Sprintf("%d of %d recipes failed", len(e.Failed), e.Total)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,117 @@
+package builder
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"kbuild.dev/kbuild/builder/recipe"
+)
+
+// RecipeFile is the name of a recipe inside its directory.
+const RecipeFile = "recipe.yaml"
+
+// maxRecipeSize caps recipe.yaml.
+const maxRecipeSize = 4 << 20
+
+// Loaded is a recipe read from its directory and checked statically.
+type Loaded struct {
+	Dir    string
+	File   string
+	Recipe *recipe.Recipe
+	// Pos maps field paths to lines for reporting.
+	Pos recipe.Positions
+	// Digest is "sha256:<hex>" of recipe.yaml's bytes.
+	Digest string
+	// Problems are the static findings; Problems.Errors() empty means it
+	// may be built.
+	Problems recipe.Problems
+}
+
+// Load reads DIR/recipe.yaml, decodes it strictly and validates it. A
+// decoding failure is returned as problems (with lines) rather than an
+// error; err is for I/O failures.
+func Load(dir string) (*Loaded, error) {
+	file := filepath.Join(dir, RecipeFile)
+	fi, err := os.Stat(file)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s: no %s; a recipe directory holds recipe.yaml (see kbuild init)", dir, RecipeFile)
+		}
+		return nil, err
+	}
+	if fi.Size() > maxRecipeSize {
+		return nil, fmt.Errorf("%s: %d bytes is over the %d-byte limit for a recipe", file, fi.Size(), maxRecipeSize)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	l := &Loaded{Dir: dir, File: file, Digest: "sha256:" + hex.EncodeToString(sum[:])}
+	r, pos, err := recipe.Parse(file, data)
+	l.Pos = pos
+	var pe *recipe.ProblemsError
+	switch {
+	case errors.As(err, &pe):
+		l.Problems = pe.Problems
+		return l, nil
+	case err != nil:
+		l.Problems = recipe.Problems{{Message: err.Error()}}
+		return l, nil
+	}
+	l.Recipe = r
+	l.Problems = recipe.Validate(r, pos)
+	return l, nil
+}
+
+// Err returns a *recipe.ProblemsError when the recipe has errors, else nil.
+func (l *Loaded) Err() error {
+	if len(l.Problems.Errors()) == 0 {
+		return nil
+	}
+	return &recipe.ProblemsError{File: l.File, Problems: l.Problems}
+}
+
+// FindRecipes expands each argument to the recipe directories it names: a
+// directory holding recipe.yaml, or a directory whose subdirectories do.
+// The result is sorted and free of duplicates.
+func FindRecipes(args []string) ([]string, error) {
+	seen := map[string]bool{}
+	var dirs []string
+	add := func(d string) {
+		d = filepath.Clean(d)
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	for _, a := range args {
+		if _, err := os.Stat(filepath.Join(a, RecipeFile)); err == nil {
+			add(a)
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		found := false
+		for _, e := range entries {
+			if e.IsDir() {
+				if _, err := os.Stat(filepath.Join(a, e.Name(), RecipeFile)); err == nil {
+					add(filepath.Join(a, e.Name()))
+					found = true
+				}
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%s: no %s in it or in its subdirectories", a, RecipeFile)
+		}
+	}
+	sort.Strings(dirs)
+	return dirs, nil
+}

@@ -1,0 +1,54 @@
+package builder
+
+import (
+	"runtime"
+	"time"
+)
+
+// Option configures a Builder.
+type Option func(*Builder)
+
+// WithOutputDir sets where build records are written. Default "dist".
+func WithOutputDir(dir string) Option { return func(b *Builder) { b.out = dir } }
+
+// WithEpoch sets the time stamped into archives and manifests. Default the
+// Unix epoch; callers pass SOURCE_DATE_EPOCH (see SourceDateEpoch).
+func WithEpoch(t time.Time) Option { return func(b *Builder) { b.epoch = t.UTC() } }
+
+// WithJobs sets how many recipes and charts are built at once. Default the
+// number of CPUs.
+func WithJobs(n int) Option {
+	return func(b *Builder) {
+		if n > 0 {
+			b.jobs = n
+		}
+	}
+}
+
+// WithLogger sets where progress lines go. Default: nowhere.
+func WithLogger(logf func(format string, args ...any)) Option {
+	return func(b *Builder) { b.logf = logf }
+}
+
+// WithBuilderID sets the kbuild version recorded in BuildInfo. Default
+// "kbuild".
+func WithBuilderID(id string) Option { return func(b *Builder) { b.builderID = id } }
+
+// WithRecipesRoot sets the directory recipe paths in BuildInfo are
+// relative to, and whose git commit is recorded. Default: none (the
+// recipe directory's base name is recorded and no commit).
+func WithRecipesRoot(dir string) Option { return func(b *Builder) { b.root = dir } }
+
+// WithCommit sets the git commit of the recipes repository recorded in
+// BuildInfo. Default: none.
+func WithCommit(c string) Option { return func(b *Builder) { b.commit = c } }
+
+func defaults() *Builder {
+	return &Builder{
+		out:       "dist",
+		epoch:     time.Unix(0, 0).UTC(),
+		jobs:      runtime.NumCPU(),
+		logf:      func(string, ...any) {},
+		builderID: "kbuild",
+	}
+}

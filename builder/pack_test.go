@@ -1,0 +1,158 @@
+package builder
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeChart(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var testChart = map[string]string{
+	"Chart.yaml":                "apiVersion: v2\nname: demo\nversion: 1.0.0-1\n",
+	"values.yaml":               "a: 1\n",
+	"templates/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+	"templates/notes.swp":       "editor junk",
+	".helmignore":               "*.swp\n",
+	"charts/sub/Chart.yaml":     "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+	"charts/sub/templates/a.md": "x",
+}
+
+// TestPackReproducible packs the same chart written at different times with
+// different modes and umask: the bytes must not change.
+func TestPackReproducible(t *testing.T) {
+	epoch := time.Unix(1700000000, 0)
+	a, b := t.TempDir(), t.TempDir()
+	writeChart(t, a, testChart)
+	writeChart(t, b, testChart)
+	old := time.Unix(1, 0)
+	filepath.Walk(b, func(p string, fi os.FileInfo, err error) error {
+		os.Chtimes(p, old, old)
+		if !fi.IsDir() {
+			os.Chmod(p, 0o600)
+		}
+		return nil
+	})
+	pa, err := Pack(a, "demo", "1.0.0-1", epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := Pack(b, "demo", "1.0.0-1", epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa.Digest != pb.Digest || !bytes.Equal(pa.Data, pb.Data) {
+		t.Fatalf("Pack digests differ: %s vs %s", pa.Digest, pb.Digest)
+	}
+	pc, err := Pack(a, "demo", "1.0.0-1", epoch.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.Digest == pa.Digest {
+		t.Errorf("Pack ignores the epoch: same digest for different SOURCE_DATE_EPOCH")
+	}
+}
+
+func TestPackLayout(t *testing.T) {
+	dir := t.TempDir()
+	writeChart(t, dir, testChart)
+	if err := os.Chmod(filepath.Join(dir, "values.yaml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	epoch := time.Unix(1700000000, 0)
+	a, err := Pack(dir, "demo", "1.0.0-1", epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Data[3] != 0 || !bytes.Equal(a.Data[4:8], []byte{0, 0, 0, 0}) {
+		t.Errorf("gzip header flags %x mtime %x, want no name and no time", a.Data[3], a.Data[4:8])
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(a.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		if h.Uid != 0 || h.Gid != 0 || h.Uname != "" || h.Gname != "" || !h.ModTime.Equal(epoch) || h.Typeflag != tar.TypeReg {
+			t.Errorf("%s: uid %d gid %d uname %q gname %q mtime %v type %c", h.Name, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime, h.Typeflag)
+		}
+		wantMode := int64(0o644)
+		if h.Name == "demo/values.yaml" {
+			wantMode = 0o755
+		}
+		if h.Mode != wantMode {
+			t.Errorf("%s: mode %o, want %o", h.Name, h.Mode, wantMode)
+		}
+	}
+	want := "demo/.helmignore demo/Chart.yaml demo/charts/sub/Chart.yaml demo/charts/sub/templates/a.md demo/templates/cm.yaml demo/values.yaml"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("entries = %s\nwant      %s", got, want)
+	}
+}
+
+func TestPackRefusesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	writeChart(t, dir, testChart)
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "templates", "passwd")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Pack(dir, "demo", "1.0.0-1", time.Unix(0, 0)); err == nil || !strings.Contains(err.Error(), "is a symlink") {
+		t.Fatalf("Pack = %v, want a symlink error", err)
+	}
+}
+
+func TestSourceDateEpoch(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		{"", 0, false}, {"1700000000", 1700000000, false}, {"-1", 0, true}, {"12abc", 0, true}, {"1.5", 0, true},
+	} {
+		got, err := SourceDateEpoch(func(string) string { return tc.in })
+		if (err != nil) != tc.wantErr || (err == nil && got.Unix() != tc.want) {
+			t.Errorf("SourceDateEpoch(%q) = %v, %v; want %d, err %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func BenchmarkPack(b *testing.B) {
+	dir := b.TempDir()
+	files := map[string]string{"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.0.0\n"}
+	for i := 0; i < 50; i++ {
+		files[filepath.Join("templates", "f"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+".yaml")] = strings.Repeat("key: value\n", 400)
+	}
+	writeChart(b, dir, files)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Pack(dir, "demo", "1.0.0", time.Unix(0, 0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

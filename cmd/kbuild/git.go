@@ -1,0 +1,29 @@
+package main
+
+import (
+	"os/exec"
+	"regexp"
+	"strings"
+)
+
+var commitID = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// gitCommit returns the commit checked out in dir's repository, or "" when
+// dir is not in a git work tree or has uncommitted changes to it.
+func gitCommit(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(out))
+	if !commitID.MatchString(c) {
+		return ""
+	}
+	if st, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--", ".").Output(); err != nil || len(st) > 0 {
+		return ""
+	}
+	return c
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh Debian machine with Go: installs what the
+# tests need (Debian packages, the helm and trivy CLIs, cached outside the
+# clone), starts a real OCI registry on 127.0.0.1, runs `go test ./...` and
+# stops what it started.
+#
+#   scripts/test.sh                 # everything
+#   scripts/test.sh ./builder/...   # only some packages (go test arguments)
+#
+# KBUILD_TOOLS (default ~/.cache/kbuild-tools/bin) caches the Go-built tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+TOOLS=${KBUILD_TOOLS:-$HOME/.cache/kbuild-tools/bin}
+HELM_VERSION=v3.22.0
+TRIVY_VERSION=v0.74.0
+ACTIONLINT_VERSION=v1.7.7
+mkdir -p "$TOOLS"
+export PATH="$TOOLS:$PATH"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# 1. Debian packages: the registry, skopeo, git (git daemon) and chromium.
+pkgs=()
+command -v docker-registry >/dev/null || pkgs+=(docker-registry)
+command -v skopeo >/dev/null || pkgs+=(skopeo)
+command -v git >/dev/null || pkgs+=(git)
+command -v chromium >/dev/null || pkgs+=(chromium)
+command -v xz >/dev/null || pkgs+=(xz-utils)
+if ((${#pkgs[@]})); then
+	log "installing Debian packages: ${pkgs[*]}"
+	sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+fi
+# The Debian package may start its own registry on :5000; ours runs on its own port.
+
+# 2. Go-built tools, cached in $TOOLS and reused.
+tool_version() { [ -f "$TOOLS/.$1.version" ] && cat "$TOOLS/.$1.version"; }
+if [ ! -x "$TOOLS/helm" ] || [ "$(tool_version helm)" != "$HELM_VERSION" ]; then
+	log "building helm $HELM_VERSION (about 4 minutes, once)"
+	GOBIN="$TOOLS" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+	echo "$HELM_VERSION" >"$TOOLS/.helm.version"
+fi
+if [ ! -x "$TOOLS/trivy" ] || [ "$(tool_version trivy)" != "$TRIVY_VERSION" ]; then
+	log "building trivy $TRIVY_VERSION (about 12 minutes, once)"
+	GOEXPERIMENT=jsonv2 GOBIN="$TOOLS" go install "github.com/aquasecurity/trivy/cmd/trivy@$TRIVY_VERSION"
+	echo "$TRIVY_VERSION" >"$TOOLS/.trivy.version"
+fi
+if [ ! -x "$TOOLS/actionlint" ] || [ "$(tool_version actionlint)" != "$ACTIONLINT_VERSION" ]; then
+	log "building actionlint $ACTIONLINT_VERSION"
+	GOBIN="$TOOLS" go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+	echo "$ACTIONLINT_VERSION" >"$TOOLS/.actionlint.version"
+fi
+
+# 3. A real registry on loopback, on a free port, with throwaway storage.
+work=$(mktemp -d)
+registry_pid=""
+cleanup() {
+	[ -n "$registry_pid" ] && kill "$registry_pid" 2>/dev/null && wait "$registry_pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 5055)
+cat >"$work/registry.yml" <<YAML
+version: 0.1
+log: {level: error, accesslog: {disabled: true}}
+storage:
+  filesystem: {rootdirectory: $work/registry}
+  delete: {enabled: true}
+http: {addr: 127.0.0.1:$port}
+YAML
+docker-registry serve "$work/registry.yml" >"$work/registry.log" 2>&1 &
+registry_pid=$!
+for _ in $(seq 1 50); do
+	curl -fsS "http://127.0.0.1:$port/v2/" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+curl -fsS "http://127.0.0.1:$port/v2/" >/dev/null || { cat "$work/registry.log" >&2; echo "registry did not start" >&2; exit 1; }
+log "registry on 127.0.0.1:$port"
+
+# 4. The tests. KBUILD_E2E=1 makes a missing prerequisite fail, not skip.
+export KBUILD_E2E=1 KBUILD_TEST_REGISTRY="127.0.0.1:$port" KBUILD_TOOLS="$TOOLS"
+export KBUILD_TEST_OUTPUT="${KBUILD_TEST_OUTPUT:-$root/.cache/test-output}"
+mkdir -p "$KBUILD_TEST_OUTPUT"
+if (($#)); then
+	go test -count=1 "$@"
+else
+	go vet ./...
+	go test -count=1 -timeout 20m ./...
+fi
