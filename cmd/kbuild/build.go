@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
 )

@@ -450,8 +450,8 @@ func TestValidateOutput(t *testing.T) {
 		"recipes/virt-stack: ok\n",
 		"recipes/virt-template: ok\n",
 		"recipes/zz-bad: FAILED\n",
-		"  error: line 9: spec.build: build must be 1 or more, got 0\n",
-		"::error file=recipes/zz-bad/recipe.yaml,line=9::spec.build: build must be 1 or more, got 0\n",
+		"  error: line 9: spec.build: build must be 1 or more, got 0;",
+		"::error file=recipes/zz-bad/recipe.yaml,line=9::spec.build: build must be 1 or more, got 0;",
 		"1 of 4 recipes failed\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
