@@ -92,35 +92,18 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	}
 	defer os.RemoveAll(work)
 
-	info := sources.PluginInfo{Package: r.Metadata.Name, Version: r.Spec.Version}
-	fetched := map[string]*sources.Result{}
-	names := sortedKeys(r.Spec.Sources)
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(b.jobs)
-	for _, n := range names {
-		g.Go(func() error {
-			res, err := b.fetcher.Fetch(gctx, dir, filepath.Join(work, "src", n), n, r.Spec.Sources[n], info)
-			if err != nil {
-				return fmt.Errorf("recipe %s: source %s: %w", dir, n, err)
-			}
-			mu.Lock()
-			fetched[n] = res
-			mu.Unlock()
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	fetched, err := b.fetchAll(ctx, l, work)
+	if err != nil {
 		return nil, err
 	}
-	for _, n := range names {
+	for _, n := range sortedKeys(fetched) {
 		p.Sources = append(p.Sources, fetched[n].Resolved)
 	}
-	b.logf("%s: %d sources verified", r.Metadata.Name, len(names))
+	b.logf("%s: %d sources verified", r.Metadata.Name, len(fetched))
 
 	keys := sortedKeys(r.Spec.Charts)
 	p.Charts = make([]*PreparedChart, len(keys))
-	g, gctx = errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(b.jobs)
 	for i, key := range keys {
 		g.Go(func() error {
@@ -148,6 +131,56 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 		return p, &recipe.ProblemsError{File: l.File, Problems: p.Problems}
 	}
 	return p, nil
+}
+
+// fetchAll fetches and verifies every source of a loaded recipe in
+// parallel into work.
+func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[string]*sources.Result, error) {
+	r := l.Recipe
+	info := sources.PluginInfo{Package: r.Metadata.Name, Version: r.Spec.Version}
+	fetched := map[string]*sources.Result{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(b.jobs)
+	for _, n := range sortedKeys(r.Spec.Sources) {
+		g.Go(func() error {
+			res, err := b.fetcher.Fetch(gctx, l.Dir, filepath.Join(work, "src", n), n, r.Spec.Sources[n], info)
+			if err != nil {
+				return fmt.Errorf("recipe %s: source %s: %w", l.Dir, n, err)
+			}
+			mu.Lock()
+			fetched[n] = res
+			mu.Unlock()
+			return nil
+		})
+	}
+	return fetched, g.Wait()
+}
+
+// Fetch fetches and verifies every source of the recipe in dir into the
+// cache without building, and returns what was resolved, sorted by name.
+func (b *Builder) Fetch(ctx context.Context, dir string) ([]index.ResolvedSource, error) {
+	l, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if l.Recipe == nil {
+		return nil, l.Err()
+	}
+	work, err := os.MkdirTemp("", "kbuild-fetch-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	fetched, err := b.fetchAll(ctx, l, work)
+	if err != nil {
+		return nil, err
+	}
+	var out []index.ResolvedSource
+	for _, n := range sortedKeys(fetched) {
+		out = append(out, fetched[n].Resolved)
+	}
+	return out, nil
 }
 
 // namespaceOf returns the install namespace of the first component that

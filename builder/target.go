@@ -35,6 +35,9 @@ type Target interface {
 	Lookup(ctx context.Context, repo, tag string) (digest v1.Hash, ok bool, err error)
 	// Push stores img at repo:tag.
 	Push(ctx context.Context, repo, tag string, img v1.Image) error
+	// PushReferrer stores img, whose manifest names a subject, by digest in
+	// repo, so that it is listed among the subject's referrers.
+	PushReferrer(ctx context.Context, repo string, img v1.Image) error
 }
 
 var (
@@ -114,6 +117,25 @@ func (r *RegistryTarget) Push(ctx context.Context, repo, tag string, img v1.Imag
 	}
 	if err := remote.Write(t, img, r.options(ctx)...); err != nil {
 		return fmt.Errorf("push %s: %w", t, err)
+	}
+	return nil
+}
+
+// PushReferrer implements Target. Registries without the referrers API get
+// the tag fallback scheme (sha256-<subject hex>), which go-containerregistry
+// maintains.
+func (r *RegistryTarget) PushReferrer(ctx context.Context, repo string, img v1.Image) error {
+	t, err := r.tag(repo, "latest")
+	if err != nil {
+		return err
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	ref := t.Context().Digest(d.String())
+	if err := remote.Write(ref, img, r.options(ctx)...); err != nil {
+		return fmt.Errorf("push %s: %w", ref, err)
 	}
 	return nil
 }
@@ -200,4 +222,29 @@ func (l *LayoutTarget) Push(ctx context.Context, repo, tag string, img v1.Image)
 		return fmt.Errorf("oci layout %s: %s already holds %s", l.path, ref, have)
 	}
 	return l.path.AppendImage(img, layout.WithAnnotations(map[string]string{RefNameAnnotation: ref}))
+}
+
+// PushReferrer implements Target: the image is added to the layout's index
+// without a name (a reader finds it through its subject field).
+func (l *LayoutTarget) PushReferrer(ctx context.Context, repo string, img v1.Image) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	idx, err := l.path.ImageIndex()
+	if err != nil {
+		return err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return err
+	}
+	for _, desc := range m.Manifests {
+		if desc.Digest == d {
+			return nil
+		}
+	}
+	return l.path.AppendImage(img)
 }

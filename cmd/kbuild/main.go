@@ -56,6 +56,10 @@ func commands() []*Command {
 		newBuildCmd(),
 		newValidateCmd(),
 		newImagesCmd(),
+		newFetchCmd(),
+		newCacheCmd(),
+		newServeCmd(),
+		newSBOMCmd(), newScanCmd(),
 		newVersionCmd(),
 	}
 }

@@ -1,0 +1,252 @@
+package builder
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// Media and predicate types of build provenance.
+const (
+	InTotoPayloadType      = "application/vnd.in-toto+json"
+	InTotoStatementType    = "https://in-toto.io/Statement/v1"
+	SLSAProvenanceType     = "https://slsa.dev/provenance/v1"
+	DSSEEnvelopeMediaType  = "application/vnd.dsse.envelope.v1+json"
+	ProvenanceBuildType    = "https://kbuild.dev/recipe/v1"
+	ProvenanceArtifactType = InTotoPayloadType
+)
+
+// Statement is an in-toto v1 Statement with an SLSA v1 provenance predicate.
+type Statement struct {
+	Type          string        `json:"_type"`
+	Subject       []Subject     `json:"subject"`
+	PredicateType string        `json:"predicateType"`
+	Predicate     SLSAPredicate `json:"predicate"`
+}
+
+// Subject is an artifact the statement is about.
+type Subject struct {
+	Name   string            `json:"name"`
+	Digest map[string]string `json:"digest"`
+}
+
+// SLSAPredicate is the SLSA v1 provenance predicate.
+type SLSAPredicate struct {
+	BuildDefinition BuildDefinition `json:"buildDefinition"`
+	RunDetails      RunDetails      `json:"runDetails"`
+}
+
+// BuildDefinition says what was built from what.
+type BuildDefinition struct {
+	BuildType            string               `json:"buildType"`
+	ExternalParameters   ExternalParameters   `json:"externalParameters"`
+	InternalParameters   map[string]string    `json:"internalParameters,omitempty"`
+	ResolvedDependencies []ResourceDescriptor `json:"resolvedDependencies,omitempty"`
+}
+
+// ExternalParameters are the inputs a maintainer controls: the recipe.
+type ExternalParameters struct {
+	Recipe  ResourceDescriptor `json:"recipe"`
+	Package string             `json:"package"`
+	Version string             `json:"version"`
+	Build   int                `json:"build"`
+	Chart   string             `json:"chart"`
+}
+
+// ResourceDescriptor names an input by URI and digest.
+type ResourceDescriptor struct {
+	Name   string            `json:"name,omitempty"`
+	URI    string            `json:"uri,omitempty"`
+	Digest map[string]string `json:"digest,omitempty"`
+}
+
+// RunDetails says who built it.
+type RunDetails struct {
+	Builder  ProvenanceBuilder `json:"builder"`
+	Metadata *RunMetadata      `json:"metadata,omitempty"`
+}
+
+// ProvenanceBuilder identifies the build platform.
+type ProvenanceBuilder struct {
+	ID      string            `json:"id"`
+	Version map[string]string `json:"version,omitempty"`
+}
+
+// RunMetadata identifies one run.
+type RunMetadata struct {
+	InvocationID string `json:"invocationId,omitempty"`
+}
+
+// BuilderIdentity returns the builder id and invocation id: the GitHub
+// workflow and run when GITHUB_ACTIONS is set, else a local builder.
+func BuilderIdentity(getenv func(string) string) (id, invocation string) {
+	if getenv("GITHUB_ACTIONS") == "true" {
+		server := getenv("GITHUB_SERVER_URL")
+		if server == "" {
+			server = "https://github.com"
+		}
+		if ref := getenv("GITHUB_WORKFLOW_REF"); ref != "" {
+			id = server + "/" + ref
+		} else {
+			id = server + "/" + getenv("GITHUB_REPOSITORY") + "/.github/workflows/" + getenv("GITHUB_WORKFLOW")
+		}
+		if run := getenv("GITHUB_RUN_ID"); run != "" {
+			invocation = server + "/" + getenv("GITHUB_REPOSITORY") + "/actions/runs/" + run + "/attempts/" + getenv("GITHUB_RUN_ATTEMPT")
+		}
+		return id, invocation
+	}
+	return "https://kbuild.dev/builders/local", ""
+}
+
+// Provenance returns the statement for one chart of a published build.
+// Nothing in it depends on the clock: the epoch is recorded as a parameter.
+func Provenance(info *index.BuildInfo, chart index.BuiltChart, builderID, invocation string, epoch time.Time) Statement {
+	s := Statement{
+		Type:          InTotoStatementType,
+		PredicateType: SLSAProvenanceType,
+		Subject: []Subject{
+			{Name: chart.Ref, Digest: map[string]string{"sha256": hexOf(chart.Digest)}},
+			{Name: chart.Ref + "@" + chart.Manifest, Digest: map[string]string{"sha256": hexOf(chart.Manifest)}},
+		},
+	}
+	recipe := ResourceDescriptor{Name: info.Recipe, Digest: map[string]string{"sha256": hexOf(info.RecipeDigest)}}
+	if info.Commit != "" {
+		recipe.Digest["gitCommit"] = info.Commit
+	}
+	s.Predicate.BuildDefinition = BuildDefinition{
+		BuildType: ProvenanceBuildType,
+		ExternalParameters: ExternalParameters{
+			Recipe: recipe, Package: info.Package, Version: info.Version, Build: info.Build, Chart: chart.Name,
+		},
+		InternalParameters: map[string]string{"SOURCE_DATE_EPOCH": strconv.FormatInt(epoch.Unix(), 10)},
+	}
+	for _, src := range info.Sources {
+		s.Predicate.BuildDefinition.ResolvedDependencies = append(s.Predicate.BuildDefinition.ResolvedDependencies, ResourceDescriptor{
+			Name: src.Name + " (" + src.Kind + ")", URI: src.Origin, Digest: map[string]string{"sha256": hexOf(src.Digest)},
+		})
+	}
+	s.Predicate.RunDetails.Builder = ProvenanceBuilder{ID: builderID, Version: map[string]string{"kbuild": info.Builder}}
+	if invocation != "" {
+		s.Predicate.RunDetails.Metadata = &RunMetadata{InvocationID: invocation}
+	}
+	return s
+}
+
+func hexOf(digest string) string { return strings.TrimPrefix(digest, "sha256:") }
+
+// Envelope is a DSSE envelope.
+type Envelope struct {
+	PayloadType string              `json:"payloadType"`
+	Payload     string              `json:"payload"`
+	Signatures  []EnvelopeSignature `json:"signatures"`
+}
+
+// EnvelopeSignature is one signature of an envelope; KeyID is the hex
+// sha256 of the signer's PKIX public key, as for index signatures.
+type EnvelopeSignature struct {
+	KeyID string `json:"keyid"`
+	Sig   string `json:"sig"`
+}
+
+// Signer signs bytes with an ed25519 key; index.Signer satisfies it.
+type Signer interface {
+	KeyID() string
+	Sign(data []byte) ([]byte, error)
+}
+
+// pae is DSSE's pre-authentication encoding of a payload.
+func pae(payloadType string, payload []byte) []byte {
+	return []byte(fmt.Sprintf("DSSEv1 %d %s %d %s", len(payloadType), payloadType, len(payload), payload))
+}
+
+// SignStatement encodes s and signs it as a DSSE envelope.
+func SignStatement(s Statement, signer Signer) ([]byte, error) {
+	payload, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := signer.Sign(pae(InTotoPayloadType, payload))
+	if err != nil {
+		return nil, err
+	}
+	env := Envelope{
+		PayloadType: InTotoPayloadType,
+		Payload:     base64.StdEncoding.EncodeToString(payload),
+		Signatures:  []EnvelopeSignature{{KeyID: signer.KeyID(), Sig: base64.StdEncoding.EncodeToString(sig)}},
+	}
+	return json.MarshalIndent(env, "", "  ")
+}
+
+// ErrProvenance is wrapped by every verification failure of VerifyProvenance.
+var ErrProvenance = errors.New("provenance verification failed")
+
+// VerifyProvenance checks that envelope is a DSSE envelope of an in-toto
+// statement signed by pub (PKIX DER of an ed25519 key) whose subjects
+// include the chart archive digest. It returns the statement.
+func VerifyProvenance(envelope []byte, pubDER []byte, archiveDigest string) (*Statement, error) {
+	var env Envelope
+	dec := json.NewDecoder(bytes.NewReader(envelope))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		return nil, fmt.Errorf("%w: not a DSSE envelope: %v", ErrProvenance, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: not a DSSE envelope: data after the JSON object", ErrProvenance)
+	}
+	if env.PayloadType != InTotoPayloadType {
+		return nil, fmt.Errorf("%w: payloadType is %q, want %q", ErrProvenance, env.PayloadType, InTotoPayloadType)
+	}
+	payload, err := base64.StdEncoding.DecodeString(env.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: payload is not base64: %v", ErrProvenance, err)
+	}
+	k, err := x509.ParsePKIXPublicKey(pubDER)
+	if err != nil {
+		return nil, err
+	}
+	pub, ok := k.(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("public key is %T, want ed25519", k)
+	}
+	sum := sha256.Sum256(pubDER)
+	keyID := hex.EncodeToString(sum[:])
+	signed := false
+	for _, s := range env.Signatures {
+		sig, err := base64.StdEncoding.DecodeString(s.Sig)
+		if err == nil && ed25519.Verify(pub, pae(env.PayloadType, payload), sig) {
+			signed = true
+			break
+		}
+	}
+	if !signed {
+		return nil, fmt.Errorf("%w: no valid signature by key %s (the envelope lists %d signatures); it was signed by another key or changed after signing", ErrProvenance, keyID, len(env.Signatures))
+	}
+	var st Statement
+	if err := json.Unmarshal(payload, &st); err != nil {
+		return nil, fmt.Errorf("%w: payload is not an in-toto statement: %v", ErrProvenance, err)
+	}
+	if st.Type != InTotoStatementType || st.PredicateType != SLSAProvenanceType {
+		return nil, fmt.Errorf("%w: statement type %q predicate %q, want %q and %q", ErrProvenance, st.Type, st.PredicateType, InTotoStatementType, SLSAProvenanceType)
+	}
+	want := hexOf(archiveDigest)
+	var have []string
+	for _, s := range st.Subject {
+		if s.Digest["sha256"] == want {
+			return &st, nil
+		}
+		have = append(have, s.Name+"@sha256:"+s.Digest["sha256"])
+	}
+	return nil, fmt.Errorf("%w: the chart archive sha256:%s is not a subject of the statement (subjects: %s)", ErrProvenance, want, strings.Join(have, ", "))
+}
