@@ -31,6 +31,8 @@ type Builder struct {
 	builderID string
 	root      string
 	commit    string
+
+	allowUnpinned bool
 }
 
 // New returns a Builder that fetches with f and publishes to t. t may be
@@ -69,7 +71,7 @@ type PreparedChart struct {
 // recipe in dir. It pushes and writes nothing. A recipe with errors returns
 // a *recipe.ProblemsError listing them all.
 func (b *Builder) Prepare(ctx context.Context, dir string) (*Prepared, error) {
-	l, err := Load(dir)
+	l, err := b.Load(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +81,27 @@ func (b *Builder) Prepare(ctx context.Context, dir string) (*Prepared, error) {
 	return b.PrepareLoaded(ctx, l)
 }
 
+// Load loads and validates the recipe in dir (see the package function
+// Load), reporting unpinned images as warnings when the Builder allows them.
+func (b *Builder) Load(dir string) (*Loaded, error) {
+	l, err := Load(dir)
+	if err == nil {
+		b.relax(l.Problems)
+	}
+	return l, err
+}
+
+// relax downgrades what the Builder's options allow to warnings.
+func (b *Builder) relax(probs recipe.Problems) {
+	for i := range probs {
+		if b.allowUnpinned && probs[i].Code == recipe.CodeUnpinnedImage {
+			probs[i].Severity = recipe.Warning
+		}
+	}
+}
+
 // PrepareLoaded prepares a loaded recipe without first refusing its static
-// errors (validate --offline uses it to render recipes whose only errors are
+// errors (kbuild images uses it to render recipes whose only errors are
 // unpinned images). l.Recipe must not be nil.
 func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, error) {
 	dir := l.Dir
@@ -126,7 +147,9 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	p.Problems = append(p.Problems, CheckRendered(r, l.Pos, p.Charts)...)
+	rendered := CheckRendered(r, l.Pos, p.Charts)
+	b.relax(rendered)
+	p.Problems = append(p.Problems, rendered...)
 	if errs := p.Problems.Errors(); len(errs) > 0 {
 		return p, &recipe.ProblemsError{File: l.File, Problems: p.Problems}
 	}
@@ -160,7 +183,7 @@ func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[str
 // Fetch fetches and verifies every source of the recipe in dir into the
 // cache without building, and returns what was resolved, sorted by name.
 func (b *Builder) Fetch(ctx context.Context, dir string) ([]index.ResolvedSource, error) {
-	l, err := Load(dir)
+	l, err := b.Load(dir)
 	if err != nil {
 		return nil, err
 	}

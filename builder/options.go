@@ -43,6 +43,12 @@ func WithRecipesRoot(dir string) Option { return func(b *Builder) { b.root = dir
 // BuildInfo. Default: none.
 func WithCommit(c string) Option { return func(b *Builder) { b.commit = c } }
 
+// WithUnpinnedImages reports images that are not pinned by digest as
+// warnings instead of errors. Default false. Pinning needs the images'
+// registries, so offline validation and builds allow it; publishing never
+// does.
+func WithUnpinnedImages(allow bool) Option { return func(b *Builder) { b.allowUnpinned = allow } }
+
 func defaults() *Builder {
 	return &Builder{
 		out:       "dist",

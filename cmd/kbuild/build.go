@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-
 	"kbuild.dev/kbuild/builder"
 )
 
@@ -27,7 +26,10 @@ reads) with a .build.yaml sidecar recording the resolved sources.
 A published version never changes: if the tag exists with the same content it
 is reused; with different content the build fails and asks for a new build
 number. Nothing is pushed for a recipe until all its charts are checked.
-Without --registry (or $KBUILD_REGISTRY) charts go into the local OCI layout
+With --offline every source must be in the cache, and images not yet pinned
+by digest are warnings rather than errors (pinning needs their registries;
+'kbuild publish' always requires them). Without --registry (or
+$KBUILD_REGISTRY) charts go into the local OCI layout
 DIST/oci, which skopeo, crane and 'kbuild serve' read. Credentials come from
 the Docker config and credential helpers.
 
@@ -53,7 +55,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, t, commonRoot(dirs))
+			b, err := f.builder(env, t, commonRoot(dirs), builder.WithUnpinnedImages(f.offline))
 			if err != nil {
 				return err
 			}

@@ -65,7 +65,7 @@ func (f *buildFlags) target(env *Env) (builder.Target, error) {
 	return builder.NewLayoutTarget(filepath.Join(f.out, "oci"), "")
 }
 
-func (f *buildFlags) builder(env *Env, t builder.Target, root string) (*builder.Builder, error) {
+func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...builder.Option) (*builder.Builder, error) {
 	fetch, err := f.fetcher(env)
 	if err != nil {
 		return nil, err
@@ -74,15 +74,16 @@ func (f *buildFlags) builder(env *Env, t builder.Target, root string) (*builder.
 	if err != nil {
 		return nil, err
 	}
-	return builder.New(fetch, t,
+	opts := []builder.Option{
 		builder.WithOutputDir(f.out),
 		builder.WithEpoch(epoch),
 		builder.WithJobs(f.jobs),
 		builder.WithLogger(progress(env)),
-		builder.WithBuilderID("kbuild "+version),
+		builder.WithBuilderID("kbuild " + version),
 		builder.WithRecipesRoot(root),
 		builder.WithCommit(gitCommit(root)),
-	)
+	}
+	return builder.New(fetch, t, append(opts, extra...)...)
 }
 
 // progress returns a logger for long work: lines on stderr when stderr is

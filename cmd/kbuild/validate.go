@@ -51,7 +51,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, commonRoot(dirs))
+			b, err := f.builder(env, nil, commonRoot(dirs), builder.WithUnpinnedImages(f.offline))
 			if err != nil {
 				return err
 			}
@@ -83,35 +83,27 @@ Examples:
 }
 
 // validateOne checks one recipe: statically, then by preparing it. Under
-// offline, missing sources and unpinned images become warnings.
+// offline, sources missing from the cache become a warning.
 func validateOne(ctx context.Context, b *builder.Builder, dir string, offline bool) (recipe.Problems, error) {
-	l, err := builder.Load(dir)
+	l, err := b.Load(dir)
 	if err != nil {
 		return nil, err
 	}
 	probs := l.Problems
-	if l.Recipe != nil && (len(probs.Errors()) == 0 || offline && onlyUnpinned(probs)) {
-		p, err := b.PrepareLoaded(ctx, l)
-		var pe *recipe.ProblemsError
-		switch {
-		case err == nil:
-			probs = p.Problems
-		case errors.As(err, &pe):
-			probs = pe.Problems
-		case offline && errors.Is(err, sources.ErrOffline):
-			probs = append(probs, recipe.Problem{Severity: recipe.Warning, Message: fmt.Sprintf("not checked against the rendered charts (CRDs shipped, images run): %v", err)})
-		default:
-			return probs, err
-		}
+	if len(probs.Errors()) > 0 {
+		return probs, nil
 	}
-	if offline {
-		for i := range probs {
-			if probs[i].Code == recipe.CodeUnpinnedImage {
-				probs[i].Severity = recipe.Warning
-			}
-		}
+	p, err := b.PrepareLoaded(ctx, l)
+	var pe *recipe.ProblemsError
+	switch {
+	case err == nil:
+		return p.Problems, nil
+	case errors.As(err, &pe):
+		return pe.Problems, nil
+	case offline && errors.Is(err, sources.ErrOffline):
+		return append(probs, recipe.Problem{Severity: recipe.Warning, Message: fmt.Sprintf("not checked against the rendered charts (CRDs shipped, images run): %v", err)}), nil
 	}
-	return probs, nil
+	return probs, err
 }
 
 func onlyUnpinned(probs recipe.Problems) bool {
