@@ -242,7 +242,7 @@ func CheckRendered(r *recipe.Recipe, pos recipe.Positions, charts []*PreparedCha
 			}
 		}
 		for _, img := range c.Rendered.Images {
-			if _, ok := PinFor(img, r.Spec.Package.Images); !ok {
+			if _, ok := PinFor(img, r.Spec.Package.Images); !ok && !listed(img, r.Spec.Package.Images) {
 				p := add(recipe.Error, "spec.package.images", "chart %s runs image %s, which package.images does not pin; add it as %s@sha256:<digest> (kbuild images DIR prints the block)", c.Key, img, recipe.NormalizeImage(img))
 				p.Code = recipe.CodeUnpinnedImage
 			}
@@ -254,6 +254,21 @@ func CheckRendered(r *recipe.Recipe, pos recipe.Positions, charts []*PreparedCha
 		}
 	}
 	return probs
+}
+
+// listed reports whether image is in images by repository and tag without
+// a digest: the static check already reports it as not pinned.
+func listed(image string, images []string) bool {
+	want, err := parseImage(image)
+	if err != nil {
+		return false
+	}
+	for _, i := range images {
+		if have, err := parseImage(i); err == nil && have.digest == "" && have.repo == want.repo && have.tag == want.tag {
+			return true
+		}
+	}
+	return false
 }
 
 // Result is one published build.

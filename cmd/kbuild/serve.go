@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/internal/ociserve"
+	"kbuild.dev/kbuild/site"
+)
+
+// serveFlags are the flags of kbuild serve.
+type serveFlags struct {
+	fs     *pflag.FlagSet
+	site   string
+	layout string
+	addr   string
+}
+
+func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
+	f.fs = fs
+	fs.StringVar(&f.site, "site", "_site", "static site to serve at / (\"\" serves none)")
+	fs.StringVar(&f.layout, "layout", "dist/oci", "OCI image layout to serve read-only at /v2/ (\"\" serves none)")
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
+}
+
+func newServeCmd() *Command {
+	f := &serveFlags{}
+	return &Command{
+		Name:    "serve",
+		Usage:   "kbuild serve [--site DIR] [--layout DIR] [--addr HOST:PORT]",
+		Summary: "Serve the published site and the local OCI layout over HTTP.",
+		Help: `Serves the static site (the catalog, index.yaml and its signatures) at / and
+the OCI image layout of a local build as a read-only OCI registry at /v2/,
+so that helm, crane, skopeo and kubepkg can pull what was built without
+pushing it anywhere. Charts built without --registry record
+oci://127.0.0.1:8080/<package> as their repository: the default address.
+
+A repository is named by the part of the layout's
+org.opencontainers.image.ref.name annotation before the last ':', the tag
+by the part after it: kubevirt/kubevirt-operator:1.9.0-4 is served as
+oci://127.0.0.1:8080/kubevirt/kubevirt-operator with tag 1.9.0-4. The
+registry speaks plain HTTP: pass --plain-http to helm (--insecure to crane).
+Pushes are refused with 405; files outside --site are never served.
+
+A default directory that does not exist is skipped with a warning; one
+named with --site or --layout must exist. Stop with Ctrl-C.
+
+Examples:
+  # serve _site/ and dist/oci on 127.0.0.1:8080
+  kbuild serve
+
+  # pull a chart built into the local layout, by tag
+  kbuild serve & helm pull oci://127.0.0.1:8080/kubevirt/kubevirt-operator --version 1.9.0-4 --plain-http
+
+  # pull it by manifest digest
+  helm pull oci://127.0.0.1:8080/kubevirt/kubevirt-operator@sha256:HEX --plain-http
+
+  # list what the layout serves
+  curl -s http://127.0.0.1:8080/v2/_catalog
+
+  # preview a published site only, on another port
+  kbuild serve --site public --layout '' --addr 127.0.0.1:9000`,
+		Flags: f.addFlags,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) > 0 {
+				return usagef("serve takes no arguments, got %q", strings.Join(args, " "))
+			}
+			return f.serve(ctx, env)
+		},
+	}
+}
+
+// dir returns the directory a flag names, or "" when it names none or
+// names the default and that does not exist (with a warning).
+func (f *serveFlags) dir(env *Env, flag, dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	if _, err := os.Stat(dir); err != nil {
+		if errors.Is(err, os.ErrNotExist) && !f.fs.Changed(flag) {
+			fmt.Fprintf(env.Stderr, "warning: %s does not exist; not serving it (pass --%s to choose another)\n", dir, flag)
+			return "", nil
+		}
+		return "", fmt.Errorf("serve --%s %s: %w", flag, dir, err)
+	}
+	return dir, nil
+}
+
+func (f *serveFlags) serve(ctx context.Context, env *Env) error {
+	siteDir, err := f.dir(env, "site", f.site)
+	if err != nil {
+		return err
+	}
+	layoutDir, err := f.dir(env, "layout", f.layout)
+	if err != nil {
+		return err
+	}
+	var served []string
+	var files http.Handler = http.NotFoundHandler()
+	if siteDir != "" {
+		if files, err = site.NewHandler(siteDir); err != nil {
+			return err
+		}
+		served = append(served, strings.TrimSuffix(siteDir, "/")+"/")
+	}
+	var registry http.Handler = http.NotFoundHandler()
+	if layoutDir != "" {
+		if registry, err = ociserve.New(layoutDir); err != nil {
+			return err
+		}
+		served = append(served, layoutDir)
+	}
+	if len(served) == 0 {
+		return fmt.Errorf("serve: nothing to serve: no site directory and no OCI layout; build with `kbuild build` first, or name them with --site and --layout")
+	}
+
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w; is another server on %s? pass --addr", err, f.addr)
+	}
+	srv := &http.Server{
+		Handler:           route(files, registry),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	fmt.Fprintf(env.Stderr, "serving %s on http://%s\n", strings.Join(served, " and "), ln.Addr())
+
+	stopped := make(chan error, 1)
+	stop := context.AfterFunc(ctx, func() {
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stopped <- srv.Shutdown(shutdown)
+	})
+	defer stop()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	if err := <-stopped; err != nil {
+		return fmt.Errorf("serve: stopping: %w", err)
+	}
+	return nil
+}
+
+// route sends the distribution API (/v2 and below) to registry and every
+// other path to files. It is not an http.ServeMux, which would clean ".."
+// out of paths with a redirect before the site handler could refuse them.
+func route(files, registry http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2" || strings.HasPrefix(r.URL.Path, "/v2/") {
+			registry.ServeHTTP(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
+}

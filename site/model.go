@@ -1,0 +1,408 @@
+package site
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// The types below are what the templates see: strings ready to print,
+// built from the index in one place so the templates hold no logic.
+
+// page is what every page shares.
+type page struct {
+	// Title is the page's title; Repository the repository's.
+	Title, Repository string
+	// Root is the relative path from the page to the site root: "" or "../".
+	Root      string
+	Generated stamp
+	Expires   stamp
+	// Links are the repository-wide files linked in the footer.
+	Links []link
+}
+
+// stamp is an absolute UTC time; ISO is empty for the zero time.
+type stamp struct {
+	ISO, Text string
+}
+
+type link struct {
+	Href, Text string
+}
+
+type indexPage struct {
+	page
+	Packages []packageRow
+	Snippet  snippet
+}
+
+type packageRow struct {
+	Name, Href, Description string
+	Latest                  string
+	Build                   int
+	Versions                int
+	Provides, Requires      []string
+	CRDs                    []string
+	Rollback                rollback
+}
+
+type rollback struct {
+	Class, Text string
+}
+
+// snippet is a YAML block of kubepkg objects. SiteURL is printed before
+// Rest; it is a placeholder (Placeholder true) that search.js replaces with
+// the URL of RelIndex resolved against the page when no base URL is known.
+type snippet struct {
+	Before      string
+	SiteURL     string
+	Placeholder bool
+	RelIndex    string
+	After       string
+}
+
+type packagePage struct {
+	page
+	Name, Description, Home string
+	// HomeLink is whether Home is an http(s) URL to link; any other
+	// scheme is shown as text only.
+	HomeLink bool
+	Versions []versionView
+}
+
+type versionView struct {
+	ID, Version string
+	Build       int
+	Digest      string
+	Newest      bool
+	Rollback    rollback
+	Provides    []string
+	Conflicts   []string
+	CRDs        []string
+	Permissions *permissionsView
+	Variants    []variantView
+	Images      []imageView
+	Files       []link
+	Snippet     snippet
+}
+
+type permissionsView struct {
+	ClusterWide bool
+	Rules       []string
+}
+
+type variantView struct {
+	Name       string
+	DependsOn  []string
+	Requires   []string
+	Libraries  []string
+	Components []componentView
+}
+
+type componentView struct {
+	Name, Release, Namespace string
+	Privileged               bool
+	DependsOn                []string
+	Path                     string // a recipe chart key, when no chart is pinned
+	Chart                    *chartView
+}
+
+type chartView struct {
+	TagRef          string // oci://<repository>/<name>:<tag>
+	ArchiveDigest   string
+	DigestRef       string // oci://<repository>/<name>@<manifest digest>, when known
+	Install         string
+	InstallByDigest string
+}
+
+type imageView struct {
+	Name, Digest string
+}
+
+const (
+	timeFormat      = "2006-01-02 15:04 UTC"
+	placeholderBase = "SITE_URL"
+	apiVersion      = "kubepkg.dev/v1alpha1"
+)
+
+func newStamp(t time.Time) stamp {
+	if t.IsZero() {
+		return stamp{}
+	}
+	t = t.UTC()
+	return stamp{ISO: t.Format(time.RFC3339), Text: t.Format(timeFormat)}
+}
+
+func newPage(idx *index.RepositoryIndex, o *options, title, root string) page {
+	p := page{
+		Title:      title,
+		Repository: o.title,
+		Root:       root,
+		Generated:  newStamp(idx.Generated),
+		Expires:    newStamp(idx.Expires),
+		Links:      []link{{Href: root + "index.yaml", Text: "index.yaml"}},
+	}
+	for _, f := range []string{"index.yaml.sig", "root.yaml", "scan.json"} {
+		if o.published[f] {
+			p.Links = append(p.Links, link{Href: root + f, Text: f})
+		}
+	}
+	return p
+}
+
+func newIndexPage(idx *index.RepositoryIndex, o *options) indexPage {
+	ip := indexPage{page: newPage(idx, o, o.title, ""), Snippet: repositorySnippet(o, "")}
+	for _, name := range sortedNames(idx) {
+		pkg := idx.Packages[name]
+		row := packageRow{
+			Name:        name,
+			Href:        "packages/" + name + ".html",
+			Description: pkg.Description,
+			Versions:    len(pkg.Versions),
+		}
+		if len(pkg.Versions) > 0 {
+			v := pkg.Versions[0]
+			row.Latest, row.Build = v.Version, v.Build
+			row.Provides = v.Spec.Provides
+			row.Requires = requirements(v.Spec.Variants)
+			row.CRDs = v.Spec.CRDs
+			row.Rollback = newRollback(v.Spec.Rollback)
+		}
+		ip.Packages = append(ip.Packages, row)
+	}
+	return ip
+}
+
+func newPackagePage(idx *index.RepositoryIndex, name string, o *options) packagePage {
+	pkg := idx.Packages[name]
+	pp := packagePage{
+		page:        newPage(idx, o, name+" · "+o.title, "../"),
+		Name:        name,
+		Description: pkg.Description,
+		Home:        pkg.Home,
+		HomeLink:    strings.HasPrefix(pkg.Home, "https://") || strings.HasPrefix(pkg.Home, "http://"),
+	}
+	for i, v := range pkg.Versions {
+		pp.Versions = append(pp.Versions, newVersionView(name, v, i == 0, o))
+	}
+	return pp
+}
+
+func newVersionView(name string, v index.IndexVersion, newest bool, o *options) versionView {
+	s := v.Spec
+	vv := versionView{
+		ID:        fmt.Sprintf("v%s-%d", v.Version, v.Build),
+		Version:   v.Version,
+		Build:     v.Build,
+		Digest:    v.Digest,
+		Newest:    newest,
+		Rollback:  newRollback(s.Rollback),
+		Provides:  s.Provides,
+		Conflicts: s.Conflicts,
+		CRDs:      s.CRDs,
+		Snippet:   packageSnippet(o, name, v.Version),
+	}
+	if p := s.Permissions; p != nil {
+		pv := &permissionsView{ClusterWide: p.ClusterWide}
+		for _, r := range p.Rules {
+			pv.Rules = append(pv.Rules, ruleText(r))
+		}
+		vv.Permissions = pv
+	}
+	for _, va := range s.Variants {
+		vv.Variants = append(vv.Variants, newVariantView(va, o))
+	}
+	for _, img := range s.Images {
+		ref, dgst, _ := strings.Cut(img, "@")
+		vv.Images = append(vv.Images, imageView{Name: ref, Digest: dgst})
+	}
+	key := fmt.Sprintf("%s-%s-%d", name, v.Version, v.Build)
+	for _, f := range []struct{ path, text string }{
+		{"sbom/" + key + ".cdx.json", "SBOM (CycloneDX)"},
+		{"provenance/" + key + ".intoto.json", "Provenance (in-toto)"},
+		{"scan.json", "Vulnerability scan"},
+	} {
+		if o.published[f.path] {
+			vv.Files = append(vv.Files, link{Href: "../" + f.path, Text: f.text})
+		}
+	}
+	return vv
+}
+
+func newVariantView(va index.Variant, o *options) variantView {
+	vv := variantView{Name: va.Name, DependsOn: va.DependsOn, Requires: requirements([]index.Variant{va})}
+	for _, l := range va.Libraries {
+		vv.Libraries = append(vv.Libraries, l.Name)
+	}
+	for _, c := range va.Components {
+		cv := componentView{Name: c.Name, Release: c.Name, Path: c.Path}
+		if in := c.Install; in != nil {
+			if in.ReleaseName != "" {
+				cv.Release = in.ReleaseName
+			}
+			cv.Namespace, cv.Privileged, cv.DependsOn = in.Namespace, in.Privileged, in.DependsOn
+		}
+		if c.Chart != nil {
+			cv.Chart = newChartView(c.Chart, cv.Release, cv.Namespace, o)
+		}
+		vv.Components = append(vv.Components, cv)
+	}
+	return vv
+}
+
+// newChartView builds the references of a pinned chart. The OCI tag is the
+// chart version with '+' replaced by '_', as helm push does; helm's
+// --version takes the chart version itself.
+func newChartView(c *index.ChartRef, release, namespace string, o *options) *chartView {
+	repo := strings.TrimSuffix(c.Repository, "/") + "/" + c.Name
+	cv := &chartView{
+		TagRef:        repo + ":" + strings.ReplaceAll(c.Version, "+", "_"),
+		ArchiveDigest: c.Digest,
+	}
+	ns := ""
+	if namespace != "" {
+		ns = " --namespace " + shellQuote(namespace) + " --create-namespace"
+	}
+	cv.Install = "helm install " + shellQuote(release) + " " + shellQuote(repo) + " --version " + shellQuote(c.Version) + ns
+	if m := o.manifests[c.Digest]; m != "" {
+		cv.DigestRef = repo + "@" + m
+		cv.InstallByDigest = "helm install " + shellQuote(release) + " " + shellQuote(cv.DigestRef) + ns
+	}
+	return cv
+}
+
+// shellSafe matches words a POSIX shell passes through unchanged.
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9@%+=:,./_-]+$`)
+
+// shellQuote quotes s for a POSIX shell when it needs it, so a pasted
+// command passes recipe strings as single arguments.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// requirements lists what variants require, one entry per package or
+// capability and constraint, sorted.
+func requirements(variants []index.Variant) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, va := range variants {
+		for _, r := range va.Requires {
+			s := r.Package
+			if s == "" {
+				s = r.Capability
+			}
+			if r.Version != "" {
+				s += " " + r.Version
+			}
+			if r.Optional {
+				s += " (optional)"
+			}
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func ruleText(r index.PolicyRule) string {
+	var parts []string
+	if len(r.Verbs) > 0 {
+		parts = append(parts, strings.Join(r.Verbs, ","))
+	}
+	var what []string
+	for _, res := range r.Resources {
+		for _, g := range orCore(r.APIGroups) {
+			what = append(what, g+res)
+		}
+	}
+	what = append(what, r.NonResourceURLs...)
+	if len(what) > 0 {
+		parts = append(parts, "on "+strings.Join(what, ", "))
+	}
+	if len(r.ResourceNames) > 0 {
+		parts = append(parts, "named "+strings.Join(r.ResourceNames, ", "))
+	}
+	return strings.Join(parts, " ")
+}
+
+// orCore turns API groups into resource prefixes: "" (the core group) is
+// no prefix, "apps" is "apps/".
+func orCore(groups []string) []string {
+	if len(groups) == 0 {
+		return []string{""}
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		if g != "" {
+			out[i] = g + "/"
+		}
+	}
+	return out
+}
+
+func newRollback(r *index.Rollback) rollback {
+	switch {
+	case r == nil:
+		return rollback{Class: "unknown", Text: "not declared"}
+	case r.Safe:
+		return rollback{Class: "safe", Text: "safe"}
+	default:
+		return rollback{Class: "unsafe", Text: "unsafe"}
+	}
+}
+
+func siteURL(o *options) (string, bool) {
+	if o.baseURL != "" {
+		return o.baseURL, false
+	}
+	return placeholderBase, true
+}
+
+func repositorySnippet(o *options, root string) snippet {
+	base, ph := siteURL(o)
+	return snippet{
+		Before:      fmt.Sprintf("apiVersion: %s\nkind: Repository\nmetadata:\n  name: %s\nspec:\n  url: ", apiVersion, yamlName(o.title)),
+		SiteURL:     base + "/index.yaml",
+		Placeholder: ph,
+		RelIndex:    root + "index.yaml",
+	}
+}
+
+func packageSnippet(o *options, name, version string) snippet {
+	s := repositorySnippet(o, "../")
+	s.After = fmt.Sprintf("\n---\napiVersion: %s\nkind: Package\nmetadata:\n  name: %s\nspec:\n  version: %s", apiVersion, name, version)
+	return s
+}
+
+// yamlName turns a title into a DNS-1123 name for the Repository object.
+func yamlName(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	s := strings.TrimSuffix(b.String(), "-")
+	if len(s) > 63 {
+		s = strings.TrimSuffix(s[:63], "-")
+	}
+	if s == "" {
+		s = "packages"
+	}
+	return s
+}

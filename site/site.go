@@ -1,0 +1,200 @@
+package site
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// Option configures Write.
+type Option func(*options)
+
+type options struct {
+	title     string
+	baseURL   string
+	published map[string]bool
+	manifests map[string]string
+}
+
+// WithTitle sets the repository's name, shown in page titles and headers
+// and used as the name of the kubepkg Repository object in snippets. The
+// default is "kubepkg repository".
+func WithTitle(title string) Option {
+	return func(o *options) { o.title = title }
+}
+
+// WithBaseURL sets the absolute URL the site is published at, for example
+// https://org.github.io/repo, so that the kubepkg Repository snippet reads
+// "url: https://org.github.io/repo/index.yaml". The default is none: the
+// snippet shows SITE_URL/index.yaml, which search.js replaces with the
+// page's own location when JavaScript is on. Links never use it; they are
+// all relative.
+func WithBaseURL(u string) Option {
+	return func(o *options) { o.baseURL = strings.TrimSuffix(u, "/") }
+}
+
+// WithPublished names files published in the site beside the catalog, as
+// slash-separated paths relative to the site root: index.yaml.sig,
+// root.yaml, scan.json, sbom/<package>-<version>-<build>.cdx.json and
+// provenance/<package>-<version>-<build>.intoto.json. The catalog links a
+// file of these kinds only when it is named here (index.yaml, which the
+// catalog sits beside, is always linked). The default is none. It may be
+// given more than once.
+func WithPublished(files ...string) Option {
+	return func(o *options) {
+		for _, f := range files {
+			o.published[f] = true
+		}
+	}
+}
+
+// WithManifestDigests gives the OCI manifest digest each chart was pushed
+// as, keyed by the chart archive digest (both sha256:<hex>), as the build
+// info records them. A chart with a known manifest digest gets the
+// by-digest reference and install command; the archive digest alone cannot
+// address a registry. The default is none. It may be given more than once.
+func WithManifestDigests(m map[string]string) Option {
+	return func(o *options) {
+		for k, v := range m {
+			o.manifests[k] = v
+		}
+	}
+}
+
+//go:embed assets/*.html
+var templateFS embed.FS
+
+//go:embed assets/style.css assets/search.js assets/favicon.svg
+var staticFS embed.FS
+
+// staticFiles are copied from assets/ to the site root as they are.
+var staticFiles = []string{"style.css", "search.js", "favicon.svg"}
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"join": strings.Join,
+}).ParseFS(templateFS, "assets/*.html"))
+
+// Files returns the paths, relative to the site root and slash-separated,
+// that Write writes for idx: the same set for the same package names.
+func Files(idx *index.RepositoryIndex) []string {
+	files := []string{"index.html"}
+	files = append(files, staticFiles...)
+	for _, name := range sortedNames(idx) {
+		files = append(files, "packages/"+name+".html")
+	}
+	sort.Strings(files)
+	return files
+}
+
+// Write writes the catalog for idx, an index already verified, into dir
+// next to index.yaml: index.html, packages/<name>.html for each package,
+// style.css, search.js and favicon.svg. Versions are shown newest first
+// whatever their order in idx, which Write does not modify. Each file is
+// written to a temporary file and renamed into place, so a reader never
+// sees a partial page; Write removes nothing, including pages of packages
+// no longer in idx. The output depends only on idx and the options.
+func Write(dir string, idx *index.RepositoryIndex, opts ...Option) error {
+	o := &options{title: "kubepkg repository", published: map[string]bool{}, manifests: map[string]string{}}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if idx == nil {
+		return fmt.Errorf("site %s: no index given", dir)
+	}
+	for name := range idx.Packages {
+		if err := index.CheckPackageName(name); err != nil {
+			return fmt.Errorf("site %s: %w; refusing to write a page for it", dir, err)
+		}
+	}
+	idx = sortedCopy(idx)
+	files := map[string][]byte{}
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, "index.html", newIndexPage(idx, o)); err != nil {
+		return fmt.Errorf("site %s: index.html: %w", dir, err)
+	}
+	files["index.html"] = bytes.Clone(buf.Bytes())
+	for _, name := range sortedNames(idx) {
+		buf.Reset()
+		if err := templates.ExecuteTemplate(&buf, "package.html", newPackagePage(idx, name, o)); err != nil {
+			return fmt.Errorf("site %s: package %s: %w", dir, name, err)
+		}
+		files["packages/"+name+".html"] = bytes.Clone(buf.Bytes())
+	}
+	for _, f := range staticFiles {
+		b, err := staticFS.ReadFile("assets/" + f)
+		if err != nil {
+			return fmt.Errorf("site %s: %s: %w", dir, f, err)
+		}
+		files[f] = b
+	}
+	for _, f := range Files(idx) {
+		if err := writeFileAtomic(filepath.Join(dir, filepath.FromSlash(f)), files[f]); err != nil {
+			return fmt.Errorf("site %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes b to name through a temporary file in the same
+// directory and a rename, creating the directory when needed. The file is
+// world-readable, as a static site's files are.
+func writeFileAtomic(name string, b []byte) error {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this fails harmlessly
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return err
+	}
+	return nil
+}
+
+// sortedCopy returns a copy of idx with every package's versions newest
+// first, leaving idx as it was. A nil package becomes an empty one.
+func sortedCopy(idx *index.RepositoryIndex) *index.RepositoryIndex {
+	c := *idx
+	c.Packages = make(map[string]*index.IndexPackage, len(idx.Packages))
+	for name, p := range idx.Packages {
+		cp := &index.IndexPackage{}
+		if p != nil {
+			*cp = *p
+			cp.Versions = slices.Clone(p.Versions)
+		}
+		c.Packages[name] = cp
+	}
+	c.SortVersions()
+	return &c
+}
+
+func sortedNames(idx *index.RepositoryIndex) []string {
+	names := make([]string, 0, len(idx.Packages))
+	for name := range idx.Packages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
