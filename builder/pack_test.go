@@ -156,3 +156,31 @@ func BenchmarkPack(b *testing.B) {
 		}
 	}
 }
+
+func TestCompareArchives(t *testing.T) {
+	epoch := time.Unix(0, 0)
+	dir := t.TempDir()
+	writeChart(t, dir, testChart)
+	a, err := Pack(dir, "demo", "1.0.0-1", epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, _ := Pack(dir, "demo", "1.0.0-1", epoch.Add(time.Hour))
+	writeChart(t, dir, map[string]string{"templates/cm.yaml": "changed\n", "templates/new.yaml": "x"})
+	b, _ := Pack(dir, "demo", "1.0.0-1", epoch)
+	for _, tc := range []struct {
+		name       string
+		x, y       []byte
+		file, want string
+	}{
+		{"same", a.Data, a.Data, "", ""},
+		{"only times differ", a.Data, later.Data, "", ""},
+		{"changed and added", a.Data, b.Data, "demo/templates/cm.yaml", "content differs"},
+		{"missing", b.Data, a.Data, "demo/templates/cm.yaml", "content differs"},
+	} {
+		file, how, err := CompareArchives(tc.x, tc.y)
+		if err != nil || file != tc.file || !strings.Contains(how, tc.want) {
+			t.Errorf("%s: CompareArchives = %q, %q, %v; want %q, %q", tc.name, file, how, err, tc.file, tc.want)
+		}
+	}
+}

@@ -62,7 +62,6 @@ type ExternalParameters struct {
 	Package string             `json:"package"`
 	Version string             `json:"version"`
 	Build   int                `json:"build"`
-	Chart   string             `json:"chart"`
 }
 
 // ResourceDescriptor names an input by URI and digest.
@@ -110,16 +109,15 @@ func BuilderIdentity(getenv func(string) string) (id, invocation string) {
 	return "https://kbuild.dev/builders/local", ""
 }
 
-// Provenance returns the statement for one chart of a published build.
-// Nothing in it depends on the clock: the epoch is recorded as a parameter.
-func Provenance(info *index.BuildInfo, chart index.BuiltChart, builderID, invocation string, epoch time.Time) Statement {
-	s := Statement{
-		Type:          InTotoStatementType,
-		PredicateType: SLSAProvenanceType,
-		Subject: []Subject{
-			{Name: chart.Ref, Digest: map[string]string{"sha256": hexOf(chart.Digest)}},
-			{Name: chart.Ref + "@" + chart.Manifest, Digest: map[string]string{"sha256": hexOf(chart.Manifest)}},
-		},
+// Provenance returns the statement for the charts of one published build:
+// its subjects are every chart archive and OCI manifest. Nothing in it
+// depends on the clock: the epoch is recorded as a parameter.
+func Provenance(info *index.BuildInfo, builderID, invocation string, epoch time.Time) Statement {
+	s := Statement{Type: InTotoStatementType, PredicateType: SLSAProvenanceType}
+	for _, c := range info.Charts {
+		s.Subject = append(s.Subject,
+			Subject{Name: c.Ref, Digest: map[string]string{"sha256": hexOf(c.Digest)}},
+			Subject{Name: c.Ref + "@" + c.Manifest, Digest: map[string]string{"sha256": hexOf(c.Manifest)}})
 	}
 	recipe := ResourceDescriptor{Name: info.Recipe, Digest: map[string]string{"sha256": hexOf(info.RecipeDigest)}}
 	if info.Commit != "" {
@@ -128,7 +126,7 @@ func Provenance(info *index.BuildInfo, chart index.BuiltChart, builderID, invoca
 	s.Predicate.BuildDefinition = BuildDefinition{
 		BuildType: ProvenanceBuildType,
 		ExternalParameters: ExternalParameters{
-			Recipe: recipe, Package: info.Package, Version: info.Version, Build: info.Build, Chart: chart.Name,
+			Recipe: recipe, Package: info.Package, Version: info.Version, Build: info.Build,
 		},
 		InternalParameters: map[string]string{"SOURCE_DATE_EPOCH": strconv.FormatInt(epoch.Unix(), 10)},
 	}

@@ -55,14 +55,16 @@ var testInfo = &index.BuildInfo{
 
 var testChartRef = index.BuiltChart{Name: "demo", Ref: "oci://r/demo/demo:1.0.0-2", Digest: "sha256:" + strings.Repeat("d", 64), Manifest: "sha256:" + strings.Repeat("e", 64)}
 
+func init() { testInfo.Charts = []index.BuiltChart{testChartRef} }
+
 func TestProvenanceSignVerify(t *testing.T) {
 	signer := newTestSigner(t)
-	st := Provenance(testInfo, testChartRef, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0))
+	st := Provenance(testInfo, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0))
 	env, err := SignStatement(st, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := SignStatement(Provenance(testInfo, testChartRef, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0)), signer)
+	again, _ := SignStatement(Provenance(testInfo, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0)), signer)
 	if string(env) != string(again) {
 		t.Errorf("provenance is not deterministic")
 	}
