@@ -57,9 +57,11 @@ func commands() []*Command {
 		newValidateCmd(),
 		newImagesCmd(),
 		newFetchCmd(),
+		newInitCmd(),
 		newCacheCmd(),
 		newServeCmd(),
 		newSBOMCmd(), newScanCmd(),
+		newDiffCmd(), newPlanCmd(),
 		newVersionCmd(),
 	}
 }

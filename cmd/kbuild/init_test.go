@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"helm.sh/helm/v3/pkg/chart"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/internal/testenv"
+)
+
+// TestInit drafts recipes from a chart in an HTTP repository, a chart in
+// the real registry and plain manifests, all served on loopback; each
+// draft must pin everything and validate and build as is.
+func TestInit(t *testing.T) {
+	reg := testenv.Registry(t)
+	base := strings.TrimPrefix(uniqueRepo(t, reg), "oci://")
+
+	img, _ := random.Image(128, 1)
+	imgRef, _ := name.NewTag(base+"/app:1.0", name.Insecure)
+	if err := remote.Write(imgRef, img); err != nil {
+		t.Fatal(err)
+	}
+	imgDigest, _ := img.Digest()
+
+	chartDir := t.TempDir()
+	writeFiles(t, chartDir, map[string]string{
+		"Chart.yaml":            "apiVersion: v2\nname: app\nversion: 2.1.0\ndescription: An app for tests\nhome: https://app.example.com\n",
+		"values.yaml":           fmt.Sprintf("image: %s/app:1.0\n", base),
+		"templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  template:\n    spec:\n      containers:\n        - {name: app, image: \"{{ .Values.image }}\"}\n",
+		"crds/widgets.yaml":     "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec: {group: example.com, names: {kind: Widget, plural: widgets}, scope: Namespaced, versions: []}\n",
+	})
+	archive, err := builder.Pack(chartDir, "app", "2.1.0", time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: app}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app, namespace: app}\nspec:\n  template:\n    spec:\n      containers:\n        - {name: app, image: %s/app:1.0}\n", base)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/charts/index.yaml":
+			fmt.Fprintf(w, "apiVersion: v1\nentries:\n  app:\n    - name: app\n      version: 2.1.0\n      urls: [app-2.1.0.tgz]\n      digest: %s\n", strings.TrimPrefix(archive.Digest, "sha256:"))
+		case "/charts/app-2.1.0.tgz":
+			w.Write(archive.Data)
+		case "/release/app.yaml":
+			w.Write([]byte(manifest))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	// The same chart in the registry, as helm push stores it.
+	target, _ := builder.NewRegistryTarget("oci://"+base+"/charts", true)
+	ci, _ := builder.ChartImage(archive, &chart.Metadata{APIVersion: "v2", Name: "app", Version: "2.1.0", Description: "An app for tests"}, time.Unix(0, 0))
+	if err := target.Push(context.Background(), "app", "2.1.0", ci); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"http chart", []string{"--chart", srv.URL + "/charts/app@2.1.0"}, []string{
+			"name: app\n", `version: "2.1.0"`, `digest: "` + archive.Digest + `"`, "- widgets.example.com", `kubepkg.dev/home: "https://app.example.com"`,
+			"- " + base + "/app:1.0@" + imgDigest.String(), "rollback: {safe: false}", "namespace: app"}},
+		{"oci chart", []string{"--chart", "oci://" + base + "/charts/app@2.1.0", "--name", "app-oci"}, []string{
+			"name: app-oci\n", `digest: "` + archive.Digest + `"`, `repository: "oci://` + base + `/charts"`}},
+		{"manifests", []string{"--manifest", srv.URL + "/release/app.yaml", "--version", "v3.0.0"}, []string{
+			`version: "3.0.0"`, "url: \"" + srv.URL + "/release/app.yaml\"", "sha256: \"" + sha([]byte(manifest)) + "\"", "- kind: Namespace", "- " + base + "/app:1.0@" + imgDigest.String()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := t.TempDir()
+			cache := filepath.Join(work, "cache")
+			r := kbuild(t, work, nil, append([]string{"init", "rec", "--plain-http", "--cache-dir", cache}, tc.args...)...)
+			if r.code != 0 || !strings.Contains(r.stdout, "wrote rec/recipe.yaml; review it, then run: kbuild validate rec") {
+				t.Fatalf("init: %s", r)
+			}
+			data, _ := os.ReadFile(filepath.Join(work, "rec", "recipe.yaml"))
+			for _, w := range tc.want {
+				if !strings.Contains(string(data), w) {
+					t.Errorf("recipe lacks %q:\n%s", w, data)
+				}
+			}
+			if r := kbuild(t, work, nil, "validate", "--plain-http", "--cache-dir", cache, "rec"); r.code != 0 || strings.Contains(r.stdout, "error:") {
+				t.Errorf("validate the draft: %s", r)
+			}
+			if r := kbuild(t, work, nil, "build", "--plain-http", "--cache-dir", cache, "rec"); r.code != 0 {
+				t.Errorf("build the draft: %s", r)
+			}
+			if r := kbuild(t, work, nil, append([]string{"init", "rec", "--cache-dir", cache}, tc.args...)...); r.code == 0 || !strings.Contains(r.stderr, "already exists") {
+				t.Errorf("init over an existing recipe: %s", r)
+			}
+		})
+	}
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for n, body := range files {
+		p := filepath.Join(dir, n)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

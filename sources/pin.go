@@ -1,0 +1,113 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"kbuild.dev/kbuild/builder/recipe"
+)
+
+// Pin downloads an unpinned url or chart source into the cache and returns
+// it with its pin filled in: sha256 for a url, the archive digest for a
+// chart. This is trust on first use: `kbuild init` writes the pin into a
+// draft recipe for the maintainer to review, and every later build verifies
+// against it. A chart whose repository index lists a digest must match it.
+func (f *Fetcher) Pin(ctx context.Context, src recipe.Source) (recipe.Source, error) {
+	if f.offline {
+		return src, fmt.Errorf("pinning needs the network: %w", ErrOffline)
+	}
+	accept := func(string, int64) error { return nil }
+	switch {
+	case src.URL != "":
+		d, err := f.download(ctx, src.URL, accept)
+		if err != nil {
+			return src, err
+		}
+		src.SHA256 = strings.TrimPrefix(d, "sha256:")
+		return src, nil
+	case src.Chart != nil && strings.HasPrefix(src.Chart.Repository, "oci://"):
+		c := *src.Chart
+		d, err := f.pinOCIChart(ctx, &c)
+		if err != nil {
+			return src, err
+		}
+		c.Digest = d
+		src.Chart = &c
+		return src, nil
+	case src.Chart != nil:
+		c := *src.Chart
+		what := fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, redact(c.Repository))
+		idx, idxURL, err := f.chartIndex(ctx, c.Repository)
+		if err != nil {
+			return src, err
+		}
+		entry, err := idx.find(c.Name, c.Version)
+		if err != nil {
+			return src, fmt.Errorf("%s: %w", what, err)
+		}
+		archive, err := entry.archiveURL(idxURL)
+		if err != nil {
+			return src, fmt.Errorf("%s: %w", what, err)
+		}
+		listed := ""
+		if entry.Digest != "" {
+			if listed, err = parseDigest(entry.Digest); err != nil {
+				return src, fmt.Errorf("%s: the repository index lists the digest %q: %w", what, entry.Digest, err)
+			}
+		}
+		d, err := f.download(ctx, archive, func(got string, n int64) error {
+			if listed != "" && got != listed {
+				return &DigestMismatchError{What: what, URL: redact(archive), Expected: listed, Got: got, Size: n,
+					Note: "the archive served differs from the digest its repository index lists"}
+			}
+			return nil
+		})
+		if err != nil {
+			return src, err
+		}
+		c.Digest = d
+		src.Chart = &c
+		return src, nil
+	}
+	return src, errors.New("only url and chart sources are pinned by download; pin git sources by commit and images by digest")
+}
+
+// pinOCIChart finds the chart layer of an OCI chart, downloads it into the
+// cache and returns its digest.
+func (f *Fetcher) pinOCIChart(ctx context.Context, c *recipe.ChartSource) (string, error) {
+	what := fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, c.Repository)
+	ref := strings.TrimSuffix(strings.TrimPrefix(c.Repository, "oci://"), "/") + "/" + c.Name + ":" + strings.ReplaceAll(c.Version, "+", "_")
+	tag, err := name.NewTag(ref, f.nameOptions()...)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	desc, err := remote.Get(tag, f.remoteOptions(ctx)...)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	m, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
+	if err != nil || desc.MediaType.IsIndex() {
+		return "", fmt.Errorf("%s: %s is a %s, not a Helm chart manifest", what, tag, desc.MediaType)
+	}
+	for _, l := range m.Layers {
+		if l.MediaType != HelmChartLayerMediaType {
+			continue
+		}
+		want := l.Digest.String()
+		return f.registryBlob(ctx, tag.Context(), want, func(got string, n int64) error {
+			if got != want {
+				return &DigestMismatchError{What: what, URL: tag.Context().Digest(want).String(), Expected: want, Got: got, Size: n,
+					Note: "the registry served a blob whose content does not match its digest"}
+			}
+			return nil
+		})
+	}
+	return "", fmt.Errorf("%s: %s has no layer of media type %s; is it a Helm chart?", what, tag, HelmChartLayerMediaType)
+}
