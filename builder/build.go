@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"golang.org/x/sync/errgroup"
 
 	"kbuild.dev/kbuild/builder/recipe"
@@ -283,6 +284,16 @@ type Result struct {
 	Reused []string
 	// Pushed lists chart refs written by this build.
 	Pushed []string
+	// Charts are the charts as they are in the target, to attach
+	// referrers to.
+	Charts []PublishedChart
+}
+
+// PublishedChart is a chart in the target: repository, tag and manifest
+// descriptor.
+type PublishedChart struct {
+	Key, Repo, Tag string
+	Manifest       v1.Descriptor
 }
 
 // ErrImmutable is wrapped by the error returned when a tag already holds
@@ -344,6 +355,11 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 			b.logf("%s: pushed %s@%s", res.Name, ref, ps.img.digest)
 			res.Pushed = append(res.Pushed, ref)
 		}
+		desc, err := partial.Descriptor(ps.img.Image)
+		if err != nil {
+			return nil, err
+		}
+		res.Charts = append(res.Charts, PublishedChart{Key: ps.c.Key, Repo: ps.repo, Tag: tag, Manifest: *desc})
 		repoURL := b.target.Repository(ps.repo)
 		chartRefs[ps.c.Key] = &index.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: ps.c.Archive.Digest}
 		info.Charts = append(info.Charts, index.BuiltChart{

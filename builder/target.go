@@ -89,6 +89,9 @@ func (r *RegistryTarget) Repository(repo string) string {
 	return "oci://" + r.base + "/" + strings.SplitN(repo, "/", 2)[0]
 }
 
+// Base returns the registry and path charts are pushed under, HOST[/PATH].
+func (r *RegistryTarget) Base() string { return r.base }
+
 // Ref implements Target.
 func (r *RegistryTarget) Ref(repo, tag string) string { return r.base + "/" + repo + ":" + tag }
 

@@ -427,8 +427,14 @@ func listTags(reg, repo string) ([]string, error) {
 	}
 	var l struct{ Tags []string }
 	err = json.NewDecoder(resp.Body).Decode(&l)
-	sort.Strings(l.Tags)
-	return l.Tags, err
+	var tags []string
+	for _, t := range l.Tags {
+		if !strings.HasPrefix(t, "sha256-") { // referrers fallback tags
+			tags = append(tags, t)
+		}
+	}
+	sort.Strings(tags)
+	return tags, err
 }
 
 // TestValidateExamples checks the output format of validate on good and bad

@@ -53,15 +53,18 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 
 func commands() []*Command {
 	return []*Command{
+		newPublishCmd(),
 		newBuildCmd(),
 		newValidateCmd(),
 		newImagesCmd(),
 		newFetchCmd(),
 		newInitCmd(),
+		newVerifyProvenanceCmd(),
 		newCacheCmd(),
 		newServeCmd(),
 		newSBOMCmd(), newScanCmd(),
 		newDiffCmd(), newPlanCmd(),
+		newRepoCmd(), newTrustCmd(),
 		newVersionCmd(),
 	}
 }

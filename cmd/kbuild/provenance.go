@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/builder"
+)
+
+func newVerifyProvenanceCmd() *Command {
+	var (
+		provenance, archive, publicKey string
+	)
+	return &Command{
+		Name:    "verify-provenance",
+		Usage:   "kbuild verify-provenance --archive CHART.tgz --provenance FILE --public-key FILE",
+		Summary: "Check a chart archive against its signed build provenance.",
+		Help: `verify-provenance checks that FILE is a DSSE envelope of an in-toto statement
+with an SLSA v1 provenance predicate, signed by the repository key, whose
+subjects include the sha256 of CHART.tgz. It prints what the chart was built
+from: the recipe, its commit, every upstream source with its digest and the
+builder. Provenance is published beside the index as
+provenance/<package>-<version>-<build>.intoto.json and attached to each chart
+in the registry as an OCI referrer (artifactType application/vnd.in-toto+json).
+
+Examples:
+  # check a pulled chart against the published provenance
+  helm pull oci://ghcr.io/acme/packages/kubevirt/kubevirt-operator --version 1.9.0-1
+  curl -sO https://acme.github.io/packages/provenance/kubevirt-1.9.0-1.intoto.json
+  kbuild verify-provenance --archive kubevirt-operator-1.9.0-1.tgz \
+    --provenance kubevirt-1.9.0-1.intoto.json --public-key keys/index.pub`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&archive, "archive", "", "the chart archive (.tgz) to check")
+			fs.StringVar(&provenance, "provenance", "", "the DSSE envelope (.intoto.json)")
+			fs.StringVar(&publicKey, "public-key", "", "the repository's public key (PEM)")
+		},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) > 0 || archive == "" || provenance == "" || publicKey == "" {
+				return usagef("--archive, --provenance and --public-key are required")
+			}
+			data, err := os.ReadFile(archive)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			digest := "sha256:" + hex.EncodeToString(sum[:])
+			envelope, err := os.ReadFile(provenance)
+			if err != nil {
+				return err
+			}
+			key, err := loadPublicKey(publicKey, false)
+			if err != nil {
+				return err
+			}
+			der, err := x509.MarshalPKIXPublicKey(key.Key())
+			if err != nil {
+				return err
+			}
+			st, err := builder.VerifyProvenance(envelope, der, digest)
+			if err != nil {
+				return fmt.Errorf("%s: %w", provenance, err)
+			}
+			p := st.Predicate.BuildDefinition.ExternalParameters
+			fmt.Fprintf(env.Stdout, "%s: verified: %s %s build %d, signed by %s\n", archive, p.Package, p.Version, p.Build, key.KeyID())
+			rec := p.Recipe.Name
+			if c := p.Recipe.Digest["gitCommit"]; c != "" {
+				rec += " at commit " + c
+			}
+			fmt.Fprintf(env.Stdout, "  recipe %s sha256:%s\n", rec, p.Recipe.Digest["sha256"])
+			for _, d := range st.Predicate.BuildDefinition.ResolvedDependencies {
+				fmt.Fprintf(env.Stdout, "  source %s %s sha256:%s\n", d.Name, d.URI, d.Digest["sha256"])
+			}
+			fmt.Fprintf(env.Stdout, "  builder %s\n", strings.TrimSpace(st.Predicate.RunDetails.Builder.ID))
+			return nil
+		},
+	}
+}
