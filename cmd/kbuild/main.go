@@ -60,6 +60,7 @@ func commands() []*Command {
 		newFetchCmd(),
 		newInitCmd(),
 		newVerifyProvenanceCmd(),
+		newRebuildCheckCmd(),
 		newCacheCmd(),
 		newServeCmd(),
 		newSBOMCmd(), newScanCmd(),

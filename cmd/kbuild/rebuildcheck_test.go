@@ -1,0 +1,66 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kbuild.dev/kbuild/internal/testenv"
+)
+
+// TestRebuildCheck publishes the examples on "machine A" and rebuilds them
+// on "machine B" (another directory, HOME, TZ, umask and cache): every
+// recipe must MATCH; a changed overlay file is named.
+func TestRebuildCheck(t *testing.T) {
+	reg := testenv.Registry(t)
+	a, b := t.TempDir(), t.TempDir()
+	for _, w := range []string{a, b} {
+		if err := copyDir(filepath.Join(repoRoot, "examples"), filepath.Join(w, "recipes")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := kbuild(t, a, nil, "repo", "keygen", "index"); r.code != 0 {
+		t.Fatalf("keygen: %s", r)
+	}
+	r := kbuild(t, a, []string{"TZ=UTC", "HOME=" + t.TempDir()}, "publish", "recipes", "--registry", uniqueRepo(t, reg), "--plain-http", "--sign-key", "index.key", "--site", "site")
+	if r.code != 0 {
+		t.Fatalf("publish on machine A: %s", r)
+	}
+	index := filepath.Join(a, "site", "index.yaml")
+	pub := filepath.Join(a, "index.pub")
+
+	check := func(extra ...string) result {
+		home := t.TempDir()
+		cmd := exec.Command("sh", append([]string{"-c", `umask 077 && exec "$0" "$@"`, kbuildBin, "rebuild-check", "recipes/", "--index", index, "--public-key", pub, "--plain-http"}, extra...)...)
+		cmd.Dir = b
+		cmd.Env = append(os.Environ(), "TZ=America/Lima", "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, "cache"), "CI=true")
+		out, err := cmd.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+			out = append(out, ee.Stderr...)
+		}
+		return result{stdout: string(out), code: code}
+	}
+	r = check()
+	if r.code != 0 || strings.Count(r.stdout, ": MATCH ") != 3 {
+		t.Fatalf("rebuild-check on machine B: %s", r)
+	}
+	os.WriteFile(filepath.Join(b, "recipes", "smart-proxy", "overlay", "templates", "NOTES.txt"), []byte("changed\n"), 0o644)
+	r = check()
+	if r.code != 1 || !strings.Contains(r.stdout, "recipes/smart-proxy: DIFFER: chart smart-proxy: archive published sha256:") ||
+		!strings.Contains(r.stdout, "first difference: smart-proxy/templates/NOTES.txt (content differs") ||
+		!strings.Contains(r.stdout, "1 of 3 recipes do not rebuild to what is published") {
+		t.Fatalf("rebuild-check with a changed overlay: %s", r)
+	}
+	// Sources no longer in the cache, offline: a clear error, not a match.
+	if err := copyDir(filepath.Join(repoRoot, "recipes", "kubevirt"), filepath.Join(b, "more", "kubevirt")); err != nil {
+		t.Fatal(err)
+	}
+	r = kbuild(t, b, nil, "rebuild-check", "more/kubevirt", "--index", index, "--public-key", pub, "--offline", "--cache-dir", t.TempDir())
+	if r.code != 1 || !strings.Contains(r.stdout, "more/kubevirt: FAILED: ") || !strings.Contains(r.stdout, "kbuild fetch") {
+		t.Fatalf("rebuild-check --offline with an empty cache: %s", r)
+	}
+}
