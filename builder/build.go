@@ -170,7 +170,7 @@ func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[str
 		g.Go(func() error {
 			res, err := b.fetcher.Fetch(gctx, l.Dir, filepath.Join(work, "src", n), n, r.Spec.Sources[n], info)
 			if err != nil {
-				return fmt.Errorf("recipe %s: source %s: %w", l.Dir, n, err)
+				return fmt.Errorf("recipe %s: %w", l.Dir, err)
 			}
 			mu.Lock()
 			fetched[n] = res

@@ -1,15 +1,11 @@
 package sources
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/builder/recipe"
 )
@@ -83,31 +79,10 @@ func (f *Fetcher) Pin(ctx context.Context, src recipe.Source) (recipe.Source, er
 // cache and returns its digest.
 func (f *Fetcher) pinOCIChart(ctx context.Context, c *recipe.ChartSource) (string, error) {
 	what := fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, c.Repository)
-	ref := strings.TrimSuffix(strings.TrimPrefix(c.Repository, "oci://"), "/") + "/" + c.Name + ":" + strings.ReplaceAll(c.Version, "+", "_")
-	tag, err := name.NewTag(ref, f.nameOptions()...)
+	tag, _, layer, err := f.ociChartLayer(ctx, c, what)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
+		return "", err
 	}
-	desc, err := remote.Get(tag, f.remoteOptions(ctx)...)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
-	}
-	m, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
-	if err != nil || desc.MediaType.IsIndex() {
-		return "", fmt.Errorf("%s: %s is a %s, not a Helm chart manifest", what, tag, desc.MediaType)
-	}
-	for _, l := range m.Layers {
-		if l.MediaType != HelmChartLayerMediaType {
-			continue
-		}
-		want := l.Digest.String()
-		return f.registryBlob(ctx, tag.Context(), want, func(got string, n int64) error {
-			if got != want {
-				return &DigestMismatchError{What: what, URL: tag.Context().Digest(want).String(), Expected: want, Got: got, Size: n,
-					Note: "the registry served a blob whose content does not match its digest"}
-			}
-			return nil
-		})
-	}
-	return "", fmt.Errorf("%s: %s has no layer of media type %s; is it a Helm chart?", what, tag, HelmChartLayerMediaType)
+	want := layer.Digest.String()
+	return f.registryBlob(ctx, tag.Context(), want, verifyBlob(what, tag, want))
 }

@@ -28,4 +28,7 @@ done
 printf 'sha256sum:            %8.1f MiB/s (best of %d)\n' "$best" "$runs"
 
 KBUILD_BENCH_FILE="$file" go test -run '^$' -bench '^BenchmarkHash$' -benchtime "${runs}x" -count 1 ./sources/ |
-	awk '/^BenchmarkHash/ { for (i = 1; i <= NF; i++) if ($(i) == "MB/s") printf "kbuild %-14s %8.1f MiB/s\n", substr($1, 15) ":", $(i-1) * 1e6 / 1048576 }'
+	awk '/^BenchmarkHash/ {
+		name = substr($1, 15); sub(/-[0-9]+$/, "", name)
+		for (i = 1; i <= NF; i++) if ($(i) == "MB/s") printf "kbuild %-14s %8.1f MiB/s\n", name ":", $(i-1) * 1e6 / 1048576
+	}'

@@ -1,0 +1,223 @@
+package sources
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestExtract(t *testing.T) {
+	github, err := os.ReadFile("testdata/github-style.tar.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	simple := []entry{dirEntry("pkg/"), file("pkg/a.txt", "A"), {name: "pkg/bin/run", body: "#!/bin/sh\n", mode: 0o755}}
+	simpleTree := map[string]string{"pkg": "d", "pkg/a.txt": "f:A", "pkg/bin": "d", "pkg/bin/run": "x:#!/bin/sh\n"}
+	for _, tc := range []struct {
+		name    string
+		archive []byte
+		opts    extractOptions
+		want    map[string]string
+	}{
+		{"tar", tarball(t, simple...), extractOptions{}, simpleTree},
+		{"tar.gz", gzipped(t, tarball(t, simple...)), extractOptions{}, simpleTree},
+		{"tar.xz", xzipped(t, tarball(t, simple...)), extractOptions{}, simpleTree},
+		{"zip", zipball(t, simple...), extractOptions{}, simpleTree},
+		{"strip 1", gzipped(t, tarball(t, simple...)), extractOptions{strip: 1},
+			map[string]string{"a.txt": "f:A", "bin": "d", "bin/run": "x:#!/bin/sh\n"}},
+		{"strip 2 skips shallow entries", tarball(t, simple...), extractOptions{strip: 2},
+			map[string]string{"run": "x:#!/bin/sh\n"}},
+		{"github archive with pax global header", github, extractOptions{strip: 1}, map[string]string{
+			"README.md": "f:# demo\n", "run.sh": "x:#!/bin/sh\necho hi\n", "deploy": "d", "deploy/chart": "d",
+			"deploy/chart/Chart.yaml": "f:apiVersion: v2\nname: demo\nversion: 1.0.0\n",
+			"deploy/chart/templates":  "d", "deploy/chart/templates/cm.yaml": "f:kind: ConfigMap\n"}},
+		{"pax global header built by Go", tarball(t, entry{name: "pax_global_header", typ: tar.TypeXGlobalHeader, body: "abc"}, file("x", "1")),
+			extractOptions{}, map[string]string{"x": "f:1"}},
+		{"dot-slash names", tarball(t, dirEntry("./"), file("./a", "1")), extractOptions{}, map[string]string{"a": "f:1"}},
+		{"symlink inside is kept", tarball(t, file("a.txt", "A"), symlink("l", "a.txt"), dirEntry("d/"), symlink("d/up", "../a.txt")),
+			extractOptions{}, map[string]string{"a.txt": "f:A", "l": "l:a.txt", "d": "d", "d/up": "l:../a.txt"}},
+		{"zip symlink inside is kept", zipball(t, file("a.txt", "A"), symlink("l", "a.txt")),
+			extractOptions{}, map[string]string{"a.txt": "f:A", "l": "l:a.txt"}},
+		{"hard link inside becomes a copy", tarball(t, file("a", "A"), entry{name: "b", typ: tar.TypeLink, link: "a"}),
+			extractOptions{}, map[string]string{"a": "f:A", "b": "f:A"}},
+		{"hard link with strip", tarball(t, file("top/a", "A"), entry{name: "top/b", typ: tar.TypeLink, link: "top/a"}),
+			extractOptions{strip: 1}, map[string]string{"a": "f:A", "b": "f:A"}},
+		{"repeated directory entries", tarball(t, dirEntry("d/"), dirEntry("d/"), file("d/f", "1")),
+			extractOptions{}, map[string]string{"d": "d", "d/f": "f:1"}},
+		{"file exactly at the limits", tarball(t, file("a", "12345")), extractOptions{maxFile: 5, maxTotal: 5},
+			map[string]string{"a": "f:12345"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := t.TempDir()
+			o := tc.opts
+			if o.maxFile == 0 {
+				o.maxFile, o.maxTotal = 1<<20, 1<<20
+			}
+			if err := extract(bytes.NewReader(tc.archive), int64(len(tc.archive)), dst, o); err != nil {
+				t.Fatalf("extract: %v", err)
+			}
+			sameTree(t, tree(t, dst), tc.want)
+		})
+	}
+}
+
+// zeros returns n zero bytes: highly compressible bomb material.
+func zeros(n int) string { return string(make([]byte, n)) }
+
+// lyingZip builds a zip whose only entry declares size 10 but inflates to
+// n bytes.
+func lyingZip(t testing.TB, n int) []byte {
+	t.Helper()
+	var deflated bytes.Buffer
+	fw, _ := flate.NewWriter(&deflated, flate.BestCompression)
+	fw.Write(make([]byte, n))
+	fw.Close()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "bomb", Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(make([]byte, n)),
+		CompressedSize64: uint64(deflated.Len()), UncompressedSize64: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(deflated.Bytes())
+	zw.Close()
+	return buf.Bytes()
+}
+
+// hostileArchives are archives extract must refuse, with what the error
+// must say. They are shared by TestExtractHostile and the url source
+// tests (which check that nothing stays cached).
+func hostileArchives(t testing.TB) []struct {
+	name    string
+	archive []byte
+	opts    extractOptions
+	target  error
+	msg     string
+} {
+	limits := extractOptions{maxFile: 1 << 20, maxTotal: 2 << 20}
+	chart := limits
+	chart.noSymlinks = true
+	type tc = struct {
+		name    string
+		archive []byte
+		opts    extractOptions
+		target  error
+		msg     string
+	}
+	return []tc{
+		{"absolute path", tarball(t, file("/etc/passwd", "x")), limits, ErrUnsafe, `"/etc/passwd" has an absolute`},
+		{"dot-dot", tarball(t, file("../evil", "x")), limits, ErrUnsafe, `"../evil" leaves the extraction directory`},
+		{"dot-dot inside", tarball(t, file("a/../../evil", "x")), limits, ErrUnsafe, "leaves the extraction directory"},
+		{"zip absolute path", zipball(t, file("/abs", "x")), limits, ErrUnsafe, "absolute"},
+		{"zip dot-dot", zipball(t, file("../../evil", "x")), limits, ErrUnsafe, "leaves the extraction directory"},
+		{"symlink absolute", tarball(t, symlink("l", "/etc")), limits, ErrUnsafe, `symlink to "/etc", outside`},
+		{"symlink up and out", tarball(t, dirEntry("d/"), symlink("d/l", "../../x")), limits, ErrUnsafe, "outside the extraction directory"},
+		{"zip symlink out", zipball(t, symlink("l", "../x")), limits, ErrUnsafe, "outside"},
+		{"symlink chain out", tarball(t, dirEntry("t/"), dirEntry("x/y/"), symlink("x/y/s", "../../t"), symlink("x/y/p", "s/../../..")),
+			limits, ErrUnsafe, "resolves to"},
+		{"dangling symlink", tarball(t, symlink("l", "missing")), limits, ErrUnsafe, "does not resolve"},
+		{"write through symlink", tarball(t, dirEntry("d/"), symlink("l", "d"), file("l/f", "x")), limits, ErrUnsafe, `lies below "l"`},
+		{"hard link out", tarball(t, entry{name: "h", typ: tar.TypeLink, link: "../../etc/passwd"}), limits, ErrUnsafe, "hard link"},
+		{"hard link absolute", tarball(t, entry{name: "h", typ: tar.TypeLink, link: "/etc/passwd"}), limits, ErrUnsafe, "hard link"},
+		{"hard link to missing", tarball(t, entry{name: "h", typ: tar.TypeLink, link: "nope"}), limits, ErrUnsafe, "not a regular file extracted before it"},
+		{"hard link to symlink", tarball(t, file("a", "1"), symlink("s", "a"), entry{name: "h", typ: tar.TypeLink, link: "s"}), limits, ErrUnsafe, "not a regular file"},
+		{"char device", tarball(t, entry{name: "null", typ: tar.TypeChar}), limits, ErrUnsafe, "device"},
+		{"block device", tarball(t, entry{name: "sda", typ: tar.TypeBlock}), limits, ErrUnsafe, "device"},
+		{"fifo", tarball(t, entry{name: "p", typ: tar.TypeFifo}), limits, ErrUnsafe, "FIFO"},
+		{"zip device", zipball(t, entry{name: "null", typ: tar.TypeChar}), limits, ErrUnsafe, "device"},
+		{"duplicate names", tarball(t, file("a", "1"), file("a", "2")), limits, ErrUnsafe, "more than once"},
+		{"duplicate after strip", tarball(t, file("x/a", "1"), file("y/a", "2")), extractOptions{strip: 1, maxFile: 1 << 20, maxTotal: 1 << 20}, ErrUnsafe, "more than once"},
+		{"zip duplicate names", zipball(t, file("a", "1"), file("a", "2")), limits, ErrUnsafe, "more than once"},
+		{"file over directory", tarball(t, dirEntry("a/"), file("a", "1")), limits, ErrUnsafe, "more than once"},
+		{"gzip bomb one file", gzipped(t, tarball(t, file("bomb", zeros(8<<20)))), limits, ErrTooLarge, "per-file limit"},
+		{"gzip bomb many files", gzipped(t, tarball(t, file("a", zeros(900<<10)), file("b", zeros(900<<10)), file("c", zeros(900<<10)))),
+			limits, ErrTooLarge, "total limit"},
+		{"xz bomb", xzipped(t, tarball(t, file("bomb", zeros(8<<20)))), limits, ErrTooLarge, "limit"},
+		{"zip bomb", zipball(t, file("bomb", zeros(8<<20))), limits, ErrTooLarge, "per-file limit"},
+		{"zip bomb lying about its size", lyingZip(t, 8<<20), limits, nil, "bomb"},
+		{"symlink in chart", gzipped(t, tarball(t, file("c/Chart.yaml", "name: c"), symlink("c/l", "Chart.yaml"))), chart, ErrUnsafe, "may not contain symlinks"},
+		{"not an archive", []byte("<html>not found</html>"), limits, nil, "tar"},
+		{"empty tar", tarball(t), limits, nil, "no entries"},
+		{"truncated gzip", gzipped(t, tarball(t, file("a", strings.Repeat("x", 5000))))[:30], limits, nil, "unexpected EOF"},
+	}
+}
+
+func TestExtractHostile(t *testing.T) {
+	for _, tc := range hostileArchives(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dst := filepath.Join(parent, "out")
+			os.Mkdir(dst, 0o755)
+			err := extract(bytes.NewReader(tc.archive), int64(len(tc.archive)), dst, tc.opts)
+			wantErr(t, err, tc.target, tc.msg)
+			// Nothing may have been written outside dst.
+			entries, _ := os.ReadDir(parent)
+			if len(entries) != 1 {
+				t.Errorf("extract wrote outside its directory: %v", entries)
+			}
+		})
+	}
+}
+
+// FuzzExtract feeds arbitrary bytes to extract: it must never panic, never
+// write outside its directory and never exceed its limits.
+func FuzzExtract(f *testing.F) {
+	f.Add(tarball(f, file("a", "1"), dirEntry("d/"), symlink("d/l", "../a")), 0)
+	f.Add(gzipped(f, tarball(f, file("x/a", "1"), entry{name: "x/b", typ: tar.TypeLink, link: "x/a"})), 1)
+	f.Add(zipball(f, file("a", "1"), symlink("l", "a")), 0)
+	f.Add(xzipped(f, tarball(f, file("a", "1"))), 0)
+	f.Add(tarball(f, entry{name: "pax_global_header", typ: tar.TypeXGlobalHeader, body: "c"}, file("r/a", "1")), 1)
+	f.Add(tarball(f, symlink("l", "../x")), 0)
+	f.Fuzz(func(t *testing.T, data []byte, strip int) {
+		if strip < 0 || strip > 3 {
+			strip = 0
+		}
+		parent := t.TempDir()
+		dst := filepath.Join(parent, "out")
+		os.Mkdir(dst, 0o755)
+		const limit = 1 << 16
+		err := extract(bytes.NewReader(data), int64(len(data)), dst, extractOptions{strip: strip, maxFile: limit, maxTotal: 2 * limit})
+		if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+			t.Fatalf("extract wrote outside its directory: %v", entries)
+		}
+		if err != nil {
+			return
+		}
+		root, _ := filepath.EvalSymlinks(dst)
+		var total int64
+		filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				if err := checkInside(root, p); err != nil {
+					t.Fatalf("symlink %s: %v", p, err)
+				}
+			} else if !fi.IsDir() && !fi.Mode().IsRegular() {
+				t.Fatalf("%s is neither file, directory nor symlink", p)
+			}
+			total += fi.Size() * boolInt(fi.Mode().IsRegular())
+			return nil
+		})
+		if total > 2*limit {
+			t.Fatalf("extracted %d bytes, more than the limit", total)
+		}
+		if _, err := HashDir(root); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("HashDir: %v", err)
+		}
+	})
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,313 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/index"
+)
+
+const (
+	// maxIndexSize bounds a chart repository index.yaml (further bounded
+	// by the download limit).
+	maxIndexSize = 256 << 20
+	// maxYAMLDepth bounds the nesting of an index.yaml; real ones nest
+	// about six levels deep.
+	maxYAMLDepth = 64
+)
+
+// fetchChart resolves a chart source from an HTTP(S) or OCI repository.
+// The repository is consulted only when the archive is not cached.
+func (f *Fetcher) fetchChart(ctx context.Context, recipeDir, out string, c *recipe.ChartSource) (*Result, error) {
+	pin, err := parseDigest(c.Digest)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, redact(c.Repository))
+	blob, err := f.cache.open(pin)
+	if errors.Is(err, errNotCached) {
+		if f.offline {
+			return nil, f.offlineError(recipeDir, fmt.Sprintf("%s (%s)", what, pin))
+		}
+		if strings.HasPrefix(c.Repository, "oci://") {
+			err = f.downloadOCIChart(ctx, c, pin, what)
+		} else {
+			err = f.downloadRepoChart(ctx, c, pin, what)
+		}
+		if err == nil {
+			blob, err = f.cache.open(pin)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer blob.Close()
+	dir, err := f.unpackChart(blob, pin, out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	origin := strings.TrimSuffix(redact(c.Repository), "/") + "/" + c.Name + "@" + c.Version
+	return &Result{Path: dir, Resolved: index.ResolvedSource{Kind: KindChart, Origin: origin, Digest: pin}}, nil
+}
+
+// unpackChart extracts a chart archive into out and returns the directory
+// holding Chart.yaml: out itself or its only subdirectory.
+func (f *Fetcher) unpackChart(blob *os.File, digest, out string) (string, error) {
+	if err := f.extractBlob(blob, digest, out, extractOptions{noSymlinks: true}); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(out, "Chart.yaml")); err == nil {
+		return out, nil
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return "", err
+	}
+	if len(entries) == 1 && entries[0].IsDir() {
+		dir := filepath.Join(out, entries[0].Name())
+		if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err == nil {
+			return dir, nil
+		}
+	}
+	f.cache.remove(digest)
+	return "", errors.New("the archive is not a chart: no Chart.yaml at its root or in its only directory")
+}
+
+// downloadRepoChart finds the chart in its repository's index.yaml and
+// downloads the archive into the cache, verified against pin.
+func (f *Fetcher) downloadRepoChart(ctx context.Context, c *recipe.ChartSource, pin, what string) error {
+	idx, idxURL, err := f.chartIndex(ctx, c.Repository)
+	if err != nil {
+		return err
+	}
+	entry, err := idx.find(c.Name, c.Version)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	archive, err := entry.archiveURL(idxURL)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	listed := ""
+	if entry.Digest != "" {
+		listed, _ = parseDigest(entry.Digest)
+	}
+	_, err = f.download(ctx, archive, func(got string, n int64) error {
+		if got == pin {
+			if listed != "" && listed != pin {
+				f.logf("warning: %s: the repository index lists %s, but the archive matches the pin %s", what, listed, pin)
+			}
+			return nil
+		}
+		note := ""
+		switch listed {
+		case "":
+		case got:
+			note = "the repository index lists the downloaded digest too: the chart was republished upstream"
+		case pin:
+			note = "the repository index lists the pinned digest, but the archive served differs from its index entry: the repository is inconsistent or the download was tampered with"
+		default:
+			note = fmt.Sprintf("the repository index lists %s, which matches neither", listed)
+		}
+		return &DigestMismatchError{What: what, URL: redact(archive), Expected: pin, Got: got, Size: n, Note: note}
+	})
+	return err
+}
+
+// chartIndex is the part of a Helm repository index.yaml kbuild reads.
+type chartIndex struct {
+	Entries map[string][]chartVersion `yaml:"entries"`
+}
+
+// chartVersion is one entry of a chart repository index.
+type chartVersion struct {
+	Name    string   `yaml:"name"`
+	Version string   `yaml:"version"`
+	URLs    []string `yaml:"urls"`
+	Digest  string   `yaml:"digest"`
+}
+
+func (idx *chartIndex) find(name, version string) (*chartVersion, error) {
+	versions, ok := idx.Entries[name]
+	if !ok {
+		return nil, fmt.Errorf("the repository index has no chart %q (it lists %d charts)", name, len(idx.Entries))
+	}
+	for i := range versions {
+		if versions[i].Version == version {
+			return &versions[i], nil
+		}
+	}
+	for i := range versions {
+		if strings.TrimPrefix(versions[i].Version, "v") == strings.TrimPrefix(version, "v") {
+			return &versions[i], nil
+		}
+	}
+	var some []string
+	for i := 0; i < len(versions) && i < 10; i++ {
+		some = append(some, versions[i].Version)
+	}
+	return nil, fmt.Errorf("the repository index has no version %s of chart %q (it lists %s)", version, name, strings.Join(some, ", "))
+}
+
+// archiveURL resolves the entry's first URL against the index URL; only
+// http and https are allowed.
+func (v *chartVersion) archiveURL(idxURL string) (string, error) {
+	if len(v.URLs) == 0 {
+		return "", errors.New("the repository index lists no URL for this version")
+	}
+	base, err := url.Parse(idxURL)
+	if err != nil {
+		return "", err
+	}
+	ref, err := url.Parse(v.URLs[0])
+	if err != nil {
+		return "", fmt.Errorf("the repository index lists an invalid URL %q: %w", v.URLs[0], err)
+	}
+	u := base.ResolveReference(ref)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("the repository index lists %q; only http and https archive URLs are allowed: %w", v.URLs[0], ErrUnsafe)
+	}
+	return u.String(), nil
+}
+
+// parseChartIndex parses an index.yaml. Before decoding it walks the YAML
+// tree, following aliases, and refuses documents nested deeper than
+// maxYAMLDepth or expanding to more nodes than the input has bytes (plus
+// slack): an alias-free document can never do that, a billion-laughs one
+// does at once.
+func parseChartIndex(data []byte) (*chartIndex, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("parse index.yaml: %w", err)
+	}
+	budget := len(data) + 10_000
+	if err := checkYAML(&doc, 0, &budget); err != nil {
+		return nil, fmt.Errorf("parse index.yaml: %w", err)
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("parse index.yaml: not a Helm chart repository index (expected a YAML mapping with entries)")
+	}
+	idx := &chartIndex{}
+	if err := doc.Decode(idx); err != nil {
+		return nil, fmt.Errorf("parse index.yaml: %w", err)
+	}
+	if idx.Entries == nil {
+		return nil, errors.New("parse index.yaml: no entries: this is not a Helm chart repository index")
+	}
+	return idx, nil
+}
+
+func checkYAML(n *yaml.Node, depth int, budget *int) error {
+	if depth > maxYAMLDepth {
+		return fmt.Errorf("nested deeper than %d levels: %w", maxYAMLDepth, ErrUnsafe)
+	}
+	*budget--
+	if *budget < 0 {
+		return fmt.Errorf("aliases expand the document beyond its size: %w", ErrUnsafe)
+	}
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			return fmt.Errorf("alias without anchor: %w", ErrUnsafe)
+		}
+		return checkYAML(n.Alias, depth+1, budget)
+	}
+	for _, c := range n.Content {
+		if err := checkYAML(c, depth+1, budget); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexMeta records the cached index.yaml of a chart repository.
+type indexMeta struct {
+	URL          string `json:"url"`
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"lastModified,omitempty"`
+	Blob         string `json:"blob"`
+}
+
+// chartIndex returns the parsed index of a chart repository and its URL.
+// The last index is cached by URL and revalidated with If-None-Match and
+// If-Modified-Since, so an unchanged index is not downloaded again.
+func (f *Fetcher) chartIndex(ctx context.Context, repo string) (*chartIndex, string, error) {
+	idxURL := strings.TrimSuffix(repo, "/") + "/index.yaml"
+	what := "chart repository index " + redact(idxURL)
+	ref := filepath.Join("index", keyOf(idxURL))
+	var meta indexMeta
+	var cached []byte
+	if b, err := f.cache.readRef(ref); err == nil && json.Unmarshal(b, &meta) == nil && meta.URL == idxURL {
+		if blob, err := f.cache.open(meta.Blob); err == nil {
+			cached, err = io.ReadAll(blob)
+			blob.Close()
+			if err != nil {
+				cached = nil
+			}
+		}
+	}
+	hdr := http.Header{}
+	if cached != nil && meta.ETag != "" {
+		hdr.Set("If-None-Match", meta.ETag)
+	}
+	if cached != nil && meta.LastModified != "" {
+		hdr.Set("If-Modified-Since", meta.LastModified)
+	}
+	limit := min(f.maxDownload, maxIndexSize)
+	var data []byte
+	fresh := false
+	err := f.withRetries(ctx, what, func(ctx context.Context) error {
+		resp, err := f.get(ctx, f.client, idxURL, hdr, cached != nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusNotModified {
+			f.logf("%s: not modified, using the cached copy", what)
+			data, fresh = cached, false
+			return nil
+		}
+		if resp.ContentLength > limit {
+			return fmt.Errorf("%s: the server announces %d bytes, more than the limit of %d: %w", what, resp.ContentLength, limit, ErrTooLarge)
+		}
+		f.logf("downloading %s", what)
+		data, err = io.ReadAll(&limitReader{r: resp.Body, n: limit})
+		if errors.Is(err, ErrTooLarge) {
+			return fmt.Errorf("%s: more than the limit of %d bytes: %w", what, limit, err)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		meta = indexMeta{URL: idxURL, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+		fresh = true
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	idx, err := parseChartIndex(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", what, err)
+	}
+	if fresh {
+		if meta.Blob, err = f.cache.put(bytes.NewReader(data), -1, nil); err != nil {
+			return nil, "", err
+		}
+		b, _ := json.Marshal(meta)
+		if err := f.cache.writeRef(ref, b); err != nil {
+			return nil, "", err
+		}
+	}
+	return idx, idxURL, nil
+}

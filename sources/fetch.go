@@ -1,0 +1,422 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+
+	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/index"
+)
+
+// Fetcher fetches recipe sources, verifies them against their pins and
+// keeps them in a content-addressed cache. It is safe for concurrent use,
+// and several processes may share one cache directory.
+type Fetcher struct {
+	cache         cache
+	offline       bool
+	client        *http.Client
+	maxDownload   int64
+	maxExtract    int64
+	maxFile       int64
+	timeout       time.Duration
+	retries       int
+	backoff       time.Duration
+	keychain      authn.Keychain
+	plainHTTP     bool
+	pluginTimeout time.Duration
+	logf          func(format string, args ...any)
+}
+
+// Option configures a Fetcher.
+type Option func(*Fetcher)
+
+// WithCacheDir sets the cache directory. The default is kbuild under
+// os.UserCacheDir (such as ~/.cache/kbuild). It is created when first
+// written to.
+func WithCacheDir(dir string) Option { return func(f *Fetcher) { f.cache.dir = dir } }
+
+// WithOffline makes every fetch that would use the network fail with an
+// error wrapping ErrOffline unless the source is in the cache. The default
+// is false. Local sources (dir, file:// URLs) and plugins still run.
+func WithOffline(offline bool) Option { return func(f *Fetcher) { f.offline = offline } }
+
+// WithHTTPClient sets the client for HTTP(S) downloads, chart repositories
+// and OCI registries (its Transport is used for those). The default client
+// has a 30s connect timeout, a 10s TLS handshake timeout and a 2m timeout
+// for response headers; WithTimeout bounds each download as a whole.
+func WithHTTPClient(c *http.Client) Option { return func(f *Fetcher) { f.client = c } }
+
+// WithMaxDownload bounds the size in bytes of every download, chart
+// repository index included. The default is 1 GiB.
+func WithMaxDownload(n int64) Option { return func(f *Fetcher) { f.maxDownload = n } }
+
+// WithMaxExtract bounds the total bytes extracted from one archive. The
+// default is 2 GiB.
+func WithMaxExtract(n int64) Option { return func(f *Fetcher) { f.maxExtract = n } }
+
+// WithMaxExtractFile bounds the size of any one file extracted from an
+// archive. The default is 1 GiB.
+func WithMaxExtractFile(n int64) Option { return func(f *Fetcher) { f.maxFile = n } }
+
+// WithTimeout bounds each download (connect, headers and body) and each
+// git command. The default is 10 minutes.
+func WithTimeout(d time.Duration) Option { return func(f *Fetcher) { f.timeout = d } }
+
+// WithRetries sets how often a download is retried after a 5xx response
+// or a broken connection, with exponential backoff starting at 500ms; 4xx
+// responses, digest mismatches and size limits are never retried. The
+// default is 3.
+func WithRetries(n int) Option { return func(f *Fetcher) { f.retries = n } }
+
+// WithKeychain sets where OCI registry credentials come from. The default
+// is authn.DefaultKeychain (Docker config and credential helpers).
+func WithKeychain(k authn.Keychain) Option { return func(f *Fetcher) { f.keychain = k } }
+
+// WithPlainHTTP makes OCI registry references use plain HTTP, for
+// registries on loopback. The default is false (HTTPS, except where
+// go-containerregistry already uses HTTP: localhost, loopback and
+// private addresses).
+func WithPlainHTTP(plain bool) Option { return func(f *Fetcher) { f.plainHTTP = plain } }
+
+// WithLogger sets a function that receives progress messages. The default
+// discards them. Messages never contain credentials.
+func WithLogger(logf func(format string, args ...any)) Option {
+	return func(f *Fetcher) { f.logf = logf }
+}
+
+// WithPluginTimeout bounds one run of a source plugin. The default is 10
+// minutes.
+func WithPluginTimeout(d time.Duration) Option { return func(f *Fetcher) { f.pluginTimeout = d } }
+
+// New returns a Fetcher configured by opts.
+func New(opts ...Option) (*Fetcher, error) {
+	f := &Fetcher{
+		maxDownload:   1 << 30,
+		maxExtract:    2 << 30,
+		maxFile:       1 << 30,
+		timeout:       10 * time.Minute,
+		retries:       3,
+		backoff:       500 * time.Millisecond,
+		keychain:      authn.DefaultKeychain,
+		pluginTimeout: 10 * time.Minute,
+		logf:          func(string, ...any) {},
+	}
+	for _, o := range opts {
+		o(f)
+	}
+	if f.logf == nil {
+		f.logf = func(string, ...any) {}
+	}
+	if f.cache.dir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("no cache directory: %w; set one with WithCacheDir", err)
+		}
+		f.cache.dir = filepath.Join(dir, "kbuild")
+	}
+	dir, err := filepath.Abs(f.cache.dir)
+	if err != nil {
+		return nil, fmt.Errorf("cache directory %s: %w", f.cache.dir, err)
+	}
+	f.cache.dir = dir
+	f.cache.logf = f.logf
+	if f.client == nil {
+		f.client = defaultClient()
+	}
+	switch {
+	case f.maxDownload <= 0, f.maxExtract <= 0, f.maxFile <= 0:
+		return nil, fmt.Errorf("size limits must be positive, got download %d, extract %d, file %d", f.maxDownload, f.maxExtract, f.maxFile)
+	case f.timeout <= 0, f.pluginTimeout <= 0:
+		return nil, fmt.Errorf("timeouts must be positive, got %s and plugin %s", f.timeout, f.pluginTimeout)
+	case f.retries < 0:
+		return nil, fmt.Errorf("retries must not be negative, got %d", f.retries)
+	case f.keychain == nil:
+		return nil, errors.New("keychain must not be nil")
+	}
+	return f, nil
+}
+
+// PluginInfo is what a source plugin learns about the package being built.
+type PluginInfo struct {
+	Package string
+	Version string
+}
+
+// Result is a fetched and verified source.
+type Result struct {
+	// Path is a local file (a plain url source) or directory (an archive
+	// subtree, a chart directory with Chart.yaml at its root, a dir
+	// source, a git tree or plugin output); it is empty for images.
+	Path string
+	// Resolved records what was fetched, from where, and its digest.
+	Resolved index.ResolvedSource
+}
+
+// Source kinds as recorded in index.ResolvedSource.Kind.
+const (
+	KindURL    = "url"
+	KindChart  = "chart"
+	KindDir    = "dir"
+	KindGit    = "git"
+	KindImage  = "image"
+	KindPlugin = "plugin"
+)
+
+// kindOf returns the kind of src (one of the Kind constants), or "" when
+// not exactly one kind is set.
+func kindOf(src recipe.Source) string {
+	kinds := []string{}
+	for k, set := range map[string]bool{
+		KindURL: src.URL != "", KindChart: src.Chart != nil, KindDir: src.Dir != "",
+		KindGit: src.Git != nil, KindImage: src.Image != nil, KindPlugin: src.Plugin != "",
+	} {
+		if set {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) != 1 {
+		return ""
+	}
+	return kinds[0]
+}
+
+// Fetch resolves the source called name of the recipe in recipeDir into a
+// local path under workDir, which the caller creates and removes. Output
+// goes to workDir/name, replacing whatever is there. Downloads are
+// verified against their pins and cached; in offline mode a source that
+// is not cached fails with an error wrapping ErrOffline.
+func (f *Fetcher) Fetch(ctx context.Context, recipeDir, workDir, name string, src recipe.Source, info PluginInfo) (*Result, error) {
+	res, err := f.fetch(ctx, recipeDir, workDir, name, src, info)
+	if err != nil {
+		return nil, fmt.Errorf("source %q: %w", name, err)
+	}
+	res.Resolved.Name = name
+	return res, nil
+}
+
+func (f *Fetcher) fetch(ctx context.Context, recipeDir, workDir, name string, src recipe.Source, info PluginInfo) (*Result, error) {
+	if name == "" || name == "." || name == ".." || filepath.Base(name) != name {
+		return nil, fmt.Errorf("a source name must be a plain file name, got %q", name)
+	}
+	kind := kindOf(src)
+	if kind == KindDir {
+		return f.fetchDir(recipeDir, src.Dir)
+	}
+	if kind == KindImage {
+		return f.fetchImage(ctx, recipeDir, src.Image.Ref)
+	}
+	if kind == "" {
+		return nil, errors.New("a source sets exactly one of url, chart, dir, plugin, git or image")
+	}
+	if workDir == "" {
+		return nil, errors.New("no work directory given")
+	}
+	out, err := filepath.Abs(filepath.Join(workDir, name))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return nil, fmt.Errorf("clear output directory: %w", err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory: %w", err)
+	}
+	switch kind {
+	case KindURL:
+		return f.fetchURL(ctx, recipeDir, out, src)
+	case KindChart:
+		return f.fetchChart(ctx, recipeDir, out, src.Chart)
+	case KindGit:
+		return f.fetchGit(ctx, recipeDir, out, src.Git)
+	default:
+		return f.runPlugin(ctx, recipeDir, out, src, info)
+	}
+}
+
+func (f *Fetcher) fetchURL(ctx context.Context, recipeDir, out string, src recipe.Source) (*Result, error) {
+	digest, err := parseDigest(src.SHA256)
+	if err != nil {
+		return nil, err
+	}
+	blob, err := f.blob(ctx, recipeDir, src.URL, digest, func(got string, n int64) error {
+		if got != digest {
+			return &DigestMismatchError{What: "download", URL: redact(src.URL), Expected: digest, Got: got, Size: n}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer blob.Close()
+	res := &Result{Resolved: index.ResolvedSource{Kind: KindURL, Origin: redact(src.URL), Digest: digest}}
+	if !recipe.IsArchive(src.URL) {
+		if src.Path != "" || src.Strip != 0 {
+			return nil, fmt.Errorf("path and strip apply to archives; %s is not one (%v)", redact(src.URL), recipe.ArchiveExtensions)
+		}
+		res.Path = filepath.Join(out, fileName(src.URL))
+		return res, copyFile(res.Path, blob)
+	}
+	if err := f.extractBlob(blob, digest, out, extractOptions{strip: src.Strip}); err != nil {
+		return nil, fmt.Errorf("%s: %w", redact(src.URL), err)
+	}
+	res.Path, err = pick(out, src.Path)
+	return res, err
+}
+
+// blob returns the verified cache entry for digest, downloading rawURL
+// into the cache first when needed. verify checks the downloaded bytes.
+func (f *Fetcher) blob(ctx context.Context, recipeDir, rawURL, digest string, verify func(string, int64) error) (*os.File, error) {
+	b, err := f.cache.open(digest)
+	if !errors.Is(err, errNotCached) {
+		return b, err
+	}
+	if f.offline && !isFileURL(rawURL) {
+		return nil, f.offlineError(recipeDir, fmt.Sprintf("%s (%s)", redact(rawURL), digest))
+	}
+	f.logf("downloading %s", redact(rawURL))
+	if _, err := f.download(ctx, rawURL, verify); err != nil {
+		return nil, err
+	}
+	return f.cache.open(digest)
+}
+
+func (f *Fetcher) offlineError(recipeDir, what string) error {
+	return fmt.Errorf("%w: %s is not in the cache %s; fetch it while online with: kbuild fetch %s", ErrOffline, what, f.cache.dir, recipeDir)
+}
+
+// extractBlob unpacks the cached archive blob (with the given digest) into
+// out with the Fetcher's limits. An archive that cannot be unpacked is
+// removed from the cache: hostile content is not kept even when it
+// matches its pin.
+func (f *Fetcher) extractBlob(blob *os.File, digest, out string, o extractOptions) error {
+	fi, err := blob.Stat()
+	if err != nil {
+		return err
+	}
+	o.maxTotal, o.maxFile = f.maxExtract, f.maxFile
+	if err := extract(blob, fi.Size(), out, o); err != nil {
+		f.cache.remove(digest)
+		return err
+	}
+	return nil
+}
+
+// pick returns the file or directory p inside root, refusing paths that
+// leave root, also through symlinks.
+func pick(root, p string) (string, error) {
+	if p == "" {
+		return root, nil
+	}
+	if !filepath.IsLocal(filepath.FromSlash(p)) {
+		return "", fmt.Errorf("path %q leaves the archive: %w", p, ErrUnsafe)
+	}
+	rroot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", err
+	}
+	full := filepath.Join(rroot, filepath.FromSlash(p))
+	if _, err := os.Lstat(full); err != nil {
+		return "", fmt.Errorf("path %q is not in the archive (check strip and path)", p)
+	}
+	if err := checkInside(rroot, full); err != nil {
+		return "", fmt.Errorf("path %q: %w", p, err)
+	}
+	return filepath.EvalSymlinks(full)
+}
+
+// fileName returns the last element of a URL's path, or "download".
+func fileName(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "download"
+	}
+	base := path.Base(u.Path)
+	if base == "." || base == "/" || base == ".." || base == "" {
+		return "download"
+	}
+	return base
+}
+
+func copyFile(dst string, src io.Reader) error {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, src)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Add stores a local file in the cache under its sha256 and returns the
+// digest ("sha256:<hex>"), so that a recipe pinning it builds offline
+// (`kbuild cache add FILE`).
+func (f *Fetcher) Add(ctx context.Context, file string) (string, error) {
+	in, err := os.Open(file)
+	if err != nil {
+		return "", fmt.Errorf("add to cache: %w", err)
+	}
+	defer in.Close()
+	d, err := f.cache.put(ctxReader{ctx, in}, -1, nil)
+	if err != nil {
+		return "", fmt.Errorf("add %s to cache: %w", file, err)
+	}
+	return d, nil
+}
+
+// Has reports whether Fetch can resolve src from the cache alone, and
+// says where it comes from (a URL, chart, git commit, image or plugin).
+// dir sources are always available; a plugin is when it is on PATH.
+func (f *Fetcher) Has(src recipe.Source) (bool, string) {
+	switch kindOf(src) {
+	case KindURL:
+		d, err := parseDigest(src.SHA256)
+		if isFileURL(src.URL) {
+			_, serr := os.Stat(fileURLPath(src.URL))
+			return serr == nil, redact(src.URL)
+		}
+		return err == nil && f.cache.has(d), redact(src.URL)
+	case KindChart:
+		c := src.Chart
+		d, err := parseDigest(c.Digest)
+		return err == nil && f.cache.has(d), fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, c.Repository)
+	case KindGit:
+		return f.gitCached(src.Git), fmt.Sprintf("git %s@%s", redact(src.Git.URL), src.Git.Commit)
+	case KindImage:
+		d, err := imageDigest(src.Image.Ref)
+		return err == nil && f.cache.has(d), src.Image.Ref
+	case KindDir:
+		return true, "directory " + src.Dir
+	case KindPlugin:
+		p, err := findPlugin(src.Plugin)
+		if err != nil {
+			return false, "plugin kubepkg-source-" + src.Plugin + " (not on PATH)"
+		}
+		return true, "plugin " + p
+	}
+	return false, "invalid source"
+}
+
+// ctxReader stops reading once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
