@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/testenv"
+)
+
+// pinnedUses is a third-party action pinned by full commit with its
+// version in a comment: `uses: owner/repo@<40 hex> # v1.2.3`.
+var pinnedUses = regexp.MustCompile(`^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$`)
+
+var usesLine = regexp.MustCompile(`^\s*(?:-\s+)?uses:\s*(.*)$`)
+
+// scriptRef finds the repository scripts a workflow runs.
+var scriptRef = regexp.MustCompile(`scripts/[\w.-]+\.sh`)
+
+// TestWorkflowsLint runs actionlint on .github/workflows and checks that
+// every action is pinned by commit and every script a workflow runs exists
+// and is executable.
+func TestWorkflowsLint(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(repoRoot, ".github", "workflows", "*.yml"))
+	if len(files) < 2 {
+		t.Fatalf("workflows = %v, want pr.yml and publish.yml at least", files)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for line := 1; sc.Scan(); line++ {
+			m := usesLine.FindStringSubmatch(sc.Text())
+			if m == nil || strings.HasPrefix(m[1], "./") {
+				continue
+			}
+			if !pinnedUses.MatchString(strings.TrimSpace(m[1])) {
+				t.Errorf("%s:%d: uses: %s; pin third-party actions by full commit SHA with a # vX.Y.Z comment", filepath.Base(f), line, m[1])
+			}
+		}
+		for _, s := range scriptRef.FindAllString(string(data), -1) {
+			fi, err := os.Stat(filepath.Join(repoRoot, s))
+			if err != nil || fi.Mode()&0o111 == 0 {
+				t.Errorf("%s runs %s, which is not an executable file in the repository", filepath.Base(f), s)
+			}
+		}
+	}
+
+	actionlint := testenv.Tool(t, "actionlint")
+	cmd := exec.Command(actionlint, "-no-color")
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("actionlint: %v\n%s", err, out)
+	}
+}
+
+// script is one run of a script under scripts/.
+type script struct {
+	stdout, stderr string
+	code           int
+}
+
+func (s script) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", s.code, s.stdout, s.stderr)
+}
+
+// runScript runs scripts/NAME with bash in dir, with env added to the
+// test's environment.
+func runScript(t *testing.T, dir string, env []string, name string, args ...string) script {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{filepath.Join(repoRoot, "scripts", name)}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CI=true", "GITHUB_ACTIONS=")
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running %s: %v", name, err)
+	}
+	return script{stdout.String(), stderr.String(), code}
+}
+
+// workflowRun holds what stands in for GitHub while the scripts run: the
+// recipes repository, a local registry for GHCR, a directory served over
+// HTTP for Pages and the environment the workflows set.
+type workflowRun struct {
+	t        *testing.T
+	repo     string
+	pages    string
+	registry string
+	key      *index.PrivateKey
+	env      []string
+}
+
+// env returns the common environment plus extra.
+func (w *workflowRun) with(extra ...string) []string {
+	return append(append([]string{}, w.env...), extra...)
+}
+
+// commit commits everything in the repository.
+func (w *workflowRun) commit(msg string) {
+	git(w.t, w.repo, "add", "-A")
+	git(w.t, w.repo, "commit", "-q", "-m", msg)
+}
+
+// publish runs the jobs of publish.yml as the workflow does: plan, one
+// build per shard into records/records-<index> (the artifact layout of
+// download-artifact), publish, then deploys the site to Pages. It returns
+// the plan. When kbuild publish is missing it fails the test, writes the
+// index by hand so that the later steps still run, and checks anonymous
+// pulls on that index.
+func (w *workflowRun) publish(name string, wantShards [][]string, wantUpToDate []string) {
+	t := w.t
+	work := t.TempDir()
+	output := filepath.Join(work, "github-output")
+	r := runScript(t, w.repo, w.with("SHARDS=2", "GITHUB_OUTPUT="+output), "publish.sh", "plan")
+	if r.code != 0 {
+		t.Fatalf("%s: publish.sh plan: %s", name, r)
+	}
+	var plan buildPlan
+	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil {
+		t.Fatalf("%s: plan is not JSON: %v\n%s", name, err, r)
+	}
+	var got [][]string
+	for _, s := range plan.Shards {
+		got = append(got, s.Recipes)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(wantShards) || fmt.Sprint(plan.UpToDate) != fmt.Sprint(wantUpToDate) {
+		t.Fatalf("%s: plan = %+v, want shards %v and up to date %v", name, plan, wantShards, wantUpToDate)
+	}
+	out, _ := os.ReadFile(output)
+	if want := fmt.Sprintf("shards=%d\n", len(wantShards)); !strings.Contains(string(out), want) || !strings.Contains(string(out), "plan={") {
+		t.Errorf("%s: $GITHUB_OUTPUT = %q, want plan= and %q", name, out, want)
+	}
+
+	records := filepath.Join(work, "records")
+	for _, s := range plan.Shards {
+		r := runScript(t, w.repo, w.with(fmt.Sprintf("DIST=%s/records-%d", records, s.Index)), "publish.sh", append([]string{"build"}, s.Recipes...)...)
+		if r.code != 0 {
+			t.Fatalf("%s: publish.sh build %v: %s", name, s.Recipes, r)
+		}
+	}
+
+	site := filepath.Join(work, "_site")
+	r = runScript(t, w.repo, w.with("SITE="+site, "KBUILD_TRUST_KEY=keys/index.pub"), "publish.sh", "publish", records)
+	if r.code != 0 && (strings.Contains(r.stderr, `unknown command "publish"`) || strings.Contains(r.stderr, "unknown flag")) {
+		t.Errorf("%s: kbuild publish is not implemented (or lacks the flags publish.sh passes: RECORDS_DIR --registry --sign-key-env --site --merge --merge-key --plain-http): %s", name, r)
+		w.handIndex(site, records)
+		r = runScript(t, w.repo, w.with(), "check-anonymous-pull.sh", filepath.Join(site, "index.yaml"))
+	}
+	if r.code != 0 {
+		t.Fatalf("%s: publish: %s", name, r)
+	}
+	if !regexp.MustCompile(`all \d+ charts pulled anonymously and match their digests`).MatchString(r.stderr) {
+		t.Errorf("%s: no anonymous pull check: %s", name, r)
+	}
+	// Deploy: the site becomes what Pages serves.
+	if err := os.RemoveAll(w.pages); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyDir(site, w.pages); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// handIndex writes SITE/index.yaml with every version already served by
+// Pages and every build record under records, unsigned: what kbuild
+// publish would publish, for the steps after it while it is missing.
+func (w *workflowRun) handIndex(site, records string) {
+	t := w.t
+	b := index.NewBuilder()
+	if data, err := os.ReadFile(filepath.Join(w.pages, "index.yaml")); err == nil {
+		x, err := index.ParseIndex(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range x.Packages {
+			for _, v := range p.Versions {
+				rec := &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: name}, Spec: v.Spec}
+				if err := b.Add("pages", rec, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	builds, err := dist.Read(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bd := range builds {
+		if err := b.Add(bd.File, &bd.Record, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := b.Index(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := x.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(site, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(site, "index.yaml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// published returns "name version build" of every version Pages serves.
+func (w *workflowRun) published() []string {
+	data, err := os.ReadFile(filepath.Join(w.pages, "index.yaml"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	x, err := index.ParseIndex(data)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	names := make([]string, 0, len(x.Packages))
+	for name := range x.Packages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
+		for _, v := range x.Packages[name].Versions {
+			out = append(out, fmt.Sprintf("%s %s %d", name, v.Version, v.Build))
+		}
+	}
+	return out
+}
+
+// TestWorkflowScripts runs the scripts of pr.yml and publish.yml in the
+// order GitHub would, against a local registry standing in for GHCR and a
+// directory served over HTTP standing in for Pages: a pull request, the
+// first publish, an incremental publish, a pull request that would change
+// a published version (which must fail), and the weekly re-signing.
+func TestWorkflowScripts(t *testing.T) {
+	reg := testenv.Registry(t)
+	helm := testenv.Tool(t, "helm")
+	testenv.Tool(t, "curl")
+	testenv.Tool(t, "git")
+
+	w := &workflowRun{t: t, repo: examplesRepo(t), pages: t.TempDir()}
+	srv := httptest.NewServer(http.FileServer(http.Dir(w.pages)))
+	defer srv.Close()
+	key, err := index.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := key.MarshalPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.key = key
+	if err := os.MkdirAll(filepath.Join(w.repo, "keys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.repo, "keys", "index.pub"), key.Public().PEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.commit("keys")
+	ghcr := uniqueRepo(t, reg)
+	w.env = []string{
+		"KBUILD=" + kbuildBin,
+		"HELM=" + helm,
+		"KBUILD_PLAIN_HTTP=1",
+		"KBUILD_CACHE_DIR=" + t.TempDir(),
+		"PAGES_URL=" + srv.URL,
+		"KBUILD_REGISTRY=" + ghcr + "/packages",
+		"KBUILD_SIGN_KEY=" + string(pem),
+	}
+	sp := filepath.Join(w.repo, "recipes", "smart-proxy", "recipe.yaml")
+	vt := filepath.Join(w.repo, "recipes", "virt-template", "recipe.yaml")
+	vs := filepath.Join(w.repo, "recipes", "virt-stack", "recipe.yaml")
+
+	// 1. A pull request: smart-proxy gets a new build with more replicas.
+	git(t, w.repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+	git(t, w.repo, "checkout", "-q", "-b", "more-replicas")
+	edit(t, sp, "build: 1", "build: 2")
+	edit(t, sp, "replicas: 2", "replicas: 3")
+	w.commit("smart-proxy: 3 replicas")
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	r := runScript(t, w.repo, w.with("BASE_REF=origin/main", "GITHUB_STEP_SUMMARY="+summary, "KBUILD_REGISTRY="+ghcr+"/pr"), "pr-build.sh")
+	if r.code != 0 {
+		t.Fatalf("pr-build.sh: %s", r)
+	}
+	md, _ := os.ReadFile(summary)
+	for _, want := range []string{
+		"## Recipes changed by this pull request\n",
+		"### smart-proxy: 3.14.0 build 1 → 3.14.0 build 2\n",
+		"-  replicas: 2\n+  replicas: 3\n",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("pr-build.sh summary lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(md), "virt-template") || !strings.Contains(r.stderr, "nothing is published at "+srv.URL+"/index.yaml yet") {
+		t.Errorf("pr-build.sh went beyond the changed recipe or checked an index that is not there:\n%s\n%s", md, r)
+	}
+	if !strings.Contains(r.stdout, ghcr+"/pr/smart-proxy/smart-proxy:3.14.0-2@sha256:") {
+		t.Errorf("pr-build.sh did not build into the throwaway registry: %s", r)
+	}
+	git(t, w.repo, "checkout", "-q", "main")
+	git(t, w.repo, "merge", "-q", "--ff-only", "more-replicas")
+
+	// 2. The first publish: nothing at Pages, everything is built.
+	w.publish("first publish", [][]string{{"recipes/smart-proxy", "recipes/virt-template"}, {"recipes/virt-stack"}}, []string{})
+	if got, want := fmt.Sprint(w.published()), "[smart-proxy 3.14.0 2 virt-stack 1.0.0 1 virt-template 0.2.2 1]"; got != want {
+		t.Errorf("published after the first run: %s, want %s", got, want)
+	}
+	w.checkSigned("first publish")
+
+	// 3. An incremental publish: only the new build of virt-stack.
+	edit(t, vs, "build: 1", "build: 2")
+	edit(t, vs, `version: ">=0.2.2 <0.3.0"`, `version: ">=0.2.2 <0.4.0"`)
+	w.commit("virt-stack: allow virt-template 0.3")
+	w.publish("incremental publish", [][]string{{"recipes/virt-stack"}}, []string{"recipes/smart-proxy", "recipes/virt-template"})
+	if got, want := fmt.Sprint(w.published()), "[smart-proxy 3.14.0 2 virt-stack 1.0.0 2 virt-stack 1.0.0 1 virt-template 0.2.2 1]"; got != want {
+		t.Errorf("published after the second run: %s, want %s", got, want)
+	}
+	w.checkSigned("incremental publish")
+
+	// 4. A pull request that changes a published version fails.
+	git(t, w.repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+	git(t, w.repo, "checkout", "-q", "-b", "sneaky")
+	edit(t, vt, "replicas: 2", "replicas: 4")
+	w.commit("virt-template: 4 replicas, same build")
+	summary = filepath.Join(t.TempDir(), "summary.md")
+	r = runScript(t, w.repo, w.with("BASE_REF=origin/main", "GITHUB_STEP_SUMMARY="+summary, "KBUILD_REGISTRY="+ghcr+"/pr"), "pr-build.sh")
+	want := "virt-template@0.2.2 build 1 is already published with different content; published versions do not change, give the recipe a new build number"
+	md, _ = os.ReadFile(summary)
+	if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(string(md), "> [!CAUTION]\n> error: recipe recipes/virt-template: "+want) {
+		t.Errorf("pr-build.sh of a changed published version: want a failure with %q in stderr and summary: %s\nsummary:\n%s", want, r, md)
+	}
+	if !strings.Contains(string(md), "-  replicas: 2\n+  replicas: 4\n") {
+		t.Errorf("pr-build.sh summary lacks the diff of the refused change:\n%s", md)
+	}
+	git(t, w.repo, "checkout", "-q", "main")
+
+	// 5. The weekly run: nothing to build, the index is re-signed.
+	w.publish("weekly re-signing", nil, []string{"recipes/smart-proxy", "recipes/virt-stack", "recipes/virt-template"})
+	if got, want := fmt.Sprint(w.published()), "[smart-proxy 3.14.0 2 virt-stack 1.0.0 2 virt-stack 1.0.0 1 virt-template 0.2.2 1]"; got != want {
+		t.Errorf("published after re-signing: %s, want %s", got, want)
+	}
+	w.checkSigned("weekly re-signing")
+}
+
+// checkSigned verifies the index Pages serves with the repository's key,
+// as a subscriber would; it reports nothing more while kbuild publish is
+// missing (publish already failed the test).
+func (w *workflowRun) checkSigned(name string) {
+	data, _ := os.ReadFile(filepath.Join(w.pages, "index.yaml"))
+	sig, err := os.ReadFile(filepath.Join(w.pages, "index.yaml.sig"))
+	if err != nil {
+		if !w.t.Failed() {
+			w.t.Errorf("%s: Pages serves no index.yaml.sig: %v", name, err)
+		}
+		return
+	}
+	if _, err := index.Verify(data, sig, &index.Trust{IndexKeys: []*index.PublicKey{w.key.Public()}}, index.VerifyOptions{Now: time.Now()}); err != nil {
+		w.t.Errorf("%s: the published index does not verify with keys/index.pub: %v", name, err)
+	}
+}

@@ -1,0 +1,17 @@
+// Package review compares two versions of a package the way a reviewer of a
+// recipe change needs to see them: the rendered Kubernetes objects grouped
+// by object (added, removed, or changed with a unified diff of the object's
+// YAML), and the changes to the chart archives, images, CRDs, requirements,
+// provided names, permissions and rollback safety of the package spec.
+//
+// Compare is a pure function over rendered objects and specs and returns a
+// Report whose lists are sorted, so the same inputs always print the same
+// text. Report.WriteText prints it for terminals; Report.WriteMarkdown for
+// a GitHub Actions step summary, bounded so that a huge change stays
+// readable.
+//
+// The package also fetches what the published side of a comparison needs:
+// FetchIndex reads an index.yaml from a path or an http(s) URL and
+// PullChart pulls a chart archive from an OCI registry by its pinned digest,
+// checking the digest while it reads.
+package review

@@ -1,0 +1,204 @@
+package review
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"kbuild.dev/kbuild/index"
+)
+
+func record(name, version string, build int, digest string) *index.PackageSource {
+	return &index.PackageSource{
+		APIVersion: index.RecordAPIVersion,
+		Kind:       index.RecordKind,
+		Metadata:   index.RecordMetadata{Name: name},
+		Spec: index.PackageSpec{
+			Version: version,
+			Build:   build,
+			Variants: []index.Variant{{Name: "default", Components: []index.Component{
+				{Name: "a", Chart: &index.ChartRef{Repository: "oci://r/p/" + name, Name: name, Version: version, Digest: digest}, Install: &index.Install{Namespace: "ns-a"}},
+				{Name: "b", Chart: &index.ChartRef{Repository: "oci://r/p/" + name, Name: name, Version: version, Digest: digest}},
+			}}},
+		},
+	}
+}
+
+func testIndex(t *testing.T, recs ...*index.PackageSource) []byte {
+	t.Helper()
+	b := index.NewBuilder()
+	for _, r := range recs {
+		if err := b.Add("test", r, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := b.Index(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := x.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestFetchIndex(t *testing.T) {
+	data := testIndex(t, record("op", "1.0.0", 1, digestA), record("op", "1.1.0", 2, digestB))
+	file := filepath.Join(t.TempDir(), "index.yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/index.yaml":
+			w.Write(data)
+		case "/broken/index.yaml":
+			http.Error(w, "oops", http.StatusBadGateway)
+		case "/junk/index.yaml":
+			w.Write([]byte("hello: world\n"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	tests := []struct {
+		name     string
+		location string
+		notFound bool
+		wantErr  string
+	}{
+		{name: "file", location: file},
+		{name: "url", location: srv.URL + "/index.yaml"},
+		{name: "missing file", location: filepath.Join(t.TempDir(), "index.yaml"), notFound: true, wantErr: "index not found"},
+		{name: "404", location: srv.URL + "/none/index.yaml", notFound: true, wantErr: "HTTP 404"},
+		{name: "502", location: srv.URL + "/broken/index.yaml", wantErr: "HTTP 502 Bad Gateway; check the URL"},
+		{name: "not an index", location: srv.URL + "/junk/index.yaml", wantErr: "/junk/index.yaml: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			x, err := FetchIndex(context.Background(), tc.location, nil)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(x.Packages["op"].Versions) != 2 {
+					t.Errorf("FetchIndex(%s) = %+v", tc.location, x.Packages)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("FetchIndex(%s) = %v, want an error with %q", tc.location, err, tc.wantErr)
+			}
+			if got := errors.Is(err, ErrIndexNotFound); got != tc.notFound {
+				t.Errorf("errors.Is(%v, ErrIndexNotFound) = %v, want %v", err, got, tc.notFound)
+			}
+		})
+	}
+}
+
+func TestCounterpartAndCharts(t *testing.T) {
+	data := testIndex(t, record("op", "1.0.0", 1, digestA), record("op", "1.1.0", 2, digestB), record("op", "1.1.0", 1, digestA))
+	x, err := index.ParseIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, pkg, version string
+		build              int
+		want               string
+	}{
+		{"the same release", "op", "1.0.0", 1, "1.0.0 build 1"},
+		{"an older build of the newest version", "op", "1.1.0", 1, "1.1.0 build 1"},
+		{"a new release gets the newest", "op", "1.2.0", 1, "1.1.0 build 2"},
+		{"a new package", "other", "1.0.0", 1, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, ok := Counterpart(x, tc.pkg, tc.version, tc.build)
+			got := ""
+			if ok {
+				got = Release{v.Version, v.Build}.String()
+			}
+			if got != tc.want {
+				t.Errorf("Counterpart(%s, %s, %d) = %q, want %q", tc.pkg, tc.version, tc.build, got, tc.want)
+			}
+		})
+	}
+	v, _ := Counterpart(x, "op", "1.0.0", 1)
+	charts := Charts(&v.Spec)
+	if len(charts) != 1 || charts[0].Ref.Digest != digestA || charts[0].Namespace != "ns-a" {
+		t.Errorf("Charts = %+v, want the one chart with namespace ns-a", charts)
+	}
+}
+
+func TestPullChart(t *testing.T) {
+	srv := httptest.NewServer(registry.New())
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	archive := []byte("a chart archive, as far as this test cares")
+	sum := sha256.Sum256(archive)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	repo, err := name.NewRepository(host+"/packages/op/op", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteLayer(repo, static.NewLayer(archive, types.MediaType("application/vnd.cncf.helm.chart.content.v1.tar+gzip"))); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		ref     index.ChartRef
+		wantErr string
+	}{
+		{name: "by digest", ref: index.ChartRef{Repository: "oci://" + host + "/packages/op", Name: "op", Digest: digest}},
+		{name: "absent", ref: index.ChartRef{Repository: "oci://" + host + "/packages/op", Name: "op", Digest: digestA}, wantErr: "chart op: pull " + host + "/packages/op/op@" + digestA},
+		{name: "not oci", ref: index.ChartRef{Repository: "https://example.com/charts", Name: "op", Digest: digest}, wantErr: `is not oci://HOST/PATH`},
+		{name: "not sha256", ref: index.ChartRef{Repository: "oci://" + host + "/p", Name: "op", Digest: "md5:00"}, wantErr: `is not sha256:<hex>`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := PullChart(context.Background(), tc.ref, WithPlainHTTP(true))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("PullChart(%+v) = %v, want an error with %q", tc.ref, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || string(got) != string(archive) {
+				t.Fatalf("PullChart(%+v) = %q, %v", tc.ref, got, err)
+			}
+		})
+	}
+}
+
+// TestPullChartMismatch serves other bytes than the digest names: the pull
+// must fail and name the pinned digest.
+func TestPullChartMismatch(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/" {
+			return
+		}
+		w.Write([]byte("not what was pinned"))
+	}))
+	defer srv.Close()
+	ref := index.ChartRef{Repository: "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/p", Name: "op", Digest: digestA}
+	_, err := PullChart(context.Background(), ref, WithPlainHTTP(true))
+	if err == nil || !strings.Contains(err.Error(), digestA) {
+		t.Fatalf("PullChart of replaced bytes = %v, want an error naming %s", err, digestA)
+	}
+}
