@@ -1,0 +1,164 @@
+package sbom
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/sbom/trivytest"
+)
+
+// realTrivy pushes the vulnerable test image to the real registry (twice,
+// under two repositories), writes the small Trivy DB and returns an offline
+// runner of the real trivy on it with the two image references.
+func realTrivy(t *testing.T) (*Trivy, []string) {
+	t.Helper()
+	path := testenv.Tool(t, "trivy")
+	reg := testenv.Registry(t)
+	cache := t.TempDir()
+	trivytest.WriteDB(t, cache)
+	refs := []string{trivytest.PushImage(t, reg, "sbom-e2e-a"), trivytest.PushImage(t, reg, "sbom-e2e-b")}
+	tr, err := NewTrivy(WithTrivyPath(path), WithTrivyOffline(true), WithTrivyCacheDir(cache))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, refs
+}
+
+func TestRealTrivyScan(t *testing.T) {
+	tr, refs := realTrivy(t)
+	ctx := context.Background()
+
+	vulns, err := tr.ScanImage(ctx, refs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vulns {
+		got = append(got, strings.Join([]string{v.ID, v.Severity, v.Package, v.InstalledVersion, v.FixedVersion}, " "))
+	}
+	want := []string{
+		"CVE-2026-90001 CRITICAL libcrypto3 3.5.1-r0 3.5.4-r0",
+		"CVE-2026-90002 CRITICAL libcrypto3 3.5.1-r0 3.5.4-r0",
+		"CVE-2026-90003 HIGH busybox 1.37.0-r18 1.37.0-r20",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("trivy found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Offline without a DB: trivy refuses, kbuild says what to do.
+	empty, err := NewTrivy(WithTrivyPath(tr.Path()), WithTrivyOffline(true), WithTrivyCacheDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = empty.ScanImage(ctx, refs[0])
+	for _, want := range []string{"trivy on image " + refs[0], "no vulnerability DB in the cache directory", "--skip-db-update cannot be specified on the first run"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ScanImage() without a DB: error = %v, want it to contain %q", err, want)
+		}
+	}
+
+	// Both images at once, sharing the DB; the report names the DB.
+	builds := []Build{
+		{Name: "vulnerable", Spec: index.PackageSpec{Version: "1.0.0", Build: 1, Images: refs}},
+		{Name: "other", Spec: index.PackageSpec{Version: "2.0.0", Build: 3, Images: refs[1:]}},
+	}
+	r, err := Scan(ctx, builds, tr, WithJobs(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A trivy built with go install calls itself "dev".
+	if got := r.Scanner; got.Name != "trivy" || got.Version == "" || got.DBUpdatedAt != "2026-11-01T06:00:00Z" {
+		t.Errorf("Scanner = %+v, want trivy, its version and DB updated at 2026-11-01T06:00:00Z", got)
+	}
+	var lines []string
+	for _, v := range r.Violations(SeverityCritical) {
+		lines = append(lines, v.String())
+	}
+	wantLines := []string{
+		"other@2.0.0 runs " + refs[1] + " with 2 CRITICAL vulnerabilities",
+		"vulnerable@1.0.0 runs " + refs[0] + " with 2 CRITICAL vulnerabilities",
+		"vulnerable@1.0.0 runs " + refs[1] + " with 2 CRITICAL vulnerabilities",
+	}
+	if strings.Join(lines, "\n") != strings.Join(wantLines, "\n") {
+		t.Errorf("Violations(CRITICAL) =\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(wantLines, "\n"))
+	}
+}
+
+func TestRealTrivyImageContents(t *testing.T) {
+	tr, refs := realTrivy(t)
+	ctx := context.Background()
+	b := Build{Name: "vulnerable", Spec: index.PackageSpec{Version: "1.0.0", Build: 1, Images: refs}}
+
+	gen := func() []byte {
+		bom, err := ForBuild(ctx, b, WithImageContents(tr), WithTimestamp(epoch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := Marshal(bom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	first := gen()
+	validateBOM(t, first)
+	if second := gen(); !bytes.Equal(first, second) {
+		t.Errorf("two BOMs of the same image differ (Trivy's random parts leak):\n%s", firstDiff(second, first))
+	}
+	serial := []byte("urn:uuid:" + uuidV5(SerialNamespace, mustDigest(t, b)))
+	if uuidRE.Match(bytes.ReplaceAll(first, serial, nil)) {
+		t.Errorf("BOM keeps a random UUID from Trivy's output")
+	}
+
+	var bom cdx.BOM
+	if err := cdx.NewBOMDecoder(bytes.NewReader(first), cdx.BOMFileFormatJSON).Decode(&bom); err != nil {
+		t.Fatal(err)
+	}
+	var nested []string
+	for _, c := range *bom.Components {
+		if c.Type != cdx.ComponentTypeContainer || c.Components == nil {
+			continue
+		}
+		for _, n := range *c.Components {
+			nested = append(nested, string(n.Type)+" "+n.Name+" "+n.Version)
+		}
+	}
+	for _, want := range []string{
+		"operating-system alpine 3.22.2",
+		"library busybox 1.37.0-r18",
+		"library libcrypto3 3.5.1-r0",
+		"library musl 1.2.5-r10",
+	} {
+		n := 0
+		for _, got := range nested {
+			if got == want {
+				n++
+			}
+		}
+		if n != len(refs) {
+			t.Errorf("%q is nested under %d images, want %d; nested: %v", want, n, len(refs), nested)
+		}
+	}
+	var tools []string
+	for _, c := range *bom.Metadata.Tools.Components {
+		tools = append(tools, c.Group+"/"+c.Name)
+	}
+	if !strings.Contains(strings.Join(tools, ","), "aquasecurity/trivy") {
+		t.Errorf("metadata.tools = %v, want trivy listed", tools)
+	}
+}
+
+func mustDigest(t *testing.T, b Build) string {
+	t.Helper()
+	d, err := b.Spec.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
