@@ -58,8 +58,13 @@ fi
 work=$(mktemp -d)
 registry_pid=""
 cleanup() {
-	[ -n "$registry_pid" ] && kill "$registry_pid" 2>/dev/null && wait "$registry_pid" 2>/dev/null
+	local rc=$?
+	if [ -n "$registry_pid" ]; then
+		kill "$registry_pid" 2>/dev/null || true
+		wait "$registry_pid" 2>/dev/null || true
+	fi
 	rm -rf "$work"
+	exit "$rc"
 }
 trap cleanup EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 5055)

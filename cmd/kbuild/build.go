@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
 
 	"kbuild.dev/kbuild/builder"
 )
@@ -60,20 +58,7 @@ Examples:
 				return err
 			}
 			results, err := b.Build(ctx, dirs)
-			for _, r := range results {
-				printResult(env, r)
-			}
-			var be *builder.BuildErrors
-			if errors.As(err, &be) {
-				rep := &reporter{env: env}
-				for _, fe := range be.Failed {
-					fmt.Fprintf(env.Stdout, "%s: FAILED\n", fe.Dir)
-					rep.failure(filepath.Join(fe.Dir, builder.RecipeFile), fe.Err)
-				}
-				fmt.Fprintf(env.Stdout, "%s\n", be)
-				return &exitError{1}
-			}
-			return err
+			return (&reporter{env: env}).builds(results, err, func(d string) string { return d }, "")
 		},
 	}
 }

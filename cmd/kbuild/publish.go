@@ -178,20 +178,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		todo = append(todo, d)
 	}
 	results, err := b.Build(ctx, todo)
-	for _, r := range results {
-		printResult(env, r)
-	}
-	var be *builder.BuildErrors
-	if errors.As(err, &be) {
-		rep := &reporter{env: env}
-		for _, fe := range be.Failed {
-			fmt.Fprintf(env.Stdout, "%s: FAILED\n", display(fe.Dir))
-			rep.failure(display(filepath.Join(fe.Dir, builder.RecipeFile)), fe.Err)
-		}
-		fmt.Fprintf(env.Stdout, "%s; nothing was published\n", be)
-		return &exitError{1}
-	}
-	if err != nil {
+	if err := (&reporter{env: env}).builds(results, err, display, "; nothing was published"); err != nil {
 		return err
 	}
 

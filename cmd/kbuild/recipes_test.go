@@ -97,10 +97,19 @@ func TestRealRecipes(t *testing.T) {
 			out := string(tpl)
 			switch c.Name {
 			case "kubevirt-operator":
-				if strings.Contains(out, "\nkind: Namespace") || strings.Contains(out, "requiredDuringSchedulingIgnoredDuringExecution") {
-					t.Errorf("kubevirt-operator still has the Namespace or the required control-plane affinity")
+				var deployment string
+				for _, doc := range strings.Split(out, "\n---\n") {
+					if strings.Contains(doc, "\nkind: Namespace\n") {
+						t.Errorf("kubevirt-operator still has the Namespace:\n%s", doc)
+					}
+					if strings.Contains(doc, "\nkind: Deployment\n") && strings.Contains(doc, "\n  name: virt-operator\n") {
+						deployment = doc
+					}
 				}
-				for _, want := range []string{"preferredDuringSchedulingIgnoredDuringExecution", "kind: CustomResourceDefinition", "name: kubevirts.kubevirt.io", "image: quay.io/kubevirt/virt-operator:v1.9.0"} {
+				if strings.Contains(deployment, "requiredDuringSchedulingIgnoredDuringExecution") || !strings.Contains(deployment, "preferredDuringSchedulingIgnoredDuringExecution") {
+					t.Errorf("virt-operator keeps the required control-plane affinity or lost the preferred one:\n%s", deployment)
+				}
+				for _, want := range []string{"kind: CustomResourceDefinition", "name: kubevirts.kubevirt.io", "image: quay.io/kubevirt/virt-operator:v1.9.0"} {
 					if !strings.Contains(out, want) {
 						t.Errorf("kubevirt-operator renders without %q", want)
 					}

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
+	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/recipe"
 )
 
@@ -43,6 +45,26 @@ func (r *reporter) failure(file string, err error) {
 		return
 	}
 	r.problem(file, recipe.Problem{Message: err.Error()})
+}
+
+// builds prints the results of builder.Build and, when some recipes failed,
+// each failure, then "N of M recipes failed" and suffix; it returns the
+// error to end the command with. display maps a recipe directory to how it
+// is shown.
+func (r *reporter) builds(results []*builder.Result, err error, display func(string) string, suffix string) error {
+	for _, res := range results {
+		printResult(r.env, res)
+	}
+	var be *builder.BuildErrors
+	if !errors.As(err, &be) {
+		return err
+	}
+	for _, fe := range be.Failed {
+		fmt.Fprintf(r.env.Stdout, "%s: FAILED\n", display(fe.Dir))
+		r.failure(display(filepath.Join(fe.Dir, builder.RecipeFile)), fe.Err)
+	}
+	fmt.Fprintf(r.env.Stdout, "%s%s\n", be, suffix)
+	return &exitError{1}
 }
 
 // escapeAnnotation escapes a message for a workflow command.

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -147,7 +149,7 @@ func TestCounterpartAndCharts(t *testing.T) {
 }
 
 func TestPullChart(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
 	archive := []byte("a chart archive, as far as this test cares")
