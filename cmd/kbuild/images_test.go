@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"kbuild.dev/kbuild/internal/testenv"
+)
+
+// TestImages renders a recipe whose chart runs two images from the real
+// registry, one pinned and one not, and checks the printed images: block:
+// the tag resolved to its digest, the pin kept, every image once.
+func TestImages(t *testing.T) {
+	reg := testenv.Registry(t)
+	base := strings.TrimPrefix(uniqueRepo(t, reg), "oci://")
+	digests := map[string]string{}
+	for _, n := range []string{"api", "worker"} {
+		img, _ := random.Image(64, 1)
+		ref, _ := name.NewTag(base+"/"+n+":2.0", name.Insecure)
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := img.Digest()
+		digests[n] = d.String()
+	}
+	pinned := fmt.Sprintf("%s/worker:2.0@%s", base, digests["worker"])
+	work := t.TempDir()
+	writeFiles(t, filepath.Join(work, "app"), map[string]string{
+		"recipe.yaml": recipeYAML("    upstream:\n      dir: manifests\n", "", "    images: [\""+pinned+"\"]\n"),
+		"manifests/app.yaml": fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  template:
+    spec:
+      initContainers: [{name: init, image: "%[1]s/api:2.0"}]
+      containers:
+        - {name: api, image: "%[1]s/api:2.0"}
+        - name: worker
+          image: "%[2]s"
+          env: [{name: WORKER_IMAGE, value: "%[1]s/worker:2.0"}]
+`, base, pinned),
+	})
+	r := kbuild(t, work, nil, "images", "app", "--plain-http", "--cache-dir", filepath.Join(work, "cache"))
+	if r.code != 0 {
+		t.Fatalf("kbuild images: %s", r)
+	}
+	want := fmt.Sprintf("    images:\n      - %s/api:2.0@%s\n      - %s\n", base, digests["api"], pinned)
+	if r.stdout != want {
+		t.Errorf("kbuild images printed\n%s\nwant\n%s", r.stdout, want)
+	}
+	// Offline, the unpinned tag cannot be resolved: say so.
+	r = kbuild(t, work, nil, "images", "app", "--offline", "--cache-dir", filepath.Join(work, "cache"))
+	if r.code == 0 || !strings.Contains(r.stderr, base+"/api:2.0 is not pinned and --offline") {
+		t.Errorf("kbuild images --offline: %s", r)
+	}
+}
