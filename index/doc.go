@@ -4,6 +4,24 @@
 // of trust.
 //
 // The package is a leaf: it imports nothing else of kbuild, does no network
-// I/O and never reads key files. Callers pass bytes, signers and reference
-// times in; see ../shared/spec/index.md for the contract.
+// or file I/O and never reads key files. Callers pass bytes, signers and
+// reference times in; see ../shared/spec/index.md for the contract.
+//
+// What is where:
+//   - keys.go: ed25519 keys (PEM PKCS #8 / PKIX), keyids, Signer and
+//     Verifier.
+//   - sign.go: index.yaml.sig in its two forms, signature thresholds, and
+//     the version statements delegated keys sign.
+//   - repoindex.go, builder.go, merge.go: the RepositoryIndex, building it
+//     from build records (Builder; Compact for 100,000 versions) and
+//     publishing over a verified base (Builder.AddBase, Merge).
+//   - root.go: roots of trust (new, next, sign, canonical signed bytes).
+//   - verify.go, errors.go: what a subscriber checks, in its order, and
+//     *VerificationError for refusals.
+//   - yamlread.go, yamlwrite.go, yamlscalar.go, specread.go, specjson.go:
+//     a reader and a writer of the block YAML that sigs.k8s.io/yaml writes,
+//     and a canonical JSON encoder of specs, byte for byte equal to
+//     sigs.k8s.io/yaml and encoding/json on what they handle and tested
+//     against them (yaml_test.go, fuzz_test.go); anything else goes through
+//     sigs.k8s.io/yaml (yamlslow.go), which refuses anchors and aliases.
 package index

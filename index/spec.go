@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"sync"
 )
 
 // The types below are the PackageSource spec exactly as kubepkg encodes it.
@@ -137,14 +138,19 @@ func (s *PackageSpec) CanonicalJSON() ([]byte, error) {
 }
 
 // Digest returns the spec digest, "sha256:" and the hex sha256 of
-// CanonicalJSON.
+// CanonicalJSON. It encodes with appendSpecJSON, which writes the same
+// bytes as encoding/json faster.
 func (s *PackageSpec) Digest() (string, error) {
-	b, err := s.CanonicalJSON()
-	if err != nil {
-		return "", err
-	}
-	return sha256Digest(b), nil
+	bp := jsonBufs.Get().(*[]byte)
+	b := appendSpecJSON((*bp)[:0], s)
+	d := sha256Digest(b)
+	*bp = b
+	jsonBufs.Put(bp)
+	return d, nil
 }
+
+// jsonBufs holds buffers for Digest's encoding.
+var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8192); return &b }}
 
 func sha256Digest(b []byte) string {
 	sum := sha256.Sum256(b)

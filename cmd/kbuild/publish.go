@@ -33,12 +33,9 @@ const throwawayKey = "throwaway-index.key"
 
 type publishFlags struct {
 	buildFlags
-	keys       signerFlags
+	keys signerFlags
+	mergeFlags
 	site       string
-	merge      string
-	mergeKeys  []string
-	mergeRoot  string
-	allowNew   bool
 	root       string
 	expires    time.Duration
 	noExpiry   bool
@@ -89,10 +86,7 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.site, "site", "_site", "directory the site is written to (what Pages serves)")
 			f.keys.addFlags(fs, "the index and provenance")
-			fs.StringVar(&f.merge, "merge", "", "published index to merge into: index.yaml path or http(s) URL (default: the index in --site)")
-			fs.StringArrayVar(&f.mergeKeys, "merge-public-key", nil, "public key that signs the --merge index (repeat for several)")
-			fs.StringVar(&f.mergeRoot, "merge-root", "", "trusted root.yaml that signs the --merge index")
-			fs.BoolVar(&f.allowNew, "allow-new", false, "start a new index when --merge finds none")
+			f.mergeFlags.addFlags(fs)
 			fs.StringVar(&f.root, "root", "", "root.yaml to publish beside the index, with root/N.yaml from its directory")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the index")
 			fs.BoolVar(&f.noExpiry, "no-expiry", false, "allow --expires 0 (an index that never expires; not with a root)")
@@ -104,6 +98,9 @@ Examples:
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 1 {
 				return usagef("name at most one recipes directory")
+			}
+			if f.merge != "" && len(f.mergeKeys) == 0 && f.mergeRoot == "" {
+				return usagef("--merge needs --merge-public-key or --merge-root: a published index is verified before it is extended")
 			}
 			if f.expires == 0 && !f.noExpiry {
 				return usagef("--expires 0 makes an index that never expires; say --no-expiry too if that is meant")
@@ -317,41 +314,31 @@ func (f *publishFlags) base(ctx context.Context, env *Env, signers []index.Signe
 	if err != nil {
 		return nil, nil, err
 	}
-	data, sig, err := s.Index(ctx)
+	// Without --merge flags, the index in --site is verified with the
+	// signing keys: only what we signed is extended.
+	trust := &index.Trust{}
+	if f.merge != "" {
+		if trust, err = f.mergeTrust(signers); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		for _, k := range signers {
+			trust.IndexKeys = append(trust.IndexKeys, publicOf(k))
+		}
+	}
+	v, err := s.Verify(ctx, trust, index.VerifyOptions{Now: time.Now(), AllowExpired: true})
 	if errors.Is(err, fetchsite.ErrNotFound) {
 		if f.merge != "" && !f.allowNew {
 			return nil, nil, fmt.Errorf("no published index at %s; check the URL, or pass --allow-new to start a new repository", s.Location(s.IndexName()))
 		}
 		return nil, nil, nil
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	trust := &index.Trust{}
-	switch {
-	case f.mergeRoot != "":
-		b, err := os.ReadFile(f.mergeRoot)
-		if err != nil {
-			return nil, nil, err
-		}
-		if trust.TrustedRoot, err = index.ParseRoot(b); err != nil {
-			return nil, nil, fmt.Errorf("--merge-root %s: %w", f.mergeRoot, err)
-		}
-		if err := s.Roots(ctx, trust, trust.TrustedRoot.Signed.Version); err != nil {
-			return nil, nil, err
-		}
-	case len(f.mergeKeys) > 0:
-		if trust.IndexKeys, err = loadPublicKeys(f.mergeKeys, false); err != nil {
-			return nil, nil, err
-		}
-	default:
-		for _, k := range signers {
-			trust.IndexKeys = append(trust.IndexKeys, publicOf(k))
-		}
-	}
-	v, err := index.Verify(data, sig, trust, index.VerifyOptions{Now: time.Now(), AllowExpired: true})
-	if err != nil {
+	var ve *index.VerificationError
+	if errors.As(err, &ve) {
 		return nil, nil, fmt.Errorf("the published index %s failed verification, so nothing was published: %w", s.Location(s.IndexName()), err)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the published index: %w", err)
 	}
 	for _, w := range v.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: base index: %s\n", w)

@@ -1,0 +1,349 @@
+// Command index is kbuild's scale benchmark of the repository index: it
+// writes 100,000 build records (1,000 packages × 100 versions, with
+// variants, components, RBAC, health checks and real-looking pinned images)
+// and their BuildInfo sidecars, then times `kbuild repo index` (read,
+// digest, write and sign) and `kbuild repo verify`, reporting wall time,
+// CPU time and peak RSS of each against the targets (index+sign ≤ 10 s,
+// verify ≤ 3 s, peak RSS ≤ 1 GiB) and the index size per version.
+//
+//	go run ./bench/index                      # in a temporary directory
+//	go run ./bench/index -dir /tmp/kb -keep   # keep the records and site
+//	go run ./bench/index -packages 100        # a tenth of the size
+//
+// Peak RSS comes from /usr/bin/time -v when it is installed, otherwise
+// from the child's rusage. It exits 1 when a target is missed.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+)
+
+var (
+	dir      = flag.String("dir", "", "work directory (default: a new temporary directory)")
+	keep     = flag.Bool("keep", false, "keep the work directory")
+	packages = flag.Int("packages", 1000, "packages to generate")
+	versions = flag.Int("versions", 100, "versions per package")
+	kbuild   = flag.String("kbuild", "", "kbuild binary (default: built from ./cmd/kbuild)")
+)
+
+// Targets on the reference machine (2 cores).
+const (
+	targetIndex  = 10 * time.Second
+	targetVerify = 3 * time.Second
+	targetRSS    = 1 << 30
+)
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	work := *dir
+	if work == "" {
+		var err error
+		if work, err = os.MkdirTemp("", "kbuild-bench-index-"); err != nil {
+			return err
+		}
+	}
+	if !*keep {
+		defer os.RemoveAll(work)
+	}
+	bin := *kbuild
+	if bin == "" {
+		bin = filepath.Join(work, "kbuild")
+		fmt.Fprintf(os.Stderr, "building kbuild…\n")
+		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/kbuild").CombinedOutput(); err != nil {
+			return fmt.Errorf("go build ./cmd/kbuild (run from the repository root): %v\n%s", err, out)
+		}
+	}
+	distDir, site := filepath.Join(work, "dist"), filepath.Join(work, "site")
+	os.RemoveAll(site)
+	n, recordBytes, err := reuse(distDir)
+	if err != nil {
+		os.RemoveAll(distDir)
+		t0 := time.Now()
+		if n, recordBytes, err = generate(distDir); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(work, "dist.done"), []byte(fmt.Sprintf("%d %d %d %d\n", *packages, *versions, n, recordBytes)), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "generated %d records (%.0f MB) in %s\n", n, float64(recordBytes)/1e6, time.Since(t0).Round(time.Millisecond))
+	}
+	key, err := index.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	priv, _ := key.MarshalPEM()
+	keyFile := filepath.Join(work, "index.key")
+	pubFile := filepath.Join(work, "index.pub")
+	if err := os.WriteFile(keyFile, priv, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(pubFile, key.Public().PEM(), 0o644); err != nil {
+		return err
+	}
+	env := append(os.Environ(), fmt.Sprintf("SOURCE_DATE_EPOCH=%d", time.Now().Add(-time.Hour).Unix()))
+
+	// Warm the page cache so that both runs measure kbuild, not the disk.
+	if _, err := measure(env, "cat-dist", "sh", "-c", "find "+distDir+" -name '*.yaml' -exec cat {} + > /dev/null"); err != nil {
+		return err
+	}
+	ix, err := measure(env, "repo index", bin, "repo", "index", distDir, "-o", filepath.Join(site, "index.yaml"), "--sign-key", keyFile)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(filepath.Join(site, "index.yaml"))
+	if err != nil {
+		return err
+	}
+	vf, err := measure(env, "repo verify", bin, "repo", "verify", site, "--public-key", pubFile)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), loadavg())
+	fmt.Printf("records: %d (%d packages × %d versions), %.1f MB, %d bytes per record\n", n, *packages, *versions, float64(recordBytes)/1e6, recordBytes/int64(n))
+	fmt.Printf("index.yaml: %.1f MB, %d bytes per version\n", float64(fi.Size())/1e6, fi.Size()/int64(n))
+	ok := true
+	for _, r := range []struct {
+		m      *measurement
+		target time.Duration
+	}{{ix, targetIndex}, {vf, targetVerify}} {
+		verdict := "ok"
+		if r.m.wall > r.target || r.m.maxRSS > targetRSS {
+			verdict, ok = "MISSED", false
+		}
+		fmt.Printf("%-12s wall %6.2fs (target %2.0fs)  cpu %6.2fs  peak RSS %5.0f MiB (target 1024)  %s\n",
+			r.m.name, r.m.wall.Seconds(), r.target.Seconds(), r.m.cpu.Seconds(), float64(r.m.maxRSS)/(1<<20), verdict)
+		fmt.Printf("             %s\n", strings.TrimSpace(r.m.stdout))
+	}
+	if *keep {
+		fmt.Printf("kept %s\n", work)
+	}
+	if !ok {
+		return fmt.Errorf("a target was missed")
+	}
+	return nil
+}
+
+type measurement struct {
+	name   string
+	wall   time.Duration
+	cpu    time.Duration
+	maxRSS int64 // bytes
+	stdout string
+}
+
+// measure runs a command and reports its wall time, CPU time and peak RSS,
+// with /usr/bin/time -v when present.
+func measure(env []string, name string, args ...string) (*measurement, error) {
+	timeBin, _ := exec.LookPath("/usr/bin/time")
+	var cmd *exec.Cmd
+	if timeBin != "" {
+		cmd = exec.Command(timeBin, append([]string{"-v"}, args...)...)
+	} else {
+		cmd = exec.Command(args[0], args[1:]...)
+	}
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	m := &measurement{name: name, wall: time.Since(start), stdout: stdout.String()}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v\n%s%s", name, err, stdout.String(), stderr.String())
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.maxRSS = ru.Maxrss * 1024
+		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if timeBin != "" {
+		sc := bufio.NewScanner(&stderr)
+		for sc.Scan() {
+			k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ": ")
+			if !ok {
+				continue
+			}
+			switch k {
+			case "Maximum resident set size (kbytes)":
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+					m.maxRSS = n * 1024
+				}
+			case "Elapsed (wall clock) time (h:mm:ss or m:ss)":
+				if d, ok := parseClock(v); ok {
+					m.wall = d
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+// parseClock parses /usr/bin/time's "m:ss.ss" or "h:mm:ss".
+func parseClock(s string) (time.Duration, bool) {
+	parts := strings.Split(s, ":")
+	var total float64
+	for _, p := range parts {
+		f, err := strconv.ParseFloat(p, 64)
+		if err != nil {
+			return 0, false
+		}
+		total = total*60 + f
+	}
+	return time.Duration(total * float64(time.Second)), true
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load unknown"
+	}
+	return "load " + strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// reuse returns the records of an earlier run with the same sizes (-keep).
+func reuse(distDir string) (int, int64, error) {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(distDir), "dist.done"))
+	if err != nil {
+		return 0, 0, err
+	}
+	var p, v, n int
+	var size int64
+	if _, err := fmt.Sscan(string(b), &p, &v, &n, &size); err != nil || p != *packages || v != *versions {
+		return 0, 0, fmt.Errorf("records of another size")
+	}
+	fmt.Fprintf(os.Stderr, "reusing %d records in %s\n", n, distDir)
+	return n, size, nil
+}
+
+// generate writes the records and BuildInfo sidecars, in parallel.
+func generate(distDir string) (int, int64, error) {
+	if err := os.MkdirAll(distDir, 0o755); err != nil {
+		return 0, 0, err
+	}
+	var total int64
+	var mu sync.Mutex
+	var firstErr error
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var n int64
+			for p := range jobs {
+				for v := 0; v < *versions; v++ {
+					rec := record(p, v)
+					b, err := index.MarshalRecord(rec)
+					if err == nil {
+						base := filepath.Join(distDir, fmt.Sprintf("%s-%s-%d", rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build))
+						err = os.WriteFile(base+".yaml", b, 0o644)
+						if err == nil {
+							err = os.WriteFile(base+".build.yaml", buildInfo(rec), 0o644)
+						}
+					}
+					if err != nil {
+						mu.Lock()
+						firstErr = err
+						mu.Unlock()
+						return
+					}
+					n += int64(len(b))
+				}
+			}
+			mu.Lock()
+			total += n
+			mu.Unlock()
+		}()
+	}
+	for p := 0; p < *packages; p++ {
+		jobs <- p
+	}
+	close(jobs)
+	wg.Wait()
+	return *packages * *versions, total, firstErr
+}
+
+func hex64(parts ...int) string {
+	h := uint64(14695981039346656037)
+	for _, p := range parts {
+		h = (h ^ uint64(p)) * 1099511628211
+	}
+	return fmt.Sprintf("%016x%016x%016x%016x", h, h*31, h*37, h*41)
+}
+
+// record returns version v of package p: the shape of a real operator
+// package such as KubeVirt (3 to 9 images, one or two variants, an
+// operator and a CR component, RBAC, a health check and a readiness
+// condition).
+func record(p, v int) *index.PackageSource {
+	name := fmt.Sprintf("pkg-%04d", p)
+	version := fmt.Sprintf("%d.%d.%d", v/25, (v/5)%5, v%5)
+	build := 1 + v%3
+	nImages := 3 + (p+v)%7
+	images := make([]string, nImages)
+	for i := range images {
+		images[i] = fmt.Sprintf("quay.io/%s/%s-component-%d:v%s@sha256:%s", name, name, i, version, hex64(p, v, i))
+	}
+	chart := func(c string, i int) *index.ChartRef {
+		return &index.ChartRef{Repository: "oci://ghcr.io/example/packages/" + name, Name: name + "-" + c, Version: fmt.Sprintf("%s-%d", version, build), Digest: "sha256:" + hex64(p, v, 100+i)}
+	}
+	ns := name + "-system"
+	variants := []index.Variant{{
+		Name:     "default",
+		Requires: []index.Requirement{{Package: "cert-manager", Version: ">=1.12 <2"}, {Capability: "api:monitoring.coreos.com/v1", Optional: true}},
+		Components: []index.Component{
+			{Name: "operator", Chart: chart("operator", 0), Install: &index.Install{ReleaseName: name + "-operator", Namespace: ns, WaitStrategy: "watcher", UpgradeCRDs: "CreateReplace",
+				HealthCheckExprs: []index.HealthCheck{{APIVersion: name + ".example.io/v1", Kind: "Config", Current: "has(self.status) && self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"}}}},
+			{Name: "instance", Chart: chart("instance", 1), Install: &index.Install{ReleaseName: name, Namespace: ns, DependsOn: []string{"operator"},
+				ReadyWhen: []index.ReadyWhen{{APIVersion: name + ".example.io/v1", Kind: "Config", Name: name, Namespace: ns, Condition: "Available", Status: "True"}}}},
+		},
+	}}
+	if p%2 == 0 {
+		variants = append(variants, index.Variant{Name: "minimal", Components: []index.Component{{Name: "operator", Chart: chart("operator", 0), Install: &index.Install{ReleaseName: name + "-operator", Namespace: ns}}}})
+	}
+	return &index.PackageSource{
+		APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
+		Metadata: index.RecordMetadata{Name: name, Annotations: map[string]string{
+			index.DescriptionAnnotation: fmt.Sprintf("Package %d of the benchmark: an operator and its instance", p),
+			index.HomeAnnotation:        "https://example.com/" + name,
+		}},
+		Spec: index.PackageSpec{
+			Version: version, Build: build,
+			Provides: []string{name, "api:" + name + ".example.io/v1"},
+			CRDs:     []string{"configs." + name + ".example.io", "instances." + name + ".example.io"},
+			Permissions: &index.Permissions{ClusterWide: true, Rules: []index.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"pods", "services", "configmaps", "secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
+				{APIGroups: []string{name + ".example.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+			}},
+			Rollback: &index.Rollback{Safe: v%2 == 0},
+			Variants: variants,
+			Images:   images,
+		},
+	}
+}
+
+// buildInfo is a small BuildInfo sidecar, which repo index must skip.
+func buildInfo(rec *index.PackageSource) []byte {
+	return []byte(fmt.Sprintf("apiVersion: kbuild.dev/v1\nbuild: %d\nbuilder: bench\nkind: BuildInfo\npackage: %s\nversion: %s\n", rec.Spec.Build, rec.Metadata.Name, rec.Spec.Version))
+}

@@ -1,0 +1,376 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+)
+
+// epochEnv sets SOURCE_DATE_EPOCH to ago before now and returns that time.
+func epochEnv(t *testing.T, ago time.Duration) time.Time {
+	t.Helper()
+	e := time.Now().Add(-ago).UTC().Truncate(time.Second)
+	t.Setenv("SOURCE_DATE_EPOCH", strconv.FormatInt(e.Unix(), 10))
+	return e
+}
+
+func hexDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// writeRecord writes the build record of name version build to dist, its
+// chart pinned to chartDigest in repository.
+func writeRecord(t *testing.T, distDir, name, version string, build int, repository, chartDigest string) string {
+	t.Helper()
+	rec := index.PackageSource{
+		APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
+		Metadata: index.RecordMetadata{Name: name, Annotations: map[string]string{index.DescriptionAnnotation: "The " + name + " package"}},
+		Spec: index.PackageSpec{
+			Version: version, Build: build,
+			Variants: []index.Variant{{Name: "default",
+				Requires:   []index.Requirement{{Package: "cdi", Version: ">=1.2 <2"}},
+				Components: []index.Component{{Name: "operator", Chart: &index.ChartRef{Repository: repository, Name: "operator", Version: fmt.Sprintf("%s-%d", version, build), Digest: chartDigest}}},
+			}},
+		},
+	}
+	b, err := dist.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(distDir, fmt.Sprintf("%s-%s-%d.yaml", name, version, build))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// keygen makes PREFIX.key and PREFIX.pub in dir and returns PREFIX.
+func keygen(t *testing.T, dir, name string) string {
+	t.Helper()
+	prefix := filepath.Join(dir, name)
+	if r := runInProcess("repo", "keygen", prefix); r.code != 0 {
+		t.Fatalf("keygen: %s", r)
+	}
+	return prefix
+}
+
+func mustContain(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}
+
+func TestRepoKeygen(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "keys", "index")
+	r := runInProcess("repo", "keygen", prefix)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	fi, err := os.Stat(prefix + ".key")
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("PREFIX.key: %v %v, want mode 0600", err, fi)
+	}
+	pub, _ := os.ReadFile(prefix + ".pub")
+	k, err := index.ParsePublicKey(pub)
+	if err != nil || strings.TrimSpace(r.stdout) != k.KeyID() {
+		t.Fatalf("keygen printed %q, the key is %v (%v)", r.stdout, k, err)
+	}
+	priv, _ := os.ReadFile(prefix + ".key")
+	if strings.Contains(r.stdout+r.stderr, string(priv[30:60])) {
+		t.Fatal("keygen printed the private key")
+	}
+	r = runInProcess("repo", "keygen", prefix)
+	if r.code != 1 || !strings.Contains(r.stderr, "refusing to overwrite") {
+		t.Fatalf("second keygen: %s", r)
+	}
+	if after, _ := os.ReadFile(prefix + ".key"); string(after) != string(priv) {
+		t.Fatal("the key was overwritten")
+	}
+}
+
+// site publishes dist with key into a new site directory and returns it.
+func publish(t *testing.T, distDir, out string, extra ...string) result {
+	t.Helper()
+	return runInProcess(append([]string{"repo", "index", distDir, "-o", filepath.Join(out, "index.yaml")}, extra...)...)
+}
+
+func TestRepoIndexAndVerify(t *testing.T) {
+	dir := t.TempDir()
+	key := keygen(t, dir, "index")
+	key2 := keygen(t, dir, "index2")
+	distDir := filepath.Join(dir, "dist")
+	os.MkdirAll(filepath.Join(distDir, "oci"), 0o755)
+	chart := hexDigest([]byte("chart"))
+	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://127.0.0.1:5000/kubevirt", chart)
+	writeRecord(t, distDir, "kubevirt", "1.10.0", 1, "oci://127.0.0.1:5000/kubevirt", chart)
+	writeRecord(t, distDir, "cdi", "1.66.1", 1, "oci://127.0.0.1:5000/cdi", chart)
+	os.WriteFile(filepath.Join(distDir, "kubevirt-1.9.0-4.build.yaml"), []byte("apiVersion: kbuild.dev/v1\nkind: BuildInfo\npackage: kubevirt\nversion: 1.9.0\nbuild: 4\n"), 0o644)
+	os.WriteFile(filepath.Join(distDir, "oci", "index.yaml"), []byte("not: a record\n"), 0o644)
+	os.WriteFile(filepath.Join(distDir, "notes.yaml"), []byte("kind: Something\n"), 0o644)
+	epoch := epochEnv(t, time.Hour)
+
+	site := filepath.Join(dir, "site")
+	r := publish(t, distDir, site, "--sign-key", key+".key")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	pub, _ := os.ReadFile(key + ".pub")
+	k, _ := index.ParsePublicKey(pub)
+	want := fmt.Sprintf("wrote %s: 2 packages, 3 versions\nsigned %s.sig (keyid %s)\n", filepath.Join(site, "index.yaml"), filepath.Join(site, "index.yaml"), k.KeyID())
+	if r.stdout != want {
+		t.Fatalf("repo index printed\n%s\nwant\n%s", r.stdout, want)
+	}
+	data, _ := os.ReadFile(filepath.Join(site, "index.yaml"))
+	x, err := index.ParseIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.Generated.Equal(epoch) || !x.Expires.Equal(epoch.Add(30*24*time.Hour)) {
+		t.Errorf("generated %s expires %s, want SOURCE_DATE_EPOCH %s + 30 days", x.Generated, x.Expires, epoch)
+	}
+	mustContain(t, "index.yaml", string(data), "version: '>=1.2 <2'", "    - build: 1\n")
+	// Same inputs, same bytes.
+	r = publish(t, distDir, filepath.Join(dir, "site2"), "--sign-key", key+".key")
+	again, _ := os.ReadFile(filepath.Join(dir, "site2", "index.yaml"))
+	if r.code != 0 || string(again) != string(data) {
+		t.Fatalf("a second run differs: %s", r)
+	}
+
+	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
+	defer srv.Close()
+	for _, ref := range []string{filepath.Join(site, "index.yaml"), site, srv.URL + "/index.yaml", srv.URL} {
+		r := runInProcess("repo", "verify", ref, "--public-key", key+".pub")
+		if r.code != 0 || r.stdout != "index.yaml: 2 packages, 3 versions, signed by 1 of 1, expires in 29 days\n" {
+			t.Errorf("verify %s: %s", ref, r)
+		}
+	}
+
+	// Two keys: the several-keys signature form and a threshold.
+	site3 := filepath.Join(dir, "site3")
+	if r := publish(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY"); r.code != 1 || !strings.Contains(r.stderr, "--sign-key-env SECOND_KEY: the variable is unset or empty") {
+		t.Fatalf("unset --sign-key-env: %s", r)
+	}
+	priv2, _ := os.ReadFile(key2 + ".key")
+	t.Setenv("SECOND_KEY", string(priv2))
+	r = publish(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY")
+	if r.code != 0 || !strings.Contains(r.stdout, "(keyids ") || strings.Contains(r.stdout+r.stderr, "PRIVATE") {
+		t.Fatalf("two keys: %s", r)
+	}
+	sig3, _ := os.ReadFile(filepath.Join(site3, "index.yaml.sig"))
+	mustContain(t, "index.yaml.sig", string(sig3), "signatures:\n- keyid: ")
+	r = runInProcess("repo", "verify", site3, "--public-key", key+".pub", "--public-key", key2+".pub", "--threshold", "2")
+	if r.code != 0 || !strings.Contains(r.stdout, "signed by 2 of 2") {
+		t.Fatalf("verify 2 of 2: %s", r)
+	}
+}
+
+func TestRepoIndexFlags(t *testing.T) {
+	dir := t.TempDir()
+	key := keygen(t, dir, "index")
+	distDir := filepath.Join(dir, "dist")
+	os.MkdirAll(distDir, 0o755)
+	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", hexDigest([]byte("c")))
+	epochEnv(t, time.Hour)
+	site := filepath.Join(dir, "site")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no key", nil, 2, "index needs a signing key"},
+		{"expires 0", []string{"--sign-key", key + ".key", "--expires", "0"}, 2, "a signed index must expire; to publish one that never does, pass --no-expiry"},
+		{"no-expiry and expires", []string{"--sign-key", key + ".key", "--no-expiry", "--expires", "1h"}, 2, "contradict"},
+		{"merge without key", []string{"--sign-key", key + ".key", "--merge", site}, 2, "an unverified base is never re-signed"},
+		{"allow-new without merge", []string{"--sign-key", key + ".key", "--allow-new"}, 2, "need --merge"},
+		{"public key to sign", []string{"--sign-key", key + ".pub"}, 1, `PEM block is "PUBLIC KEY", want "PRIVATE KEY"`},
+	} {
+		r := publish(t, distDir, site, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: %s\nwant exit %d and %q", tc.name, r, tc.code, tc.want)
+		}
+	}
+	// An epoch so old that the index would be born expired.
+	t.Setenv("SOURCE_DATE_EPOCH", "1000000000")
+	if r := publish(t, distDir, site, "--sign-key", key+".key"); r.code != 1 || !strings.Contains(r.stderr, "which is past") {
+		t.Errorf("expired at birth: %s", r)
+	}
+	if r := publish(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 0 {
+		t.Errorf("--no-expiry: %s", r)
+	}
+	data, _ := os.ReadFile(filepath.Join(site, "index.yaml"))
+	if strings.Contains(string(data), "expires:") {
+		t.Error("--no-expiry wrote expires")
+	}
+	// A component built from a path cannot enter a repository.
+	rec, _ := os.ReadFile(filepath.Join(distDir, "kubevirt-1.9.0-4.yaml"))
+	bad := strings.Replace(string(rec), "    - chart:", "    - path: charts/operator\n      chart:", 1)
+	os.WriteFile(filepath.Join(distDir, "kubevirt-1.9.0-4.yaml"), []byte(bad), 0o644)
+	if r := publish(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 1 || !strings.Contains(r.stderr, `kubevirt-1.9.0-4.yaml: kubevirt 1.9.0 build 4: variant "default" component "operator" uses path "charts/operator"`) {
+		t.Errorf("path component: %s", r)
+	}
+}
+
+func TestRepoIndexMerge(t *testing.T) {
+	dir := t.TempDir()
+	key := keygen(t, dir, "index")
+	stranger := keygen(t, dir, "stranger")
+	chart := hexDigest([]byte("chart"))
+	dist1 := filepath.Join(dir, "dist1")
+	os.MkdirAll(dist1, 0o755)
+	writeRecord(t, dist1, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", chart)
+	epochEnv(t, 2*time.Hour)
+	base := filepath.Join(dir, "base")
+	if r := publish(t, dist1, base, "--sign-key", key+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	strangerBase := filepath.Join(dir, "stranger-base")
+	if r := publish(t, dist1, strangerBase, "--sign-key", stranger+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+
+	dist2 := filepath.Join(dir, "dist2")
+	os.MkdirAll(dist2, 0o755)
+	writeRecord(t, dist2, "kubevirt", "1.10.0", 1, "oci://r/kubevirt", chart)
+	writeRecord(t, dist2, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", chart) // rebuilt, same content
+	distConflict := filepath.Join(dir, "dist3")
+	os.MkdirAll(distConflict, 0o755)
+	writeRecord(t, distConflict, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", hexDigest([]byte("other chart")))
+	epochEnv(t, time.Hour)
+
+	x := func(d string) *index.RepositoryIndex {
+		b, err := os.ReadFile(filepath.Join(d, "index.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := index.ParseIndex(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	published, _ := x(base).Packages["kubevirt"].Versions[0].Spec.Digest()
+	conflictDigest := ""
+	{
+		b, _ := os.ReadFile(filepath.Join(distConflict, "kubevirt-1.9.0-4.yaml"))
+		rec, _ := index.ParseRecord(b)
+		conflictDigest, _ = rec.Spec.Digest()
+	}
+	for _, tc := range []struct {
+		name string
+		dist string
+		args []string
+		code int
+		want string
+	}{
+		{"merge a file", dist2, []string{"--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
+		{"merge a URL", dist2, []string{"--merge", srv.URL + "/base/index.yaml", "--merge-public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
+		{"base signed by a stranger", dist2, []string{"--merge", srv.URL + "/stranger-base/index.yaml", "--merge-public-key", key + ".pub"}, 1, "failed verification, refusing to merge and re-sign it: index.yaml: index is not signed by a trusted key"},
+		{"conflict", distConflict, []string{"--merge", srv.URL + "/base/", "--merge-public-key", key + ".pub"}, 1,
+			"kubevirt 1.9.0 build 4 is already published with different content (published " + published + ", built " + conflictDigest + "); published versions do not change, give the recipe a new build number"},
+		{"404 base without --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub"}, 1, "does not exist; pass --allow-new to start a new index"},
+		{"missing file base without --allow-new", dist2, []string{"--merge", filepath.Join(dir, "nothing", "index.yaml"), "--merge-public-key", key + ".pub"}, 1, "does not exist; pass --allow-new"},
+		{"404 base with --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub", "--allow-new"}, 0, "1 packages, 2 versions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "site")
+			r := publish(t, tc.dist, out, append([]string{"--sign-key", key + ".key"}, tc.args...)...)
+			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
+				t.Fatalf("%s\nwant exit %d and %q", r, tc.code, tc.want)
+			}
+			if tc.code != 0 {
+				if _, err := os.Stat(filepath.Join(out, "index.yaml")); err == nil {
+					t.Error("an index was written although the publish failed")
+				}
+			}
+		})
+	}
+	// Merging keeps every published version.
+	out := filepath.Join(dir, "merged")
+	if r := publish(t, dist1, out, "--sign-key", key+".key", "--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
+		t.Fatal(r)
+	}
+	dist4 := filepath.Join(dir, "dist4")
+	os.MkdirAll(dist4, 0o755)
+	writeRecord(t, dist4, "cdi", "1.66.1", 1, "oci://r/cdi", chart)
+	if r := publish(t, dist4, out, "--sign-key", key+".key", "--merge", filepath.Join(out, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
+		t.Fatal(r)
+	}
+	if p, v := x(out).Counts(); p != 2 || v != 2 {
+		t.Fatalf("merged index has %d packages, %d versions", p, v)
+	}
+}
+
+func TestRepoVerifyRefusals(t *testing.T) {
+	dir := t.TempDir()
+	key := keygen(t, dir, "index")
+	distDir := filepath.Join(dir, "dist")
+	os.MkdirAll(distDir, 0o755)
+	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", hexDigest([]byte("c")))
+	epochEnv(t, time.Hour)
+	site := filepath.Join(dir, "site")
+	if r := publish(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	state := filepath.Join(dir, "state.json")
+	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
+		t.Fatal(r)
+	}
+	st, _ := os.ReadFile(state)
+	mustContain(t, "state", string(st), `"generated": "`)
+
+	// An older index is a rollback for the recorded state.
+	epochEnv(t, 2*time.Hour)
+	old := filepath.Join(dir, "old")
+	if r := publish(t, distDir, old, "--sign-key", key+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	r := runInProcess("repo", "verify", old, "--public-key", key+".pub", "--state", state)
+	if r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index generated") || !strings.Contains(r.stderr, "refusing a rollback") {
+		t.Fatalf("rollback: %s", r)
+	}
+	if after, _ := os.ReadFile(state); string(after) != string(st) {
+		t.Fatal("a refused index changed the state")
+	}
+
+	data, _ := os.ReadFile(filepath.Join(site, "index.yaml"))
+	tampered := filepath.Join(dir, "tampered")
+	os.MkdirAll(tampered, 0o755)
+	os.WriteFile(filepath.Join(tampered, "index.yaml"), []byte(strings.Replace(string(data), "build: 4", "build: 5", 1)), 0o644)
+	sig, _ := os.ReadFile(filepath.Join(site, "index.yaml.sig"))
+	os.WriteFile(filepath.Join(tampered, "index.yaml.sig"), sig, 0o644)
+	r = runInProcess("repo", "verify", tampered, "--public-key", key+".pub")
+	if r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
+		t.Fatalf("tampered: %s", r)
+	}
+	os.Remove(filepath.Join(tampered, "index.yaml.sig"))
+	r = runInProcess("repo", "verify", tampered, "--public-key", key+".pub")
+	if r.code != 1 || !strings.Contains(r.stderr, "index.yaml.sig is missing") {
+		t.Fatalf("unsigned: %s", r)
+	}
+	r = runInProcess("repo", "verify", filepath.Join(dir, "nowhere"), "--public-key", key+".pub")
+	if r.code != exitFetch || !strings.Contains(r.stderr, "not found") {
+		t.Fatalf("missing site: %s", r)
+	}
+	if r := runInProcess("repo", "verify", site); r.code != 2 {
+		t.Fatalf("no keys: %s", r)
+	}
+}

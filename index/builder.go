@@ -1,0 +1,554 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Builder collects package versions — from build records and from a
+// verified base index — into an index, enforcing that one version and
+// build has one content. Add may be called from several goroutines.
+type Builder struct {
+	compact bool
+
+	mu       sync.Mutex
+	pkgs     map[string]*builtPkg
+	baseTime time.Time // generated time of the base, if any
+}
+
+// BuilderOption configures NewBuilder.
+type BuilderOption func(*Builder)
+
+// Compact makes the Builder keep each version only as the YAML it has in
+// index.yaml, written when it is added, instead of its parsed spec: a
+// tenth of the memory and of the garbage-collection work for an index of
+// 100,000 versions. Index is then unavailable; use Marshal. Default: off.
+func Compact() BuilderOption { return func(b *Builder) { b.compact = true } }
+
+type builtPkg struct {
+	desc, home string // of the base index
+	versions   map[versionKey]*builtVersion
+}
+
+type versionKey struct {
+	version string
+	build   int
+}
+
+type builtVersion struct {
+	v      IndexVersion // in compact mode without Spec
+	sv     semver
+	origin string // where the version came from; "" for the base index
+	// desc and home are the annotations of the record.
+	desc, home string
+	// head and tail are the version's YAML in compact mode, around its
+	// signatures: "    - build: …\n      digest: …\n" and "      spec: … version: …\n".
+	head, tail []byte
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder(opts ...BuilderOption) *Builder {
+	b := &Builder{pkgs: map[string]*builtPkg{}}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// Add adds the version that the build record rec describes, with the
+// delegated signatures sigs (which may be nil). origin names where rec came
+// from, for error messages. A version and build added before must have the
+// same spec digest, otherwise Add returns a *ConflictError (against the
+// base index) or a *DuplicateError (against another record); with the same
+// digest their signatures are merged.
+func (b *Builder) Add(origin string, rec *PackageSource, sigs []Signature) error {
+	if err := CheckRecord(rec); err != nil {
+		return fmt.Errorf("%s: %w", origin, err)
+	}
+	d, err := rec.Spec.Digest()
+	if err != nil {
+		return fmt.Errorf("%s: %w", origin, err)
+	}
+	for _, s := range sigs {
+		if err := checkSignature(s); err != nil {
+			return fmt.Errorf("%s: %w", origin, err)
+		}
+	}
+	bv := &builtVersion{
+		v:      IndexVersion{Version: rec.Spec.Version, Build: rec.Spec.Build, Digest: d, Spec: rec.Spec},
+		origin: origin,
+		desc:   rec.Metadata.Annotations[DescriptionAnnotation],
+		home:   rec.Metadata.Annotations[HomeAnnotation],
+	}
+	for _, s := range sigs {
+		bv.v.Signatures = AddSignature(bv.v.Signatures, s)
+	}
+	name := rec.Metadata.Name
+	if b.compact {
+		name = strings.Clone(name) // rec may be parsed in place (AddRecord)
+	}
+	// A version already added (published in the base, typically) is only
+	// compared, not written again.
+	b.mu.Lock()
+	if p := b.pkgs[name]; p != nil {
+		if old := p.versions[versionKey{bv.v.Version, bv.v.Build}]; old != nil {
+			defer b.mu.Unlock()
+			return b.merge(name, old, bv)
+		}
+	}
+	b.mu.Unlock()
+	if err := b.prepare(bv); err != nil {
+		return fmt.Errorf("%s: %w", origin, err)
+	}
+	return b.insert(name, bv)
+}
+
+// AddBase adds every version of a verified base index (delegated versions
+// that lacked signatures included): published versions are kept, and a
+// record added later with the same version and build must have the same
+// digest. Call it before Add.
+func (b *Builder) AddBase(base *Verified) error {
+	if base == nil || base.all == nil {
+		return errors.New("the base index must be one that Verify accepted")
+	}
+	x := base.all
+	type job struct {
+		name string
+		bv   *builtVersion
+	}
+	var all []job
+	for name, p := range x.Packages {
+		b.mu.Lock()
+		bp := b.pkg(name)
+		bp.desc, bp.home = p.Description, p.Home
+		b.mu.Unlock()
+		for i := range p.Versions {
+			all = append(all, job{name, &builtVersion{v: p.Versions[i]}})
+		}
+	}
+	err := parallel(len(all), func(i int) error { return b.prepare(all[i].bv) })
+	if err != nil {
+		return err
+	}
+	for _, j := range all {
+		if err := b.insert(j.name, j.bv); err != nil {
+			return err
+		}
+	}
+	b.mu.Lock()
+	b.baseTime = x.Generated
+	b.mu.Unlock()
+	return nil
+}
+
+// AddVerified verifies a base index as Verify does and adds every version
+// of it (delegated versions that lack signatures included), as AddBase
+// does. A compact Builder adds each package as it is decoded and keeps
+// nothing of the parsed index (Verified.Index is then nil), so publishing
+// over an index of 100,000 versions does not hold it twice. On error the
+// Builder may hold part of the base: Reset it or drop it.
+func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions) (*Verified, error) {
+	if !b.compact {
+		v, err := Verify(indexBytes, sigBytes, trust, opts)
+		if err != nil {
+			return nil, err
+		}
+		return v, b.AddBase(v)
+	}
+	opts.DiscardIndex = true
+	v, err := verify(indexBytes, sigBytes, trust, opts, func(name string, p *IndexPackage) error {
+		bvs := make([]*builtVersion, len(p.Versions))
+		for i := range p.Versions {
+			bvs[i] = &builtVersion{v: p.Versions[i]}
+			if err := b.prepare(bvs[i]); err != nil {
+				return err
+			}
+		}
+		name = strings.Clone(name)
+		b.mu.Lock()
+		bp := b.pkg(name)
+		bp.desc, bp.home = strings.Clone(p.Description), strings.Clone(p.Home)
+		b.mu.Unlock()
+		for _, bv := range bvs {
+			if err := b.insert(name, bv); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.baseTime = v.Generated
+	b.mu.Unlock()
+	return v, nil
+}
+
+// prepare parses the version's semver and, in compact mode, writes its
+// YAML and drops its spec.
+func (b *Builder) prepare(bv *builtVersion) error {
+	if b.compact {
+		// Keep no string that holds on to the text the version was parsed
+		// from (a record, or a base index that may be unmapped).
+		bv.v.Version, bv.v.Digest = strings.Clone(bv.v.Version), strings.Clone(bv.v.Digest)
+		bv.desc, bv.home = strings.Clone(bv.desc), strings.Clone(bv.home)
+		sigs := make([]Signature, len(bv.v.Signatures))
+		for i, s := range bv.v.Signatures {
+			sigs[i] = Signature{KeyID: strings.Clone(s.KeyID), Sig: strings.Clone(s.Sig)}
+		}
+		bv.v.Signatures = sigs
+	}
+	var err error
+	if bv.sv, err = parseSemver(bv.v.Version); err != nil {
+		return err
+	}
+	if !b.compact {
+		return nil
+	}
+	v := bv.v
+	v.Signatures = nil
+	bp := renderBufs.Get().(*[]byte)
+	defer renderBufs.Put(bp)
+	w := &ywriter{b: (*bp)[:0]}
+	err = writeEntry(w, &v)
+	*bp = w.b
+	if err != nil {
+		return err
+	}
+	out := append(make([]byte, 0, len(w.b)), w.b...)
+	// Split after "    - build: N\n      digest: D\n", where signatures go.
+	i := bytes.IndexByte(out, '\n')
+	j := i + 1 + bytes.IndexByte(out[i+1:], '\n')
+	if i < 0 || j <= i || !bytes.HasPrefix(out[i+1:], []byte("      digest: ")) {
+		return errors.New("index: unexpected YAML of a version")
+	}
+	bv.head, bv.tail = out[:j+1:j+1], out[j+1:]
+	bv.v.Spec = PackageSpec{}
+	return nil
+}
+
+// slabPool holds the values compact Builders parse records into.
+var slabPool = sync.Pool{New: func() any { return &slabs{} }}
+
+// renderBufs holds scratch buffers for writing versions.
+var renderBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// AddRecord parses the build record data (see ParseRecord) and adds it as
+// Add does; a document of another kind gives ErrNotRecord. A compact
+// Builder parses data in place (it keeps nothing of it), so data must not
+// change during the call.
+func (b *Builder) AddRecord(origin string, data []byte, sigs []Signature) error {
+	var slab *slabs
+	if b.compact {
+		// Nothing of the record is kept: parse it in place, into values
+		// used again for the next record.
+		slab = slabPool.Get().(*slabs)
+		defer func() { slab.reset(); slabPool.Put(slab) }()
+	}
+	rec, err := parseRecord(data, b.compact, slab)
+	if err != nil {
+		if errors.Is(err, ErrNotRecord) {
+			return err
+		}
+		return fmt.Errorf("build record %s: %w", origin, err)
+	}
+	return b.Add(origin, rec, sigs)
+}
+
+func (b *Builder) pkg(name string) *builtPkg {
+	p := b.pkgs[name]
+	if p == nil {
+		p = &builtPkg{versions: map[versionKey]*builtVersion{}}
+		b.pkgs[name] = p
+	}
+	return p
+}
+
+// insert adds bv to package name, or merges its signatures into the same
+// version added before.
+func (b *Builder) insert(name string, bv *builtVersion) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.pkg(name)
+	k := versionKey{bv.v.Version, bv.v.Build}
+	old, ok := p.versions[k]
+	if !ok {
+		p.versions[k] = bv
+		return nil
+	}
+	return b.merge(name, old, bv)
+}
+
+// merge adds bv to the same version added before, old: their digests must
+// be equal, and their signatures are merged. b.mu is held.
+func (b *Builder) merge(name string, old, bv *builtVersion) error {
+	k := versionKey{old.v.Version, old.v.Build}
+	if old.v.Digest != bv.v.Digest {
+		if old.origin == "" {
+			return &ConflictError{Package: name, Version: k.version, Build: k.build, Published: old.v.Digest, Built: bv.v.Digest}
+		}
+		first, second := old.origin, bv.origin
+		if second < first {
+			first, second = second, first
+		}
+		return &DuplicateError{Package: name, Version: k.version, Build: k.build, First: first, Second: second}
+	}
+	for _, s := range bv.v.Signatures {
+		if b.compact {
+			s = Signature{KeyID: strings.Clone(s.KeyID), Sig: strings.Clone(s.Sig)}
+		}
+		old.v.Signatures = AddSignature(old.v.Signatures, s)
+	}
+	if old.origin == "" && bv.origin != "" {
+		old.desc, old.home = bv.desc, bv.home
+		if b.compact {
+			old.desc, old.home = strings.Clone(bv.desc), strings.Clone(bv.home)
+		}
+	}
+	return nil
+}
+
+// Reset drops every version added (and the base), releasing their memory.
+func (b *Builder) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pkgs, b.baseTime = map[string]*builtPkg{}, time.Time{}
+}
+
+// Counts returns the number of packages and versions added.
+func (b *Builder) Counts() (packages, versions int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.pkgs {
+		versions += len(p.versions)
+	}
+	return len(b.pkgs), versions
+}
+
+// sorted returns the package names in yaml.v2 key order and each
+// package's versions newest first, with its description and home: those of
+// the newest record that has them, else the base index's.
+func (b *Builder) sorted() ([]string, map[string][]*builtVersion, map[string][2]string) {
+	names := make([]string, 0, len(b.pkgs))
+	vs := make(map[string][]*builtVersion, len(b.pkgs))
+	meta := make(map[string][2]string, len(b.pkgs))
+	for name, p := range b.pkgs {
+		names = append(names, name)
+		list := make([]*builtVersion, 0, len(p.versions))
+		for _, bv := range p.versions {
+			list = append(list, bv)
+		}
+		sort.Slice(list, func(i, j int) bool { return newer(list[i].sv, list[i].v, list[j].sv, list[j].v) })
+		vs[name] = list
+		desc, home := "", ""
+		for _, bv := range list {
+			if desc == "" {
+				desc = bv.desc
+			}
+			if home == "" {
+				home = bv.home
+			}
+		}
+		if desc == "" {
+			desc = p.desc
+		}
+		if home == "" {
+			home = p.home
+		}
+		meta[name] = [2]string{desc, home}
+	}
+	sort.Slice(names, func(i, j int) bool { return yamlKeyLess(names[i], names[j]) })
+	return names, vs, meta
+}
+
+// Index returns the index of every version added, generated at generated
+// (converted to UTC and truncated to whole seconds), without expiry. It is
+// not available in compact mode.
+func (b *Builder) Index(generated time.Time) (*RepositoryIndex, error) {
+	if b.compact {
+		return nil, errors.New("index: a compact Builder keeps no specs; use Marshal")
+	}
+	generated, err := b.checkTime(generated)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	names, vs, meta := b.sorted()
+	x := &RepositoryIndex{APIVersion: IndexAPIVersion, Kind: IndexKind, Generated: generated, Packages: make(map[string]*IndexPackage, len(names))}
+	for _, name := range names {
+		p := &IndexPackage{Description: meta[name][0], Home: meta[name][1], Versions: make([]IndexVersion, len(vs[name]))}
+		for i, bv := range vs[name] {
+			p.Versions[i] = bv.v
+		}
+		x.Packages[name] = p
+	}
+	return x, nil
+}
+
+func (b *Builder) checkTime(generated time.Time) (time.Time, error) {
+	if generated.IsZero() {
+		return generated, errors.New("index needs a generated time")
+	}
+	generated = generated.UTC().Truncate(time.Second)
+	b.mu.Lock()
+	base := b.baseTime
+	b.mu.Unlock()
+	if generated.Before(base) {
+		return generated, fmt.Errorf("the new index would be generated %s, before the base index (generated %s); subscribers would refuse it as a rollback; set SOURCE_DATE_EPOCH to a later time",
+			generated.Format(time.RFC3339), base.Format(time.RFC3339))
+	}
+	return generated, nil
+}
+
+// Marshal returns index.yaml of every version added, generated at
+// generated and expiring at expires (none when zero; both in UTC whole
+// seconds): the bytes RepositoryIndex.Marshal writes. In compact mode it assembles the versions'
+// YAML into one buffer of the exact size.
+func (b *Builder) Marshal(generated, expires time.Time) ([]byte, error) {
+	if !expires.IsZero() {
+		expires = expires.UTC().Truncate(time.Second)
+	}
+	if !b.compact {
+		x, err := b.Index(generated)
+		if err != nil {
+			return nil, err
+		}
+		x.Expires = expires
+		return x.Marshal()
+	}
+	var out []byte
+	err := b.emit(generated, expires, func(size int) { out = make([]byte, 0, size) }, func(p []byte) error {
+		out = append(out, p...)
+		return nil
+	})
+	return out, err
+}
+
+// WriteTo writes what Marshal returns to w, without holding it in memory
+// in compact mode, and returns the number of bytes written.
+func (b *Builder) WriteTo(w io.Writer, generated, expires time.Time) (int64, error) {
+	if !expires.IsZero() {
+		expires = expires.UTC().Truncate(time.Second)
+	}
+	if !b.compact {
+		data, err := b.Marshal(generated, expires)
+		if err != nil {
+			return 0, err
+		}
+		n, err := w.Write(data)
+		return int64(n), err
+	}
+	var n int64
+	err := b.emit(generated, expires, func(int) {}, func(p []byte) error {
+		m, err := w.Write(p)
+		n += int64(m)
+		return err
+	})
+	return n, err
+}
+
+// emit writes the index of a compact Builder in pieces, after telling its
+// size.
+func (b *Builder) emit(generated, expires time.Time, size func(int), write func([]byte) error) error {
+	generated, err := b.checkTime(generated)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	names, vs, meta := b.sorted()
+	head := &ywriter{}
+	writeHead(head, IndexAPIVersion, IndexKind, generated, expires)
+	if len(names) == 0 {
+		head.empty("{}")
+		size(len(head.b))
+		return write(head.b)
+	}
+	head.newline()
+	// Each package's lines before its versions, and each version's
+	// signatures, then the exact size.
+	pkgHeads := make([][]byte, len(names))
+	sigs := map[*builtVersion][]byte{}
+	total := len(head.b)
+	for i, name := range names {
+		w := &ywriter{}
+		if err := writePackageHead(w, name, meta[name][0], meta[name][1]); err != nil {
+			return err
+		}
+		w.newline()
+		pkgHeads[i] = w.b
+		total += len(w.b)
+		for _, bv := range vs[name] {
+			total += len(bv.head) + len(bv.tail)
+			if len(bv.v.Signatures) > 0 {
+				sw := &ywriter{}
+				sw.key(6, "signatures")
+				writeSignatures(sw, 6, bv.v.Signatures)
+				if sw.slow {
+					return fmt.Errorf("%s %s build %d: signatures must be printable ASCII", name, bv.v.Version, bv.v.Build)
+				}
+				sigs[bv] = sw.b
+				total += len(sw.b)
+			}
+		}
+	}
+	size(total)
+	if err := write(head.b); err != nil {
+		return err
+	}
+	for i, name := range names {
+		if err := write(pkgHeads[i]); err != nil {
+			return err
+		}
+		for _, bv := range vs[name] {
+			for _, p := range [][]byte{bv.head, sigs[bv], bv.tail} {
+				if err := write(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// parallel runs f(0) … f(n-1) on GOMAXPROCS goroutines and returns the
+// error of the lowest i that failed.
+func parallel(n int, f func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	errs := make([]error, n)
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					return
+				}
+				errs[i] = f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// FuzzParseIndex checks that ParseIndex never panics, that the fast reader
+// agrees with sigs.k8s.io/yaml on everything it accepts, and that what
+// parses writes back byte for byte as sigs.k8s.io/yaml would and parses
+// again to the same index.
+func FuzzParseIndex(f *testing.F) {
+	// Small seeds keep executions and minimisation fast.
+	rng := rand.New(rand.NewSource(5))
+	for n := 0; n < 6; {
+		if b, err := sigsyaml.Marshal(randIndex(rng)); err == nil && len(b) < 3000 {
+			f.Add(b)
+			n++
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join("testdata", "index.golden.yaml")); err == nil && len(b) < 8000 {
+		f.Add(b)
+	}
+	f.Add([]byte("apiVersion: kubepkg.dev/v1alpha1\nkind: RepositoryIndex\ngenerated: \"2026-10-10T12:00:00Z\"\npackages: {}\n"))
+	f.Add([]byte("a: &a [*a, *a]\nb: &b [*a, *a]\n"))
+	f.Add([]byte("packages:\n  x:\n    versions:\n    - spec:\n        images: ['a', \"b\\u0041\", c]\n        version: |-\n          x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		x, err := ParseIndex(data)
+		// The fast reader and yaml.v2 agree on what the fast reader accepts.
+		if r, rerr := newYReader(data); rerr == nil {
+			var fast RepositoryIndex
+			if ferr := readIndex(r, &fast, keepAll); ferr == nil {
+				var slow RepositoryIndex
+				if serr := slowDecode(data, "index", &slow); serr != nil {
+					t.Fatalf("fast reader accepted what sigs.k8s.io/yaml refuses: %v\n%q", serr, data)
+				}
+				if !reflect.DeepEqual(&fast, &slow) {
+					t.Fatalf("fast reader and sigs.k8s.io/yaml differ\nfast %+v\nslow %+v\n%q", fast, slow, data)
+				}
+			} else {
+				var bail *yamlBail
+				if !errors.As(ferr, &bail) {
+					t.Fatalf("fast reader error that is not a bail: %v", ferr)
+				}
+			}
+		}
+		// The parallel split and the visitor that drops each package (its
+		// memory used again, as Verify does) see the same index.
+		defer func(n int) { parallelMinBytes = n }(parallelMinBytes)
+		parallelMinBytes = 1
+		px, perr := ParseIndex(data)
+		if (perr == nil) != (err == nil) || err == nil && !reflect.DeepEqual(x, px) {
+			t.Fatalf("parallel parse differs: %v, %v", perr, err)
+		}
+		seen := map[string][]string{}
+		var mu sync.Mutex
+		_, verr := parseIndex(data, false, func(name string, p *IndexPackage) (bool, error) {
+			if err := checkPackage(name, p); err != nil {
+				return false, err
+			}
+			var ds []string
+			for _, v := range p.Versions {
+				d, _ := v.Spec.Digest()
+				ds = append(ds, d+v.Version)
+			}
+			mu.Lock()
+			seen[name] = ds
+			mu.Unlock()
+			return false, nil
+		})
+		if (verr == nil) != (err == nil) {
+			t.Fatalf("visiting parse: %v, plain parse: %v", verr, err)
+		}
+		if err != nil {
+			return
+		}
+		for name, p := range x.Packages {
+			var ds []string
+			for _, v := range p.Versions {
+				d, _ := v.Spec.Digest()
+				ds = append(ds, d+v.Version)
+			}
+			if !reflect.DeepEqual(ds, seen[name]) {
+				t.Fatalf("package %s visited as %v, parsed as %v", name, seen[name], ds)
+			}
+		}
+		out, err := x.Marshal()
+		if err != nil {
+			t.Fatalf("Marshal of a parsed index: %v", err)
+		}
+		want, err := sigsyaml.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, want) {
+			t.Fatalf("Marshal differs from sigs.k8s.io/yaml:\n%s", firstDiff(out, want))
+		}
+		y, err := ParseIndex(out)
+		if err != nil {
+			t.Fatalf("re-parse: %v\n%s", err, out)
+		}
+		if !reflect.DeepEqual(x, y) {
+			t.Fatalf("index changed by a round trip")
+		}
+	})
+}
+
+// FuzzParseRoot checks that ParseRoot never panics and that a parsed root
+// writes and parses back to the same signed content.
+func FuzzParseRoot(f *testing.F) {
+	k1, _ := GenerateKey(rand.New(rand.NewSource(1)))
+	k2, _ := GenerateKey(rand.New(rand.NewSource(2)))
+	r, err := NewRoot(RootConfig{Expires: time.Unix(1807000000, 0), RootKeys: []*PublicKey{k1.Public()}, RootThreshold: 1, IndexKeys: []*PublicKey{k2.Public()}, IndexThreshold: 1,
+		Delegations: []DelegationConfig{{Name: "team-virt", Packages: []string{"kubevirt*", "cdi"}, Keys: []*PublicKey{k2.Public()}, Threshold: 1}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	_ = r.Sign(k1)
+	b, _ := r.Marshal()
+	f.Add(b)
+	f.Add([]byte("signed:\n  version: 1\nsignatures: []\n"))
+	f.Add([]byte("signed: &a {version: *a}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseRoot(data)
+		if err != nil {
+			return
+		}
+		d1, err := r.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := r.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := ParseRoot(out)
+		if err != nil {
+			t.Fatalf("re-parse: %v\n%s", err, out)
+		}
+		if d2, _ := r2.Digest(); d1 != d2 {
+			t.Fatalf("root digest changed by a round trip: %s, %s", d1, d2)
+		}
+	})
+}
+
+// FuzzParseSignatures checks that ParseSignatures never panics and that
+// parsed signatures write and parse back.
+func FuzzParseSignatures(f *testing.F) {
+	k, _ := GenerateKey(rand.New(rand.NewSource(1)))
+	sigs, _ := Sign([]byte("x"), k)
+	one, _ := MarshalSignatures(sigs)
+	two, _ := MarshalSignatures(append(sigs, sigs[0]))
+	f.Add(one)
+	f.Add(two)
+	f.Add([]byte("signatures: []\n"))
+	f.Add([]byte("signatures:\n- keyid: &a x\n  sig: *a\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sigs, err := ParseSignatures(data)
+		if err != nil {
+			return
+		}
+		out, err := MarshalSignatures(sigs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseSignatures(out)
+		if err != nil {
+			t.Fatalf("re-parse: %v\n%s", err, out)
+		}
+		if len(sigs) > 1 && !reflect.DeepEqual(sigs, again) || len(sigs) == 1 && again[0].Sig != sigs[0].Sig {
+			t.Fatalf("signatures changed by a round trip: %v, %v", sigs, again)
+		}
+	})
+}

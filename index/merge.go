@@ -1,0 +1,51 @@
+package index
+
+import (
+	"errors"
+	"sort"
+)
+
+// Merge returns the index to publish over a verified base: every version of
+// the base as published (delegated versions that lacked signatures
+// included), plus every version of built. A version and build in both must
+// have the same digest — published versions do not change — or Merge
+// fails with one *ConflictError per such version (joined); otherwise their
+// delegated signatures are merged. Descriptions and homes come from built
+// where it has them. The result has built's generated and expires times;
+// generated must not be before the base's.
+func Merge(base *Verified, built *RepositoryIndex) (*RepositoryIndex, error) {
+	b := NewBuilder()
+	if err := b.AddBase(base); err != nil {
+		return nil, err
+	}
+	if _, err := b.checkTime(built.Generated); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(built.Packages))
+	for name := range built.Packages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var conflicts []error
+	for _, name := range names {
+		p := built.Packages[name]
+		for _, v := range p.Versions {
+			bv := &builtVersion{v: v, origin: "the new index", desc: p.Description, home: p.Home}
+			if err := b.prepare(bv); err != nil {
+				return nil, err
+			}
+			if err := b.insert(name, bv); err != nil {
+				conflicts = append(conflicts, err)
+			}
+		}
+	}
+	if len(conflicts) > 0 {
+		return nil, errors.Join(conflicts...)
+	}
+	x, err := b.Index(built.Generated)
+	if err != nil {
+		return nil, err
+	}
+	x.Expires = built.Expires
+	return x, nil
+}

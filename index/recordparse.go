@@ -1,0 +1,130 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// MaxRecordSize caps a build record that ParseRecord reads.
+const MaxRecordSize = 16 << 20
+
+// ErrNotRecord is returned by ParseRecord for a YAML document of another
+// kind (a BuildInfo sidecar, a signature sidecar, …).
+var ErrNotRecord = errors.New("not a build record")
+
+// ParseRecord parses a build record strictly. A document whose kind is not
+// PackageSource gives ErrNotRecord, so that a directory of build output can
+// be read without knowing every kind in it.
+func ParseRecord(b []byte) (*PackageSource, error) { return parseRecord(b, false, nil) }
+
+// parseRecord is ParseRecord; with share, the record's strings use b
+// itself; its values come from slab (new slabs when nil).
+func parseRecord(b []byte, share bool, slab *slabs) (*PackageSource, error) {
+	if len(b) > MaxRecordSize {
+		return nil, fmt.Errorf("build record is %d bytes, more than the %d allowed", len(b), MaxRecordSize)
+	}
+	if k, ok := peekKind(string(b)); ok && k != RecordKind {
+		return nil, fmt.Errorf("%w: kind %s", ErrNotRecord, k)
+	}
+	rec := &PackageSource{}
+	err := decodeYAMLOf(b, share, slab, "build record", rec, func(r *yreader) error { return readRecord(r, rec) })
+	if err != nil {
+		// Another kind of document may fail a record's strict decoding;
+		// tell that apart from a broken record.
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if len(b) <= maxSlowYAML && checkPlainYAML(b, "") == nil && unmarshalLoose(b, &kind) == nil && kind.Kind != RecordKind {
+			return nil, fmt.Errorf("%w: kind %q", ErrNotRecord, kind.Kind)
+		}
+		return nil, err
+	}
+	if rec.Kind != RecordKind {
+		return nil, fmt.Errorf("%w: kind %q", ErrNotRecord, rec.Kind)
+	}
+	return rec, nil
+}
+
+// peekKind finds the value of a top-level "kind:" line in a document whose
+// column-0 lines are all simple "key:" lines, as sigs.k8s.io/yaml writes
+// them. It reports false when it cannot tell.
+func peekKind(s string) (string, bool) {
+	kind, found := "", false
+	for len(s) > 0 {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		if line == "" || line[0] == ' ' || line[0] == '#' {
+			continue
+		}
+		if line == "---" && !found {
+			continue
+		}
+		i := strings.IndexByte(line, ':')
+		if i <= 0 {
+			return "", false
+		}
+		for _, c := range line[:i] {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+				return "", false
+			}
+		}
+		if line[:i] != "kind" {
+			continue
+		}
+		if i+1 < len(line) && line[i+1] != ' ' {
+			return "", false
+		}
+		if found {
+			return "", false
+		}
+		v := strings.TrimSpace(line[i+1:])
+		if v == "" || strings.ContainsAny(v, "\"'#&*!|>%@`{}[],") || resolvePlain(v) != plainStr {
+			return "", false
+		}
+		kind, found = v, true
+	}
+	return kind, found
+}
+
+// MarshalRecord returns rec as YAML, byte for byte what sigs.k8s.io/yaml
+// writes for it, several times faster.
+func MarshalRecord(rec *PackageSource) ([]byte, error) {
+	w := &ywriter{b: make([]byte, 0, 4096)}
+	w.key(0, "apiVersion")
+	w.str(0, rec.APIVersion)
+	w.key(0, "kind")
+	w.str(0, rec.Kind)
+	w.key(0, "metadata")
+	w.mapping(2, func(col int) {
+		if a := rec.Metadata.Annotations; len(a) > 0 {
+			keys := make([]string, 0, len(a))
+			for k := range a {
+				keys = append(keys, k)
+			}
+			sort.Slice(keys, func(i, j int) bool { return yamlKeyLess(keys[i], keys[j]) })
+			w.key(col, "annotations")
+			w.mapping(col+2, func(col int) {
+				for _, k := range keys {
+					w.key(col, k)
+					w.str(col, a[k])
+				}
+			})
+		}
+		w.key(col, "name")
+		w.str(col, rec.Metadata.Name)
+	})
+	w.key(0, "spec")
+	writeSpec(w, 2, &rec.Spec)
+	if w.slow {
+		return sigsyaml.Marshal(rec)
+	}
+	return w.b, nil
+}

@@ -1,0 +1,692 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// IndexAPIVersion and IndexKind identify a repository index. The
+// apiVersion is the index format's version, not a cluster API version.
+const (
+	IndexAPIVersion = "kubepkg.dev/v1alpha1"
+	IndexKind       = "RepositoryIndex"
+)
+
+// MaxIndexSize caps the size of an index.yaml that ParseIndex reads (an
+// index of 100,000 versions is about 200 MB).
+const MaxIndexSize = 1 << 30
+
+// Annotations of a build record that become a package's description and
+// home in the index.
+const (
+	DescriptionAnnotation = "kubepkg.dev/description"
+	HomeAnnotation        = "kubepkg.dev/home"
+)
+
+// RepositoryIndex is index.yaml: every published version of every package,
+// newest first.
+type RepositoryIndex struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Generated is when the index was made (UTC, whole seconds).
+	// Subscribers refuse an index older than one they accepted.
+	Generated time.Time `json:"generated"`
+	// Expires, when set, is when subscribers stop accepting the index.
+	Expires  time.Time                `json:"expires,omitzero"`
+	Packages map[string]*IndexPackage `json:"packages"`
+}
+
+// IndexPackage is one package of the index.
+type IndexPackage struct {
+	Description string `json:"description,omitempty"`
+	Home        string `json:"home,omitempty"`
+	// Versions are newest first: semver precedence, then higher build.
+	Versions []IndexVersion `json:"versions"`
+}
+
+// IndexVersion is one build of one version of a package.
+type IndexVersion struct {
+	Version string `json:"version"`
+	Build   int    `json:"build"`
+	// Digest is the spec digest, PackageSpec.Digest.
+	Digest string      `json:"digest"`
+	Spec   PackageSpec `json:"spec"`
+	// Signatures are delegated signatures of the version statement
+	// (VersionStatement), required for packages a root delegates.
+	Signatures []Signature `json:"signatures,omitempty"`
+}
+
+// Counts returns the number of packages and of versions in x.
+func (x *RepositoryIndex) Counts() (packages, versions int) {
+	for _, p := range x.Packages {
+		versions += len(p.Versions)
+	}
+	return len(x.Packages), versions
+}
+
+// newer orders versions newest first: semver precedence, then higher
+// build, then (for versions differing only in build metadata) by string.
+func newer(a semver, av IndexVersion, b semver, bv IndexVersion) bool {
+	if c := a.compare(b); c != 0 {
+		return c > 0
+	}
+	if av.Build != bv.Build {
+		return av.Build > bv.Build
+	}
+	return av.Version > bv.Version
+}
+
+// SortVersions orders every package's versions newest first.
+func (x *RepositoryIndex) SortVersions() {
+	for _, p := range x.Packages {
+		keys := make(map[string]semver, len(p.Versions))
+		for _, v := range p.Versions {
+			keys[v.Version], _ = parseSemver(v.Version)
+		}
+		sort.SliceStable(p.Versions, func(i, j int) bool {
+			a, b := p.Versions[i], p.Versions[j]
+			return newer(keys[a.Version], a, keys[b.Version], b)
+		})
+	}
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// CheckPackageName checks that name is a DNS-1123 label, as package names
+// are.
+func CheckPackageName(name string) error {
+	if len(name) > 63 || !dnsLabel.MatchString(name) {
+		return fmt.Errorf("package name %q is not a DNS-1123 label (lowercase letters, digits and '-', at most 63)", name)
+	}
+	return nil
+}
+
+// CheckRecord checks that a build record can enter an index: kind and
+// apiVersion, a DNS-1123 name, an exact semver version, build >= 1, and
+// every component pinned by chart digest rather than a path.
+func CheckRecord(rec *PackageSource) error {
+	if rec.Kind != RecordKind {
+		return fmt.Errorf("kind is %q, want %s", rec.Kind, RecordKind)
+	}
+	switch rec.APIVersion {
+	case RecordAPIVersion, "kubepkg.dev/v1beta1", "kubepkg.dev/v1alpha1":
+	default:
+		return fmt.Errorf("apiVersion is %q, want %s", rec.APIVersion, RecordAPIVersion)
+	}
+	if err := CheckPackageName(rec.Metadata.Name); err != nil {
+		return err
+	}
+	return checkEntry(rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, &rec.Spec)
+}
+
+// checkEntry checks one version of a package.
+func checkEntry(name, version string, build int, s *PackageSpec) error {
+	if _, err := parseSemver(version); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if build < 1 {
+		return fmt.Errorf("%s %s: build is %d, want 1 or more", name, version, build)
+	}
+	if s.Version != version || s.Build != build {
+		return fmt.Errorf("%s %s build %d: the spec says version %q build %d", name, version, build, s.Version, s.Build)
+	}
+	for _, v := range s.Variants {
+		for _, c := range v.Components {
+			if c.Path == "" && c.Chart != nil && checkDigest(c.Chart.Digest) == nil && c.Chart.Repository != "" && c.Chart.Name != "" && c.Chart.Version != "" {
+				continue
+			}
+			where := fmt.Sprintf("%s %s build %d: variant %q component %q", name, version, build, v.Name, c.Name)
+			switch {
+			case c.Path != "":
+				return fmt.Errorf("%s uses path %q; in a repository every component names a chart pinned by digest (build the recipe with 'kbuild build')", where, c.Path)
+			case c.Chart == nil:
+				return fmt.Errorf("%s has no chart; in a repository every component names a chart pinned by digest", where)
+			case checkDigest(c.Chart.Digest) != nil:
+				return fmt.Errorf("%s chart %s: %w", where, c.Chart.Name, checkDigest(c.Chart.Digest))
+			default:
+				return fmt.Errorf("%s chart needs repository, name and version", where)
+			}
+		}
+	}
+	return nil
+}
+
+func checkDigest(d string) error {
+	hex, ok := strings.CutPrefix(d, "sha256:")
+	if !ok || len(hex) != 64 || strings.Trim(hex, "0123456789abcdef") != "" {
+		return fmt.Errorf("digest %q is not sha256:<64 lowercase hex>", d)
+	}
+	return nil
+}
+
+// Marshal returns index.yaml: exactly the bytes sigs.k8s.io/yaml writes
+// for x (keys in alphabetical order at every level), with each package's
+// versions in the order they are in x.
+func (x *RepositoryIndex) Marshal() ([]byte, error) {
+	size := 256
+	for name, p := range x.Packages {
+		if err := CheckPackageName(name); err != nil {
+			return nil, err
+		}
+		size += 64 + len(p.Description) + len(p.Home) + 1536*len(p.Versions)
+	}
+	w := &ywriter{b: make([]byte, 0, size)}
+	writeHead(w, x.APIVersion, x.Kind, x.Generated, x.Expires)
+	names := make([]string, 0, len(x.Packages))
+	for name := range x.Packages {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return yamlKeyLess(names[i], names[j]) })
+	if len(names) == 0 {
+		w.empty("{}")
+	}
+	if size < parallelMinBytes || runtime.GOMAXPROCS(0) < 2 || len(names) < 2 {
+		if err := writePackages(w, x, names); err != nil {
+			return nil, err
+		}
+		return w.b, nil
+	}
+	// Write runs of packages in parallel, each from the start of a line,
+	// then join them.
+	w.newline()
+	w.pend = pendNone
+	workers := runtime.GOMAXPROCS(0)
+	nparts := min(len(names), workers*4)
+	parts := make([][]byte, nparts)
+	errs := make([]error, nparts)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, workers)
+	for p := 0; p < nparts; p++ {
+		run := names[p*len(names)/nparts : (p+1)*len(names)/nparts]
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			pw := &ywriter{b: make([]byte, 0, size/nparts+size/nparts/8)}
+			errs[p] = writePackages(pw, x, run)
+			parts[p] = pw.b
+		}()
+	}
+	wg.Wait()
+	total := len(w.b)
+	for p := range parts {
+		if errs[p] != nil {
+			return nil, errs[p]
+		}
+		total += len(parts[p])
+	}
+	out := make([]byte, 0, total)
+	out = append(out, w.b...)
+	for p := range parts {
+		out = append(out, parts[p]...)
+		parts[p] = nil
+	}
+	return out, nil
+}
+
+// writePackages writes the packages names of x, in that order.
+func writePackages(w *ywriter, x *RepositoryIndex, names []string) error {
+	for _, name := range names {
+		p := x.Packages[name]
+		if p == nil {
+			return fmt.Errorf("package %s is null", name)
+		}
+		if err := writePackageHead(w, name, p.Description, p.Home); err != nil {
+			return err
+		}
+		if len(p.Versions) == 0 {
+			w.empty("[]")
+		}
+		for i := range p.Versions {
+			if err := writeEntry(w, &p.Versions[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeHead writes the keys of an index before its packages, up to
+// "packages:".
+func writeHead(w *ywriter, apiVersion, kind string, generated, expires time.Time) {
+	w.key(0, "apiVersion")
+	w.str(0, apiVersion)
+	if !expires.IsZero() {
+		w.key(0, "expires")
+		w.str(0, expires.Format(time.RFC3339Nano))
+	}
+	w.key(0, "generated")
+	w.str(0, generated.Format(time.RFC3339Nano))
+	w.key(0, "kind")
+	w.str(0, kind)
+	w.key(0, "packages")
+}
+
+// writePackageHead writes a package's key, description and home, up to
+// "versions:".
+func writePackageHead(w *ywriter, name, desc, home string) error {
+	w.key(2, name)
+	if w.slow {
+		return fmt.Errorf("index: cannot write package name %q", name)
+	}
+	mark := w.save()
+	w.fieldStr(4, "description", desc)
+	w.fieldStr(4, "home", home)
+	if w.slow {
+		w.restore(mark)
+		part, err := slowPart(map[string]any{"description": desc, "home": home}, 2)
+		if err != nil {
+			return err
+		}
+		w.appendLines(part)
+	}
+	w.key(4, "versions")
+	return nil
+}
+
+// writeEntry writes v as an item of a package's versions.
+func writeEntry(w *ywriter, v *IndexVersion) error {
+	mark := w.save()
+	w.item(4)
+	writeVersion(w, 6, v)
+	if !w.slow {
+		return nil
+	}
+	w.restore(mark)
+	part, err := slowPart(map[string]any{"versions": []*IndexVersion{v}}, 3)
+	if err != nil {
+		return err
+	}
+	w.appendLines(part)
+	return nil
+}
+
+func writeVersion(w *ywriter, col int, v *IndexVersion) {
+	w.mapping(col, func(col int) {
+		w.key(col, "build")
+		w.int(v.Build)
+		w.key(col, "digest")
+		w.str(col, v.Digest)
+		if len(v.Signatures) > 0 {
+			w.key(col, "signatures")
+			writeSignatures(w, col, v.Signatures)
+		}
+		w.key(col, "spec")
+		writeSpec(w, col+2, &v.Spec)
+		w.key(col, "version")
+		w.str(col, v.Version)
+	})
+}
+
+type wmark struct {
+	n, lineStart int
+	pend         pending
+}
+
+func (w *ywriter) save() wmark { return wmark{len(w.b), w.lineStart, w.pend} }
+
+func (w *ywriter) restore(m wmark) {
+	w.b, w.lineStart, w.pend, w.slow = w.b[:m.n], m.lineStart, m.pend, false
+}
+
+// appendLines appends whole lines written by yaml.v2.
+func (w *ywriter) appendLines(part []byte) {
+	if len(part) == 0 {
+		return
+	}
+	if w.pend != pendNone {
+		w.newline()
+	}
+	w.b = append(w.b, part...)
+	w.lineStart = len(w.b)
+	w.pend = pendNone
+}
+
+// slowPart writes v with sigs.k8s.io/yaml as the value of a package's key
+// in an index (so at the same indentation, folded at the same columns) and
+// returns its lines after the first skip ("packages:", "  x:", …).
+func slowPart(v map[string]any, skip int) ([]byte, error) {
+	for k, x := range v {
+		if s, ok := x.(string); ok && s == "" {
+			delete(v, k)
+		}
+	}
+	if len(v) == 0 {
+		return nil, nil
+	}
+	b, err := sigsyaml.Marshal(map[string]any{"packages": map[string]any{"x": v}})
+	if err != nil {
+		return nil, err
+	}
+	for ; skip > 0; skip-- {
+		j := bytes.IndexByte(b, '\n')
+		if j < 0 {
+			return nil, errors.New("index: unexpected yaml.v2 output")
+		}
+		b = b[j+1:]
+	}
+	return b, nil
+}
+
+// ParseIndex parses index.yaml strictly (unknown fields and duplicate keys
+// are errors) and checks it: apiVersion and kind, a generated time,
+// DNS-1123 package names, exact semver versions, builds >= 1, entries that
+// agree with their spec, and no version and build twice. It does not check
+// digests or signatures; Verify does.
+func ParseIndex(b []byte) (*RepositoryIndex, error) { return parseIndex(b, false, nil) }
+
+// visitor is called with each package as soon as it is decoded, possibly
+// from several goroutines at once; it checks the package and reports
+// whether to keep it in the index. A package not kept must not be
+// referenced after the call: its memory is used again. Without a visitor
+// every package is checked with checkPackage and kept.
+type visitor func(name string, p *IndexPackage) (keep bool, err error)
+
+// parseIndex is ParseIndex; with share, the index's strings use b itself,
+// which must then never be modified (Verify, to hold an index of 300 MB
+// once rather than twice).
+func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
+	if len(b) > MaxIndexSize {
+		return nil, fmt.Errorf("index is %d bytes, more than the %d allowed", len(b), MaxIndexSize)
+	}
+	if visit == nil {
+		visit = func(name string, p *IndexPackage) (bool, error) { return true, checkPackage(name, p) }
+	}
+	x := &RepositoryIndex{}
+	fast := false
+	err := decodeYAMLOf(b, share, nil, "index", x, func(r *yreader) error {
+		err := readIndex(r, x, visit)
+		fast = err == nil
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !fast {
+		// Decoded by yaml.v2: visit the packages now.
+		names := make([]string, 0, len(x.Packages))
+		for name := range x.Packages {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			keep, err := visit(name, x.Packages[name])
+			if err != nil {
+				return nil, err
+			}
+			if !keep {
+				delete(x.Packages, name)
+			}
+		}
+	}
+	if err := x.check(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// check checks what the index says besides its packages.
+func (x *RepositoryIndex) check() error {
+	if x.APIVersion != IndexAPIVersion || x.Kind != IndexKind {
+		return fmt.Errorf("not a repository index: apiVersion %q kind %q, want %s %s", x.APIVersion, x.Kind, IndexAPIVersion, IndexKind)
+	}
+	if x.Generated.IsZero() {
+		return errors.New("index has no generated time")
+	}
+	if x.Packages == nil {
+		x.Packages = map[string]*IndexPackage{} // "packages: null" is an empty index
+	}
+	if !x.Expires.IsZero() && !x.Expires.After(x.Generated) {
+		return fmt.Errorf("index expires %s, not after it was generated (%s)", x.Expires.Format(time.RFC3339), x.Generated.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// checkPackage checks one package of an index: a DNS-1123 name, versions
+// with exact semver and build >= 1 that agree with their spec, well-formed
+// digests and signatures, and no version and build twice.
+func checkPackage(name string, p *IndexPackage) error {
+	if err := CheckPackageName(name); err != nil {
+		return err
+	}
+	if p == nil || len(p.Versions) == 0 {
+		return fmt.Errorf("package %s has no versions", name)
+	}
+	seen := make(map[versionKey]bool, len(p.Versions))
+	for i := range p.Versions {
+		v := &p.Versions[i]
+		if err := checkEntry(name, v.Version, v.Build, &v.Spec); err != nil {
+			return err
+		}
+		if err := checkDigest(v.Digest); err != nil {
+			return fmt.Errorf("%s %s build %d: %w", name, v.Version, v.Build, err)
+		}
+		for _, s := range v.Signatures {
+			if err := checkSignature(s); err != nil {
+				return fmt.Errorf("%s %s build %d: signature: %w", name, v.Version, v.Build, err)
+			}
+		}
+		k := versionKey{v.Version, v.Build}
+		if seen[k] {
+			return fmt.Errorf("%s %s build %d appears twice", name, v.Version, v.Build)
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// Fast decoders of the index.
+
+func readIndex(r *yreader, x *RepositoryIndex, visit visitor) error {
+	return r.readRoot(func(k string) error {
+		var err error
+		switch k {
+		case "apiVersion":
+			x.APIVersion, err = r.readString(k)
+		case "kind":
+			x.Kind, err = r.readString(k)
+		case "generated":
+			x.Generated, err = r.readTime(k)
+		case "expires":
+			x.Expires, err = r.readTime(k)
+		case "packages":
+			x.Packages, err = readPackagesParallel(r, visit)
+		default:
+			err = r.unknown("index", k)
+		}
+		return err
+	})
+}
+
+func (r *yreader) readTime(field string) (time.Time, error) {
+	var t time.Time
+	sc, err := r.readScalar()
+	if err != nil {
+		return t, err
+	}
+	if sc.plain {
+		switch resolvePlain(sc.v) {
+		case plainNull:
+			return t, nil
+		case plainStr:
+		default:
+			return t, &yamlBail{line: sc.line, msg: fmt.Sprintf("%s: %q is not a YAML string; quote it", field, sc.v)}
+		}
+	}
+	if err := t.UnmarshalText([]byte(sc.v)); err != nil {
+		return t, &yamlBail{line: sc.line, msg: fmt.Sprintf("%s: %v", field, err)}
+	}
+	return t, nil
+}
+
+func readPackages(r *yreader, visit visitor) (map[string]*IndexPackage, error) {
+	out := map[string]*IndexPackage{}
+	present, err := r.readMap(func(name string) error { return readPackage(r, out, name, visit) })
+	if !present {
+		out = nil
+	}
+	return out, err
+}
+
+// readPackage reads package name into out, if visit keeps it.
+func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit visitor) error {
+	p := &IndexPackage{}
+	present, err := r.readMap(func(k string) error {
+		var err error
+		switch k {
+		case "description":
+			p.Description, err = r.readString(k)
+		case "home":
+			p.Home, err = r.readString(k)
+		case "versions":
+			p.Versions, err = readVersions(r)
+		default:
+			err = r.unknown("package "+name, k)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !present {
+		p = nil
+	}
+	keep, err := visit(name, p)
+	if keep {
+		out[name] = p
+	} else {
+		r.slab.reset() // nothing of the package is kept
+	}
+	return err
+}
+
+// parallelMinBytes is the size of a packages mapping from which it is read
+// and written in parallel.
+var parallelMinBytes = 4 << 20
+
+// readPackagesParallel reads the value of "packages:" like readPackages,
+// but when it is a large block mapping at column 2 it splits it at the
+// lines where package keys start and reads the parts in parallel. In what
+// the fast reader accepts, a line with content at exactly column 2 inside
+// that mapping can only be a package key: everything else in a package is
+// indented further, continuation lines included.
+func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, error) {
+	if !r.atLineEnd() {
+		return readPackages(r, visit)
+	}
+	s := r.s
+	type split struct{ off, line int }
+	var splits []split
+	end, line := len(s), r.line+1
+	off := r.findEOL(r.pos) + 1
+	for off < len(s) {
+		eol := r.findEOL(off)
+		i := off
+		for i < eol && s[i] == ' ' {
+			i++
+		}
+		switch {
+		case i == eol || s[i] == '#': // blank or comment
+		case i == off: // column 0: the mapping ends
+			end = off
+		case i-off == 2:
+			splits = append(splits, split{off, line})
+		case len(splits) == 0: // content before the first package key
+			return readPackages(r, visit)
+		}
+		if end == off {
+			break
+		}
+		off, line = eol+1, line+1
+	}
+	if end > len(s) {
+		end = len(s)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if len(splits) < 2 || workers < 2 || end-splits[0].off < parallelMinBytes {
+		return readPackages(r, visit)
+	}
+	nparts := min(len(splits), workers*4)
+	maps := make([]map[string]*IndexPackage, nparts)
+	names := make([][]string, nparts)
+	errs := make([]error, nparts)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, workers)
+	for p := 0; p < nparts; p++ {
+		first := splits[p*len(splits)/nparts]
+		stop := end
+		if p+1 < nparts {
+			stop = splits[(p+1)*len(splits)/nparts].off
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sub := &yreader{s: s[:stop], pos: first.off + 2, lineStart: first.off, line: first.line, ind: 0, seqOK: true, slab: &slabs{}}
+			sub.eol = sub.findEOL(first.off)
+			m := map[string]*IndexPackage{}
+			var seen []string
+			c, err := sub.mapLoop(2, func(name string) error {
+				seen = append(seen, name)
+				return readPackage(sub, m, name, visit)
+			})
+			if err == nil && c >= 0 {
+				err = sub.bail("unexpected indentation")
+			}
+			maps[p], names[p], errs[p] = m, seen, err
+		}()
+	}
+	wg.Wait()
+	out := map[string]*IndexPackage{}
+	all := map[string]bool{}
+	for p := range maps {
+		if errs[p] != nil {
+			return nil, errs[p]
+		}
+		for _, name := range names[p] {
+			if all[name] {
+				return nil, &yamlBail{line: splits[p*len(splits)/nparts].line, msg: fmt.Sprintf("duplicate key %q", name)}
+			}
+			all[name] = true
+		}
+		for name, pkg := range maps[p] {
+			out[name] = pkg
+		}
+	}
+	// Continue after the mapping.
+	r.pos, r.lineStart, r.line = end, end, line
+	r.eol = r.findEOL(end)
+	return out, nil
+}
+
+func readVersions(r *yreader) ([]IndexVersion, error) {
+	return readList(r, &r.slab.versions, func(r *yreader, v *IndexVersion) (bool, error) {
+		return r.readMap(func(k string) error {
+			var err error
+			switch k {
+			case "version":
+				v.Version, err = r.readString(k)
+			case "build":
+				v.Build, err = r.readInt(k)
+			case "digest":
+				v.Digest, err = r.readString(k)
+			case "spec":
+				_, err = readSpec(r, &v.Spec)
+			case "signatures":
+				v.Signatures, err = readSignatures(r)
+			default:
+				err = r.unknown("version", k)
+			}
+			return err
+		})
+	})
+}

@@ -1,0 +1,506 @@
+package index
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MaxClockSkew is how far in the future of the reference time an index's
+// generated time may be before Verify refuses it.
+const MaxClockSkew = 5 * time.Minute
+
+// Trust is what a subscriber is given out of band. Either IndexKeys (the
+// index is signed directly by them), or RootKeys or TrustedRoot (the index
+// is signed by the index role of the newest root, reached from them by the
+// published root chain).
+type Trust struct {
+	// IndexKeys are the public keys trusted to sign index.yaml, and
+	// Threshold how many distinct ones must (0 means 1).
+	IndexKeys []*PublicKey
+	Threshold int
+
+	// RootKeys are the pinned root keys, and RootThreshold how many must
+	// sign root version 1 (0 means 1).
+	RootKeys      []*PublicKey
+	RootThreshold int
+	// TrustedRoot, instead of RootKeys, is a root trusted as it is (for
+	// example the publisher's own root.yaml); the chain continues after it.
+	TrustedRoot *Root
+	// Roots are root/1.yaml … root/N.yaml as published, N being the
+	// version of Latest; nil for a file that is missing.
+	Roots [][]byte
+	// Latest is root.yaml as published. With TrustedRoot and no Latest,
+	// the trusted root is the newest.
+	Latest []byte
+}
+
+func (t *Trust) usesRoot() bool { return len(t.RootKeys) > 0 || t.TrustedRoot != nil }
+
+// State is what a subscriber recorded from the last index it accepted, to
+// refuse rollbacks and forks.
+type State struct {
+	// Generated is the accepted index's generated time.
+	Generated time.Time `json:"generated"`
+	// RootVersion and RootDigest (Root.Digest) are the accepted root's.
+	RootVersion int    `json:"rootVersion,omitempty"`
+	RootDigest  string `json:"rootDigest,omitempty"`
+}
+
+// ParseState parses a state file (JSON).
+func ParseState(b []byte) (*State, error) {
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("state file: %w", err)
+	}
+	if s.RootVersion < 0 || (s.RootVersion > 0) != (s.RootDigest != "") {
+		return nil, errors.New("state file: rootVersion and rootDigest must be set together")
+	}
+	return &s, nil
+}
+
+// Marshal returns the state as indented JSON.
+func (s *State) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	return append(b, '\n'), err
+}
+
+// VerifyOptions are the inputs of Verify besides the files.
+type VerifyOptions struct {
+	// Now is the reference time for expiry (required).
+	Now time.Time
+	// State, when set, is what was accepted before: an older index or
+	// root, or a different root of the same version, is refused.
+	State *State
+	// AllowExpired reports an expired index or root as a warning instead of
+	// refusing it: for re-publishing over a base index (merge), whose
+	// expiry is what the new index renews.
+	AllowExpired bool
+	// DiscardIndex keeps no parsed index: Verified.Index is nil and the
+	// result cannot be merged over. Each package is checked as it is
+	// decoded and dropped, so verifying an index of 100,000 versions needs
+	// little memory beyond its bytes.
+	DiscardIndex bool
+}
+
+// Verified is the account of an accepted index.
+type Verified struct {
+	// Index holds the versions a subscriber uses: delegated versions
+	// without enough signatures are removed (see Warnings). Nil with
+	// DiscardIndex.
+	Index *RepositoryIndex
+	// Packages and Versions count Index.
+	Packages, Versions int
+	// SignedBy are the trusted keys whose signature of index.yaml is
+	// valid, Keys how many keys were trusted and Threshold how many
+	// signatures were needed.
+	SignedBy  []string
+	Keys      int
+	Threshold int
+	// Generated and Expires are the index's times (Expires zero for never).
+	Generated, Expires time.Time
+	// Root is the newest root, when a root of trust was used.
+	Root *Root
+	// Warnings are versions dropped and, with AllowExpired, expiries.
+	Warnings []string
+	// State is what to record for the next verification.
+	State State
+
+	all *RepositoryIndex // every version, for Merge
+}
+
+// Verify checks index.yaml and index.yaml.sig as a subscriber does, in the
+// subscriber's order: the root chain from the pinned keys (or trusted
+// root), the index signatures against the index keys and threshold, the
+// index content, its expiry and generated time against opts.Now and
+// opts.State, every spec digest, and delegated signatures. A refusal is a
+// *VerificationError; other errors are misuse (no reference time).
+//
+// The returned index shares memory with indexBytes, which must not be
+// modified afterwards.
+func Verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions) (*Verified, error) {
+	return verify(indexBytes, sigBytes, trust, opts, nil)
+}
+
+// verify is Verify; each package that passes its checks is also given to
+// each, from the goroutine that decoded it, before it is kept or dropped.
+func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each func(name string, p *IndexPackage) error) (*Verified, error) {
+	if opts.Now.IsZero() {
+		return nil, errors.New("verify needs a reference time")
+	}
+	if trust == nil || !trust.usesRoot() && len(trust.IndexKeys) == 0 {
+		return nil, errors.New("verify needs trusted index keys or root keys")
+	}
+	res := &Verified{}
+	if opts.State != nil {
+		res.State = *opts.State
+	}
+
+	// 1. The root of trust.
+	var keys []Verifier
+	threshold := trust.Threshold
+	if trust.usesRoot() {
+		root, warnings, err := walkRoots(trust, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Root = root
+		res.Warnings = append(res.Warnings, warnings...)
+		role := root.Signed.Roles[RoleIndex]
+		keys = root.verifiers(role.KeyIDs)
+		threshold = role.Threshold
+		d, err := root.Digest()
+		if err != nil {
+			return nil, err
+		}
+		res.State.RootVersion, res.State.RootDigest = root.Signed.Version, d
+	} else {
+		if opts.State != nil && opts.State.RootVersion > 0 {
+			return nil, refuse("index.yaml", ErrRootChain, "the state was recorded under root version %d, but no root of trust was given; verify with the root keys", opts.State.RootVersion)
+		}
+		for _, k := range trust.IndexKeys {
+			keys = append(keys, k)
+		}
+		if threshold == 0 {
+			threshold = 1
+		}
+	}
+	distinct := map[string]bool{}
+	for _, k := range keys {
+		distinct[k.KeyID()] = true
+	}
+	res.Keys, res.Threshold = len(distinct), threshold
+	if threshold < 1 || threshold > len(distinct) {
+		return nil, fmt.Errorf("threshold %d cannot be met by %d trusted keys", threshold, len(distinct))
+	}
+
+	// 2. The signatures of the exact bytes, checked while the content is
+	// parsed: nothing parsed is looked at before they pass.
+	sigErr := make(chan error, 1)
+	go func() {
+		if len(sigBytes) == 0 {
+			sigErr <- refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is missing or empty")
+			return
+		}
+		sigs, err := ParseSignatures(sigBytes)
+		if err != nil {
+			sigErr <- refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is malformed: %v", err)
+			return
+		}
+		res.SignedBy = checkSignatures(indexBytes, sigs, keys)
+		if len(res.SignedBy) < threshold {
+			sigErr <- refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d trusted key(s) (%s), %d needed; index.yaml.sig has %d signature(s)%s — the file was changed after signing, the signature is for other bytes, or it was made by another key",
+				len(res.SignedBy), len(distinct), shortIDs(keys), threshold, len(sigs), sigKeyIDs(sigs))
+			return
+		}
+		sigErr <- nil
+	}()
+
+	// 3. The content. Each package is checked as it is decoded: its form,
+	// every spec against its digest, and its delegation.
+	var mu sync.Mutex
+	results := map[string]pkgResult{}
+	visit := func(name string, p *IndexPackage) (bool, error) {
+		if err := checkPackage(name, p); err != nil {
+			return false, refuse("index.yaml", ErrMalformed, "%v", err)
+		}
+		for i := range p.Versions {
+			v := &p.Versions[i]
+			if d, _ := v.Spec.Digest(); d != v.Digest {
+				return false, refuse(fmt.Sprintf("%s %s build %d", name, v.Version, v.Build), ErrDigest,
+					"spec does not match its digest: the entry says %s, the spec is %s; the spec was changed after it was published", v.Digest, d)
+			}
+		}
+		pr := pkgResult{kept: p, versions: len(p.Versions)}
+		if res.Root != nil {
+			if d := res.Root.DelegationFor(name); d != nil {
+				pr = delegate(name, p, d, res.Root)
+			}
+		}
+		if each != nil {
+			if err := each(name, p); err != nil {
+				return false, err
+			}
+		}
+		if opts.DiscardIndex {
+			pr.kept = nil // its memory is used again
+		}
+		mu.Lock()
+		results[name] = pr
+		mu.Unlock()
+		return !opts.DiscardIndex, nil
+	}
+	x, perr := parseIndex(indexBytes, true, visit)
+	if err := <-sigErr; err != nil {
+		return nil, err
+	}
+	var ve *VerificationError
+	if errors.As(perr, &ve) {
+		return nil, perr
+	}
+	if perr != nil {
+		return nil, refuse("index.yaml", ErrMalformed, "%v", perr)
+	}
+	if x.Generated.After(opts.Now.Add(MaxClockSkew)) {
+		return nil, refuse("index.yaml", ErrFuture, "generated %s is in the future (reference time %s); check the publisher's SOURCE_DATE_EPOCH and clocks", fmtTime(x.Generated), fmtTime(opts.Now))
+	}
+	if trust.usesRoot() && x.Expires.IsZero() {
+		return nil, refuse("index.yaml", ErrExpired, "index has no expires; under a root of trust every index must expire (publish it with --expires)")
+	}
+	if !x.Expires.IsZero() && !opts.Now.Before(x.Expires) {
+		msg := fmt.Sprintf("index expired at %s (reference time %s); the publisher must re-sign it ('kbuild repo index --merge')", fmtTime(x.Expires), fmtTime(opts.Now))
+		if !opts.AllowExpired {
+			return nil, refuse("index.yaml", ErrExpired, "%s", msg)
+		}
+		res.Warnings = append(res.Warnings, "index.yaml: "+msg)
+	}
+	if opts.State != nil && x.Generated.Before(opts.State.Generated) {
+		return nil, refuse("index.yaml", ErrRollback, "index generated %s is older than the index accepted before (generated %s): refusing a rollback", fmtTime(x.Generated), fmtTime(opts.State.Generated))
+	}
+	if opts.State == nil || x.Generated.After(res.State.Generated) {
+		res.State.Generated = x.Generated
+	}
+	res.Generated, res.Expires = x.Generated, x.Expires
+
+	// 4. What a subscriber uses.
+	names := make([]string, 0, len(results))
+	for name := range results {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if !opts.DiscardIndex {
+		res.all = x
+		res.Index = x
+	}
+	for _, name := range names {
+		pr := results[name]
+		res.Warnings = append(res.Warnings, pr.warnings...)
+		if pr.versions > 0 {
+			res.Packages++
+			res.Versions += pr.versions
+		}
+		if res.Index != nil && pr.changed {
+			if res.Index == x {
+				cp := *x
+				cp.Packages = maps.Clone(x.Packages)
+				res.Index = &cp
+			}
+			if pr.kept == nil {
+				delete(res.Index.Packages, name)
+			} else {
+				res.Index.Packages[name] = pr.kept
+			}
+		}
+	}
+	return res, nil
+}
+
+// pkgResult is what a subscriber keeps of one package.
+type pkgResult struct {
+	kept     *IndexPackage // nil when no version is left, or with DiscardIndex
+	versions int           // versions kept
+	changed  bool          // versions were dropped
+	warnings []string
+}
+
+// delegate keeps the versions of p that carry the delegation's threshold
+// of signatures of their version statement.
+func delegate(name string, p *IndexPackage, d *Delegation, root *Root) pkgResult {
+	keys := root.verifiers(d.KeyIDs)
+	kept := *p
+	kept.Versions = nil
+	var pr pkgResult
+	for _, v := range p.Versions {
+		got := checkSignatures(VersionStatement(name, v.Version, v.Build, v.Digest), v.Signatures, keys)
+		if len(got) >= d.Threshold {
+			kept.Versions = append(kept.Versions, v)
+			continue
+		}
+		pr.changed = true
+		pr.warnings = append(pr.warnings, fmt.Sprintf("%s %s build %d dropped: delegation %s needs %d signature(s) of the version by its keys (%s), it has %d valid; sign the build record with 'kbuild trust sign' and publish again",
+			name, v.Version, v.Build, d.Name, d.Threshold, shortIDs(keys), len(got)))
+	}
+	pr.versions = len(kept.Versions)
+	if !pr.changed {
+		pr.kept = p
+	} else if len(kept.Versions) > 0 {
+		pr.kept = &kept
+	}
+	return pr
+}
+
+// walkRoots verifies the root chain and returns the newest root.
+func walkRoots(t *Trust, opts VerifyOptions) (*Root, []string, error) {
+	var warnings []string
+	if t.Latest == nil && t.TrustedRoot != nil {
+		// Nothing published beside the index: the trusted root is the
+		// newest.
+		return checkFinalRoot(t.TrustedRoot, opts, warnings)
+	}
+	if t.Latest == nil {
+		return nil, nil, refuse("root.yaml", ErrRootChain, "root.yaml is missing; a site verified with root keys publishes root.yaml and root/1.yaml … root/N.yaml")
+	}
+	latest, err := ParseRoot(t.Latest)
+	if err != nil {
+		return nil, nil, refuse("root.yaml", ErrMalformed, "%v", err)
+	}
+	n := latest.Signed.Version
+	if len(t.Roots) < n {
+		return nil, nil, refuse(fmt.Sprintf("root/%d.yaml", len(t.Roots)+1), ErrRootChain, "missing: root.yaml is version %d, so root/1.yaml … root/%d.yaml must all be published", n, n)
+	}
+	// With a trusted root, the versions up to it are already trusted.
+	var prev *Root
+	start := 0
+	if t.TrustedRoot != nil {
+		prev, start = t.TrustedRoot, t.TrustedRoot.Signed.Version
+	}
+	for v := 1; v <= n; v++ {
+		what := fmt.Sprintf("root/%d.yaml", v)
+		if v < start {
+			continue
+		}
+		if t.Roots[v-1] == nil {
+			return nil, nil, refuse(what, ErrRootChain, "missing: the root chain skips version %d (root.yaml is version %d)", v, n)
+		}
+		r, err := ParseRoot(t.Roots[v-1])
+		if err != nil {
+			return nil, nil, refuse(what, ErrMalformed, "%v", err)
+		}
+		if got := r.Signed.Version; got != v {
+			kind := "skips"
+			if got < v {
+				kind = "repeats"
+			}
+			return nil, nil, refuse(what, ErrRootChain, "has version %d, want %d: the root chain %s a version", got, v, kind)
+		}
+		d, err := r.Digest()
+		if err != nil {
+			return nil, nil, err
+		}
+		if s := opts.State; s != nil && s.RootVersion == v && s.RootDigest != d {
+			return nil, nil, refuse(what, ErrFork, "root version %d is %s, but the version %d accepted before is %s: the root chain forked", v, d, v, s.RootDigest)
+		}
+		if v == start {
+			if td, _ := prev.Digest(); td != d {
+				return nil, nil, refuse(what, ErrFork, "root version %d is %s, but the trusted root of that version is %s: the root chain forked", v, d, td)
+			}
+			continue
+		}
+		if err := checkRootSigs(r, prev, t); err != nil {
+			return nil, nil, err
+		}
+		prev = r
+	}
+	final := prev
+	if final == nil {
+		return nil, nil, refuse("root/1.yaml", ErrRootChain, "no root is published")
+	}
+	if final.Signed.Version == n {
+		fd, _ := final.Digest()
+		if ld, _ := latest.Digest(); ld != fd {
+			return nil, nil, refuse("root.yaml", ErrFork, "version %d (%s) differs from root/%d.yaml (%s): the site publishes two roots of one version", n, ld, n, fd)
+		}
+	}
+	return checkFinalRoot(final, opts, warnings)
+}
+
+// checkFinalRoot refuses a newest root older than the recorded one, or
+// expired.
+func checkFinalRoot(final *Root, opts VerifyOptions, warnings []string) (*Root, []string, error) {
+	if s := opts.State; s != nil && final.Signed.Version < s.RootVersion {
+		return nil, nil, refuse("root.yaml", ErrRollback, "root version %d is older than the version %d accepted before: refusing a rollback", final.Signed.Version, s.RootVersion)
+	}
+	if s := opts.State; s != nil && final.Signed.Version == s.RootVersion {
+		if d, _ := final.Digest(); d != s.RootDigest {
+			return nil, nil, refuse("root.yaml", ErrFork, "root version %d is %s, but the version %d accepted before is %s: the root chain forked", final.Signed.Version, d, final.Signed.Version, s.RootDigest)
+		}
+	}
+	if !opts.Now.Before(final.Signed.Expires) {
+		msg := fmt.Sprintf("root version %d expired at %s (reference time %s); the root key holders must publish the next version ('kbuild trust root next')", final.Signed.Version, fmtTime(final.Signed.Expires), fmtTime(opts.Now))
+		if !opts.AllowExpired {
+			return nil, nil, refuse("root.yaml", ErrExpired, "%s", msg)
+		}
+		warnings = append(warnings, "root.yaml: "+msg)
+	}
+	return final, warnings, nil
+}
+
+// checkRootSigs checks that root r carries the threshold of the previous
+// root's root role (or, for version 1, of the pinned keys) and of its own.
+func checkRootSigs(r, prev *Root, t *Trust) error {
+	what := fmt.Sprintf("root/%d.yaml", r.Signed.Version)
+	b, err := r.SignedBytes()
+	if err != nil {
+		return err
+	}
+	if prev == nil {
+		var pinned []Verifier
+		for _, k := range t.RootKeys {
+			pinned = append(pinned, k)
+		}
+		need := t.RootThreshold
+		if need == 0 {
+			need = 1
+		}
+		if got := checkSignatures(b, r.Signatures, pinned); len(got) < need {
+			return refuse(what, ErrNotSigned, "root version 1 is not signed by the pinned root keys: %d valid signature(s) by %s, %d needed", len(got), shortIDs(pinned), need)
+		}
+	} else {
+		role := prev.Signed.Roles[RoleRoot]
+		ks := prev.verifiers(role.KeyIDs)
+		if got := checkSignatures(b, r.Signatures, ks); len(got) < role.Threshold {
+			return refuse(what, ErrNotSigned, "root version %d is not signed by the root keys of version %d: %d valid signature(s) by %s, %d needed; the previous root's keys must sign a new root ('kbuild trust root sign')",
+				r.Signed.Version, prev.Signed.Version, len(got), shortIDs(ks), role.Threshold)
+		}
+	}
+	role := r.Signed.Roles[RoleRoot]
+	ks := r.verifiers(role.KeyIDs)
+	if got := checkSignatures(b, r.Signatures, ks); len(got) < role.Threshold {
+		return refuse(what, ErrNotSigned, "root version %d is not signed by its own root keys: %d valid signature(s) by %s, %d needed",
+			r.Signed.Version, len(got), shortIDs(ks), role.Threshold)
+	}
+	return nil
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func shortIDs(keys []Verifier) string {
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		ids = append(ids, short(k.KeyID()))
+	}
+	return "keyids " + strings.Join(ids, ", ")
+}
+
+func sigKeyIDs(sigs []Signature) string {
+	var ids []string
+	for _, s := range sigs {
+		if s.KeyID != "" {
+			ids = append(ids, short(s.KeyID))
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return " by keyids " + strings.Join(ids, ", ")
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// IndexDigest returns "sha256:" and the hex sha256 of b.
+func IndexDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,166 @@
+// Package distindex turns a directory of build output into a repository
+// index: it reads every build record (kind PackageSource) under it, in
+// parallel, with the delegated signatures of each record's sidecar
+// (<record>.sig.yaml, written by 'kbuild trust sign').
+package distindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// SigSuffix ends the name of a record's sidecar of delegated signatures:
+// dist/kubevirt-1.9.0-4.yaml has dist/kubevirt-1.9.0-4.sig.yaml.
+const SigSuffix = ".sig.yaml"
+
+// SidecarPath returns the path of the signature sidecar of the record at
+// path.
+func SidecarPath(path string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(path, ".yaml"), ".yml") + SigSuffix
+}
+
+// Build reads every build record under dir (see Add) and returns the index
+// of their versions, generated at generated.
+func Build(ctx context.Context, dir string, generated time.Time) (*index.RepositoryIndex, error) {
+	b := index.NewBuilder()
+	if err := Add(ctx, b, dir); err != nil {
+		return nil, err
+	}
+	return b.Index(generated)
+}
+
+// Add reads every build record under dir into b, in parallel: it skips
+// dir/oci, hidden directories, BuildInfo and signature sidecars and YAML of
+// other kinds, and adds each record's sidecar signatures. Errors of all
+// records are returned together.
+func Add(ctx context.Context, b *index.Builder, dir string) error {
+	// Walk and read at once. A directory is walked in lexical order, so a
+	// record's sidecar (X.sig.yaml) is seen before the record (X.yaml).
+	type job struct{ record, sidecar string }
+	jobs := make(chan job, 64)
+	var mu sync.Mutex
+	var errs []error
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte // reused: a compact Builder keeps nothing of it
+			for j := range jobs {
+				var err error
+				if buf, err = add(b, j.record, j.sidecar, buf); err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
+	sidecars := map[string]bool{}
+	werr := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != dir && (d.Name() == "oci" && filepath.Dir(p) == filepath.Clean(dir) || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch name := d.Name(); {
+		case strings.HasSuffix(name, SigSuffix):
+			sidecars[p] = true
+		case strings.HasSuffix(name, ".build.yaml"):
+		case strings.HasSuffix(name, ".yaml"), strings.HasSuffix(name, ".yml"):
+			j := job{record: p}
+			if sc := SidecarPath(p); sidecars[sc] {
+				j.sidecar = sc
+			}
+			jobs <- j
+		}
+		return nil
+	})
+	close(jobs)
+	wg.Wait()
+	if werr != nil {
+		return werr
+	}
+	if len(errs) > 0 {
+		return errors.Join(sortErrors(errs)...)
+	}
+	return nil
+}
+
+// add reads the record at p into buf and adds it to b with the
+// signatures of sidecar; it returns buf for reuse.
+func add(b *index.Builder, p, sidecar string, buf []byte) ([]byte, error) {
+	data, err := readCapped(p, index.MaxRecordSize, buf)
+	if err != nil {
+		return buf, err
+	}
+	var sigs []index.Signature
+	if sidecar != "" {
+		sd, err := readCapped(sidecar, index.MaxSignaturesSize, nil)
+		if err != nil {
+			return data, err
+		}
+		if sigs, err = index.ParseSignatures(sd); err != nil {
+			return data, fmt.Errorf("signature sidecar %s: %w", sidecar, err)
+		}
+	}
+	if err := b.AddRecord(p, data, sigs); err != nil && !errors.Is(err, index.ErrNotRecord) {
+		return data, err
+	}
+	return data, nil
+}
+
+// readCapped reads the file p of at most limit bytes into buf (grown as
+// needed).
+func readCapped(p string, limit int64, buf []byte) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return buf, err
+	}
+	if fi.Size() > limit {
+		return buf, fmt.Errorf("%s: %d bytes, more than the %d allowed", p, fi.Size(), limit)
+	}
+	n := int(fi.Size())
+	if cap(buf) < n {
+		buf = make([]byte, n, n+n/2)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return buf, fmt.Errorf("%s: %w", p, err)
+	}
+	return buf, nil
+}
+
+// sortErrors orders errors by message, so that output does not depend on
+// the order workers finished in.
+func sortErrors(errs []error) []error {
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errs
+}

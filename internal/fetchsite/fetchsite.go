@@ -1,0 +1,253 @@
+// Package fetchsite reads the files of a published repository site —
+// index.yaml, index.yaml.sig, root.yaml and root/<N>.yaml — from a local
+// directory or an http(s) URL, with a timeout and a size limit per file.
+package fetchsite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// ErrNotFound is wrapped by Fetch's error when the file does not exist (a
+// missing local file or HTTP 404 or 410).
+var ErrNotFound = errors.New("not found")
+
+// MaxRootVersions caps how many root versions Roots fetches.
+const MaxRootVersions = 1000
+
+// Site is a published site: a directory or an http(s) base URL, and the
+// name of its index file.
+type Site struct {
+	base   string // directory, or URL ending in "/"
+	remote bool
+	index  string // "index.yaml"
+	client *http.Client
+}
+
+// Option configures New.
+type Option func(*Site)
+
+// WithTimeout sets the timeout of each HTTP request (default 60s).
+func WithTimeout(d time.Duration) Option { return func(s *Site) { s.client.Timeout = d } }
+
+// WithClient sets the HTTP client (default: http.DefaultTransport with the
+// timeout).
+func WithClient(c *http.Client) Option { return func(s *Site) { s.client = c } }
+
+// New returns the site of ref: a directory, a path to its index.yaml, an
+// http(s) URL of the site or of its index.yaml.
+func New(ref string, opts ...Option) (*Site, error) {
+	s := &Site{index: "index.yaml", client: &http.Client{Timeout: 60 * time.Second}}
+	for _, o := range opts {
+		o(s)
+	}
+	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+		u, err := url.Parse(ref)
+		if err != nil {
+			return nil, fmt.Errorf("site URL %q: %w", ref, err)
+		}
+		if strings.HasSuffix(u.Path, ".yaml") {
+			s.index = path.Base(u.Path)
+			u.Path = path.Dir(u.Path)
+		}
+		if !strings.HasSuffix(u.Path, "/") {
+			u.Path += "/"
+		}
+		u.RawQuery, u.Fragment = "", ""
+		s.base, s.remote = u.String(), true
+		return s, nil
+	}
+	if strings.Contains(ref, "://") {
+		return nil, fmt.Errorf("site %q: only http, https and local paths are supported", ref)
+	}
+	if strings.HasSuffix(ref, ".yaml") {
+		s.index = filepath.Base(ref)
+		ref = filepath.Dir(ref)
+	}
+	s.base = ref
+	return s, nil
+}
+
+// IndexName is the index file's name in the site, normally "index.yaml".
+func (s *Site) IndexName() string { return s.index }
+
+// Location returns where name is: a path or a URL.
+func (s *Site) Location(name string) string {
+	if s.remote {
+		return s.base + name
+	}
+	return filepath.Join(s.base, filepath.FromSlash(name))
+}
+
+// Fetch returns the file name (a slash-separated path in the site) if it
+// is at most limit bytes. A missing file gives an error wrapping
+// ErrNotFound. A local file is read with ReadFile.
+func (s *Site) Fetch(ctx context.Context, name string, limit int64) ([]byte, error) {
+	loc := s.Location(name)
+	if !s.remote {
+		return ReadFile(loc, limit)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", loc, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		return nil, fmt.Errorf("GET %s: %s: %w", loc, resp.Status, ErrNotFound)
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("GET %s: %s", loc, resp.Status)
+	case resp.ContentLength > limit:
+		return nil, fmt.Errorf("GET %s: %d bytes, more than the %d allowed", loc, resp.ContentLength, limit)
+	}
+	return readCapped(resp.Body, loc, limit, resp.ContentLength)
+}
+
+// readCapped reads at most limit bytes from r, into one buffer of size
+// when size is known (not -1).
+// ReadFile returns the local file path if it is at most limit bytes; a
+// missing file gives an error wrapping ErrNotFound. On Linux a file of 64
+// MiB or more is mapped read-only rather than read: the bytes must not be
+// written.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64 = -1
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	if size > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", path, size, limit)
+	}
+	if b, ok := mapFile(f, size); ok {
+		return b, nil
+	}
+	return readCapped(f, path, limit, size)
+}
+
+// mapped records the first byte of each mapping ReadFile made.
+var mapped sync.Map
+
+// Release unmaps b if ReadFile (or Fetch) mapped it, when nothing refers to
+// its bytes any more (a compact index.Builder keeps nothing of what it
+// verified); b must not be used afterwards. Other slices are left to the
+// garbage collector.
+func Release(b []byte) {
+	if len(b) > 0 {
+		if _, ok := mapped.LoadAndDelete(&b[0]); ok {
+			unmap(b)
+		}
+	}
+}
+
+func readCapped(r io.Reader, loc string, limit, size int64) ([]byte, error) {
+	if size > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", loc, size, limit)
+	}
+	var buf bytes.Buffer
+	if size >= 0 {
+		buf.Grow(int(size) + bytes.MinRead) // room for the read that sees the end
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	if int64(buf.Len()) > limit {
+		return nil, fmt.Errorf("%s: more than the %d bytes allowed", loc, limit)
+	}
+	return buf.Bytes(), nil
+}
+
+// Index returns the index file and its signature file; a missing
+// signature file gives a nil signature (for Verify to refuse).
+func (s *Site) Index(ctx context.Context) (indexBytes, sigBytes []byte, err error) {
+	indexBytes, err = s.Fetch(ctx, s.index, index.MaxIndexSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	sigBytes, err = s.Fetch(ctx, s.index+".sig", index.MaxSignaturesSize)
+	if errors.Is(err, ErrNotFound) {
+		return indexBytes, nil, nil
+	}
+	return indexBytes, sigBytes, err
+}
+
+// Roots fills trust.Latest with root.yaml and trust.Roots with root/1.yaml
+// … root/N.yaml, N being root.yaml's version; missing files stay nil for
+// index.Verify to refuse. Versions up to first-1 are not fetched (a
+// trusted root already covers them).
+func (s *Site) Roots(ctx context.Context, trust *index.Trust, first int) error {
+	latest, err := s.Fetch(ctx, "root.yaml", index.MaxRootSize)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	trust.Latest = latest
+	r, err := index.ParseRoot(latest)
+	if err != nil {
+		return nil // Verify reports it
+	}
+	n := r.Signed.Version
+	if n > MaxRootVersions {
+		return fmt.Errorf("%s: root version %d; at most %d versions are supported", s.Location("root.yaml"), n, MaxRootVersions)
+	}
+	trust.Roots = make([][]byte, n)
+	for v := max(first, 1); v <= n; v++ {
+		b, err := s.Fetch(ctx, fmt.Sprintf("root/%d.yaml", v), index.MaxRootSize)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		trust.Roots[v-1] = b
+	}
+	return nil
+}
+
+// Verify fetches the index and its signature — and, when trust uses a root
+// of trust, root.yaml and the root versions after the trusted ones — and
+// verifies them with index.Verify. A missing index gives an error wrapping
+// ErrNotFound; a refusal is an *index.VerificationError; anything else is
+// a fetch error.
+func (s *Site) Verify(ctx context.Context, trust *index.Trust, opts index.VerifyOptions) (*index.Verified, error) {
+	data, sig, err := s.Index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case trust.TrustedRoot != nil:
+		err = s.Roots(ctx, trust, trust.TrustedRoot.Signed.Version)
+	case len(trust.RootKeys) > 0:
+		err = s.Roots(ctx, trust, 1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return index.Verify(data, sig, trust, opts)
+}

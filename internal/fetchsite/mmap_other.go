@@ -1,0 +1,10 @@
+//go:build !linux
+
+package fetchsite
+
+import "os"
+
+// mapFile reads files on systems other than Linux.
+func mapFile(*os.File, int64) ([]byte, bool) { return nil, false }
+
+func unmap([]byte) {}
