@@ -210,11 +210,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sigs, err := index.Sign(data, signers...)
-	if err != nil {
-		return err
-	}
-	sigData, err := index.MarshalSignatures(sigs)
+	sigData, err := signatureFile(data, signers)
 	if err != nil {
 		return err
 	}

@@ -402,11 +402,7 @@ func writeSigned(path string, b *index.Builder, generated, expires time.Time, si
 	if err != nil {
 		return err
 	}
-	sigs, err := index.Sign(data, signers...)
-	if err != nil {
-		return err
-	}
-	sigData, err := index.MarshalSignatures(sigs)
+	sigData, err := signatureFile(data, signers)
 	if err != nil {
 		return err
 	}
@@ -665,4 +661,14 @@ func expiresIn(t, now time.Time) string {
 	default:
 		return fmt.Sprintf("expires in %d minutes", int(d/time.Minute))
 	}
+}
+
+// signatureFile signs data with every signer and returns the content of
+// its .sig file.
+func signatureFile(data []byte, signers []index.Signer) ([]byte, error) {
+	sigs, err := index.Sign(data, signers...)
+	if err != nil {
+		return nil, err
+	}
+	return index.MarshalSignatures(sigs)
 }
