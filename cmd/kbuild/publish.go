@@ -145,6 +145,20 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		signers = []index.Signer{k}
 	}
 
+	var root []byte
+	if f.root != "" {
+		if root, err = os.ReadFile(f.root); err != nil {
+			return err
+		}
+		r, err := index.ParseRoot(root)
+		if err != nil {
+			return fmt.Errorf("--root %s: %w", f.root, err)
+		}
+		if err := checkIndexRole(r, f.root, signers); err != nil {
+			return err
+		}
+	}
+
 	base, baseSite, err := f.base(ctx, env, signers)
 	if err != nil {
 		return err
@@ -237,7 +251,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 	}
-	if err := f.copyRoot(w); err != nil {
+	if err := f.copyRoot(w, root); err != nil {
 		return err
 	}
 	if f.scanReport != "" {
@@ -474,14 +488,11 @@ func (f *publishFlags) supplyChain(ctx context.Context, w *siteWriter, idx *inde
 	return w.write(sbom.RepositoryBOMFile, data)
 }
 
-// copyRoot publishes the root of trust: root.yaml and root/1.yaml … N.
-func (f *publishFlags) copyRoot(w *siteWriter) error {
-	if f.root == "" {
+// copyRoot publishes the root of trust given as --root (data is its
+// content): root.yaml and root/1.yaml … N.yaml from root/ beside it.
+func (f *publishFlags) copyRoot(w *siteWriter, data []byte) error {
+	if data == nil {
 		return nil
-	}
-	data, err := os.ReadFile(f.root)
-	if err != nil {
-		return err
 	}
 	r, err := index.ParseRoot(data)
 	if err != nil {

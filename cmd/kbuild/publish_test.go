@@ -268,3 +268,38 @@ func readFile(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// TestPublishRoot publishes under a root of trust: root.yaml and its chain
+// are in the site, and a subscriber pinned to the root key accepts it.
+func TestPublishRoot(t *testing.T) {
+	work := t.TempDir()
+	for _, args := range [][]string{
+		{"repo", "keygen", "root"},
+		{"repo", "keygen", "index"},
+		{"trust", "root", "new", "--key", "root.pub", "--index-key", "index.pub", "-o", "trust/root.yaml"},
+		{"trust", "root", "sign", "trust/root.yaml", "--key", "root.key"},
+		{"publish", "--sign-key", "index.key", "--root", "trust/root.yaml"},
+	} {
+		if r := kbuild(t, work, nil, args...); r.code != 0 {
+			t.Fatalf("kbuild %v: %s", args, r)
+		}
+	}
+	for _, f := range []string{"root.yaml", "root/1.yaml"} {
+		if _, err := os.Stat(filepath.Join(work, "_site", f)); err != nil {
+			t.Errorf("site lacks %s", f)
+		}
+	}
+	r := kbuild(t, work, nil, "repo", "verify", "_site/index.yaml", "--root-key", "root.pub")
+	if r.code != 0 || !strings.Contains(r.stdout, "root.yaml: version 1") {
+		t.Fatalf("repo verify --root-key: %s", r)
+	}
+	// An index key the root does not list is refused before anything is
+	// built, and so would a subscriber refuse what it signs.
+	kbuild(t, work, nil, "repo", "keygen", "other")
+	if r := kbuild(t, work, nil, "publish", "--sign-key", "other.key", "--root", "trust/root.yaml", "--site", "other"); r.code != 1 || !strings.Contains(r.stderr, "include 0 of the index role's keys") {
+		t.Fatalf("publish with a key outside the root: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(work, "other")); err == nil {
+		t.Errorf("a refused publish wrote a site")
+	}
+}

@@ -446,6 +446,15 @@ func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--merge-root %s: %w", f.mergeRoot, err)
 	}
+	if err := checkIndexRole(root, f.mergeRoot, signers); err != nil {
+		return nil, err
+	}
+	return &index.Trust{TrustedRoot: root}, nil
+}
+
+// checkIndexRole refuses signers that do not meet the index role of root
+// (read from file): subscribers would refuse what they sign.
+func checkIndexRole(root *index.Root, file string, signers []index.Signer) error {
 	role := root.Signed.Roles[index.RoleIndex]
 	n := 0
 	for _, s := range signers {
@@ -457,10 +466,10 @@ func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
 		}
 	}
 	if n < role.Threshold {
-		return nil, fmt.Errorf("the signing keys include %d of the index role's keys in %s (version %d), which needs %d: subscribers would refuse the index; sign with the index keys the root lists",
-			n, f.mergeRoot, root.Signed.Version, role.Threshold)
+		return fmt.Errorf("the signing keys include %d of the index role's keys in %s (version %d), which needs %d: subscribers would refuse the index; sign with the index keys the root lists",
+			n, file, root.Signed.Version, role.Threshold)
 	}
-	return &index.Trust{TrustedRoot: root}, nil
+	return nil
 }
 
 // addBase fetches the base index, verifies it and adds its versions to b;
