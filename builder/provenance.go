@@ -128,7 +128,7 @@ func Provenance(info *index.BuildInfo, builderID, invocation string, epoch time.
 		ExternalParameters: ExternalParameters{
 			Recipe: recipe, Package: info.Package, Version: info.Version, Build: info.Build,
 		},
-		InternalParameters: map[string]string{"SOURCE_DATE_EPOCH": strconv.FormatInt(epoch.Unix(), 10)},
+		InternalParameters: map[string]string{"SOURCE_DATE_EPOCH": strconv.FormatInt(epoch.Unix(), 10), "builder": info.Builder},
 	}
 	for _, src := range info.Sources {
 		s.Predicate.BuildDefinition.ResolvedDependencies = append(s.Predicate.BuildDefinition.ResolvedDependencies, ResourceDescriptor{

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-
 	"kbuild.dev/kbuild/builder/recipe"
 )
 
