@@ -94,7 +94,6 @@ func newArtifact(m v1.Manifest, artifactType string, configMT types.MediaType, c
 	return partial.CompressedToImage(&artifact{manifest: raw, config: config, configMT: configMT, layer: layer})
 }
 
-func (c *artifact) core() *artifact                     { return c }
 func (c *artifact) RawConfigFile() ([]byte, error)      { return c.config, nil }
 func (c *artifact) MediaType() (types.MediaType, error) { return types.OCIManifestSchema1, nil }
 func (c *artifact) RawManifest() ([]byte, error)        { return c.manifest, nil }

@@ -1,8 +1,6 @@
 package index
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -497,10 +495,4 @@ func short(id string) string {
 		return id[:12]
 	}
 	return id
-}
-
-// IndexDigest returns "sha256:" and the hex sha256 of b.
-func IndexDigest(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }

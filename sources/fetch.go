@@ -50,12 +50,6 @@ func WithCacheDir(dir string) Option { return func(f *Fetcher) { f.cache.dir = d
 // is false. Local sources (dir, file:// URLs) and plugins still run.
 func WithOffline(offline bool) Option { return func(f *Fetcher) { f.offline = offline } }
 
-// WithHTTPClient sets the client for HTTP(S) downloads, chart repositories
-// and OCI registries (its Transport is used for those). The default client
-// has a 30s connect timeout, a 10s TLS handshake timeout and a 2m timeout
-// for response headers; WithTimeout bounds each download as a whole.
-func WithHTTPClient(c *http.Client) Option { return func(f *Fetcher) { f.client = c } }
-
 // WithMaxDownload bounds the size in bytes of every download, chart
 // repository index included. The default is 1 GiB.
 func WithMaxDownload(n int64) Option { return func(f *Fetcher) { f.maxDownload = n } }

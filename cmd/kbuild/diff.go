@@ -18,6 +18,8 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/review"
 )
 
@@ -101,8 +103,8 @@ Examples:
 			}
 			var published *index.RepositoryIndex
 			if f.against != "" {
-				published, err = review.FetchIndex(ctx, f.against, nil)
-				if errors.Is(err, review.ErrIndexNotFound) {
+				published, err = review.FetchIndex(ctx, f.against)
+				if errors.Is(err, fetchsite.ErrNotFound) {
 					return fmt.Errorf("%w; nothing is published there yet, so compare with --base instead", err)
 				}
 				if err != nil {
@@ -224,7 +226,7 @@ func publishedPackage(ctx context.Context, x *index.RepositoryIndex, head *revie
 	}
 	pkg := &review.Package{Name: head.Name, Spec: v.Spec}
 	for _, c := range review.Charts(&v.Spec) {
-		data, err := review.PullChart(ctx, c.Ref, review.WithPlainHTTP(plainHTTP))
+		data, err := chartpin.PullPinned(ctx, c.Ref, plainHTTP)
 		if err != nil {
 			return nil, err
 		}

@@ -204,7 +204,7 @@ func TestDiffErrors(t *testing.T) {
 		{name: "bad output", dir: repo, args: []string{"diff", "recipes/virt-stack", "-o", "html"}, code: 2, want: `-o "html": use text or markdown`},
 		{name: "unknown ref", dir: repo, args: []string{"diff", "recipes/virt-stack", "--base", "origin/nope"}, code: 1, want: `error: recipe recipes/virt-stack: base origin/nope: "origin/nope" is not a commit of the recipes repository; fetch it first (git fetch origin main) or name another`},
 		{name: "not in git", dir: notGit, args: []string{"diff", "virt-stack"}, code: 1, want: "virt-stack is not in a git work tree, so there is no base to compare with; use --against INDEX"},
-		{name: "no index there", dir: repo, args: []string{"diff", "recipes/virt-stack", "--against", "nothing/index.yaml"}, code: 1, want: "error: index nothing/index.yaml: index not found; nothing is published there yet, so compare with --base instead"},
+		{name: "no index there", dir: repo, args: []string{"diff", "recipes/virt-stack", "--against", "nothing/index.yaml"}, code: 1, want: "error: index: nothing/index.yaml: not found; nothing is published there yet, so compare with --base instead"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

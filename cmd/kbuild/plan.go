@@ -12,6 +12,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/review"
 )
 
@@ -89,8 +90,8 @@ Examples:
 			}
 			published := map[string]bool{}
 			if against != "" {
-				x, err := review.FetchIndex(ctx, against, nil)
-				if errors.Is(err, review.ErrIndexNotFound) {
+				x, err := review.FetchIndex(ctx, against)
+				if errors.Is(err, fetchsite.ErrNotFound) {
 					return fmt.Errorf("%w; for a first publish, plan without --against", err)
 				}
 				if err != nil {

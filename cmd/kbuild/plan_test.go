@@ -157,7 +157,7 @@ func TestPlanErrors(t *testing.T) {
 		{name: "no dir", args: []string{"plan"}, code: 2, want: "name at least one recipes directory"},
 		{name: "zero shards", args: []string{"plan", "examples/", "--shards", "0"}, code: 2, want: "--shards 0: give 1 or more"},
 		{name: "bad output", args: []string{"plan", "examples/", "-o", "yaml"}, code: 2, want: `-o "yaml": use text or json`},
-		{name: "no index yet", args: []string{"plan", "examples/", "--against", "nothing/index.yaml"}, code: 1, want: "error: index nothing/index.yaml: index not found; for a first publish, plan without --against"},
+		{name: "no index yet", args: []string{"plan", "examples/", "--against", "nothing/index.yaml"}, code: 1, want: "error: index: nothing/index.yaml: not found; for a first publish, plan without --against"},
 		{name: "no recipes", args: []string{"plan", "cmd/"}, code: 1, want: "cmd/: no recipe.yaml in it or in its subdirectories"},
 	}
 	for _, tc := range tests {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -140,7 +142,7 @@ func pushChart(t *testing.T, ref string, archive []byte) string {
 }
 
 func TestRepoVerifyCharts(t *testing.T) {
-	reg := httptest.NewServer(registry.New())
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer reg.Close()
 	host := strings.TrimPrefix(reg.URL, "http://")
 	dir := t.TempDir()

@@ -6,54 +6,55 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"kbuild.dev/kbuild/index"
 )
 
-// Pull returns the chart archive (the Helm chart layer) of the OCI
-// reference ref and its sha256, at most MaxChartSize bytes, with the
-// default keychain's credentials.
-func Pull(ctx context.Context, ref string, plainHTTP bool) (data []byte, digest string, err error) {
-	var nopts []name.Option
+// PullPinned pulls the chart archive that ref pins, by its digest, from the
+// OCI repository <ref.Repository>/<ref.Name> with the default keychain's
+// credentials, and returns its bytes after checking their sha256 against
+// ref.Digest while reading (at most MaxChartSize bytes).
+func PullPinned(ctx context.Context, ref index.ChartRef, plainHTTP bool) ([]byte, error) {
+	repo, ok := strings.CutPrefix(ref.Repository, "oci://")
+	if !ok {
+		return nil, fmt.Errorf("chart %s: repository %q is not oci://HOST/PATH", ref.Name, ref.Repository)
+	}
+	if !strings.HasPrefix(ref.Digest, "sha256:") {
+		return nil, fmt.Errorf("chart %s: digest %q is not sha256:<hex>", ref.Name, ref.Digest)
+	}
+	nopts := []name.Option{name.StrictValidation}
 	if plainHTTP {
 		nopts = append(nopts, name.Insecure)
 	}
-	r, err := name.ParseReference(ref, nopts...)
+	where := strings.TrimSuffix(repo, "/") + "/" + ref.Name + "@" + ref.Digest
+	d, err := name.NewDigest(where, nopts...)
 	if err != nil {
-		return nil, "", err
+		return nil, fmt.Errorf("chart %s: %w", ref.Name, err)
 	}
-	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	layer, err := remote.Layer(d, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	if err != nil {
-		return nil, "", err
+		return nil, fmt.Errorf("chart %s: pull %s: %w", ref.Name, where, err)
 	}
-	m, err := img.Manifest()
+	rc, err := layer.Compressed()
 	if err != nil {
-		return nil, "", err
+		return nil, fmt.Errorf("chart %s: pull %s: %w", ref.Name, where, err)
 	}
-	for _, l := range m.Layers {
-		if l.MediaType != ChartLayerMediaType {
-			continue
-		}
-		layer, err := img.LayerByDigest(l.Digest)
-		if err != nil {
-			return nil, "", err
-		}
-		rc, err := layer.Compressed()
-		if err != nil {
-			return nil, "", err
-		}
-		defer rc.Close()
-		data, err := io.ReadAll(io.LimitReader(rc, MaxChartSize+1))
-		if err != nil {
-			return nil, "", fmt.Errorf("pull chart layer of %s: %w", ref, err)
-		}
-		if len(data) > MaxChartSize {
-			return nil, "", fmt.Errorf("%s: chart archive is larger than %d bytes", ref, MaxChartSize)
-		}
-		sum := sha256.Sum256(data)
-		return data, "sha256:" + hex.EncodeToString(sum[:]), nil
+	defer rc.Close()
+	h := sha256.New()
+	data, err := io.ReadAll(io.TeeReader(io.LimitReader(rc, MaxChartSize+1), h))
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: pull %s: %w", ref.Name, where, err)
 	}
-	return nil, "", fmt.Errorf("%s has no layer of media type %s: not a Helm chart", ref, ChartLayerMediaType)
+	if len(data) > MaxChartSize {
+		return nil, fmt.Errorf("chart %s: %s is larger than the %d bytes allowed", ref.Name, where, MaxChartSize)
+	}
+	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != ref.Digest {
+		return nil, fmt.Errorf("chart %s: %s: sha256 mismatch: the index pins %s, the registry served %s; the published chart was replaced", ref.Name, where, ref.Digest, got)
+	}
+	return data, nil
 }

@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"internal/fetchsite": {"index"},
 	"internal/chartpin":  {"index"},
 	"internal/ociserve":  {},
-	"internal/review":    {"builder", "builder/recipe", "index", "internal/chartpin"},
+	"internal/review":    {"builder", "builder/recipe", "index", "internal/fetchsite"},
 	"internal/testenv":   {},
 	"index":              {},
 	"examples":           {},

@@ -44,10 +44,6 @@ type Option func(*Site)
 // WithTimeout sets the timeout of each HTTP request (default 60s).
 func WithTimeout(d time.Duration) Option { return func(s *Site) { s.client.Timeout = d } }
 
-// WithClient sets the HTTP client (default: http.DefaultTransport with the
-// timeout).
-func WithClient(c *http.Client) Option { return func(s *Site) { s.client = c } }
-
 // New returns the site of ref: a directory, a path to its index.yaml, an
 // http(s) URL of the site or of its index.yaml.
 func New(ref string, opts ...Option) (*Site, error) {

@@ -10,8 +10,6 @@
 // a GitHub Actions step summary, bounded so that a huge change stays
 // readable.
 //
-// The package also fetches what the published side of a comparison needs:
-// FetchIndex reads an index.yaml from a path or an http(s) URL and
-// PullChart pulls a chart archive from an OCI registry by its pinned digest,
-// checking the digest while it reads.
+// FetchIndex reads the published side of a comparison, an index.yaml from
+// a path or an http(s) URL; its charts are pulled with chartpin.PullPinned.
 package review

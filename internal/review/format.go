@@ -137,12 +137,6 @@ type markdownConfig struct {
 	command        string
 }
 
-// WithMaxObjectLines caps the diff lines shown for one object (default
-// 200); the rest is replaced by a note.
-func WithMaxObjectLines(n int) MarkdownOption {
-	return func(c *markdownConfig) { c.maxObjectLines = n }
-}
-
 // WithMaxLines caps the diff lines shown for the whole report (default
 // 2000); objects past it are listed without their diff.
 func WithMaxLines(n int) MarkdownOption { return func(c *markdownConfig) { c.maxLines = n } }

@@ -2,11 +2,7 @@ package review
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,13 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
-
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fetchsite"
 )
 
 func record(name, version string, build int, digest string) *index.PackageSource {
@@ -86,14 +77,14 @@ func TestFetchIndex(t *testing.T) {
 	}{
 		{name: "file", location: file},
 		{name: "url", location: srv.URL + "/index.yaml"},
-		{name: "missing file", location: filepath.Join(t.TempDir(), "index.yaml"), notFound: true, wantErr: "index not found"},
-		{name: "404", location: srv.URL + "/none/index.yaml", notFound: true, wantErr: "HTTP 404"},
-		{name: "502", location: srv.URL + "/broken/index.yaml", wantErr: "HTTP 502 Bad Gateway; check the URL"},
+		{name: "missing file", location: filepath.Join(t.TempDir(), "index.yaml"), notFound: true, wantErr: "index.yaml: not found"},
+		{name: "404", location: srv.URL + "/none/index.yaml", notFound: true, wantErr: "/none/index.yaml: 404 Not Found"},
+		{name: "502", location: srv.URL + "/broken/index.yaml", wantErr: "/broken/index.yaml: 502 Bad Gateway"},
 		{name: "not an index", location: srv.URL + "/junk/index.yaml", wantErr: "/junk/index.yaml: "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			x, err := FetchIndex(context.Background(), tc.location, nil)
+			x, err := FetchIndex(context.Background(), tc.location)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -106,8 +97,8 @@ func TestFetchIndex(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("FetchIndex(%s) = %v, want an error with %q", tc.location, err, tc.wantErr)
 			}
-			if got := errors.Is(err, ErrIndexNotFound); got != tc.notFound {
-				t.Errorf("errors.Is(%v, ErrIndexNotFound) = %v, want %v", err, got, tc.notFound)
+			if got := errors.Is(err, fetchsite.ErrNotFound); got != tc.notFound {
+				t.Errorf("errors.Is(%v, fetchsite.ErrNotFound) = %v, want %v", err, got, tc.notFound)
 			}
 		})
 	}
@@ -145,62 +136,5 @@ func TestCounterpartAndCharts(t *testing.T) {
 	charts := Charts(&v.Spec)
 	if len(charts) != 1 || charts[0].Ref.Digest != digestA || charts[0].Namespace != "ns-a" {
 		t.Errorf("Charts = %+v, want the one chart with namespace ns-a", charts)
-	}
-}
-
-func TestPullChart(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
-	archive := []byte("a chart archive, as far as this test cares")
-	sum := sha256.Sum256(archive)
-	digest := "sha256:" + hex.EncodeToString(sum[:])
-	repo, err := name.NewRepository(host+"/packages/op/op", name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.WriteLayer(repo, static.NewLayer(archive, types.MediaType("application/vnd.cncf.helm.chart.content.v1.tar+gzip"))); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name    string
-		ref     index.ChartRef
-		wantErr string
-	}{
-		{name: "by digest", ref: index.ChartRef{Repository: "oci://" + host + "/packages/op", Name: "op", Digest: digest}},
-		{name: "absent", ref: index.ChartRef{Repository: "oci://" + host + "/packages/op", Name: "op", Digest: digestA}, wantErr: "chart op: pull " + host + "/packages/op/op@" + digestA},
-		{name: "not oci", ref: index.ChartRef{Repository: "https://example.com/charts", Name: "op", Digest: digest}, wantErr: `is not oci://HOST/PATH`},
-		{name: "not sha256", ref: index.ChartRef{Repository: "oci://" + host + "/p", Name: "op", Digest: "md5:00"}, wantErr: `is not sha256:<hex>`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := PullChart(context.Background(), tc.ref, WithPlainHTTP(true))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("PullChart(%+v) = %v, want an error with %q", tc.ref, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || string(got) != string(archive) {
-				t.Fatalf("PullChart(%+v) = %q, %v", tc.ref, got, err)
-			}
-		})
-	}
-}
-
-// TestPullChartMismatch serves other bytes than the digest names: the pull
-// must fail and name the pinned digest.
-func TestPullChartMismatch(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v2/" {
-			return
-		}
-		w.Write([]byte("not what was pinned"))
-	}))
-	defer srv.Close()
-	ref := index.ChartRef{Repository: "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/p", Name: "op", Digest: digestA}
-	_, err := PullChart(context.Background(), ref, WithPlainHTTP(true))
-	if err == nil || !strings.Contains(err.Error(), digestA) {
-		t.Fatalf("PullChart of replaced bytes = %v, want an error naming %s", err, digestA)
 	}
 }
