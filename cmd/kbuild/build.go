@@ -27,9 +27,9 @@ number. Nothing is pushed for a recipe until all its charts are checked.
 With --offline every source must be in the cache, and images not yet pinned
 by digest are warnings rather than errors (pinning needs their registries;
 'kbuild publish' always requires them). Without --registry (or
-$KBUILD_REGISTRY) charts go into the local OCI layout
-DIST/oci, which skopeo, crane and 'kbuild serve' read. Credentials come from
-the Docker config and credential helpers.
+$KBUILD_REGISTRY) charts go into the local OCI layout DIST/oci, which
+skopeo, crane and 'kbuild serve' read. Credentials come from the Docker
+config and credential helpers.
 
 Examples:
   # build the examples into dist/ and the local layout dist/oci (no network)

@@ -9,14 +9,42 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 )
 
-// version is set at link time: -ldflags "-X main.version=v0.1.0".
-var version = "devel"
+// version is set at link time (-ldflags "-X main.version=v0.1.0"), else
+// taken from the module version or the git commit Go stamps into the binary.
+var version = buildVersion()
+
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		return "devel"
+	case dirty:
+		return "devel-" + rev[:min(12, len(rev))] + "-dirty"
+	}
+	return "devel-" + rev[:min(12, len(rev))]
+}
 
 // Command is one kbuild subcommand: a usage line with UPPERCASE
 // placeholders, a one-line summary, a help text with examples, its flags and
@@ -56,16 +84,19 @@ func commands() []*Command {
 		newPublishCmd(),
 		newBuildCmd(),
 		newValidateCmd(),
-		newImagesCmd(),
-		newFetchCmd(),
 		newInitCmd(),
+		newFetchCmd(),
+		newCacheCmd(),
+		newImagesCmd(),
+		newDiffCmd(),
+		newPlanCmd(),
+		newRepoCmd(),
+		newTrustCmd(),
+		newSBOMCmd(),
+		newScanCmd(),
 		newVerifyProvenanceCmd(),
 		newRebuildCheckCmd(),
-		newCacheCmd(),
 		newServeCmd(),
-		newSBOMCmd(), newScanCmd(),
-		newDiffCmd(), newPlanCmd(),
-		newRepoCmd(), newTrustCmd(),
 		newVersionCmd(),
 	}
 }
@@ -158,8 +189,12 @@ func printGroupHelp(w io.Writer, c *Command, path []string) {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.Help, "\n"))
 	}
 	fmt.Fprintf(w, "\nCommands:\n")
+	width := 0
 	for _, sub := range c.Subcommands {
-		fmt.Fprintf(w, "  %-16s %s\n", sub.Name, sub.Summary)
+		width = max(width, len(sub.Name))
+	}
+	for _, sub := range c.Subcommands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name, sub.Summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n", strings.Join(path, " "))
 }
