@@ -222,6 +222,16 @@ func TestForemanShape(t *testing.T) {
 	if kinds["git"] != 1 || kinds["image"] != 3 {
 		t.Errorf("resolved sources = %+v", b.Info.Sources)
 	}
+	// kbuild fetch fills another cache without building; a build offline
+	// from it needs nothing else.
+	cache2 := filepath.Join(work, "cache2")
+	r = kbuild(t, work, nil, "fetch", "recipes/foreman", "--plain-http", "--cache-dir", cache2)
+	if r.code != 0 || strings.Count(r.stdout, "recipes/foreman ") != 4 || !strings.Contains(r.stdout, " git://127.0.0.1:") {
+		t.Fatalf("fetch: %s", r)
+	}
+	if r := kbuild(t, work, nil, "build", "--offline", "recipes/foreman", "-o", filepath.Join(work, "dist-fetched"), "--cache-dir", cache2); r.code != 0 {
+		t.Fatalf("build --offline from the fetched cache: %s", r)
+	}
 	// Offline, from the cache alone, the build gives the same chart.
 	r2 := kbuild(t, work, nil, "build", "--offline", "recipes/foreman", "--registry", base, "--plain-http", "-o", filepath.Join(work, "dist2"), "--cache-dir", cache)
 	if r2.code != 0 || !strings.Contains(r2.stderr, "already published with the same content") {
