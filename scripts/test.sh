@@ -32,7 +32,7 @@ if ((${#pkgs[@]})); then
 	log "installing Debian packages: ${pkgs[*]}"
 	sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
 	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${pkgs[@]}" >/dev/null
 fi
 # The Debian package may start its own registry on :5000; ours runs on its own port.
 
