@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -129,10 +131,8 @@ Examples:
 					}
 				}
 			}
-			for _, c := range sortedSet(crds) {
-				d.CRDs = append(d.CRDs, c)
-			}
-			for _, img := range sortedSet(images) {
+			d.CRDs = slices.Sorted(maps.Keys(crds))
+			for _, img := range slices.Sorted(maps.Keys(images)) {
 				pin, err := resolveImage(ctx, img, f.plainHTTP)
 				if err != nil {
 					os.Remove(file)
@@ -293,13 +293,4 @@ func writeDraft(file string, d *draft) error {
 		return err
 	}
 	return os.WriteFile(file, []byte(b.String()), 0o644)
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -426,7 +428,7 @@ func (f *publishFlags) supplyChain(ctx context.Context, w *siteWriter, idx *inde
 		local[dist.Key(b.Record.Metadata.Name, b.Record.Spec.Version, b.Record.Spec.Build)] = b
 	}
 	var all []sbom.Build
-	for _, pkgName := range sortedKeys(idx.Packages) {
+	for _, pkgName := range slices.Sorted(maps.Keys(idx.Packages)) {
 		p := idx.Packages[pkgName]
 		for _, v := range p.Versions {
 			key := dist.Key(pkgName, v.Version, v.Build)
@@ -565,14 +567,4 @@ func throwaway(path string) (k *index.PrivateKey, created bool, err error) {
 // publicOf returns a signer's public key.
 func publicOf(s index.Signer) *index.PublicKey {
 	return s.(interface{ Public() *index.PublicKey }).Public()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return sortedSet(func() map[string]bool {
-		s := map[string]bool{}
-		for k := range m {
-			s[k] = true
-		}
-		return s
-	}())
 }
