@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 
 	"kbuild.dev/kbuild/builder/recipe"
 )
@@ -37,17 +39,7 @@ type Loaded struct {
 // error; err is for I/O failures.
 func Load(dir string) (*Loaded, error) {
 	file := filepath.Join(dir, RecipeFile)
-	fi, err := os.Stat(file)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s: no %s; a recipe directory holds recipe.yaml (see kbuild init)", dir, RecipeFile)
-		}
-		return nil, err
-	}
-	if fi.Size() > maxRecipeSize {
-		return nil, fmt.Errorf("%s: %d bytes is over the %d-byte limit for a recipe", file, fi.Size(), maxRecipeSize)
-	}
-	data, err := os.ReadFile(file)
+	data, err := readRecipeFile(dir, file)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +59,45 @@ func Load(dir string) (*Loaded, error) {
 	l.Recipe = r
 	l.Problems = recipe.Validate(r, pos)
 	return l, nil
+}
+
+// readRecipeFile reads file if it is a regular file (a symlink to one is
+// followed) of at most maxRecipeSize bytes. A device, FIFO or socket is
+// refused before it is opened, and it is opened non-blocking and checked
+// again, so that neither /dev/zero nor a FIFO swapped in can make it read
+// without end or hang.
+func readRecipeFile(dir, file string) ([]byte, error) {
+	fi, err := os.Stat(file)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s: no %s; a recipe directory holds recipe.yaml (see kbuild init)", dir, RecipeFile)
+		}
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s); a recipe is a plain YAML file", file, fi.Mode().Type())
+	}
+	if fi.Size() > maxRecipeSize {
+		return nil, fmt.Errorf("%s: %d bytes is over the %d-byte limit for a recipe", file, fi.Size(), maxRecipeSize)
+	}
+	fh, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	if fi, err = fh.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s); a recipe is a plain YAML file", file, fi.Mode().Type())
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, maxRecipeSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(data) > maxRecipeSize {
+		return nil, fmt.Errorf("%s: grew over the %d-byte limit for a recipe while it was read", file, maxRecipeSize)
+	}
+	return data, nil
 }
 
 // Err returns a *recipe.ProblemsError when the recipe has errors, else nil.

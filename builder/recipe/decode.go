@@ -11,6 +11,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlbound"
 )
 
 // Positions maps a field path such as "spec.sources.upstream.sha256" to the
@@ -35,10 +37,17 @@ func (p Positions) Line(field string) int {
 // Parse decodes a recipe strictly. Unknown fields, duplicate keys and values
 // of the wrong type are reported with their line; file names the recipe in
 // messages. Problems in the returned error are of type *Problems.
+//
+// Aliases are followed, but a recipe whose aliases expand it far beyond its
+// own size (a "billion laughs" bomb) is refused before anything walks it,
+// with an error wrapping yamlbound.ErrExpansion.
 func Parse(file string, data []byte) (*Recipe, Positions, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if err := yamlbound.Check(&doc, len(data)); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w; write the values out instead of repeating anchors", file, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, nil, fmt.Errorf("%s: empty file; a recipe starts with apiVersion: %s and kind: %s", file, APIVersion, Kind)

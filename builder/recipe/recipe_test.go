@@ -1,9 +1,13 @@
 package recipe
 
 import (
+	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+
+	"kbuild.dev/kbuild/internal/yamlbound"
 )
 
 func load(t *testing.T) []byte {
@@ -141,5 +145,47 @@ func TestNormalizeImage(t *testing.T) {
 		if got := NormalizeImage(in); got != want {
 			t.Errorf("NormalizeImage(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// aliasBomb returns a small recipe whose aliases in typed fields (charts ×
+// patches × json6902) expand to about 10^levels operations.
+func aliasBomb(levels int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: kubepkg.dev/v1\nkind: Recipe\nmetadata: {name: bomb}\nspec:\n  version: v1.0.0\n  build: 1\n")
+	b.WriteString("  x0: &o0 [{op: add, path: /a, value: 1}]\n")
+	for i := 1; i <= levels; i++ {
+		b.WriteString("  x" + strconv.Itoa(i) + ": &o" + strconv.Itoa(i) + " [")
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*o" + strconv.Itoa(i-1))
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("  charts:\n")
+	for c := 0; c < 10; c++ {
+		b.WriteString("    c" + strconv.Itoa(c) + ": {from: [s], patches: [{kind: A, json6902: *o" + strconv.Itoa(levels) + "}]}\n")
+	}
+	return b.String()
+}
+
+// TestAliasBomb: a recipe whose aliases expand beyond its size is refused
+// before it is walked, with a message naming the file and the line; a
+// recipe using a few aliases still parses.
+func TestAliasBomb(t *testing.T) {
+	bomb := aliasBomb(8)
+	_, _, err := Parse("recipe.yaml", []byte(bomb))
+	if err == nil || !errors.Is(err, yamlbound.ErrExpansion) || !strings.Contains(err.Error(), "recipe.yaml: line ") {
+		t.Fatalf("Parse(alias bomb of %d bytes) = %v, want an error wrapping yamlbound.ErrExpansion naming recipe.yaml and a line", len(bomb), err)
+	}
+	few := strings.Replace(string(load(t)), "      values: {replicas: 2}\n", "      values: &v {replicas: 2}\n    other: {from: [upstream], values: *v}\n", 1)
+	r, _, err := Parse("recipe.yaml", []byte(few))
+	if err != nil {
+		t.Fatalf("Parse(recipe with one alias) = %v, want no error", err)
+	}
+	if got := r.Spec.Charts["other"].Values["replicas"]; got != float64(2) {
+		t.Errorf("aliased values = %v, want replicas 2", got)
 	}
 }

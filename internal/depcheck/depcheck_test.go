@@ -18,9 +18,9 @@ const module = "kbuild.dev/kbuild/"
 // allowed lists, for each package, the kbuild packages its non-test files
 // may import. A package missing here may import nothing of kbuild.
 var allowed = map[string][]string{
-	"builder/recipe":     {"index"},
+	"builder/recipe":     {"index", "internal/yamlbound"},
 	"builder":            {"builder/recipe", "index", "internal/dist", "patches", "sources"},
-	"sources":            {"builder/recipe", "index"},
+	"sources":            {"builder/recipe", "index", "internal/yamlbound"},
 	"patches":            {"builder/recipe"},
 	"sbom":               {"index"},
 	"sbom/trivytest":     {},
@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/ociserve":  {},
 	"internal/review":    {"builder", "builder/recipe", "index", "internal/fetchsite"},
 	"internal/testenv":   {},
+	"internal/yamlbound": {},
 	"index":              {},
 	"examples":           {},
 }
