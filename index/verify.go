@@ -353,49 +353,16 @@ func walkRoots(t *Trust, opts VerifyOptions) (*Root, []string, error) {
 	if len(t.Roots) < n {
 		return nil, nil, refuse(fmt.Sprintf("root/%d.yaml", len(t.Roots)+1), ErrRootChain, "missing: root.yaml is version %d, so root/1.yaml … root/%d.yaml must all be published", n, n)
 	}
-	// With a trusted root, the versions up to it are already trusted.
-	var prev *Root
-	start := 0
-	if t.TrustedRoot != nil {
-		prev, start = t.TrustedRoot, t.TrustedRoot.Signed.Version
-	}
-	for v := 1; v <= n; v++ {
-		what := fmt.Sprintf("root/%d.yaml", v)
-		if v < start {
-			continue
-		}
+	c := NewRootChain(t, opts)
+	for v := c.Next(); v <= n; v = c.Next() {
 		if t.Roots[v-1] == nil {
-			return nil, nil, refuse(what, ErrRootChain, "missing: the root chain skips version %d (root.yaml is version %d)", v, n)
+			return nil, nil, refuse(fmt.Sprintf("root/%d.yaml", v), ErrRootChain, "missing: the root chain skips version %d (root.yaml is version %d)", v, n)
 		}
-		r, err := ParseRoot(t.Roots[v-1])
-		if err != nil {
-			return nil, nil, refuse(what, ErrMalformed, "%v", err)
-		}
-		if got := r.Signed.Version; got != v {
-			kind := "skips"
-			if got < v {
-				kind = "repeats"
-			}
-			return nil, nil, refuse(what, ErrRootChain, "has version %d, want %d: the root chain %s a version", got, v, kind)
-		}
-		d, err := r.Digest()
-		if err != nil {
+		if err := c.Add(t.Roots[v-1]); err != nil {
 			return nil, nil, err
 		}
-		if s := opts.State; s != nil && s.RootVersion == v && s.RootDigest != d {
-			return nil, nil, refuse(what, ErrFork, "root version %d is %s, but the version %d accepted before is %s: the root chain forked", v, d, v, s.RootDigest)
-		}
-		if v == start {
-			if td, _ := prev.Digest(); td != d {
-				return nil, nil, refuse(what, ErrFork, "root version %d is %s, but the trusted root of that version is %s: the root chain forked", v, d, td)
-			}
-			continue
-		}
-		if err := checkRootSigs(r, prev, t); err != nil {
-			return nil, nil, err
-		}
-		prev = r
 	}
+	prev := c.Last()
 	final := prev
 	if final == nil {
 		return nil, nil, refuse("root/1.yaml", ErrRootChain, "no root is published")
@@ -407,6 +374,76 @@ func walkRoots(t *Trust, opts VerifyOptions) (*Root, []string, error) {
 		}
 	}
 	return checkFinalRoot(final, opts, warnings)
+}
+
+// RootChain checks a published root chain one version at a time, so that a
+// client fetching root/1.yaml, root/2.yaml, … stops at the first bad one
+// instead of fetching the whole chain first. Verify walks the chain the same
+// way.
+type RootChain struct {
+	t     *Trust
+	opts  VerifyOptions
+	prev  *Root
+	start int // the trusted root's version, or 0
+	next  int
+}
+
+// NewRootChain starts a chain from t's pinned root keys (at version 1) or
+// its trusted root (at the trusted root's version, which must be
+// republished unchanged). opts.State, when set, refuses forks.
+func NewRootChain(t *Trust, opts VerifyOptions) *RootChain {
+	c := &RootChain{t: t, opts: opts, next: 1}
+	if t.TrustedRoot != nil {
+		c.prev, c.start = t.TrustedRoot, t.TrustedRoot.Signed.Version
+		c.next = max(c.start, 1)
+	}
+	return c
+}
+
+// Next is the version the next Add must be.
+func (c *RootChain) Next() int { return c.next }
+
+// Last is the newest root accepted so far: nil before the first Add
+// without a trusted root.
+func (c *RootChain) Last() *Root { return c.prev }
+
+// Add checks b as root version Next(): its form, its version number, that
+// it is signed by the previous root's root keys (or the pinned keys) and by
+// its own. A refusal is a *VerificationError; after one the chain must not
+// be used.
+func (c *RootChain) Add(b []byte) error {
+	v := c.next
+	what := fmt.Sprintf("root/%d.yaml", v)
+	r, err := ParseRoot(b)
+	if err != nil {
+		return refuse(what, ErrMalformed, "%v", err)
+	}
+	if got := r.Signed.Version; got != v {
+		kind := "skips"
+		if got < v {
+			kind = "repeats"
+		}
+		return refuse(what, ErrRootChain, "has version %d, want %d: the root chain %s a version", got, v, kind)
+	}
+	d, err := r.Digest()
+	if err != nil {
+		return err
+	}
+	if s := c.opts.State; s != nil && s.RootVersion == v && s.RootDigest != d {
+		return refuse(what, ErrFork, "root version %d is %s, but the version %d accepted before is %s: the root chain forked", v, d, v, s.RootDigest)
+	}
+	c.next++
+	if v == c.start {
+		if td, _ := c.prev.Digest(); td != d {
+			return refuse(what, ErrFork, "root version %d is %s, but the trusted root of that version is %s: the root chain forked", v, d, td)
+		}
+		return nil
+	}
+	if err := checkRootSigs(r, c.prev, c.t); err != nil {
+		return err
+	}
+	c.prev = r
+	return nil
 }
 
 // checkFinalRoot refuses a newest root older than the recorded one, or

@@ -4,7 +4,6 @@
 package fetchsite
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -117,8 +116,6 @@ func (s *Site) Fetch(ctx context.Context, name string, limit int64) ([]byte, err
 	return readCapped(resp.Body, loc, limit, resp.ContentLength)
 }
 
-// readCapped reads at most limit bytes from r, into one buffer of size
-// when size is known (not -1).
 // ReadFile returns the local file path if it is at most limit bytes; a
 // missing file gives an error wrapping ErrNotFound. On Linux a file of 64
 // MiB or more is mapped read-only rather than read: the bytes must not be
@@ -160,21 +157,88 @@ func Release(b []byte) {
 	}
 }
 
+// spoolMinSize is how much of a body of unknown size readCapped holds in
+// memory before it moves it to a temporary file.
+var spoolMinSize int64 = 64 << 20
+
+// readCapped reads at most limit bytes from r; size is the announced
+// length, or -1. Memory never grows past what was read: a body of known
+// size is read into one buffer of that size, one of unknown size is read
+// into memory up to spoolMinSize and beyond that copied to an unlinked
+// temporary file (refused as soon as it passes limit) and mapped. An
+// endless body therefore costs disk up to limit and little memory.
 func readCapped(r io.Reader, loc string, limit, size int64) ([]byte, error) {
 	if size > limit {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", loc, size, limit)
 	}
-	var buf bytes.Buffer
-	if size >= 0 {
-		buf.Grow(int(size) + bytes.MinRead) // room for the read that sees the end
+	inMemory := min(limit+1, spoolMinSize)
+	if size >= 0 && size < spoolMinSize {
+		inMemory = size + 1 // one more byte shows a body longer than announced
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
+	buf, err := readUpTo(r, inMemory)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", loc, err)
 	}
-	if int64(buf.Len()) > limit {
+	if int64(len(buf)) > limit {
 		return nil, fmt.Errorf("%s: more than the %d bytes allowed", loc, limit)
 	}
-	return buf.Bytes(), nil
+	if int64(len(buf)) < inMemory {
+		return buf, nil
+	}
+	return spool(buf, r, loc, limit)
+}
+
+// readUpTo reads r until EOF or n bytes, growing its buffer by doubling but
+// never beyond n.
+func readUpTo(r io.Reader, n int64) ([]byte, error) {
+	buf := make([]byte, 0, min(n, 512<<10))
+	for int64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(n, 2*int64(cap(buf))))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// spool writes head and the rest of r to an unlinked temporary file,
+// refusing more than limit bytes, and maps it (or reads it back where
+// files are not mapped).
+func spool(head []byte, r io.Reader, loc string, limit int64) ([]byte, error) {
+	f, err := os.CreateTemp("", "kbuild-fetch-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // the open file is all that is needed
+	defer f.Close()
+	if _, err := f.Write(head); err != nil {
+		return nil, fmt.Errorf("%s: spool to a temporary file: %w", loc, err)
+	}
+	n, err := io.Copy(f, io.LimitReader(r, limit+1-int64(len(head))))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	total := int64(len(head)) + n
+	if total > limit {
+		return nil, fmt.Errorf("%s: more than the %d bytes allowed", loc, limit)
+	}
+	if b, ok := mapFile(f, total); ok {
+		return b, nil
+	}
+	b := make([]byte, total)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return nil, fmt.Errorf("%s: read back the temporary file: %w", loc, err)
+	}
+	return b, nil
 }
 
 // Index returns the index file and its signature file; a missing
@@ -192,9 +256,12 @@ func (s *Site) Index(ctx context.Context) (indexBytes, sigBytes []byte, err erro
 }
 
 // Roots fills trust.Latest with root.yaml and trust.Roots with root/1.yaml
-// … root/N.yaml, N being root.yaml's version; missing files stay nil for
-// index.Verify to refuse. Versions up to first-1 are not fetched (a
-// trusted root already covers them).
+// … root/N.yaml, N being root.yaml's version, for index.Verify. Versions
+// up to first-1 are not fetched (a trusted root already covers them). The
+// chain is walked version by version with index.RootChain: fetching stops
+// at the first version that is missing or that the chain refuses, and the
+// rest stay nil, so a site of a thousand junk roots costs one fetch, and
+// index.Verify reports that first bad version.
 func (s *Site) Roots(ctx context.Context, trust *index.Trust, first int) error {
 	latest, err := s.Fetch(ctx, "root.yaml", index.MaxRootSize)
 	if errors.Is(err, ErrNotFound) {
@@ -213,15 +280,21 @@ func (s *Site) Roots(ctx context.Context, trust *index.Trust, first int) error {
 		return fmt.Errorf("%s: root version %d; at most %d versions are supported", s.Location("root.yaml"), n, MaxRootVersions)
 	}
 	trust.Roots = make([][]byte, n)
+	chain := index.NewRootChain(trust, index.VerifyOptions{})
 	for v := max(first, 1); v <= n; v++ {
 		b, err := s.Fetch(ctx, fmt.Sprintf("root/%d.yaml", v), index.MaxRootSize)
 		if errors.Is(err, ErrNotFound) {
-			continue
+			return nil
 		}
 		if err != nil {
 			return err
 		}
 		trust.Roots[v-1] = b
+		if v == chain.Next() {
+			if chain.Add(b) != nil {
+				return nil
+			}
+		}
 	}
 	return nil
 }

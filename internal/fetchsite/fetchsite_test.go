@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -83,34 +85,117 @@ func TestFetch(t *testing.T) {
 	}
 }
 
+// TestRoots: the root chain is fetched version by version and fetching
+// stops at the first missing or refused version.
 func TestRoots(t *testing.T) {
 	k, _ := index.GenerateKey(nil)
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "root"), 0o755)
-	var last []byte
-	for v := 1; v <= 3; v++ {
-		r, err := index.NewRoot(index.RootConfig{Expires: time.Now().Add(time.Hour), RootKeys: []*index.PublicKey{k.Public()}, RootThreshold: 1, IndexKeys: []*index.PublicKey{k.Public()}, IndexThreshold: 1})
+	pub := []*index.PublicKey{k.Public()}
+	var roots [][]byte
+	for v := 1; v <= 5; v++ {
+		r, err := index.NewRoot(index.RootConfig{Expires: time.Now().Add(time.Hour), RootKeys: pub, RootThreshold: 1, IndexKeys: pub, IndexThreshold: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.Signed.Version = v
-		last, _ = r.Marshal()
-		if v != 2 {
-			os.WriteFile(filepath.Join(dir, "root", fmt.Sprintf("%d.yaml", v)), last, 0o644)
+		if err := r.Sign(k); err != nil {
+			t.Fatal(err)
 		}
+		b, _ := r.Marshal()
+		roots = append(roots, b)
 	}
-	os.WriteFile(filepath.Join(dir, "root.yaml"), last, 0o644)
-	s, _ := New(dir)
-	var trust index.Trust
-	if err := s.Roots(context.Background(), &trust, 1); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name    string
+		edit    func(files map[string][]byte)
+		fetched []bool // which of root/1..5.yaml Roots fetched
+	}{
+		{"whole chain", func(map[string][]byte) {}, []bool{true, true, true, true, true}},
+		{"missing version", func(f map[string][]byte) { delete(f, "root/2.yaml") }, []bool{true, true, false, false, false}},
+		{"junk version", func(f map[string][]byte) { f["root/2.yaml"] = []byte(strings.Repeat("junk ", 1000)) }, []bool{true, true, false, false, false}},
+		{"wrong version", func(f map[string][]byte) { f["root/3.yaml"] = roots[3] }, []bool{true, true, true, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string][]byte{"root.yaml": roots[4]}
+			for v, b := range roots {
+				files[fmt.Sprintf("root/%d.yaml", v+1)] = b
+			}
+			tc.edit(files)
+			got := map[string]bool{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				name := strings.TrimPrefix(r.URL.Path, "/")
+				got[name] = true
+				b, ok := files[name]
+				if !ok {
+					http.NotFound(w, r)
+					return
+				}
+				w.Write(b)
+			}))
+			defer srv.Close()
+			s, _ := New(srv.URL)
+			trust := index.Trust{RootKeys: pub}
+			if err := s.Roots(context.Background(), &trust, 1); err != nil {
+				t.Fatal(err)
+			}
+			for v, want := range tc.fetched {
+				name := fmt.Sprintf("root/%d.yaml", v+1)
+				if got[name] != want {
+					t.Errorf("fetched %s = %v, want %v", name, got[name], want)
+				}
+				if _, ok := files[name]; ok && want != (trust.Roots[v] != nil) {
+					t.Errorf("trust.Roots[%d] set = %v, want %v", v, trust.Roots[v] != nil, want)
+				}
+			}
+		})
 	}
-	if len(trust.Roots) != 3 || trust.Roots[0] == nil || trust.Roots[1] != nil || trust.Roots[2] == nil || trust.Latest == nil {
-		t.Fatalf("Roots: %d versions, missing ones must be nil", len(trust.Roots))
+}
+
+// endless is a body that never ends.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
 	}
-	var from3 index.Trust
-	s.Roots(context.Background(), &from3, 3)
-	if from3.Roots[0] != nil || from3.Roots[2] == nil {
-		t.Fatal("Roots from version 3 fetched earlier versions")
+	return len(p), nil
+}
+
+// TestFetchEndlessBody: an endless body of unknown length is refused at the
+// limit; memory does not grow with it (what passes the in-memory part goes
+// to a temporary file) and nothing is left in TMPDIR.
+func TestFetchEndlessBody(t *testing.T) {
+	defer func(n int64) { spoolMinSize = n }(spoolMinSize)
+	spoolMinSize = 1 << 20
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		io.Copy(w, endless{})
+	}))
+	defer srv.Close()
+	s, _ := New(srv.URL)
+	const limit = 64 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := s.Fetch(context.Background(), "index.yaml", limit)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "more than the 67108864 bytes allowed") {
+		t.Fatalf("Fetch(endless body) = %v, want a refusal at the limit", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("Fetch(endless body, limit %d) allocated %d bytes, want at most 16 MiB", limit, alloc)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("Fetch left %d files in TMPDIR", len(left))
+	}
+	// A body just over the in-memory part is kept whole.
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.(http.Flusher).Flush() // no Content-Length
+		io.Copy(w, io.LimitReader(endless{}, 3<<20))
+	}))
+	defer srv2.Close()
+	s2, _ := New(srv2.URL)
+	if b, err := s2.Fetch(context.Background(), "index.yaml", limit); err != nil || len(b) != 3<<20 {
+		t.Errorf("Fetch(3 MiB body) = %d bytes, %v; want 3 MiB", len(b), err)
 	}
 }
