@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -179,27 +180,14 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 		return nil, fmt.Errorf("threshold %d cannot be met by %d trusted keys", threshold, len(distinct))
 	}
 
-	// 2. The signatures of the exact bytes, checked while the content is
-	// parsed: nothing parsed is looked at before they pass.
-	sigErr := make(chan error, 1)
-	go func() {
-		if len(sigBytes) == 0 {
-			sigErr <- refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is missing or empty")
-			return
-		}
-		sigs, err := ParseSignatures(sigBytes)
-		if err != nil {
-			sigErr <- refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is malformed: %v", err)
-			return
-		}
-		res.SignedBy = checkSignatures(indexBytes, sigs, keys)
-		if len(res.SignedBy) < threshold {
-			sigErr <- refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d trusted key(s) (%s), %d needed; index.yaml.sig has %d signature(s)%s — the file was changed after signing, the signature is for other bytes, or it was made by another key",
-				len(res.SignedBy), len(distinct), shortIDs(keys), threshold, len(sigs), sigKeyIDs(sigs))
-			return
-		}
-		sigErr <- nil
-	}()
+	// 2. The signatures of the exact bytes, cheapest check first, all
+	// before anything of the content is parsed: the signature file's
+	// shape, then its key ids against the trusted keys, then the
+	// signatures over the bytes. A malformed or foreign signature of a
+	// huge index is refused without reading the index.
+	if err := checkIndexSignatures(indexBytes, sigBytes, keys, threshold, len(distinct), res); err != nil {
+		return nil, err
+	}
 
 	// 3. The content. Each package is checked as it is decoded: its form,
 	// every spec against its digest, and its delegation.
@@ -236,9 +224,6 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 		return !opts.DiscardIndex, nil
 	}
 	x, perr := parseIndex(indexBytes, true, visit)
-	if err := <-sigErr; err != nil {
-		return nil, err
-	}
 	var ve *VerificationError
 	if errors.As(perr, &ve) {
 		return nil, perr
@@ -298,6 +283,41 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 		}
 	}
 	return res, nil
+}
+
+// checkIndexSignatures refuses index bytes that lack threshold valid
+// signatures by keys, in order of cost, and records who signed in res.
+func checkIndexSignatures(indexBytes, sigBytes []byte, keys []Verifier, threshold, distinct int, res *Verified) error {
+	if len(sigBytes) == 0 {
+		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is missing or empty")
+	}
+	sigs, err := ParseSignatures(sigBytes)
+	if err != nil {
+		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is malformed: %v", err)
+	}
+	trusted := map[string]bool{}
+	for _, k := range keys {
+		trusted[k.KeyID()] = true
+	}
+	candidates := map[string]bool{}
+	for i, sg := range sigs {
+		switch {
+		case sg.KeyID == "":
+			candidates["#"+strconv.Itoa(i)] = true // tried against every key
+		case trusted[sg.KeyID]:
+			candidates[sg.KeyID] = true
+		}
+	}
+	if len(candidates) < threshold {
+		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig has %d signature(s)%s, %d of them by the %d trusted key(s) (%s), %d needed; the others were made by other keys",
+			len(sigs), sigKeyIDs(sigs), len(candidates), distinct, shortIDs(keys), threshold)
+	}
+	res.SignedBy = checkSignatures(indexBytes, sigs, keys)
+	if len(res.SignedBy) < threshold {
+		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d trusted key(s) (%s), %d needed; index.yaml.sig has %d signature(s)%s — the file was changed after signing, the signature is for other bytes, or it was made by another key",
+			len(res.SignedBy), distinct, shortIDs(keys), threshold, len(sigs), sigKeyIDs(sigs))
+	}
+	return nil
 }
 
 // pkgResult is what a subscriber keeps of one package.

@@ -45,15 +45,7 @@ func signed(t testing.TB, x *RepositoryIndex, keys ...*PrivateKey) ([]byte, []by
 
 func sigFile(t testing.TB, data []byte, keys ...*PrivateKey) []byte {
 	t.Helper()
-	var signers []Signer
-	for _, k := range keys {
-		signers = append(signers, k)
-	}
-	sigs, err := Sign(data, signers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := MarshalSignatures(sigs)
+	b, err := MarshalSignatures(signAll(t, data, keys))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +139,7 @@ func TestVerifyRefusals(t *testing.T) {
 		{"signature by an untrusted key", data, sigFile(t, data, k.stranger), plain, nil, ErrNotSigned, "index is not signed by a trusted key: 0 valid signature(s) by the 1 trusted key(s)"},
 		{"signature replayed from an older index", data, oldSig, plain, nil, ErrNotSigned, "index is not signed by a trusted key"},
 		{"missing signature", data, nil, plain, nil, ErrNotSigned, "index.yaml.sig is missing"},
-		{"threshold not met", data, sig, &Trust{IndexKeys: pubs(k.index, k.index2), Threshold: 2}, nil, ErrNotSigned, "1 valid signature(s) by the 2 trusted key(s)"},
+		{"threshold not met", data, sig, &Trust{IndexKeys: pubs(k.index, k.index2), Threshold: 2}, nil, ErrNotSigned, "1 of them by the 2 trusted key(s)"},
 		{"spec edited with its digest left", []byte(edited), sigFile(t, []byte(edited), k.index), plain, nil, ErrDigest, "kubevirt 1.9.0 build 4: spec does not match its digest: the entry says sha256:"},
 		{"expired index", expData, expSig, plain, nil, ErrExpired, "index expired at 2026-10-10T13:00:00Z (reference time 2026-10-11T12:00:00Z)"},
 		{"generated in the future", futData, futSig, plain, nil, ErrFuture, "is in the future"},
@@ -271,4 +263,54 @@ func TestVerifyDelegations(t *testing.T) {
 	if err != nil || v2.Versions != 0 || len(v2.Warnings) != 1 {
 		t.Fatalf("a version signature replayed onto another build: %v %+v", err, v2)
 	}
+}
+
+// TestVerifySignatureFirst: the signature file is checked before any byte
+// of the index is parsed — a junk index (which would fail to parse, or take
+// long to) is refused for its signature, cheapest check first.
+func TestVerifySignatureFirst(t *testing.T) {
+	k := newTestKeys(t)
+	junk := []byte("entries: [" + strings.Repeat("{", 10000))
+	trust := &Trust{IndexKeys: pubs(k.index)}
+	now := time.Date(2026, 10, 10, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		sig  []byte
+		want string
+	}{
+		{"missing", nil, "index.yaml.sig is missing or empty"},
+		{"malformed", []byte("signatures: [{keyid: zz, sig: nope}]\n"), "index.yaml.sig is malformed"},
+		{"foreign key id", sigList(t, junk, k.stranger, k.team), "0 of them by the 1 trusted key(s)"},
+		{"not over these bytes", sigFile(t, []byte("other bytes"), k.index), "0 valid signature(s) by the 1 trusted key(s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Verify(junk, tc.sig, trust, VerifyOptions{Now: now})
+			if !errors.Is(err, ErrNotSigned) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Verify(junk index, %s signature) = %v, want ErrNotSigned containing %q", tc.name, err, tc.want)
+			}
+		})
+	}
+}
+
+// sigList signs data with keys into the list form, which names key ids.
+func sigList(t testing.TB, data []byte, keys ...*PrivateKey) []byte {
+	t.Helper()
+	b, err := MarshalSignatureList(signAll(t, data, keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func signAll(t testing.TB, data []byte, keys []*PrivateKey) []Signature {
+	t.Helper()
+	var signers []Signer
+	for _, k := range keys {
+		signers = append(signers, k)
+	}
+	sigs, err := Sign(data, signers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sigs
 }
