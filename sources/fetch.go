@@ -16,6 +16,7 @@ import (
 
 	"kbuild.dev/kbuild/builder/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // Fetcher fetches recipe sources, verifies them against their pins and
@@ -62,8 +63,13 @@ func WithMaxExtract(n int64) Option { return func(f *Fetcher) { f.maxExtract = n
 // archive. The default is 1 GiB.
 func WithMaxExtractFile(n int64) Option { return func(f *Fetcher) { f.maxFile = n } }
 
-// WithTimeout bounds each download (connect, headers and body) and each
-// git command. The default is 10 minutes.
+// WithTimeout sets the idle timeout of the network: how long connecting,
+// waiting for a response and every gap in a response body may last
+// (registry manifests and blobs read by go-containerregistry included). A
+// whole body is further bounded by netdeadline.Budget (one minute plus one
+// second per MiB). A git fetch aborts when it transfers less than 1 KB/s
+// for this long, and a git command ends after 20 times this long. The
+// default is netdeadline.DefaultIdle (30 seconds).
 func WithTimeout(d time.Duration) Option { return func(f *Fetcher) { f.timeout = d } }
 
 // WithRetries sets how often a download is retried after a 5xx response
@@ -98,7 +104,7 @@ func New(opts ...Option) (*Fetcher, error) {
 		maxDownload:   1 << 30,
 		maxExtract:    2 << 30,
 		maxFile:       1 << 30,
-		timeout:       10 * time.Minute,
+		timeout:       netdeadline.DefaultIdle,
 		retries:       3,
 		backoff:       500 * time.Millisecond,
 		keychain:      authn.DefaultKeychain,
@@ -125,7 +131,7 @@ func New(opts ...Option) (*Fetcher, error) {
 	f.cache.dir = dir
 	f.cache.logf = f.logf
 	if f.client == nil {
-		f.client = defaultClient()
+		f.client = defaultClient(f.timeout)
 	}
 	switch {
 	case f.maxDownload <= 0, f.maxExtract <= 0, f.maxFile <= 0:

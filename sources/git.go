@@ -96,7 +96,7 @@ func (f *Fetcher) fetchGit(ctx context.Context, recipeDir, out string, g *recipe
 // cache. Attributes are overridden so that export-ignore and export-subst
 // in the repository cannot change the tree.
 func (f *Fetcher) gitFetch(ctx context.Context, g *recipe.GitSource, p, tmpParent string) (gitRef, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	ctx, cancel := context.WithTimeout(ctx, 20*f.timeout)
 	defer cancel()
 	tmp, err := os.MkdirTemp(tmpParent, ".git-")
 	if err != nil {
@@ -116,7 +116,8 @@ func (f *Fetcher) gitFetch(ctx context.Context, g *recipe.GitSource, p, tmpParen
 		return gitRef{}, err
 	}
 	f.logf("git fetch %s %s", redact(g.URL), g.Commit)
-	if _, err := run("fetch", "--depth=1", "--no-tags", "-q", "--", g.URL, g.Commit); err != nil {
+	lowSpeed := fmt.Sprintf("http.lowSpeedTime=%d", max(1, int(f.timeout.Seconds())))
+	if _, err := run("-c", "http.lowSpeedLimit=1000", "-c", lowSpeed, "fetch", "--depth=1", "--no-tags", "-q", "--", g.URL, g.Commit); err != nil {
 		return gitRef{}, err
 	}
 	got, err := run("rev-parse", "--verify", "-q", g.Commit+"^{commit}")
@@ -180,7 +181,11 @@ func (f *Fetcher) runGit(ctx context.Context, dir string, stdout *tailBuffer, ar
 	cmd, stderr := f.command(ctx, dir, "git", args...)
 	cmd.Stdout = stdout
 	if err := cmd.Run(); err != nil {
-		return commandError(ctx, "git "+args[0], err, stderr)
+		sub := args[0]
+		for i := 0; i+1 < len(args) && args[i] == "-c"; i += 2 {
+			sub = args[i+2]
+		}
+		return commandError(ctx, "git "+sub, err, stderr)
 	}
 	return nil
 }

@@ -183,7 +183,7 @@ func TestFetchGitErrors(t *testing.T) {
 		{"short commit", recipe.GitSource{URL: repo.url, Commit: repo.tip[:12]}, nil, nil, []string{"not a full 40-hex commit id"}},
 		{"option as URL", recipe.GitSource{URL: "--upload-pack=touch " + pwned, Commit: repo.tip}, nil, nil, []string{"not a repository URL"}},
 		{"ext transport", recipe.GitSource{URL: "ext::sh -c touch% " + pwned, Commit: repo.tip}, nil, nil, []string{"transport 'ext' not allowed"}},
-		{"server hangs", recipe.GitSource{URL: "http://" + hang.Addr().String() + "/r.git", Commit: repo.tip}, []Option{WithTimeout(time.Second)}, nil, []string{"timed out"}},
+		{"server hangs", recipe.GitSource{URL: "http://" + hang.Addr().String() + "/r.git", Commit: repo.tip}, []Option{WithTimeout(time.Second)}, nil, []string{"Operation too slow"}},
 		{"credentials hidden", recipe.GitSource{URL: "http://user:hunter2@" + repo.url[len("http://"):] + "-missing", Commit: repo.tip}, nil, nil, []string{"git http://user:xxxxx@"}},
 		{"credentials hidden in a bad URL", recipe.GitSource{URL: "http://user:hunter2@" + hang.Addr().String() + "x/r.git", Commit: repo.tip}, nil, nil, []string{"git http://user:xxxxx@"}},
 		{"offline", recipe.GitSource{URL: repo.url, Commit: repo.tip}, []Option{WithOffline(true)}, ErrOffline, []string{"git " + repo.url + "@" + repo.tip, "kbuild fetch r"}},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // Credentials for HTTP(S) downloads and chart repositories come, in this
@@ -26,12 +27,10 @@ import (
 // Credentials are never logged; URLs in messages and errors are redacted.
 const authEnvPrefix = "KBUILD_HTTP_AUTH_"
 
-func defaultClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = 10 * time.Second
-	t.ResponseHeaderTimeout = 2 * time.Minute
-	return &http.Client{Transport: t}
+// defaultClient returns a client whose every response, read by kbuild or
+// by go-containerregistry, is bounded by idle and by netdeadline.Budget.
+func defaultClient(idle time.Duration) *http.Client {
+	return &http.Client{Transport: netdeadline.Transport(http.DefaultTransport, idle)}
 }
 
 // transport returns the round tripper of the Fetcher's client.
@@ -70,9 +69,10 @@ func retryable(err error) bool {
 }
 
 // withRetries runs attempt up to 1+retries times, with exponential
-// backoff, while it fails with a retryable error. Each attempt gets its
-// own context bounded by the Fetcher's timeout. Errors of attempt name
-// what failed; what names it for timeouts and cancellation.
+// backoff, while it fails with a retryable error. Each attempt is bounded
+// by the client's transport (idle timeout and size budget, see
+// netdeadline); a stall is not retried. Errors of attempt name what
+// failed; what names it for cancellation.
 func (f *Fetcher) withRetries(ctx context.Context, what string, attempt func(context.Context) error) error {
 	var err error
 	for i := 0; i <= f.retries; i++ {
@@ -85,15 +85,12 @@ func (f *Fetcher) withRetries(ctx context.Context, what string, attempt func(con
 			case <-time.After(wait):
 			}
 		}
-		actx, cancel := context.WithTimeout(ctx, f.timeout)
-		err = attempt(actx)
-		timedOut := actx.Err() == context.DeadlineExceeded && ctx.Err() == nil
-		cancel()
+		err = attempt(ctx)
 		switch {
 		case err == nil:
 			return nil
-		case timedOut:
-			return fmt.Errorf("%s: no complete response within %s: %w", what, f.timeout, context.DeadlineExceeded)
+		case ctx.Err() != nil:
+			return fmt.Errorf("%s: %w", what, ctx.Err())
 		case !retryable(err):
 			return err
 		}

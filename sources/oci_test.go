@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -23,6 +24,7 @@ import (
 
 	"kbuild.dev/kbuild/builder/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // startRegistry runs ggcr's in-process registry on loopback; wrap, if not
@@ -281,5 +283,52 @@ func TestMirrorPath(t *testing.T) {
 				t.Errorf("MirrorPath(%q) = %q is not a valid repository path: %v", tc.ref, tc.want, err)
 			}
 		}
+	}
+}
+
+// TestRegistryStalls: a registry that sends the headers of a manifest or
+// blob and then stalls is cut off after the idle timeout, for oci:// chart
+// sources (manifest and layer) and image sources alike.
+func TestRegistryStalls(t *testing.T) {
+	archive := chartArchive(t, "app", "1.0.0")
+	release := make(chan struct{})
+	defer close(release)
+	var stallPath string
+	host, _ := startRegistry(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && stallPath != "" && strings.Contains(r.URL.Path, stallPath) {
+				w.Header().Set("Content-Type", string(types.OCIManifestSchema1))
+				w.Header().Set("Content-Length", "100000")
+				w.Write([]byte("{"))
+				w.(http.Flusher).Flush()
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	pushChart(t, host+"/charts/app:1.0.0", archive)
+	img, _ := random.Image(100, 1)
+	imgDigest := push(t, host+"/images/app:1", img)
+	pin := sha(archive)
+	for _, tc := range []struct {
+		name, stall string
+		src         recipe.Source
+	}{
+		{"chart manifest", "/manifests/", recipe.Source{Chart: &recipe.ChartSource{Repository: "oci://" + host + "/charts", Name: "app", Version: "1.0.0", Digest: pin}}},
+		{"chart layer", "/blobs/" + pin, recipe.Source{Chart: &recipe.ChartSource{Repository: "oci://" + host + "/charts", Name: "app", Version: "1.0.0", Digest: pin}}},
+		{"image manifest", "/manifests/", recipe.Source{Image: &recipe.ImageSource{Ref: host + "/images/app:1@" + imgDigest.String()}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stallPath = tc.stall
+			f := newFetcher(t, WithTimeout(300*time.Millisecond), WithPlainHTTP(true), WithRetries(0))
+			_, err := f.Fetch(context.Background(), t.TempDir(), t.TempDir(), "src", tc.src, PluginInfo{})
+			if !errors.Is(err, netdeadline.ErrStalled) || !strings.Contains(err.Error(), "no data for 300ms") {
+				t.Fatalf("Fetch with a registry stalling on %s = %v, want an error wrapping netdeadline.ErrStalled", tc.stall, err)
+			}
+		})
 	}
 }

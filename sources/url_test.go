@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/index"
 )
 
@@ -192,10 +193,10 @@ func TestDownloadHostile(t *testing.T) {
 			[]string{"download: sha256 mismatch for " + srv.URL + "/changed: expected " + pin, "got " + sha([]byte(body+"!")), "update the pin and bump spec.build"}, 1},
 		{"404 is not retried", srv.URL + "/missing", nil, nil, []string{"GET " + srv.URL + "/missing: 404 Not Found"}, 1},
 		{"503 is retried, then given up", srv.URL + "/down", []Option{WithRetries(2)}, nil, []string{"GET " + srv.URL + "/down: 503 Service Unavailable (gave up after 3 attempts)"}, 3},
-		{"server hangs before headers", srv.URL + "/hang", []Option{WithTimeout(300 * time.Millisecond)}, context.DeadlineExceeded,
-			[]string{srv.URL + "/hang", "no complete response within 300ms"}, 1},
-		{"server hangs in the body", srv.URL + "/hang-body", []Option{WithTimeout(300 * time.Millisecond)}, context.DeadlineExceeded,
-			[]string{"no complete response within 300ms"}, 1},
+		{"server hangs before headers", srv.URL + "/hang", []Option{WithTimeout(300 * time.Millisecond)}, netdeadline.ErrStalled,
+			[]string{srv.URL + "/hang", "no response within 300ms"}, 1},
+		{"server hangs in the body", srv.URL + "/hang-body", []Option{WithTimeout(300 * time.Millisecond)}, netdeadline.ErrStalled,
+			[]string{"no data for 300ms after 100 bytes"}, 1},
 		{"announced size over the limit", srv.URL + "/ok", []Option{WithMaxDownload(1000)}, ErrTooLarge,
 			[]string{"announces 6000 bytes, more than the download limit of 1000"}, 1},
 		{"unannounced size over the limit", srv.URL + "/chunked", []Option{WithMaxDownload(10000)}, ErrTooLarge,

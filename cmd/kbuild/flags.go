@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -18,6 +20,7 @@ type sourceFlags struct {
 	offline     bool
 	plainHTTP   bool
 	maxDownload int64
+	timeout     time.Duration
 }
 
 func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
@@ -25,10 +28,11 @@ func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network")
 	fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to OCI registries (loopback registries in tests)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
+	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on a server, registry or git remote that sends nothing for this long (a whole download also gets 1 min + 1 s per MiB)")
 }
 
 func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {
-	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithLogger(progress(env))}
+	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithLogger(progress(env)), sources.WithTimeout(f.timeout)}
 	if f.cacheDir != "" {
 		opts = append(opts, sources.WithCacheDir(f.cacheDir))
 	}

@@ -21,6 +21,7 @@ import (
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // exitFetch is the exit status of repo verify when the site cannot be read
@@ -290,7 +291,7 @@ Examples:
 			f.mergeFlags.addFlags(fs)
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long after generated the index expires")
 			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index without expires (not accepted under a root of trust)")
-			fs.DurationVar(&f.mergeTimeo, "timeout", 60*time.Second, "timeout of each HTTP request for --merge")
+			fs.DurationVar(&f.mergeTimeo, "timeout", netdeadline.DefaultIdle, "give up on the --merge site when it sends nothing for this long")
 		},
 		Run: f.run,
 	}
@@ -561,7 +562,7 @@ Examples:
 			fs.StringVar(&f.state, "state", "", "file recording the last accepted index and root; refuses rollbacks and forks, then is updated")
 			fs.BoolVar(&f.charts, "charts", false, "also pull every chart and check its archive digest against the pin")
 			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --charts, talk plain HTTP to registries (loopback registries)")
-			fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "timeout of each HTTP request for the site")
+			fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on the site or a registry when it sends nothing for this long")
 		},
 		Run: f.run,
 	}
@@ -616,7 +617,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	if f.charts {
-		n, bad := chartpin.Check(ctx, v.Index, chartpin.Options{PlainHTTP: f.plainHTTP})
+		n, bad := chartpin.Check(ctx, v.Index, chartpin.Options{PlainHTTP: f.plainHTTP, Timeout: f.timeout})
 		if len(bad) > 0 {
 			for _, m := range bad {
 				fmt.Fprintf(env.Stderr, "refused: %v\n", m)

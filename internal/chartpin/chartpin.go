@@ -12,12 +12,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // ChartLayerMediaType is the media type of a Helm chart archive layer.
@@ -52,6 +54,19 @@ type Options struct {
 	PlainHTTP bool
 	// Jobs is how many charts are pulled at once (default 4).
 	Jobs int
+	// Timeout is the idle timeout of the registry connections (default
+	// netdeadline.DefaultIdle).
+	Timeout time.Duration
+}
+
+// registryTransport returns a transport on which every registry request
+// and response body has the idle timeout idle (DefaultIdle when zero) and
+// a budget proportional to its size.
+func registryTransport(idle time.Duration) remote.Option {
+	if idle <= 0 {
+		idle = netdeadline.DefaultIdle
+	}
+	return remote.WithTransport(netdeadline.Transport(remote.DefaultTransport, idle))
 }
 
 // Ref returns the OCI reference of a pinned chart: the repository without
@@ -98,7 +113,7 @@ func Check(ctx context.Context, x *index.RepositoryIndex, o Options) (int, []*Mi
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			got, err := archiveDigest(ctx, p.ref, o.PlainHTTP)
+			got, err := archiveDigest(ctx, p.ref, o.PlainHTTP, o.Timeout)
 			if err == nil && got == p.digest {
 				return
 			}
@@ -113,7 +128,7 @@ func Check(ctx context.Context, x *index.RepositoryIndex, o Options) (int, []*Mi
 }
 
 // archiveDigest pulls the chart layer of ref and returns its sha256.
-func archiveDigest(ctx context.Context, ref string, plainHTTP bool) (string, error) {
+func archiveDigest(ctx context.Context, ref string, plainHTTP bool, idle time.Duration) (string, error) {
 	var nopts []name.Option
 	if plainHTTP {
 		nopts = append(nopts, name.Insecure)
@@ -122,7 +137,7 @@ func archiveDigest(ctx context.Context, ref string, plainHTTP bool) (string, err
 	if err != nil {
 		return "", err
 	}
-	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	img, err := remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), registryTransport(idle))
 	if err != nil {
 		return "", err
 	}

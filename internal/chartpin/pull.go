@@ -36,7 +36,7 @@ func PullPinned(ctx context.Context, ref index.ChartRef, plainHTTP bool) ([]byte
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", ref.Name, err)
 	}
-	layer, err := remote.Layer(d, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	layer, err := remote.Layer(d, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), registryTransport(0))
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: pull %s: %w", ref.Name, where, err)
 	}

@@ -1,6 +1,7 @@
 // Package fetchsite reads the files of a published repository site —
 // index.yaml, index.yaml.sig, root.yaml and root/<N>.yaml — from a local
-// directory or an http(s) URL, with a timeout and a size limit per file.
+// directory or an http(s) URL, with an idle timeout, a time budget and a
+// size limit per file.
 package fetchsite
 
 import (
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // ErrNotFound is wrapped by Fetch's error when the file does not exist (a
@@ -40,13 +42,18 @@ type Site struct {
 // Option configures New.
 type Option func(*Site)
 
-// WithTimeout sets the timeout of each HTTP request (default 60s).
-func WithTimeout(d time.Duration) Option { return func(s *Site) { s.client.Timeout = d } }
+// WithTimeout sets the idle timeout of each HTTP request: connecting,
+// waiting for the response and every gap in its body (default
+// netdeadline.DefaultIdle, 30s). A whole body is further bounded by
+// netdeadline.Budget of its size.
+func WithTimeout(d time.Duration) Option {
+	return func(s *Site) { s.client.Transport = netdeadline.Transport(http.DefaultTransport, d) }
+}
 
 // New returns the site of ref: a directory, a path to its index.yaml, an
 // http(s) URL of the site or of its index.yaml.
 func New(ref string, opts ...Option) (*Site, error) {
-	s := &Site{index: "index.yaml", client: &http.Client{Timeout: 60 * time.Second}}
+	s := &Site{index: "index.yaml", client: &http.Client{Transport: netdeadline.Transport(http.DefaultTransport, netdeadline.DefaultIdle)}}
 	for _, o := range opts {
 		o(s)
 	}

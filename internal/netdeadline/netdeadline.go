@@ -1,0 +1,147 @@
+package netdeadline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// DefaultIdle is the idle timeout kbuild uses unless --timeout says
+// otherwise.
+const DefaultIdle = 30 * time.Second
+
+// Variables for tests.
+var (
+	// budgetBase is the time every body gets before its size counts.
+	budgetBase = time.Minute
+	// minRate is the average rate, in bytes per second, a body must keep
+	// after budgetBase.
+	minRate int64 = 1 << 20
+)
+
+// ErrStalled is wrapped by the error of a transfer that made no progress
+// for the idle timeout or ran past its budget.
+var ErrStalled = errors.New("transfer stalled")
+
+// Budget returns how long a body of size bytes may take.
+func Budget(size int64) time.Duration {
+	return budgetBase + time.Duration(size*int64(time.Second)/minRate)
+}
+
+// Transport returns base with deadlines: idle bounds connecting, the TLS
+// handshake, the wait for response headers and every gap in the body; the
+// whole body is bounded by Budget. A nil base means
+// http.DefaultTransport. When base is an *http.Transport it is cloned with
+// its dial, handshake and header timeouts set to idle.
+func Transport(base http.RoundTripper, idle time.Duration) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if t, ok := base.(*http.Transport); ok {
+		t = t.Clone()
+		t.DialContext = (&net.Dialer{Timeout: idle, KeepAlive: 30 * time.Second}).DialContext
+		t.TLSHandshakeTimeout = idle
+		t.ResponseHeaderTimeout = idle
+		base = t
+	}
+	return &transport{base: base, idle: idle}
+}
+
+type transport struct {
+	base http.RoundTripper
+	idle time.Duration
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, fmt.Errorf("no response within %s: %w (%w)", t.idle, ErrStalled, err)
+		}
+		return nil, err
+	}
+	if resp.Body != nil && resp.Body != http.NoBody {
+		resp.Body = watch(resp.Body, req.Method+" "+req.URL.Redacted(), t.idle, resp.ContentLength)
+	}
+	return resp, nil
+}
+
+// body is a response body under a watchdog.
+type body struct {
+	rc    io.ReadCloser
+	what  string
+	idle  time.Duration
+	size  int64 // announced, or -1
+	start time.Time
+
+	mu     sync.Mutex
+	n      int64
+	err    error
+	timer  *time.Timer
+	closed bool
+}
+
+func watch(rc io.ReadCloser, what string, idle time.Duration, size int64) *body {
+	b := &body{rc: rc, what: what, idle: idle, size: size, start: time.Now()}
+	b.timer = time.AfterFunc(idle, b.fire)
+	return b
+}
+
+// deadline is when the body's budget runs out.
+func (b *body) deadline() time.Time {
+	size := b.size
+	if size < 0 {
+		size = b.n
+	}
+	return b.start.Add(Budget(size))
+}
+
+// fire ends the body: no byte for the idle timeout, or past the budget.
+func (b *body) fire() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || b.err != nil {
+		return
+	}
+	now := time.Now()
+	if now.Before(b.deadline()) {
+		b.err = fmt.Errorf("%s: no data for %s after %d bytes: %w; the server stopped sending (raise --timeout if it is only slow)", b.what, b.idle, b.n, ErrStalled)
+	} else {
+		b.err = fmt.Errorf("%s: %d bytes in %s, slower than the %d KiB/s allowed on average: %w", b.what, b.n, now.Sub(b.start).Round(time.Second), minRate>>10, ErrStalled)
+	}
+	b.rc.Close() // unblocks a Read in progress
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return 0, b.err
+	}
+	b.n += int64(n)
+	if err == nil && n > 0 {
+		wait := min(b.idle, time.Until(b.deadline()))
+		if wait <= 0 {
+			b.mu.Unlock()
+			b.fire()
+			b.mu.Lock()
+			return 0, b.err
+		}
+		b.timer.Reset(wait)
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.timer.Stop()
+	b.mu.Unlock()
+	return b.rc.Close()
+}

@@ -1,0 +1,84 @@
+package netdeadline
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTransport: a server that stalls before its headers, stalls in the
+// body, or trickles below the minimum rate is cut off with ErrStalled; a
+// server that keeps sending is read to the end.
+func TestTransport(t *testing.T) {
+	defer func(b time.Duration, r int64) { budgetBase, minRate = b, r }(budgetBase, minRate)
+	budgetBase, minRate = 300*time.Millisecond, 1000
+	release := make(chan struct{})
+	defer close(release)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/headers", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/body", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.Write([]byte("start"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/trickle", func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 1000 && r.Context().Err() == nil; i++ {
+			w.Write([]byte("x"))
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond) // 20 B/s, under the 1000 B/s allowed
+		}
+	})
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(strings.Repeat("y", 100))) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	client := &http.Client{Transport: Transport(nil, 200*time.Millisecond)}
+	patient := &http.Client{Transport: Transport(nil, 5*time.Second)} // only the budget can end it
+	for _, tc := range []struct {
+		path   string
+		client *http.Client
+		want   string
+	}{
+		{"/headers", client, "no response within 200ms"},
+		{"/body", client, "no data for 200ms after 5 bytes"},
+		{"/trickle", patient, "slower than the 0 KiB/s allowed on average"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			resp, err := tc.client.Get(srv.URL + tc.path)
+			if err == nil {
+				_, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}
+			if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("GET %s = %v, want ErrStalled containing %q", tc.path, err, tc.want)
+			}
+		})
+	}
+	resp, err := client.Get(srv.URL + "/ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || len(b) != 100 {
+		t.Fatalf("GET /ok = %d bytes, %v", len(b), err)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	if got, want := Budget(1<<30), time.Minute+1024*time.Second; got != want {
+		t.Errorf("Budget(1 GiB) = %s, want %s", got, want)
+	}
+}
