@@ -1,7 +1,9 @@
 package sources
 
 import (
+	"bytes"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -50,4 +52,51 @@ func BenchmarkHash(b *testing.B) {
 			os.Remove(c.blobPath(d))
 		}
 	})
+}
+
+// chartIndexOf writes a helm-style index.yaml with charts names, two
+// versions each, the wanted chart "wanted" last.
+func chartIndexOf(charts int) []byte {
+	var b bytes.Buffer
+	b.WriteString("apiVersion: v1\nentries:\n")
+	for i := 0; i < charts; i++ {
+		name := fmt.Sprintf("chart-%07d", i)
+		if i == charts-1 {
+			name = "wanted"
+		}
+		for v := 1; v <= 2; v++ {
+			if v == 1 {
+				fmt.Fprintf(&b, "  %s:\n", name)
+			}
+			fmt.Fprintf(&b, "  - apiVersion: v2\n    name: %s\n    version: 1.0.%d\n    digest: %064d\n    urls:\n    - charts/%s-1.0.%d.tgz\n", name, v, i, name, v)
+		}
+	}
+	b.WriteString("generated: \"2026-01-01T00:00:00Z\"\n")
+	return b.Bytes()
+}
+
+// BenchmarkLookupChart reads chart indexes of 1k to 200k chart names (the
+// 200k one is about 46 MB), in helm's block layout (streamed) and as JSON
+// (parsed whole), looking up the last chart. Both must grow linearly.
+func BenchmarkLookupChart(b *testing.B) {
+	for _, n := range []int{1_000, 20_000, 200_000} {
+		data := chartIndexOf(n)
+		for layout, doc := range map[string][]byte{"block": data, "flow": nil} {
+			if layout == "flow" {
+				if n > 20_000 {
+					continue // the full parse holds the node tree: measured up to 20k
+				}
+				doc = toFlow(b, data)
+			}
+			b.Run(fmt.Sprintf("%s/%d", layout, n), func(b *testing.B) {
+				b.SetBytes(int64(len(doc)))
+				for b.Loop() {
+					v, _, err := lookupChart(bytes.NewReader(doc), "wanted")
+					if err != nil || len(v) != 2 {
+						b.Fatalf("lookupChart = %d versions, %v", len(v), err)
+					}
+				}
+			})
+		}
+	}
 }

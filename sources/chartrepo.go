@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,8 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"kbuild.dev/kbuild/builder/recipe"
 	"kbuild.dev/kbuild/index"
 )
@@ -23,9 +20,6 @@ const (
 	// maxIndexSize bounds a chart repository index.yaml (further bounded
 	// by the download limit).
 	maxIndexSize = 256 << 20
-	// maxYAMLDepth bounds the nesting of an index.yaml; real ones nest
-	// about six levels deep.
-	maxYAMLDepth = 64
 )
 
 // fetchChart resolves a chart source from an HTTP(S) or OCI repository.
@@ -88,12 +82,11 @@ func (f *Fetcher) unpackChart(blob *os.File, digest, out string) (string, error)
 // downloadRepoChart finds the chart in its repository's index.yaml and
 // downloads the archive into the cache, verified against pin.
 func (f *Fetcher) downloadRepoChart(ctx context.Context, c *recipe.ChartSource, pin, what string) error {
-	idx, idxURL, err := f.chartIndex(ctx, c.Repository)
+	entry, idxURL, err := f.chartEntry(ctx, c.Repository, c.Name, c.Version)
 	if err != nil {
-		return err
-	}
-	entry, err := idx.find(c.Name, c.Version)
-	if err != nil {
+		if idxURL == "" {
+			return err
+		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	archive, err := entry.archiveURL(idxURL)
@@ -126,11 +119,6 @@ func (f *Fetcher) downloadRepoChart(ctx context.Context, c *recipe.ChartSource, 
 	return err
 }
 
-// chartIndex is the part of a Helm repository index.yaml kbuild reads.
-type chartIndex struct {
-	Entries map[string][]chartVersion `yaml:"entries"`
-}
-
 // chartVersion is one entry of a chart repository index.
 type chartVersion struct {
 	Name    string   `yaml:"name"`
@@ -139,10 +127,11 @@ type chartVersion struct {
 	Digest  string   `yaml:"digest"`
 }
 
-func (idx *chartIndex) find(name, version string) (*chartVersion, error) {
-	versions, ok := idx.Entries[name]
-	if !ok {
-		return nil, fmt.Errorf("the repository index has no chart %q (it lists %d charts)", name, len(idx.Entries))
+// findVersion picks version from the versions an index lists for chart
+// name (charts is how many charts the index lists).
+func findVersion(versions []chartVersion, charts int, name, version string) (*chartVersion, error) {
+	if versions == nil {
+		return nil, fmt.Errorf("the repository index has no chart %s (it lists %d charts)", quoteName(name), charts)
 	}
 	for i := range versions {
 		if versions[i].Version == version {
@@ -156,9 +145,9 @@ func (idx *chartIndex) find(name, version string) (*chartVersion, error) {
 	}
 	var some []string
 	for i := 0; i < len(versions) && i < 10; i++ {
-		some = append(some, versions[i].Version)
+		some = append(some, quoteName(versions[i].Version))
 	}
-	return nil, fmt.Errorf("the repository index has no version %s of chart %q (it lists %s)", version, name, strings.Join(some, ", "))
+	return nil, fmt.Errorf("the repository index has no version %s of chart %s (it lists %s)", quoteName(version), quoteName(name), strings.Join(some, ", "))
 }
 
 // archiveURL resolves the entry's first URL against the index URL; only
@@ -182,55 +171,6 @@ func (v *chartVersion) archiveURL(idxURL string) (string, error) {
 	return u.String(), nil
 }
 
-// parseChartIndex parses an index.yaml. Before decoding it walks the YAML
-// tree, following aliases, and refuses documents nested deeper than
-// maxYAMLDepth or expanding to more nodes than the input has bytes (plus
-// slack): an alias-free document can never do that, a billion-laughs one
-// does at once.
-func parseChartIndex(data []byte) (*chartIndex, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("parse index.yaml: %w", err)
-	}
-	budget := len(data) + 10_000
-	if err := checkYAML(&doc, 0, &budget); err != nil {
-		return nil, fmt.Errorf("parse index.yaml: %w", err)
-	}
-	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("parse index.yaml: not a Helm chart repository index (expected a YAML mapping with entries)")
-	}
-	idx := &chartIndex{}
-	if err := doc.Decode(idx); err != nil {
-		return nil, fmt.Errorf("parse index.yaml: %w", err)
-	}
-	if idx.Entries == nil {
-		return nil, errors.New("parse index.yaml: no entries: this is not a Helm chart repository index")
-	}
-	return idx, nil
-}
-
-func checkYAML(n *yaml.Node, depth int, budget *int) error {
-	if depth > maxYAMLDepth {
-		return fmt.Errorf("nested deeper than %d levels: %w", maxYAMLDepth, ErrUnsafe)
-	}
-	*budget--
-	if *budget < 0 {
-		return fmt.Errorf("aliases expand the document beyond its size: %w", ErrUnsafe)
-	}
-	if n.Kind == yaml.AliasNode {
-		if n.Alias == nil {
-			return fmt.Errorf("alias without anchor: %w", ErrUnsafe)
-		}
-		return checkYAML(n.Alias, depth+1, budget)
-	}
-	for _, c := range n.Content {
-		if err := checkYAML(c, depth+1, budget); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // indexMeta records the cached index.yaml of a chart repository.
 type indexMeta struct {
 	URL          string `json:"url"`
@@ -239,75 +179,91 @@ type indexMeta struct {
 	Blob         string `json:"blob"`
 }
 
-// chartIndex returns the parsed index of a chart repository and its URL.
-// The last index is cached by URL and revalidated with If-None-Match and
-// If-Modified-Since, so an unchanged index is not downloaded again.
-func (f *Fetcher) chartIndex(ctx context.Context, repo string) (*chartIndex, string, error) {
+// chartEntry finds version of chart name in the index of a chart
+// repository and returns it with the index URL. The last index is cached
+// by URL and revalidated with If-None-Match and If-Modified-Since, so an
+// unchanged index is not downloaded again. The index is streamed to the
+// cache and read from there with lookupChart: neither memory nor time
+// grows faster than its size.
+func (f *Fetcher) chartEntry(ctx context.Context, repo, name, version string) (*chartVersion, string, error) {
 	idxURL := strings.TrimSuffix(repo, "/") + "/index.yaml"
 	what := "chart repository index " + redact(idxURL)
 	ref := filepath.Join("index", keyOf(idxURL))
 	var meta indexMeta
-	var cached []byte
-	if b, err := f.cache.readRef(ref); err == nil && json.Unmarshal(b, &meta) == nil && meta.URL == idxURL {
-		if blob, err := f.cache.open(meta.Blob); err == nil {
-			cached, err = io.ReadAll(blob)
-			blob.Close()
-			if err != nil {
-				cached = nil
-			}
-		}
+	cached := ""
+	if b, err := f.cache.readRef(ref); err == nil && json.Unmarshal(b, &meta) == nil && meta.URL == idxURL && f.cache.has(meta.Blob) {
+		cached = meta.Blob
 	}
 	hdr := http.Header{}
-	if cached != nil && meta.ETag != "" {
+	if cached != "" && meta.ETag != "" {
 		hdr.Set("If-None-Match", meta.ETag)
 	}
-	if cached != nil && meta.LastModified != "" {
+	if cached != "" && meta.LastModified != "" {
 		hdr.Set("If-Modified-Since", meta.LastModified)
 	}
 	limit := min(f.maxDownload, maxIndexSize)
-	var data []byte
+	blob := cached
 	fresh := false
 	err := f.withRetries(ctx, what, func(ctx context.Context) error {
-		resp, err := f.get(ctx, f.client, idxURL, hdr, cached != nil)
+		resp, err := f.get(ctx, f.client, idxURL, hdr, cached != "")
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode == http.StatusNotModified {
 			f.logf("%s: not modified, using the cached copy", what)
-			data, fresh = cached, false
+			blob, fresh = cached, false
 			return nil
 		}
 		if resp.ContentLength > limit {
 			return fmt.Errorf("%s: the server announces %d bytes, more than the limit of %d: %w", what, resp.ContentLength, limit, ErrTooLarge)
 		}
 		f.logf("downloading %s", what)
-		data, err = io.ReadAll(&limitReader{r: resp.Body, n: limit})
+		blob, err = f.cache.put(resp.Body, limit, nil)
 		if errors.Is(err, ErrTooLarge) {
 			return fmt.Errorf("%s: more than the limit of %d bytes: %w", what, limit, err)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		meta = indexMeta{URL: idxURL, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+		meta = indexMeta{URL: idxURL, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Blob: blob}
 		fresh = true
 		return nil
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	idx, err := parseChartIndex(data)
+	file, err := f.cache.open(blob)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", what, err)
 	}
-	if fresh {
-		if meta.Blob, err = f.cache.put(bytes.NewReader(data), -1, nil); err != nil {
-			return nil, "", err
+	versions, charts, err := lookupChart(ctxReadSeeker{ctx, file}, name)
+	file.Close()
+	if err != nil {
+		if fresh && blob != cached {
+			f.cache.remove(blob) // a malformed index is not kept
 		}
+		return nil, "", fmt.Errorf("%s: parse index.yaml: %w", what, err)
+	}
+	if fresh {
 		b, _ := json.Marshal(meta)
 		if err := f.cache.writeRef(ref, b); err != nil {
 			return nil, "", err
 		}
 	}
-	return idx, idxURL, nil
+	entry, err := findVersion(versions, charts, name, version)
+	return entry, idxURL, err
+}
+
+// ctxReadSeeker stops reading once ctx is done.
+type ctxReadSeeker struct {
+	ctx context.Context
+	io.ReadSeeker
+}
+
+func (c ctxReadSeeker) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.ReadSeeker.Read(p)
 }

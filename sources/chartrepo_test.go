@@ -1,7 +1,9 @@
 package sources
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"kbuild.dev/kbuild/builder/recipe"
 	"kbuild.dev/kbuild/index"
@@ -129,7 +133,7 @@ entries:
 		repo.mu.Unlock()
 		other := chartArchive(t, "redis", "7.2.5")
 		_, err := fetch(t, recipe.ChartSource{Repository: srv.URL + "/charts", Name: "redis", Version: "7.2.5", Digest: sha(other)})
-		wantErr(t, err, nil, "has no version 7.2.5 of chart \"redis\" (it lists 7.2.4)")
+		wantErr(t, err, nil, "has no version \"7.2.5\" of chart \"redis\" (it lists \"7.2.4\")")
 		if repo.downloads["/charts/index.yaml"] != 2 {
 			t.Errorf("index downloads %d, want 2", repo.downloads["/charts/index.yaml"])
 		}
@@ -199,7 +203,7 @@ func TestHostileChartIndex(t *testing.T) {
 		msg    string
 		valid  bool // the index itself is well-formed (and may be cached)
 	}{
-		{"billion laughs", read("billion-laughs.yaml"), nil, ErrUnsafe, "aliases expand the document beyond its size", false},
+		{"billion laughs", read("billion-laughs.yaml"), nil, ErrUnsafe, "aliases expand the document far beyond its size", false},
 		{"deep nesting", read("deep.yaml"), nil, ErrUnsafe, "nested deeper than 64 levels", false},
 		{"huge index", []byte("apiVersion: v1\nentries: {}\n" + strings.Repeat("# padding\n", 20000)), []Option{WithMaxDownload(100_000)}, ErrTooLarge, "more than the limit of 100000", false},
 		{"not an index", read("not-an-index.yaml"), nil, nil, "not a Helm chart repository index", false},
@@ -226,53 +230,88 @@ func TestHostileChartIndex(t *testing.T) {
 	}
 }
 
-func TestParseChartIndex(t *testing.T) {
-	b, _ := os.ReadFile("testdata/index/valid.yaml")
-	idx, err := parseChartIndex(b)
+// find looks version of name up in an index held in memory.
+func find(data []byte, name, version string) (*chartVersion, error) {
+	versions, charts, err := lookupChart(bytes.NewReader(data), name)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
+	return findVersion(versions, charts, name, version)
+}
+
+func TestLookupChart(t *testing.T) {
+	b, _ := os.ReadFile("testdata/index/valid.yaml")
 	for _, tc := range []struct{ name, version, url string }{
 		{"redis", "7.2.4", "https://charts.example.com/redis-7.2.4.tgz"},
 		{"redis", "7.2.3", "https://mirror.example.com/charts/redis-7.2.3.tgz"},
 		{"nginx", "1.0.0", "https://charts.example.com/nginx-1.0.0.tgz"}, // listed as v1.0.0
 	} {
-		v, err := idx.find(tc.name, tc.version)
-		if err != nil {
-			t.Errorf("find(%s, %s): %v", tc.name, tc.version, err)
-			continue
-		}
-		if u, err := v.archiveURL("https://charts.example.com/index.yaml"); err != nil || u != tc.url {
-			t.Errorf("archiveURL(%s %s) = %q, %v; want %q", tc.name, tc.version, u, err, tc.url)
+		// The block layout is read line by line; the same index in flow
+		// style (as JSON) takes the full parse. Both must agree.
+		for layout, data := range map[string][]byte{"block": b, "flow": toFlow(t, b)} {
+			v, err := find(data, tc.name, tc.version)
+			if err != nil {
+				t.Errorf("%s: find(%s, %s): %v", layout, tc.name, tc.version, err)
+				continue
+			}
+			if u, err := v.archiveURL("https://charts.example.com/index.yaml"); err != nil || u != tc.url {
+				t.Errorf("%s: archiveURL(%s %s) = %q, %v; want %q", layout, tc.name, tc.version, u, err, tc.url)
+			}
 		}
 	}
 	small, _ := os.ReadFile("testdata/index/small-alias.yaml")
-	if idx, err := parseChartIndex(small); err != nil || len(idx.Entries["x"]) != 2 {
-		t.Errorf("parseChartIndex(small aliases) = %v, %v; want 2 entries", idx, err)
+	if versions, _, err := lookupChart(bytes.NewReader(small), "x"); err != nil || len(versions) != 2 {
+		t.Errorf("lookupChart(small aliases) = %v, %v; want 2 entries", versions, err)
 	}
+	for _, tc := range []struct{ name, index, want string }{
+		{"duplicate chart", "entries:\n  a:\n  - {name: a}\n  a:\n  - {name: a}\n", `chart "a" listed twice (first on line 2)`},
+		{"duplicate chart, flow", "entries: {a: [], a: []}\n", `chart "a" listed twice`},
+		{"no entries", "apiVersion: v1\n", "no entries"},
+		{"long name", "entries:\n  " + strings.Repeat("n", 5000) + ":\n  - {}\n  " + strings.Repeat("n", 5000) + ":\n  - {}\n", "… (5000 bytes)"},
+	} {
+		if _, _, err := lookupChart(bytes.NewReader([]byte(tc.index)), "x"); err == nil || !strings.Contains(err.Error(), tc.want) || len(err.Error()) > 400 {
+			t.Errorf("lookupChart(%s) = %v, want an error containing %q (and short)", tc.name, err, tc.want)
+		}
+	}
+}
+
+// toFlow rewrites a YAML document as JSON (a flow-style YAML document).
+func toFlow(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func FuzzParseChartIndex(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/index/*.yaml")
 	for _, s := range seeds {
 		b, _ := os.ReadFile(s)
-		f.Add(b)
+		f.Add(b, "redis")
 	}
-	f.Add([]byte("entries: {a: [{name: a, version: 1, urls: [x]}]}"))
-	f.Add([]byte("a: &a [*a]"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		idx, err := parseChartIndex(data)
+	f.Add([]byte("entries: {a: [{name: a, version: 1, urls: [x]}]}"), "a")
+	f.Add([]byte("entries:\n  a:\n  - name: a\n    version: \"1\"\n    urls: [x]\n"), "a")
+	f.Add([]byte("a: &a [*a]"), "a")
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		versions, charts, err := lookupChart(bytes.NewReader(data), name)
 		if err != nil {
 			return
 		}
-		for name, versions := range idx.Entries {
-			for _, v := range versions {
-				if _, err := idx.find(name, v.Version); err != nil {
-					t.Fatalf("find(%q, %q) of a listed version: %v", name, v.Version, err)
-				}
-				if u, err := v.archiveURL("https://repo.example/index.yaml"); err == nil && !strings.HasPrefix(u, "http") {
-					t.Fatalf("archiveURL allowed %q", u)
-				}
+		if versions != nil && charts == 0 {
+			t.Fatalf("lookupChart found %q among 0 charts", name)
+		}
+		for _, v := range versions {
+			if _, err := findVersion(versions, charts, name, v.Version); err != nil {
+				t.Fatalf("findVersion(%q, %q) of a listed version: %v", name, v.Version, err)
+			}
+			if u, err := v.archiveURL("https://repo.example/index.yaml"); err == nil && !strings.HasPrefix(u, "http") {
+				t.Fatalf("archiveURL allowed %q", u)
 			}
 		}
 	})

@@ -3,7 +3,21 @@ package sources
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
+
+// maxNameInError bounds how much of a name from outside (a chart name, an
+// archive entry, a key) an error message repeats.
+const maxNameInError = 120
+
+// quoteName quotes s for an error message, cut to maxNameInError bytes
+// with its full length said, so that hostile input cannot fill a log line.
+func quoteName(s string) string {
+	if len(s) <= maxNameInError {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:maxNameInError]) + fmt.Sprintf("… (%d bytes)", len(s))
+}
 
 // ErrOffline is wrapped by every error that Fetch returns in offline mode
 // when a source is not in the cache. The message names the source and the

@@ -39,12 +39,11 @@ func (f *Fetcher) Pin(ctx context.Context, src recipe.Source) (recipe.Source, er
 	case src.Chart != nil:
 		c := *src.Chart
 		what := fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, redact(c.Repository))
-		idx, idxURL, err := f.chartIndex(ctx, c.Repository)
+		entry, idxURL, err := f.chartEntry(ctx, c.Repository, c.Name, c.Version)
 		if err != nil {
-			return src, err
-		}
-		entry, err := idx.find(c.Name, c.Version)
-		if err != nil {
+			if idxURL == "" {
+				return src, err
+			}
 			return src, fmt.Errorf("%s: %w", what, err)
 		}
 		archive, err := entry.archiveURL(idxURL)
