@@ -15,7 +15,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
 )
 
 // Rendered is what a chart installs with its default values: the objects of
@@ -30,23 +29,16 @@ type Rendered struct {
 }
 
 // Render loads a packed chart and renders it with Helm v3's engine, default
-// values and the given release namespace, in memory.
+// values and the given release namespace, in a child process bounded in
+// time, memory and output (see renderIsolated).
 func Render(data []byte, namespace string) (*Rendered, error) {
 	ch, err := loader.LoadArchive(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("load chart: %w", err)
 	}
-	if namespace == "" {
-		namespace = "default"
-	}
-	opts := chartutil.ReleaseOptions{Name: ch.Name(), Namespace: namespace, Revision: 1, IsInstall: true}
-	vals, err := chartutil.ToRenderValues(ch, ch.Values, opts, chartutil.DefaultCapabilities)
+	out, err := renderIsolated(data, ch.Name(), namespace)
 	if err != nil {
-		return nil, fmt.Errorf("chart %s: values: %w", ch.Name(), err)
-	}
-	out, err := engine.Render(ch, vals)
-	if err != nil {
-		return nil, fmt.Errorf("chart %s: render: %w", ch.Name(), err)
+		return nil, err
 	}
 	r := &Rendered{Chart: ch}
 	names := make([]string, 0, len(out))
@@ -86,6 +78,21 @@ func Render(data []byte, namespace string) (*Rendered, error) {
 	}
 	r.Images, r.CRDs = sortedSet(images), sortedSet(crds)
 	return r, nil
+}
+
+// renderValues returns the values templates see: the chart's defaults,
+// the release (named after the chart, in namespace or "default") and
+// Helm's default capabilities.
+func renderValues(ch *chart.Chart, namespace string) (chartutil.Values, error) {
+	if namespace == "" {
+		namespace = "default"
+	}
+	opts := chartutil.ReleaseOptions{Name: ch.Name(), Namespace: namespace, Revision: 1, IsInstall: true}
+	vals, err := chartutil.ToRenderValues(ch, ch.Values, opts, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: values: %w", ch.Name(), err)
+	}
+	return vals, nil
 }
 
 func decodeDocuments(s string) ([]map[string]any, error) {
