@@ -368,6 +368,13 @@ func (v *validator) pkg(r *Recipe) {
 			if _, ok := r.Spec.Charts[c.Path]; !ok {
 				v.errorf(cf+".path", "no chart named %q in spec.charts (charts: %s)", c.Path, strings.Join(sortedKeys(r.Spec.Charts), ", "))
 			}
+			for k, vf := range c.ValuesFiles {
+				if strings.Contains(vf, "://") {
+					v.errorf(fmt.Sprintf("%s.valuesFiles[%d]", cf, k), "%q is a URL; valuesFiles name files inside the chart", vf)
+				} else {
+					v.localPath(fmt.Sprintf("%s.valuesFiles[%d]", cf, k), vf)
+				}
+			}
 			if in := c.Install; in != nil {
 				switch in.UpgradeCRDs {
 				case "", "Skip", "Create", "CreateReplace":
@@ -414,6 +421,9 @@ func checkPinnedImage(ref string) (msg string, unpinned bool) {
 			return fmt.Sprintf("image %q is not pinned by digest; write it as %s@sha256:<digest> (run: kbuild images DIR)", ref, NormalizeImage(ref)), true
 		}
 		return fmt.Sprintf("image %q is not a valid digest reference: %v", ref, err), false
+	}
+	if alg, _, _ := strings.Cut(d.DigestStr(), ":"); alg != "sha256" {
+		return fmt.Sprintf("image %q is pinned by %s; the format requires @sha256:<64 hex digits>", ref, alg), false
 	}
 	if !strings.HasPrefix(ref, registryOf(d.Context())+"/") {
 		return fmt.Sprintf("image %q is not normalised; write the registry explicitly: %s", ref, NormalizeImage(ref)), false
