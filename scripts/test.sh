@@ -94,4 +94,9 @@ if (($#)); then
 else
 	go vet ./...
 	go test -count=1 -timeout 20m ./...
+	# 5. The hostile corpus: every case refused (or completed) within 1 GiB
+	# of address space and 30 s, without a crash (scripts/hostile).
+	log "hostile corpus (ulimit -v 1 GiB, 30 s per case)"
+	CGO_ENABLED=0 go build -o "$work/kbuild" ./cmd/kbuild
+	go run ./scripts/hostile -kbuild "$work/kbuild" -mem $((1 << 30)) -deadline 30s
 fi

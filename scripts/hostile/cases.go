@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// pin is a well-formed digest that nothing has.
+var pin = "sha256:" + strings.Repeat("0", 63) + "1"
+
+// recipe returns a recipe.yaml with the given sources and charts blocks
+// (YAML flow mappings) and extra lines under spec.package.
+func recipe(sources, charts, pkg string) string {
+	return fmt.Sprintf(`apiVersion: kubepkg.dev/v1
+kind: Recipe
+metadata:
+  name: hostile
+  annotations: {kubepkg.dev/description: "a hostile case"}
+spec:
+  version: v1.0.0
+  build: 1
+  sources: %s
+  charts: %s
+  package:
+    rollback: {safe: true}
+%s`, sources, charts, pkg)
+}
+
+func write(dir, name, content string) {
+	p := filepath.Join(dir, name)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		panic(err)
+	}
+}
+
+// kbuildOutside runs kbuild without limits to prepare a case (keys).
+func (c *corpus) kbuildOutside(dir string, args ...string) {
+	cmd := exec.Command(c.kbuild, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("kbuild %s: %v\n%s", strings.Join(args, " "), err, out))
+	}
+}
+
+// chartIndex returns a helm repo index of n charts (two versions each)
+// named by name(i).
+func chartIndex(n int, name func(int) string) []byte {
+	var b bytes.Buffer
+	b.WriteString("apiVersion: v1\nentries:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  %s:\n", name(i))
+		for v := 1; v <= 2; v++ {
+			fmt.Fprintf(&b, "  - apiVersion: v2\n    name: %s\n    version: 1.0.%d\n    digest: %064d\n    urls:\n    - c-%d-1.0.%d.tgz\n", name(i), v, i, i, v)
+		}
+	}
+	return b.Bytes()
+}
+
+// laughs returns YAML flow text of levels nested lists of ten aliases.
+func laughs(anchorPrefix string, levels int) (defs, top string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %s0: &%s0 [x]\n", anchorPrefix, anchorPrefix)
+	for i := 1; i <= levels; i++ {
+		fmt.Fprintf(&b, "  %s%d: &%s%d [", anchorPrefix, i, anchorPrefix, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "*%s%d", anchorPrefix, i-1)
+		}
+		b.WriteString("]\n")
+	}
+	return b.String(), "*" + anchorPrefix + strconv.Itoa(levels)
+}
+
+// chartDir writes a chart with one template next to the recipe.
+func chartDir(dir, template string) {
+	write(dir, "chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n")
+	write(dir, "chart/templates/bomb.yaml", template)
+	write(dir, "recipe.yaml", recipe("{local: {dir: chart}}", "{c: {from: [local]}}", variant))
+}
+
+// variant installs chart c.
+const variant = "    images: []\n    variants: [{name: default, components: [{name: c, path: c}]}]\n"
+
+var cases = []hostileCase{
+	{name: "recipe alias bomb", want: "aliases expand", setup: func(c *corpus, dir string) []string {
+		var b strings.Builder
+		b.WriteString("apiVersion: kubepkg.dev/v1\nkind: Recipe\nmetadata: {name: bomb}\nspec:\n  version: v1.0.0\n  build: 1\n")
+		b.WriteString("  x0: &o0 [{op: add, path: /a, value: 1}]\n")
+		for i := 1; i <= 9; i++ {
+			fmt.Fprintf(&b, "  x%d: &o%d [*o%d,*o%d,*o%d,*o%d,*o%d,*o%d,*o%d,*o%d,*o%d,*o%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+		}
+		b.WriteString("  charts:\n")
+		for i := 0; i < 200; i++ {
+			fmt.Fprintf(&b, "    c%d: {from: [s], patches: [{kind: A, json6902: *o9}, {kind: B, json6902: *o9}]}\n", i)
+		}
+		write(dir, "recipe.yaml", b.String())
+		return []string{"validate", "."}
+	}},
+	{name: "recipe symlink to /dev/zero", want: "not a regular file", setup: func(c *corpus, dir string) []string {
+		os.Symlink("/dev/zero", filepath.Join(dir, "recipe.yaml"))
+		return []string{"validate", "."}
+	}},
+	{name: "recipe fifo", want: "not a regular file", setup: func(c *corpus, dir string) []string {
+		syscall.Mkfifo(filepath.Join(dir, "recipe.yaml"), 0o644)
+		return []string{"validate", "."}
+	}},
+	{name: "recipe of 5 MB", want: "limit for a recipe", setup: func(c *corpus, dir string) []string {
+		write(dir, "recipe.yaml", strings.Repeat("# padding\n", 500_000))
+		return []string{"validate", "."}
+	}},
+	{name: "valuesFiles leaving the chart", want: "leaves the recipe directory", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		write(dir, "recipe.yaml", recipe("{local: {dir: chart}}", "{c: {from: [local]}}",
+			"    variants: [{name: default, components: [{name: c, path: c, valuesFiles: [../../../etc/passwd]}]}]\n"))
+		return []string{"validate", "."}
+	}},
+	{name: "image pinned by sha512", want: "is pinned by sha512", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		write(dir, "recipe.yaml", recipe("{local: {dir: chart}}", "{c: {from: [local]}}",
+			"    images: [\"docker.io/library/redis:7@sha512:"+strings.Repeat("ab", 64)+"\"]\n"))
+		return []string{"validate", "."}
+	}},
+	{name: "chart index of 200k names", want: "404 Not Found", setup: func(c *corpus, dir string) []string {
+		c.files["idx200k/index.yaml"] = chartIndex(200_000, func(i int) string { return fmt.Sprintf("chart-%07d", i) })
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {chart: {repository: %q, name: chart-0199999, version: 1.0.2, digest: %q}}}", c.base+"/files/idx200k", pin), "{c: {from: [up]}}", ""))
+		return []string{"fetch", "--cache-dir", "cache", "."}
+	}},
+	{name: "chart index with 1 MB names", want: "has no chart", setup: func(c *corpus, dir string) []string {
+		c.files["longnames/index.yaml"] = chartIndex(20, func(i int) string { return strconv.Itoa(i) + strings.Repeat("n", 1<<20-100) })
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {chart: {repository: %q, name: wanted, version: 1.0.0, digest: %q}}}", c.base+"/files/longnames", pin), "{c: {from: [up]}}", ""))
+		return []string{"fetch", "--cache-dir", "cache", "."}
+	}},
+	{name: "chart index alias bomb", want: "aliases expand", setup: func(c *corpus, dir string) []string {
+		defs, top := laughs("l", 9)
+		c.files["laughs/index.yaml"] = []byte("apiVersion: v1\nbombs:\n" + defs + "entries:\n  wanted:\n  - name: wanted\n    version: 1.0.0\n    urls: " + top + "\n")
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {chart: {repository: %q, name: wanted, version: 1.0.0, digest: %q}}}", c.base+"/files/laughs", pin), "{c: {from: [up]}}", ""))
+		return []string{"fetch", "--cache-dir", "cache", "."}
+	}},
+	{name: "url source that stalls", want: "no data for 3s", setup: func(c *corpus, dir string) []string {
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: %q}}", c.base+"/stall/x.yaml", pin), "{c: {from: [up]}}", ""))
+		return []string{"fetch", "--cache-dir", "cache", "--timeout", "3s", "."}
+	}},
+	{name: "image manifest that stalls", want: "no data for 3s", setup: func(c *corpus, dir string) []string {
+		host := strings.TrimPrefix(c.base, "http://")
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{local: {dir: chart}, img: {image: {ref: %q}}}", host+"/app/x:1@"+pin), "{c: {from: [local]}}", ""))
+		return []string{"fetch", "--cache-dir", "cache", "--plain-http", "--timeout", "3s", "."}
+	}},
+	{name: "oci chart manifest that stalls", want: "no data for 3s", setup: func(c *corpus, dir string) []string {
+		host := strings.TrimPrefix(c.base, "http://")
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {chart: {repository: %q, name: app, version: 1.0.0, digest: %q}}}", "oci://"+host+"/charts", pin), "{c: {from: [up]}}", ""))
+		return []string{"fetch", "--cache-dir", "cache", "--plain-http", "--timeout", "3s", "."}
+	}},
+	{name: "site index with an endless body", want: "more than the", setup: func(c *corpus, dir string) []string {
+		c.kbuildOutside(dir, "repo", "keygen", "k")
+		return []string{"repo", "verify", c.base + "/endless/", "--public-key", "k.pub"}
+	}},
+	{name: "malformed signature of a big index", want: "index.yaml.sig is malformed", setup: func(c *corpus, dir string) []string {
+		c.kbuildOutside(dir, "repo", "keygen", "k")
+		f, _ := os.Create(filepath.Join(dir, "site", "index.yaml"))
+		if f == nil {
+			os.MkdirAll(filepath.Join(dir, "site"), 0o755)
+			f, _ = os.Create(filepath.Join(dir, "site", "index.yaml"))
+		}
+		line := []byte("  - {name: x, version: 1.0.0}\n")
+		f.WriteString("apiVersion: kubepkg.dev/v1\nkind: RepositoryIndex\npackages:\n  x:\n    versions:\n")
+		for i := 0; i < (256<<20)/len(line); i++ {
+			f.Write(line)
+		}
+		f.Close()
+		write(dir, "site/index.yaml.sig", "signatures: [{keyid: nothex, sig: \"!!\"}]\n")
+		return []string{"repo", "verify", "site/index.yaml", "--public-key", "k.pub"}
+	}},
+	{name: "root chain of 1000 junk roots", want: "root/1.yaml", setup: func(c *corpus, dir string) []string {
+		c.kbuildOutside(dir, "repo", "keygen", "root")
+		c.kbuildOutside(dir, "repo", "keygen", "k")
+		c.kbuildOutside(dir, "trust", "root", "new", "--key", "root.pub", "--index-key", "k.pub", "-o", "gen/root.yaml")
+		root, err := os.ReadFile(filepath.Join(dir, "gen", "root.yaml"))
+		if err != nil {
+			panic(err)
+		}
+		latest := bytes.Replace(root, []byte("version: 1\n"), []byte("version: 1000\n"), 1)
+		junk := bytes.Repeat([]byte("junk "), (1<<20)/5)
+		c.files["roots/root.yaml"] = latest
+		c.files["roots/index.yaml"] = []byte("apiVersion: kubepkg.dev/v1\n")
+		c.files["roots/index.yaml.sig"] = []byte("x\n")
+		for v := 1; v <= 1000; v++ {
+			c.files[fmt.Sprintf("roots/root/%d.yaml", v)] = junk
+		}
+		return []string{"repo", "verify", c.base + "/files/roots/", "--root-key", "root.pub"}
+	}},
+	{name: "template repeat 1500000000", want: "templates/bomb.yaml", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, `{{ repeat 1500000000 "x" }}`)
+		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}
+	}},
+	{name: "template range until 3000000", want: "templates/bomb.yaml", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "{{ range until 3000000 }}- {{ repeat 100 \"y\" }}\n{{ end }}")
+		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}
+	}},
+	{name: "a plain chart builds", want: "", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}
+	}},
+}

@@ -1,0 +1,243 @@
+// Command hostile generates kbuild's corpus of hostile inputs and runs
+// kbuild on each case under a memory cap and a deadline, failing when a
+// case is accepted that must be refused, crashes (a Go runtime fatal error
+// or panic), exceeds the cap or runs past the deadline, or prints an
+// unbounded line. Nothing large is committed: every case is written at run
+// time into a temporary directory, and the servers the cases need (chart
+// repositories, stalling registries, endless bodies) run on loopback in
+// this process.
+//
+//	go run ./scripts/hostile -kbuild BIN [-mem 1073741824] [-deadline 30s] [-run REGEXP]
+//
+// scripts/test.sh builds kbuild and runs this in CI. The kbuild binary must
+// be built with CGO_ENABLED=0: with cgo, glibc reserves 64 MiB of address
+// space per thread for malloc arenas and 8 MiB per thread stack, and a Go
+// program with a few threads does not even start under ulimit -v 1 GiB.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// hostileCase is one input and the kbuild command run on it.
+type hostileCase struct {
+	name string
+	// setup writes the case under dir and returns kbuild's arguments.
+	setup func(c *corpus, dir string) []string
+	// want is a substring the refusal must contain; "" means the command
+	// must succeed.
+	want string
+}
+
+// corpus holds what the cases share: the kbuild binary and the servers.
+type corpus struct {
+	kbuild  string
+	base    string // http://127.0.0.1:PORT
+	files   map[string][]byte
+	release chan struct{}
+}
+
+func main() {
+	kbuild := flag.String("kbuild", "", "kbuild binary to run (built with CGO_ENABLED=0)")
+	mem := flag.Int64("mem", 1<<30, "address-space cap of each case in bytes (ulimit -v)")
+	deadline := flag.Duration("deadline", 30*time.Second, "deadline of each case")
+	run := flag.String("run", "", "run only the cases matching this regular expression")
+	flag.Parse()
+	if *kbuild == "" {
+		fmt.Fprintln(os.Stderr, "usage: hostile -kbuild BIN")
+		os.Exit(2)
+	}
+	match, err := regexp.Compile(*run)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	work, err := os.MkdirTemp("", "kbuild-hostile-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(work)
+	c := &corpus{kbuild: *kbuild, files: map[string][]byte{}, release: make(chan struct{})}
+	if err := c.serve(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer close(c.release)
+	failed := 0
+	ran := 0
+	for _, hc := range cases {
+		if !match.MatchString(hc.name) {
+			continue
+		}
+		ran++
+		dir := filepath.Join(work, strings.ReplaceAll(hc.name, " ", "-"))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		args := hc.setup(c, dir)
+		start := time.Now()
+		res := c.runCase(dir, args, *mem, *deadline)
+		took := time.Since(start).Round(10 * time.Millisecond)
+		if msg := judge(hc, res); msg != "" {
+			failed++
+			fmt.Printf("FAIL %-40s %6s  %s\n     kbuild %s\n     stderr: %s\n", hc.name, took, msg, strings.Join(args, " "), clip(res.stderr, 600))
+		} else {
+			fmt.Printf("ok   %-40s %6s  exit %d: %s\n", hc.name, took, res.code, clip(firstLine(res.stderr), 150))
+		}
+		os.RemoveAll(dir)
+	}
+	fmt.Printf("%d cases, %d failed (cap %d MiB, deadline %s each)\n", ran, failed, *mem>>20, *deadline)
+	if failed > 0 {
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	code     int
+	stderr   string
+	timedOut bool
+}
+
+// runCase runs kbuild with args in dir under ulimit -v mem and deadline.
+func (c *corpus) runCase(dir string, args []string, mem int64, deadline time.Duration) result {
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	script := fmt.Sprintf("ulimit -v %d && exec \"$0\" \"$@\"", mem>>10)
+	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", script, c.kbuild}, args...)...)
+	cmd.Dir = dir
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "KBUILD_") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = append(env, "CI=true", "TMPDIR="+filepath.Join(dir, "tmp"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "HOME="+dir)
+	os.MkdirAll(filepath.Join(dir, "tmp"), 0o755)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr // messages go to either
+	err := cmd.Run()
+	res := result{stderr: stderr.String(), timedOut: ctx.Err() != nil}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	case err != nil:
+		res.code = -1
+		res.stderr += "\n" + err.Error()
+	}
+	return res
+}
+
+// judge returns why a case failed, or "".
+func judge(hc hostileCase, r result) string {
+	switch {
+	case r.timedOut:
+		return "ran past the deadline"
+	case strings.Contains(r.stderr, "fatal error:") || strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine 1 ["):
+		return "crashed"
+	case r.code < 0:
+		return "killed by a signal"
+	}
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if len(l) > 4096 {
+			return fmt.Sprintf("printed a line of %d bytes", len(l))
+		}
+	}
+	if hc.want == "" {
+		if r.code != 0 {
+			return fmt.Sprintf("exit %d, want success", r.code)
+		}
+		return ""
+	}
+	if r.code == 0 {
+		return "accepted, want a refusal"
+	}
+	if !strings.Contains(r.stderr, hc.want) {
+		return fmt.Sprintf("refused without saying %q", hc.want)
+	}
+	return ""
+}
+
+// serve starts the loopback server the cases use: /files/... serves
+// c.files, /stall/... sends headers and stalls, /endless/... never ends.
+func (c *corpus) serve() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	c.base = "http://" + ln.Addr().String()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/files/", func(w http.ResponseWriter, r *http.Request) {
+		b, ok := c.files[strings.TrimPrefix(r.URL.Path, "/files/")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(b)
+	})
+	mux.HandleFunc("/stall/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Content-Length", "100000")
+		w.Write([]byte("{"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-c.release:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/v2/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/" {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Content-Length", "100000")
+		w.Write([]byte("{"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-c.release:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/endless/", func(w http.ResponseWriter, r *http.Request) {
+		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	go http.Serve(ln, mux)
+	return nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
