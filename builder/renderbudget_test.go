@@ -62,3 +62,29 @@ func TestRenderBudget(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRenderBudget renders a chart whose one template is the fuzzed text:
+// whatever the template does, Render returns (an error or objects) within
+// the render budget and never takes the calling process down.
+func FuzzRenderBudget(f *testing.F) {
+	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\n")
+	f.Add(`{{ repeat 100000000 "x" }}`)
+	f.Add("{{ range until 1000000 }}- {{ . }}\n{{ end }}")
+	f.Add(`{{ define "a" }}{{ include "a" . }}{{ end }}{{ include "a" . }}`)
+	f.Add(`{{ fail "no" }}`)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, template string) {
+		writeChart(t, dir, map[string]string{"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.0.0\n", "templates/t.yaml": template})
+		a, err := Pack(dir, "demo", "1.0.0", time.Unix(0, 0))
+		if err != nil {
+			return
+		}
+		r, err := Render(a.Data, "ns")
+		if err == nil && r == nil {
+			t.Fatal("Render returned neither objects nor an error")
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "chart demo: ") && !strings.HasPrefix(err.Error(), "load chart: ") {
+			t.Fatalf("Render error does not name the chart: %v", err)
+		}
+	})
+}

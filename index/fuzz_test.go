@@ -181,3 +181,50 @@ func FuzzParseSignatures(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRootChain feeds a root chain of two fuzzed versions to RootChain,
+// after a valid version 1: it never panics, a refusal is a
+// *VerificationError, and an accepted root is the version asked for and
+// signed by the previous root's keys.
+func FuzzRootChain(f *testing.F) {
+	k1, _ := GenerateKey(rand.New(rand.NewSource(1)))
+	k2, _ := GenerateKey(rand.New(rand.NewSource(2)))
+	cfg := RootConfig{Expires: time.Unix(1807000000, 0), RootKeys: []*PublicKey{k1.Public()}, RootThreshold: 1, IndexKeys: []*PublicKey{k2.Public()}, IndexThreshold: 1}
+	r1, err := NewRoot(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	_ = r1.Sign(k1)
+	b1, _ := r1.Marshal()
+	r2, _ := r1.Next(cfg)
+	_ = r2.Sign(k1)
+	b2, _ := r2.Marshal()
+	r3, _ := r2.Next(cfg)
+	_ = r3.Sign(k1)
+	b3, _ := r3.Marshal()
+	f.Add(b2, b3)
+	f.Add(b3, b2)
+	f.Add(b2, []byte("junk"))
+	f.Add([]byte("signed: &a {version: *a}\n"), b3)
+	trust := &Trust{RootKeys: []*PublicKey{k1.Public()}}
+	f.Fuzz(func(t *testing.T, v2, v3 []byte) {
+		c := NewRootChain(trust, VerifyOptions{})
+		if err := c.Add(b1); err != nil {
+			t.Fatalf("valid root 1 refused: %v", err)
+		}
+		for i, b := range [][]byte{v2, v3} {
+			want := c.Next()
+			err := c.Add(b)
+			if err != nil {
+				var ve *VerificationError
+				if !errors.As(err, &ve) {
+					t.Fatalf("RootChain.Add(version %d) = %v, want a *VerificationError", i+2, err)
+				}
+				return
+			}
+			if got := c.Last().Signed.Version; got != want {
+				t.Fatalf("RootChain accepted version %d as version %d", got, want)
+			}
+		}
+	})
+}

@@ -193,3 +193,21 @@ func TestAliasBomb(t *testing.T) {
 		t.Errorf("aliased values = %v, want replicas 2", got)
 	}
 }
+
+// FuzzParse checks that Parse never panics and never takes more than a
+// bounded walk on any input, alias bombs included, and that a recipe it
+// accepts validates without panicking.
+func FuzzParse(f *testing.F) {
+	valid, _ := os.ReadFile("testdata/valid.yaml")
+	f.Add(valid)
+	f.Add([]byte(aliasBomb(3)))
+	f.Add([]byte("a: &a [*a]"))
+	f.Add([]byte("spec: {charts: &c {x: {from: [a]}}, sources: *c}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, pos, err := Parse("recipe.yaml", data)
+		if err != nil {
+			return
+		}
+		Validate(r, pos)
+	})
+}
