@@ -106,13 +106,44 @@ func mergeNode(n, p *yaml.Node) *yaml.Node {
 	if n == nil || n.Kind != yaml.MappingNode {
 		n = &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
 	}
+	// Keys are found through a map, not a scan per key: merging many keys
+	// into a large mapping stays linear.
+	pos := make(map[string]int, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if _, dup := pos[n.Content[i].Value]; !dup {
+			pos[n.Content[i].Value] = i
+		}
+	}
+	deleted := map[int]bool{}
 	for i := 0; i+1 < len(p.Content); i += 2 {
 		key, v := p.Content[i].Value, p.Content[i+1]
-		if isNull(v) {
-			deleteField(n, key)
-			continue
+		at, ok := pos[key]
+		switch {
+		case isNull(v):
+			if ok {
+				deleted[at] = true
+				delete(pos, key)
+			}
+		case ok:
+			m := mergeNode(n.Content[at+1], v)
+			keepComment(n.Content[at+1], m)
+			n.Content[at+1] = m
+		default:
+			if len(n.Content) == 0 {
+				n.Style &^= yaml.FlowStyle // {} grows into a block mapping
+			}
+			pos[key] = len(n.Content)
+			n.Content = append(n.Content, stringNode(key), mergeNode(nil, v))
 		}
-		setField(n, key, mergeNode(lookup(n, key), v))
+	}
+	if len(deleted) > 0 {
+		kept := n.Content[:0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if !deleted[i] {
+				kept = append(kept, n.Content[i], n.Content[i+1])
+			}
+		}
+		n.Content = kept
 	}
 	return n
 }

@@ -2,8 +2,10 @@ package patches
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -78,4 +80,55 @@ func readValues(t *testing.T, file string) map[string]any {
 		t.Fatalf("%s: %v", file, err)
 	}
 	return m
+}
+
+// manyKeys returns a values.yaml of n keys and overrides for all of them,
+// half changed, a quarter deleted and a quarter new.
+func manyKeys(n int) ([]byte, map[string]any) {
+	var b strings.Builder
+	over := map[string]any{}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "k%d: %d\n", i, i)
+		switch i % 4 {
+		case 0, 1:
+			over[fmt.Sprintf("k%d", i)] = "changed"
+		case 2:
+			over[fmt.Sprintf("k%d", i)] = nil
+		case 3:
+			over[fmt.Sprintf("new%d", i)] = i
+		}
+	}
+	return []byte(b.String()), over
+}
+
+// TestMergeValuesManyKeys merges 190k keys (once over two minutes: each key
+// was found by a scan) and checks the result.
+func TestMergeValuesManyKeys(t *testing.T) {
+	values, over := manyKeys(190_000)
+	out, err := MergeValues(values, over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, want := range []string{"k0: changed\n", "k1: changed\n", "k3: 3\n", "new3: 3\n", "new189999: 189999\n"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("merged values lack %q", want)
+		}
+	}
+	if strings.Contains(s, "k2: ") || strings.Contains(s, "\nk189998: ") {
+		t.Error("merged values keep a deleted key")
+	}
+}
+
+func BenchmarkMergeValues(b *testing.B) {
+	for _, n := range []int{1_000, 190_000} {
+		values, over := manyKeys(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := MergeValues(values, over); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
