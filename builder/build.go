@@ -34,6 +34,7 @@ type Builder struct {
 	commit    string
 
 	allowUnpinned bool
+	kubeVersion   string
 }
 
 // New returns a Builder that fetches with f and publishes to t. t may be
@@ -137,7 +138,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
-			rd, err := Render(a.Data, namespaceOf(r, key))
+			rd, err := Render(a.Data, namespaceOf(r, key), RenderKubeVersion(b.kubeVersion))
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
@@ -364,6 +365,7 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		chartRefs[ps.c.Key] = &index.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: ps.c.Archive.Digest}
 		info.Charts = append(info.Charts, index.BuiltChart{
 			Name: ps.c.Key, Ref: repoURL + "/" + ps.c.Key + ":" + tag, Digest: ps.c.Archive.Digest, Manifest: ps.img.digest,
+			KubeVersion: ps.c.Rendered.KubeVersion, APIVersions: ps.c.Rendered.APIVersions,
 		})
 	}
 	res.Record = Record(r, chartRefs)

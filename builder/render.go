@@ -2,11 +2,11 @@ package builder
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,6 +16,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	k8syaml "sigs.k8s.io/yaml"
 )
 
 // Rendered is what a chart installs with its default values: the objects of
@@ -27,11 +29,40 @@ type Rendered struct {
 	Images []string
 	// CRDs are the names of the CustomResourceDefinitions shipped, sorted.
 	CRDs []string
+	// KubeVersion is the Kubernetes version the chart was rendered against
+	// (.Capabilities.KubeVersion) and APIVersions the API set
+	// (.Capabilities.APIVersions), sorted.
+	KubeVersion string
+	APIVersions []string
+}
+
+// RenderOption tunes Render.
+type RenderOption func(*renderConfig)
+
+type renderConfig struct {
+	kubeVersion string
+}
+
+// RenderKubeVersion renders against Kubernetes version v ("1.31" or
+// "v1.31.2") instead of the default (see KubeVersionFor).
+func RenderKubeVersion(v string) RenderOption {
+	return func(c *renderConfig) { c.kubeVersion = v }
 }
 
 // Render loads a packed chart and renders it with Helm v3's engine, default
-// values and the given release namespace, in memory.
-func Render(data []byte, namespace string) (*Rendered, error) {
+// values and the given release namespace, in memory, against the Kubernetes
+// version KubeVersionFor picks and the API set APIVersions.
+//
+// The render is deterministic: calls of Sprig's random functions in the
+// templates give values derived from the chart (see deterministicTemplates),
+// so the same chart and values render the same bytes every time. The output
+// is read the way Helm reads it, each document alone, so a stream Helm
+// would refuse (an alias to another document's anchor, say) is refused here.
+func Render(data []byte, namespace string, opts ...RenderOption) (*Rendered, error) {
+	var cfg renderConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	ch, err := loader.LoadArchive(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("load chart: %w", err)
@@ -39,8 +70,17 @@ func Render(data []byte, namespace string) (*Rendered, error) {
 	if namespace == "" {
 		namespace = "default"
 	}
-	opts := chartutil.ReleaseOptions{Name: ch.Name(), Namespace: namespace, Revision: 1, IsInstall: true}
-	vals, err := chartutil.ToRenderValues(ch, ch.Values, opts, chartutil.DefaultCapabilities)
+	kube, err := KubeVersionFor(ch.Metadata, cfg.kubeVersion)
+	if err != nil {
+		return nil, err
+	}
+	if err := deterministicTemplates(ch); err != nil {
+		return nil, err
+	}
+	apis := APIVersions(kube.Version)
+	caps := &chartutil.Capabilities{KubeVersion: *kube, APIVersions: apis, HelmVersion: chartutil.DefaultCapabilities.HelmVersion}
+	relOpts := chartutil.ReleaseOptions{Name: ch.Name(), Namespace: namespace, Revision: 1, IsInstall: true}
+	vals, err := chartutil.ToRenderValues(ch, ch.Values, relOpts, caps)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: values: %w", ch.Name(), err)
 	}
@@ -48,27 +88,22 @@ func Render(data []byte, namespace string) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: render: %w", ch.Name(), err)
 	}
-	r := &Rendered{Chart: ch}
-	names := make([]string, 0, len(out))
-	for n := range out {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	r := &Rendered{Chart: ch, KubeVersion: kube.Version, APIVersions: apis}
+	for _, n := range slices.Sorted(maps.Keys(out)) {
 		ext := path.Ext(n)
 		if ext != ".yaml" && ext != ".yml" && ext != ".json" {
 			continue
 		}
 		objs, err := decodeDocuments(out[n])
 		if err != nil {
-			return nil, fmt.Errorf("chart %s: rendered %s is not valid YAML: %w", ch.Name(), n, err)
+			return nil, fmt.Errorf("chart %s: rendered %s: %w", ch.Name(), n, err)
 		}
 		r.Objects = append(r.Objects, objs...)
 	}
 	for _, crd := range ch.CRDObjects() {
 		objs, err := decodeDocuments(string(crd.File.Data))
 		if err != nil {
-			return nil, fmt.Errorf("chart %s: %s is not valid YAML: %w", ch.Name(), crd.Filename, err)
+			return nil, fmt.Errorf("chart %s: %s: %w", ch.Name(), crd.Filename, err)
 		}
 		r.Objects = append(r.Objects, objs...)
 	}
@@ -88,22 +123,29 @@ func Render(data []byte, namespace string) (*Rendered, error) {
 	return r, nil
 }
 
+// decodeDocuments reads a rendered stream the way Helm does: split with
+// releaseutil.SplitManifests and each document parsed on its own with
+// sigs.k8s.io/yaml, as Helm's manifest sorter does before installing, then
+// decoded into a map. Empty documents are dropped.
 func decodeDocuments(s string) ([]map[string]any, error) {
-	dec := yaml.NewDecoder(strings.NewReader(s))
+	docs := releaseutil.SplitManifests(s)
+	keys := slices.Collect(maps.Keys(docs))
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	var objs []map[string]any
-	for {
-		var o map[string]any
-		err := dec.Decode(&o)
-		if errors.Is(err, io.EOF) {
-			return objs, nil
+	for i, k := range keys {
+		var head releaseutil.SimpleHead
+		if err := k8syaml.Unmarshal([]byte(docs[k]), &head); err != nil {
+			return nil, fmt.Errorf("document %d: Helm cannot read it: %w; each document must stand alone (an alias cannot refer to another document's anchor)", i+1, err)
 		}
-		if err != nil {
-			return nil, err
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(docs[k]), &o); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
 		}
 		if len(o) > 0 {
 			objs = append(objs, o)
 		}
 	}
+	return objs, nil
 }
 
 // imageEnv matches environment variable names that operators use to pass

@@ -30,9 +30,8 @@ import (
 // Keys keep their order and untouched parts their comments. An object is
 // patched with its YAML aliases and merge keys written out, so a patch
 // changes the node its path names and no other place that shared it. A
-// patch that
-// matches no object is an error wrapping ErrNoMatch that lists the objects of
-// that kind that do exist. Each object is patched as a whole or not at all,
+// patch that matches no object is an error wrapping ErrNoMatch that lists
+// the objects of that kind that do exist. Each object is patched as a whole or not at all,
 // but Apply stops at the first failing patch and keeps the patches before it,
 // so discard the objects on error.
 func Apply(objs []*Object, ps []recipe.Patch) error {

@@ -38,9 +38,19 @@ func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {
 	return sources.New(opts...)
 }
 
+// renderFlags are the flags of commands that render charts.
+type renderFlags struct {
+	kubeVersion string
+}
+
+func (f *renderFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.kubeVersion, "kube-version", "", "render charts as for this Kubernetes version, e.g. 1.31 (default "+builder.DefaultKubeVersion+", or the newest a chart's kubeVersion allows)")
+}
+
 // buildFlags are the flags of commands that build recipes.
 type buildFlags struct {
 	sourceFlags
+	renderFlags
 	registry string
 	out      string
 	jobs     int
@@ -51,6 +61,7 @@ func (f *buildFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.out, "output", "o", "dist", "directory for build records and the local OCI layout")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "recipes and charts built at once")
 	f.sourceFlags.addFlags(fs)
+	f.renderFlags.addFlags(fs)
 }
 
 // target returns the registry target, or the local layout under DIST/oci.
@@ -82,6 +93,7 @@ func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...b
 		builder.WithBuilderID("kbuild " + version),
 		builder.WithRecipesRoot(root),
 		builder.WithCommit(gitCommit(root)),
+		builder.WithKubeVersion(f.kubeVersion),
 	}
 	return builder.New(fetch, t, append(opts, extra...)...)
 }

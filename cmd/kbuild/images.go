@@ -33,7 +33,7 @@ Examples:
 
   # against a registry on loopback
   kbuild images --plain-http examples/hello`,
-		Flags: func(fs *pflag.FlagSet) { f.sourceFlags.addFlags(fs) },
+		Flags: func(fs *pflag.FlagSet) { f.sourceFlags.addFlags(fs); f.renderFlags.addFlags(fs) },
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) != 1 {
 				return usagef("name one recipe directory")

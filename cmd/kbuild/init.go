@@ -63,6 +63,7 @@ Examples:
 			fs.StringVar(&name, "name", "", "package name (default: the chart's name, or the first manifest's file name)")
 			fs.StringVar(&namespace, "namespace", "", "install namespace of the components (default: the package name)")
 			f.sourceFlags.addFlags(fs)
+			f.renderFlags.addFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) != 1 {
