@@ -245,7 +245,7 @@ func CheckRendered(r *recipe.Recipe, pos recipe.Positions, charts []*PreparedCha
 		}
 		for _, img := range c.Rendered.Images {
 			if _, ok := PinFor(img, r.Spec.Package.Images); !ok && !listed(img, r.Spec.Package.Images) {
-				p := add(recipe.Error, "spec.package.images", "chart %s runs image %s, which package.images does not pin; add it as %s@sha256:<digest> (kbuild images DIR prints the block)", c.Key, img, recipe.NormalizeImage(img))
+				p := add(recipe.Error, "spec.package.images", "%s", unpinnedMessage(c.Key, img, r.Spec.Package.Images, pos))
 				p.Code = recipe.CodeUnpinnedImage
 			}
 		}
@@ -261,16 +261,37 @@ func CheckRendered(r *recipe.Recipe, pos recipe.Positions, charts []*PreparedCha
 // listed reports whether image is in images by repository and tag without
 // a digest: the static check already reports it as not pinned.
 func listed(image string, images []string) bool {
-	want, err := parseImage(image)
+	want, err := recipe.ParseImage(image)
 	if err != nil {
 		return false
 	}
 	for _, i := range images {
-		if have, err := parseImage(i); err == nil && have.digest == "" && have.repo == want.repo && have.tag == want.tag {
+		if have, err := recipe.ParseImage(i); err == nil && have.Digest == "" && have.Repository == want.Repository && have.Tag == want.Tag {
 			return true
 		}
 	}
 	return false
+}
+
+// unpinnedMessage says that chart key runs image, which no entry of images
+// pins: it names the entries of the same repository with their lines (a
+// digest the chart does not run), and gives a reference to paste.
+func unpinnedMessage(key, image string, images []string, pos recipe.Positions) string {
+	im, _ := recipe.ParseImage(image)
+	msg := fmt.Sprintf("chart %s runs image %s, which package.images does not pin", key, image)
+	for i, p := range images {
+		if have, err := recipe.ParseImage(p); err == nil && have.Repository == im.Repository {
+			field := fmt.Sprintf("spec.package.images[%d]", i)
+			if l := pos.Line(field); l > 0 {
+				field += fmt.Sprintf(", line %d", l)
+			}
+			msg += fmt.Sprintf("; package.images declares %s (%s)", p, field)
+		}
+	}
+	if im.Digest != "" {
+		return msg + "; if the chart's digest is the one to ship, list: " + im.String()
+	}
+	return msg + "; add " + im.String() + "@sha256:<digest> (kbuild images DIR looks the digest up and prints the block)"
 }
 
 // Result is one published build.

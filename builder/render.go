@@ -17,6 +17,8 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
+
+	"kbuild.dev/kbuild/builder/recipe"
 	k8syaml "sigs.k8s.io/yaml"
 )
 
@@ -25,7 +27,8 @@ import (
 type Rendered struct {
 	Chart   *chart.Chart
 	Objects []map[string]any
-	// Images are the image references the objects run, as written, sorted.
+	// Images are the image references the objects run, in normal form
+	// (recipe.NormalizeImage), sorted.
 	Images []string
 	// CRDs are the names of the CustomResourceDefinitions shipped, sorted.
 	CRDs []string
@@ -162,7 +165,7 @@ func collectImages(v any, into map[string]bool) {
 		for k, val := range t {
 			if k == "image" {
 				if ref := imageField(val); ref != "" {
-					into[ref] = true
+					into[recipe.NormalizeImage(ref)] = true
 					continue
 				}
 			}
@@ -170,7 +173,7 @@ func collectImages(v any, into map[string]bool) {
 		}
 		if n, ok := t["name"].(string); ok && imageEnv.MatchString(n) {
 			if s, ok := t["value"].(string); ok && looksLikeImage(s) {
-				into[s] = true
+				into[recipe.NormalizeImage(s)] = true
 			}
 		}
 	case []any:
@@ -225,40 +228,27 @@ func sortedSet(m map[string]bool) []string {
 	return out
 }
 
-// imageKey is the comparable form of an image reference.
-type imageKey struct {
-	repo, tag, digest string
-}
-
-func parseImage(ref string) (imageKey, error) {
-	r, err := name.ParseReference(ref, name.WeakValidation)
-	if err != nil {
-		return imageKey{}, err
-	}
-	k := imageKey{repo: r.Context().Name()}
-	base, dig, _ := strings.Cut(ref, "@")
-	k.digest = dig
-	if last := base[strings.LastIndex(base, "/")+1:]; strings.Contains(last, ":") {
-		k.tag = last[strings.Index(last, ":")+1:]
-	} else if dig == "" {
-		k.tag = "latest"
-	}
-	return k, nil
-}
-
 // PinFor returns the entry of pinned that pins image: the same repository
-// and either the same digest or the same tag. ok is false when none does.
+// (both in normal form, see recipe.Image) and either the same digest, or
+// for an image without digest the same tag. A pin by digest alone pins a
+// reference without tag (":latest"). ok is false when none does.
 func PinFor(image string, pinned []string) (pin string, ok bool) {
-	want, err := parseImage(image)
+	want, err := recipe.ParseImage(image)
 	if err != nil {
 		return "", false
 	}
 	for _, p := range pinned {
-		have, err := parseImage(p)
-		if err != nil || have.repo != want.repo || have.digest == "" {
+		have, err := recipe.ParseImage(p)
+		if err != nil || have.Repository != want.Repository || have.Digest == "" {
 			continue
 		}
-		if (want.digest != "" && want.digest == have.digest) || (want.digest == "" && want.tag == have.tag) {
+		switch {
+		case want.Digest != "":
+			ok = want.Digest == have.Digest
+		default:
+			ok = want.Tag == have.Tag || (have.Tag == "" && want.Tag == name.DefaultTag)
+		}
+		if ok {
 			return p, true
 		}
 	}

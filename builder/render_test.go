@@ -14,6 +14,8 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/builder/recipe"
 )
 
 // packTestdata packs builder/testdata/charts/NAME, with Chart.yaml's
@@ -125,7 +127,7 @@ func TestRenderDeterministic(t *testing.T) {
 	if checks != 5 {
 		t.Errorf("checked %d objects, want 5 (3 pods, a secret, a deployment)", checks)
 	}
-	want := []string{"busybox@sha256:2919d0172f7524b2d8df9e50066a682669e6d170ac0f6a49676d54358fe970b5", "giantswarm/tiny-tools", "nginx:1.27"}
+	want := []string{"docker.io/giantswarm/tiny-tools:latest", "docker.io/library/busybox@sha256:2919d0172f7524b2d8df9e50066a682669e6d170ac0f6a49676d54358fe970b5", "docker.io/library/nginx:1.27"}
 	if strings.Join(first.Images, " ") != strings.Join(want, " ") {
 		t.Errorf("Images = %q, want %q", first.Images, want)
 	}
@@ -248,5 +250,46 @@ func TestRenderRefusesWhatHelmRefuses(t *testing.T) {
 	_, err = Render(a.Data, "")
 	if err == nil || !strings.Contains(err.Error(), "document 2: Helm cannot read it") || !strings.Contains(err.Error(), "unknown anchor") {
 		t.Fatalf("Render = %v, want document 2 refused for its unknown anchor", err)
+	}
+}
+
+func TestPinFor(t *testing.T) {
+	const (
+		a = "sha256:a600000000000000000000000000000000000000000000000000000000000000"
+		b = "sha256:b700000000000000000000000000000000000000000000000000000000000000"
+	)
+	for _, tc := range []struct {
+		image  string
+		pinned []string
+		want   string
+	}{
+		{"giantswarm/tiny-tools", []string{"docker.io/giantswarm/tiny-tools:latest@" + a}, "docker.io/giantswarm/tiny-tools:latest@" + a},
+		{"giantswarm/tiny-tools", []string{"docker.io/giantswarm/tiny-tools@" + a}, "docker.io/giantswarm/tiny-tools@" + a},
+		{"giantswarm/tiny-tools:3.12", []string{"docker.io/giantswarm/tiny-tools@" + a}, ""},
+		{"busybox@" + a, []string{"docker.io/library/busybox:1.36@" + a}, "docker.io/library/busybox:1.36@" + a},
+		{"busybox@" + a, []string{"docker.io/library/busybox:1.36@" + b}, ""},
+		{"index.docker.io/library/nginx:1.27", []string{"docker.io/library/nginx:1.27@" + b}, "docker.io/library/nginx:1.27@" + b},
+		{"nginx:1.27", []string{"docker.io/library/nginx:1.27"}, ""},
+	} {
+		got, ok := PinFor(tc.image, tc.pinned)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("PinFor(%s, %q) = %q, %v; want %q", tc.image, tc.pinned, got, ok, tc.want)
+		}
+	}
+}
+
+func TestUnpinnedMessage(t *testing.T) {
+	const (
+		a = "sha256:a600000000000000000000000000000000000000000000000000000000000000"
+		b = "sha256:b700000000000000000000000000000000000000000000000000000000000000"
+	)
+	images := []string{"quay.io/x/op:v1@" + b, "quay.io/x/other:v1@" + b}
+	for _, tc := range []struct{ image, want string }{
+		{"quay.io/x/op:v1@" + a, "chart op runs image quay.io/x/op:v1@" + a + ", which package.images does not pin; package.images declares quay.io/x/op:v1@" + b + " (spec.package.images[0], line 7); if the chart's digest is the one to ship, list: quay.io/x/op:v1@" + a},
+		{"giantswarm/tiny-tools", "chart op runs image giantswarm/tiny-tools, which package.images does not pin; add docker.io/giantswarm/tiny-tools:latest@sha256:<digest> (kbuild images DIR looks the digest up and prints the block)"},
+	} {
+		if got := unpinnedMessage("op", tc.image, images, recipe.Positions{"spec.package.images[0]": 7}); got != tc.want {
+			t.Errorf("unpinnedMessage(%s) =\n%s\nwant\n%s", tc.image, got, tc.want)
+		}
 	}
 }
