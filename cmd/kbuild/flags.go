@@ -17,18 +17,20 @@ type sourceFlags struct {
 	cacheDir    string
 	offline     bool
 	plainHTTP   bool
+	plainHosts  []string
 	maxDownload int64
 }
 
 func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "source cache (default: the user cache dir, e.g. ~/.cache/kbuild)")
 	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network")
-	fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to OCI registries (loopback registries in tests)")
+	fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to OCI registries on loopback (never to other registries)")
+	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
 }
 
 func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {
-	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithLogger(progress(env))}
+	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithPlainHTTPHosts(f.plainHosts...), sources.WithLogger(progress(env))}
 	if f.cacheDir != "" {
 		opts = append(opts, sources.WithCacheDir(f.cacheDir))
 	}
