@@ -159,27 +159,42 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 }
 
 // fetchAll fetches and verifies every source of a loaded recipe in
-// parallel into work.
+// parallel into work. One failing source does not stop the others: the
+// error names every source that failed, sorted by name, each with the
+// recipe file and line that declares it (an offline error also says how to
+// fetch it).
 func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[string]*sources.Result, error) {
 	r := l.Recipe
 	info := sources.PluginInfo{Package: r.Metadata.Name, Version: r.Spec.Version}
-	fetched := map[string]*sources.Result{}
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
+	names := sortedKeys(r.Spec.Sources)
+	results := make([]*sources.Result, len(names))
+	errs := make([]error, len(names))
+	var g errgroup.Group
 	g.SetLimit(b.jobs)
-	for _, n := range sortedKeys(r.Spec.Sources) {
+	for i, n := range names {
 		g.Go(func() error {
-			res, err := b.fetcher.Fetch(gctx, l.Dir, filepath.Join(work, "src", n), n, r.Spec.Sources[n], info)
-			if err != nil {
-				return fmt.Errorf("recipe %s: %w", l.Dir, err)
-			}
-			mu.Lock()
-			fetched[n] = res
-			mu.Unlock()
+			results[i], errs[i] = b.fetcher.Fetch(ctx, l.Dir, filepath.Join(work, "src", n), n, r.Spec.Sources[n], info)
 			return nil
 		})
 	}
-	return fetched, g.Wait()
+	_ = g.Wait()
+	fetched := map[string]*sources.Result{}
+	var failed []error
+	for i, n := range names {
+		if errs[i] != nil {
+			field := "spec.sources." + n
+			failed = append(failed, fmt.Errorf("%s line %d: %s: %w", l.File, l.Pos.Line(field), field, errs[i]))
+			continue
+		}
+		fetched[n] = results[i]
+	}
+	switch {
+	case len(failed) == 1:
+		return nil, fmt.Errorf("recipe %s: %w", l.Dir, failed[0])
+	case len(failed) > 1:
+		return nil, fmt.Errorf("recipe %s: %d of %d sources failed:\n%w", l.Dir, len(failed), len(names), errors.Join(failed...))
+	}
+	return fetched, nil
 }
 
 // Fetch fetches and verifies every source of the recipe in dir into the

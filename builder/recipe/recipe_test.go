@@ -149,3 +149,26 @@ func TestNormalizeImage(t *testing.T) {
 		}
 	}
 }
+
+// TestUpperCaseCommit checks that a commit id written in upper case (as
+// some web interfaces show it) is accepted and read in lower case.
+func TestUpperCaseCommit(t *testing.T) {
+	data, err := os.ReadFile("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const commit = "0123456789ABCDEF0123456789abcdef01234567"
+	data = []byte(strings.Replace(string(data), "    img:\n", "    tree:\n      git: {url: https://example.com/r.git, commit: "+commit+"}\n    img:\n", 1))
+	r, pos, err := Parse("valid.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Spec.Sources["tree"].Git.Commit; got != strings.ToLower(commit) {
+		t.Errorf("commit = %s, want %s", got, strings.ToLower(commit))
+	}
+	for _, p := range Validate(r, pos).Errors() {
+		if strings.Contains(p.Field, "tree") {
+			t.Errorf("Validate: %v", p)
+		}
+	}
+}
