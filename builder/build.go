@@ -121,6 +121,10 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	}
 	for _, n := range sortedKeys(fetched) {
 		p.Sources = append(p.Sources, fetched[n].Resolved)
+		field := "spec.sources." + n
+		for _, w := range fetched[n].Warnings {
+			p.Problems = append(p.Problems, recipe.Problem{Severity: recipe.Warning, Field: field, Line: l.Pos.Line(field), Message: w})
+		}
 	}
 	b.logf("%s: %d sources verified", r.Metadata.Name, len(fetched))
 
@@ -324,6 +328,10 @@ type Result struct {
 	// Charts are the charts as they are in the target, to attach
 	// referrers to.
 	Charts []PublishedChart
+	// RecipeFile is the recipe built and Warnings what preparing it found
+	// that did not stop the build, with the recipe's lines.
+	RecipeFile string
+	Warnings   recipe.Problems
 }
 
 // PublishedChart is a chart in the target: repository, tag and manifest
@@ -346,7 +354,12 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 	r := p.Recipe
 	version := ChartVersion(r)
 	tag := OCITag(version)
-	res := &Result{Name: r.Metadata.Name, Version: strings.TrimPrefix(r.Spec.Version, "v"), Build: r.Spec.Build}
+	res := &Result{Name: r.Metadata.Name, Version: strings.TrimPrefix(r.Spec.Version, "v"), Build: r.Spec.Build, RecipeFile: p.File}
+	for _, pr := range p.Problems {
+		if pr.Severity == recipe.Warning {
+			res.Warnings = append(res.Warnings, pr)
+		}
+	}
 	type push struct {
 		c    *PreparedChart
 		repo string

@@ -162,6 +162,10 @@ type Result struct {
 	Path string
 	// Resolved records what was fetched, from where, and its digest.
 	Resolved index.ResolvedSource
+	// Warnings are things the maintainer should know that did not stop
+	// the fetch, such as a chart repository index that lists another
+	// digest than the archive it serves (which matches the pin).
+	Warnings []string
 }
 
 // Source kinds as recorded in index.ResolvedSource.Kind.
