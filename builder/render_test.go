@@ -18,12 +18,12 @@ import (
 	"kbuild.dev/kbuild/builder/recipe"
 )
 
-// packTestdata packs builder/testdata/charts/NAME, with Chart.yaml's
+// packTestdata packs the chart of testdata/corpus/NAME, with Chart.yaml's
 // kubeVersion replaced when kubeVersion is set.
 func packTestdata(t *testing.T, name, kubeVersion string) []byte {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
-	if err := copyTree(filepath.Join("testdata/charts", name), dir); err != nil {
+	if err := copyTree(filepath.Join("../testdata/corpus", name, "chart"), dir); err != nil {
 		t.Fatal(err)
 	}
 	if kubeVersion != "" {
