@@ -223,3 +223,29 @@ func TestCorpusInit(t *testing.T) {
 		})
 	}
 }
+
+// TestKubevirtImages runs kbuild images on the KubeVirt recipe, whose
+// operator deploys most of the nine images it pins: all nine are kept, the
+// one the chart renders is marked so, the others as rendered by no chart.
+func TestKubevirtImages(t *testing.T) {
+	shared := testenv.Shared(t)
+	cache := t.TempDir()
+	r := kbuild(t, repoRoot, nil, "cache", "add", "--cache-dir", cache, filepath.Join(shared, "fixtures", "upstream", "kubevirt-operator-v1.9.0.yaml"))
+	if r.code != 0 {
+		t.Fatalf("cache add: %s", r)
+	}
+	r = kbuild(t, repoRoot, nil, "images", "--offline", "--cache-dir", cache, "recipes/kubevirt")
+	if r.code != 0 {
+		t.Fatalf("images: %s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")[1:]
+	if len(lines) != 9 {
+		t.Fatalf("images printed %d images, want the 9 the recipe pins:\n%s", len(lines), r.stdout)
+	}
+	if !strings.Contains(r.stdout, "virt-operator:v1.9.0@sha256:d08b5b5ad1c0d694fad13279e44b44b6fad961aa7508acd53b87ce6ef468cbae  # rendered by chart kubevirt-operator\n") {
+		t.Errorf("virt-operator not marked as rendered:\n%s", r.stdout)
+	}
+	if n := strings.Count(r.stdout, "# no chart renders it"); n != 8 {
+		t.Errorf("no image marked as deployed by the operator:\n%s", r.stdout)
+	}
+}
