@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +249,54 @@ func TestKubevirtImages(t *testing.T) {
 	}
 	if n := strings.Count(r.stdout, "# no chart renders it"); n != 8 {
 		t.Errorf("no image marked as deployed by the operator:\n%s", r.stdout)
+	}
+}
+
+// TestHelmAgrees builds recipes with the real helm reading the result:
+// the corpus operator (anchors, a List with shared anchors, CRLF) builds and
+// helm template renders the built chart, with the patch on the anchor
+// changing one CRD version only; a chart whose template aliases an anchor of
+// an earlier document is refused by kbuild, as helm template refuses it.
+func TestHelmAgrees(t *testing.T) {
+	helm := testenv.Tool(t, "helm")
+	work := t.TempDir()
+	out := filepath.Join(work, "dist")
+	r := kbuild(t, repoRoot, nil, "build", "--offline", "--cache-dir", filepath.Join(work, "cache"), "-o", out, filepath.Join(corpus, "operator"))
+	if r.code != 0 {
+		t.Fatalf("build: %s", r)
+	}
+	info := readTree(t, out)["backup-operator-0.9.1-1.build.yaml"]
+	m := regexp.MustCompile(`digest: sha256:([0-9a-f]{64})`).FindStringSubmatch(info[strings.Index(info, "charts:"):])
+	if m == nil {
+		t.Fatalf("no chart digest in the BuildInfo:\n%s", info)
+	}
+	tgz := filepath.Join(out, "oci", "blobs", "sha256", m[1])
+	cmd := exec.Command(helm, "template", "backup", tgz)
+	rendered, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helm template of the built chart: %v\n%s", err, rendered)
+	}
+	for _, want := range []string{"kind: ServiceAccount", "kind: ConfigMap", "name: backup-metrics", "kind: Backup", "minimum: 0", "minimum: 1", "pattern: ^@(daily|weekly)$"} {
+		if !strings.Contains(string(rendered), want) {
+			t.Errorf("helm template lacks %q:\n%s", want, rendered)
+		}
+	}
+	if strings.Count(string(rendered), "pattern:") != 1 || strings.Contains(string(rendered), "kind: Namespace") {
+		t.Errorf("the patch through the alias reached the other version, or the Namespace is left:\n%s", rendered)
+	}
+
+	bad := filepath.Join(work, "bad")
+	writeFiles(t, bad, map[string]string{
+		"recipe.yaml":            recipeYAML("    upstream:\n      dir: chart\n", "", ""),
+		"chart/Chart.yaml":       "apiVersion: v2\nname: demo\nversion: 1.0.0\n",
+		"chart/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: &l {app: x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: *l\n",
+	})
+	hout, err := exec.Command(helm, "template", "x", filepath.Join(bad, "chart")).CombinedOutput()
+	if err == nil || !strings.Contains(string(hout), "unknown anchor") {
+		t.Fatalf("helm template of the cross-document alias = %v:\n%s; the test expects helm to refuse it", err, hout)
+	}
+	r = kbuild(t, work, nil, "validate", "--cache-dir", filepath.Join(work, "cache"), "bad")
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "unknown anchor") {
+		t.Errorf("kbuild validate accepts what helm refuses: %s", r)
 	}
 }
