@@ -2,7 +2,6 @@ package builder
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,49 +10,13 @@ import (
 	"kbuild.dev/kbuild/sources"
 )
 
-const missingSourcesRecipe = `apiVersion: kubepkg.dev/v1
-kind: Recipe
-metadata:
-  name: demo
-  annotations:
-    kubepkg.dev/description: demo
-spec:
-  version: 1.0.0
-  build: 1
-  sources:
-    zeta:
-      url: https://example.invalid/zeta.yaml
-      sha256: "1111111111111111111111111111111111111111111111111111111111111111"
-    alpha:
-      url: https://example.invalid/alpha.yaml
-      sha256: "2222222222222222222222222222222222222222222222222222222222222222"
-    tree:
-      git:
-        url: https://example.invalid/repo.git
-        commit: ABCDEFABCDEFABCDEFABCDEFABCDEFABCDEFABCD
-  charts:
-    demo:
-      from: [alpha, tree, zeta]
-  package:
-    rollback: {safe: true}
-    variants:
-      - name: default
-        components:
-          - {name: demo, path: demo}
-`
 
 // TestFetchNamesEveryMissingSource prepares a recipe offline whose three
 // sources (two URLs, one git commit written in upper case) are not cached:
 // the error names all three, sorted, each with its recipe line and the
 // command that fetches it, the same on every run.
 func TestFetchNamesEveryMissingSource(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "demo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, RecipeFile), []byte(missingSourcesRecipe), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := filepath.Join("testdata", "missing-sources")
 	f, err := sources.New(sources.WithOffline(true), sources.WithCacheDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)

@@ -198,6 +198,19 @@ func (l *LayoutTarget) create() error {
 	return nil
 }
 
+// index returns the layout's index.json (nil manifests before the first
+// push).
+func (l *LayoutTarget) index() (*v1.IndexManifest, error) {
+	if !l.present {
+		return &v1.IndexManifest{}, nil
+	}
+	idx, err := l.path.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	return idx.IndexManifest()
+}
+
 // appendSorted adds img to the layout and rewrites index.json sorted.
 func (l *LayoutTarget) appendSorted(img v1.Image, opts ...layout.Option) error {
 	if err := l.create(); err != nil {
@@ -206,11 +219,7 @@ func (l *LayoutTarget) appendSorted(img v1.Image, opts ...layout.Option) error {
 	if err := l.path.AppendImage(img, opts...); err != nil {
 		return err
 	}
-	idx, err := l.path.ImageIndex()
-	if err != nil {
-		return err
-	}
-	m, err := idx.IndexManifest()
+	m, err := l.index()
 	if err != nil {
 		return err
 	}
@@ -252,14 +261,7 @@ func (l *LayoutTarget) Lookup(ctx context.Context, repo, tag string) (v1.Hash, b
 }
 
 func (l *LayoutTarget) lookup(ref string) (v1.Hash, bool, error) {
-	if !l.present {
-		return v1.Hash{}, false, nil
-	}
-	idx, err := l.path.ImageIndex()
-	if err != nil {
-		return v1.Hash{}, false, err
-	}
-	m, err := idx.IndexManifest()
+	m, err := l.index()
 	if err != nil {
 		return v1.Hash{}, false, err
 	}
@@ -299,19 +301,13 @@ func (l *LayoutTarget) PushReferrer(ctx context.Context, repo string, img v1.Ima
 	if err != nil {
 		return err
 	}
-	if l.present {
-		idx, err := l.path.ImageIndex()
-		if err != nil {
-			return err
-		}
-		m, err := idx.IndexManifest()
-		if err != nil {
-			return err
-		}
-		for _, desc := range m.Manifests {
-			if desc.Digest == d {
-				return nil
-			}
+	m, err := l.index()
+	if err != nil {
+		return err
+	}
+	for _, desc := range m.Manifests {
+		if desc.Digest == d {
+			return nil
 		}
 	}
 	return l.appendSorted(img)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,17 +25,7 @@ func TestChartIndexDigestAnnotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	const stale = "3333333333333333333333333333333333333333333333333333333333333333"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/index.yaml":
-			fmt.Fprintf(w, "apiVersion: v1\nentries:\n  app:\n    - {name: app, version: 1.0.0, urls: [app-1.0.0.tgz], digest: %s}\n", stale)
-		case "/app-1.0.0.tgz":
-			w.Write(archive.Data)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer srv.Close()
+	srv := serveChartRepo(t, map[string]*builder.Archive{"app": archive}, func(*builder.Archive) string { return stale })
 	for _, cmd := range []string{"validate", "build"} {
 		t.Run(cmd, func(t *testing.T) {
 			work := t.TempDir()

@@ -89,6 +89,34 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
+// serveChartRepo serves a Helm chart repository on loopback: index.yaml
+// lists each archive (by chart name) as NAME-VERSION.tgz with the digest
+// listed returns for it (the archive's own when listed is nil).
+func serveChartRepo(t *testing.T, archives map[string]*builder.Archive, listed func(*builder.Archive) string) *httptest.Server {
+	t.Helper()
+	if listed == nil {
+		listed = func(a *builder.Archive) string { return a.Digest }
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/index.yaml" {
+			fmt.Fprintf(w, "apiVersion: v1\nentries:\n")
+			for n, a := range archives {
+				fmt.Fprintf(w, "  %s:\n    - {name: %s, version: %s, urls: [%s-%s.tgz], digest: %s}\n", n, n, a.Version, n, a.Version, strings.TrimPrefix(listed(a), "sha256:"))
+			}
+			return
+		}
+		for n, a := range archives {
+			if r.URL.Path == "/"+n+"-"+a.Version+".tgz" {
+				w.Write(a.Data)
+				return
+			}
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // readTree returns every regular file under dir by slash path.
 func readTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -170,23 +198,7 @@ func TestCorpusInit(t *testing.T) {
 		}
 		archives[n] = a
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/index.yaml" {
-			fmt.Fprintf(w, "apiVersion: v1\nentries:\n")
-			for n, a := range archives {
-				fmt.Fprintf(w, "  %s:\n    - {name: %s, version: %s, urls: [%s.tgz], digest: %s}\n", n, n, a.Version, n, strings.TrimPrefix(a.Digest, "sha256:"))
-			}
-			return
-		}
-		for n, a := range archives {
-			if r.URL.Path == "/"+n+".tgz" {
-				w.Write(a.Data)
-				return
-			}
-		}
-		http.NotFound(w, r)
-	}))
-	defer srv.Close()
+	srv := serveChartRepo(t, archives, nil)
 	proxy := httptest.NewServer(&recordingProxy{})
 	defer proxy.Close()
 	env := []string{"HTTPS_PROXY=" + proxy.URL, "HTTP_PROXY=" + proxy.URL, "NO_PROXY=", "DOCKER_CONFIG=" + t.TempDir()}

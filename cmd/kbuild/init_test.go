@@ -161,17 +161,7 @@ func TestInitWithoutRegistryAccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/index.yaml":
-			fmt.Fprintf(w, "apiVersion: v1\nentries:\n  tools:\n    - {name: tools, version: 0.4.0, urls: [tools-0.4.0.tgz], digest: %s}\n", strings.TrimPrefix(archive.Digest, "sha256:"))
-		case "/tools-0.4.0.tgz":
-			w.Write(archive.Data)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer repo.Close()
+	repo := serveChartRepo(t, map[string]*builder.Archive{"tools": archive}, nil)
 
 	for _, tc := range []struct {
 		name  string
