@@ -10,7 +10,6 @@ import (
 	"kbuild.dev/kbuild/sources"
 )
 
-
 // TestFetchNamesEveryMissingSource prepares a recipe offline whose three
 // sources (two URLs, one git commit written in upper case) are not cached:
 // the error names all three, sorted, each with its recipe line and the
