@@ -34,6 +34,7 @@ type Builder struct {
 	commit    string
 
 	allowUnpinned bool
+	kubeVersion   string
 }
 
 // New returns a Builder that fetches with f and publishes to t. t may be
@@ -120,6 +121,10 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	}
 	for _, n := range sortedKeys(fetched) {
 		p.Sources = append(p.Sources, fetched[n].Resolved)
+		field := "spec.sources." + n
+		for _, w := range fetched[n].Warnings {
+			p.Problems = append(p.Problems, recipe.Problem{Severity: recipe.Warning, Field: field, Line: l.Pos.Line(field), Message: w})
+		}
 	}
 	b.logf("%s: %d sources verified", r.Metadata.Name, len(fetched))
 
@@ -137,7 +142,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
-			rd, err := Render(a.Data, namespaceOf(r, key))
+			rd, err := Render(a.Data, namespaceOf(r, key), RenderKubeVersion(b.kubeVersion))
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
@@ -158,27 +163,42 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 }
 
 // fetchAll fetches and verifies every source of a loaded recipe in
-// parallel into work.
+// parallel into work. One failing source does not stop the others: the
+// error names every source that failed, sorted by name, each with the
+// recipe file and line that declares it (an offline error also says how to
+// fetch it).
 func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[string]*sources.Result, error) {
 	r := l.Recipe
 	info := sources.PluginInfo{Package: r.Metadata.Name, Version: r.Spec.Version}
-	fetched := map[string]*sources.Result{}
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
+	names := sortedKeys(r.Spec.Sources)
+	results := make([]*sources.Result, len(names))
+	errs := make([]error, len(names))
+	var g errgroup.Group
 	g.SetLimit(b.jobs)
-	for _, n := range sortedKeys(r.Spec.Sources) {
+	for i, n := range names {
 		g.Go(func() error {
-			res, err := b.fetcher.Fetch(gctx, l.Dir, filepath.Join(work, "src", n), n, r.Spec.Sources[n], info)
-			if err != nil {
-				return fmt.Errorf("recipe %s: %w", l.Dir, err)
-			}
-			mu.Lock()
-			fetched[n] = res
-			mu.Unlock()
+			results[i], errs[i] = b.fetcher.Fetch(ctx, l.Dir, filepath.Join(work, "src", n), n, r.Spec.Sources[n], info)
 			return nil
 		})
 	}
-	return fetched, g.Wait()
+	_ = g.Wait()
+	fetched := map[string]*sources.Result{}
+	var failed []error
+	for i, n := range names {
+		if errs[i] != nil {
+			field := "spec.sources." + n
+			failed = append(failed, fmt.Errorf("%s line %d: %s: %w", l.File, l.Pos.Line(field), field, errs[i]))
+			continue
+		}
+		fetched[n] = results[i]
+	}
+	switch {
+	case len(failed) == 1:
+		return nil, fmt.Errorf("recipe %s: %w", l.Dir, failed[0])
+	case len(failed) > 1:
+		return nil, fmt.Errorf("recipe %s: %d of %d sources failed:\n%w", l.Dir, len(failed), len(names), errors.Join(failed...))
+	}
+	return fetched, nil
 }
 
 // Fetch fetches and verifies every source of the recipe in dir into the
@@ -244,7 +264,7 @@ func CheckRendered(r *recipe.Recipe, pos recipe.Positions, charts []*PreparedCha
 		}
 		for _, img := range c.Rendered.Images {
 			if _, ok := PinFor(img, r.Spec.Package.Images); !ok && !listed(img, r.Spec.Package.Images) {
-				p := add(recipe.Error, "spec.package.images", "chart %s runs image %s, which package.images does not pin; add it as %s@sha256:<digest> (kbuild images DIR prints the block)", c.Key, img, recipe.NormalizeImage(img))
+				p := add(recipe.Error, "spec.package.images", "%s", unpinnedMessage(c.Key, img, r.Spec.Package.Images, pos))
 				p.Code = recipe.CodeUnpinnedImage
 			}
 		}
@@ -260,16 +280,37 @@ func CheckRendered(r *recipe.Recipe, pos recipe.Positions, charts []*PreparedCha
 // listed reports whether image is in images by repository and tag without
 // a digest: the static check already reports it as not pinned.
 func listed(image string, images []string) bool {
-	want, err := parseImage(image)
+	want, err := recipe.ParseImage(image)
 	if err != nil {
 		return false
 	}
 	for _, i := range images {
-		if have, err := parseImage(i); err == nil && have.digest == "" && have.repo == want.repo && have.tag == want.tag {
+		if have, err := recipe.ParseImage(i); err == nil && have.Digest == "" && have.Repository == want.Repository && have.Tag == want.Tag {
 			return true
 		}
 	}
 	return false
+}
+
+// unpinnedMessage says that chart key runs image, which no entry of images
+// pins: it names the entries of the same repository with their lines (a
+// digest the chart does not run), and gives a reference to paste.
+func unpinnedMessage(key, image string, images []string, pos recipe.Positions) string {
+	im, _ := recipe.ParseImage(image)
+	msg := fmt.Sprintf("chart %s runs image %s, which package.images does not pin", key, image)
+	for i, p := range images {
+		if have, err := recipe.ParseImage(p); err == nil && have.Repository == im.Repository {
+			field := fmt.Sprintf("spec.package.images[%d]", i)
+			if l := pos.Line(field); l > 0 {
+				field += fmt.Sprintf(", line %d", l)
+			}
+			msg += fmt.Sprintf("; package.images declares %s (%s)", p, field)
+		}
+	}
+	if im.Digest != "" {
+		return msg + "; if the chart's digest is the one to ship, list: " + im.String()
+	}
+	return msg + "; add " + im.String() + "@sha256:<digest> (kbuild images DIR looks the digest up and prints the block)"
 }
 
 // Result is one published build.
@@ -287,6 +328,10 @@ type Result struct {
 	// Charts are the charts as they are in the target, to attach
 	// referrers to.
 	Charts []PublishedChart
+	// RecipeFile is the recipe built and Warnings what preparing it found
+	// that did not stop the build, with the recipe's lines.
+	RecipeFile string
+	Warnings   recipe.Problems
 }
 
 // PublishedChart is a chart in the target: repository, tag and manifest
@@ -309,7 +354,12 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 	r := p.Recipe
 	version := ChartVersion(r)
 	tag := OCITag(version)
-	res := &Result{Name: r.Metadata.Name, Version: strings.TrimPrefix(r.Spec.Version, "v"), Build: r.Spec.Build}
+	res := &Result{Name: r.Metadata.Name, Version: strings.TrimPrefix(r.Spec.Version, "v"), Build: r.Spec.Build, RecipeFile: p.File}
+	for _, pr := range p.Problems {
+		if pr.Severity == recipe.Warning {
+			res.Warnings = append(res.Warnings, pr)
+		}
+	}
 	type push struct {
 		c    *PreparedChart
 		repo string
@@ -364,6 +414,7 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		chartRefs[ps.c.Key] = &index.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: ps.c.Archive.Digest}
 		info.Charts = append(info.Charts, index.BuiltChart{
 			Name: ps.c.Key, Ref: repoURL + "/" + ps.c.Key + ":" + tag, Digest: ps.c.Archive.Digest, Manifest: ps.img.digest,
+			KubeVersion: ps.c.Rendered.KubeVersion, APIVersions: ps.c.Rendered.APIVersions,
 		})
 	}
 	res.Record = Record(r, chartRefs)

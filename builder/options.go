@@ -43,6 +43,11 @@ func WithRecipesRoot(dir string) Option { return func(b *Builder) { b.root = dir
 // BuildInfo. Default: none.
 func WithCommit(c string) Option { return func(b *Builder) { b.commit = c } }
 
+// WithKubeVersion renders charts against Kubernetes version v instead of
+// the default (DefaultKubeVersion, or what a chart's kubeVersion allows).
+// Default "".
+func WithKubeVersion(v string) Option { return func(b *Builder) { b.kubeVersion = v } }
+
 // WithUnpinnedImages reports images that are not pinned by digest as
 // warnings instead of errors. Default false. Pinning needs the images'
 // registries, so offline validation and builds allow it; publishing never

@@ -2,11 +2,11 @@ package builder
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,6 +15,10 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/releaseutil"
+
+	"kbuild.dev/kbuild/builder/recipe"
+	k8syaml "sigs.k8s.io/yaml"
 )
 
 // Rendered is what a chart installs with its default values: the objects of
@@ -22,45 +26,74 @@ import (
 type Rendered struct {
 	Chart   *chart.Chart
 	Objects []map[string]any
-	// Images are the image references the objects run, as written, sorted.
+	// Images are the image references the objects run, in normal form
+	// (recipe.NormalizeImage), sorted.
 	Images []string
 	// CRDs are the names of the CustomResourceDefinitions shipped, sorted.
 	CRDs []string
+	// KubeVersion is the Kubernetes version the chart was rendered against
+	// (.Capabilities.KubeVersion) and APIVersions the API set
+	// (.Capabilities.APIVersions), sorted.
+	KubeVersion string
+	APIVersions []string
+}
+
+// RenderOption tunes Render.
+type RenderOption func(*renderConfig)
+
+type renderConfig struct {
+	kubeVersion string
+}
+
+// RenderKubeVersion renders against Kubernetes version v ("1.31" or
+// "v1.31.2") instead of the default (see KubeVersionFor).
+func RenderKubeVersion(v string) RenderOption {
+	return func(c *renderConfig) { c.kubeVersion = v }
 }
 
 // Render loads a packed chart and renders it with Helm v3's engine, default
-// values and the given release namespace, in a child process bounded in
-// time, memory and output (see renderIsolated).
-func Render(data []byte, namespace string) (*Rendered, error) {
+// values and the given release namespace, against the Kubernetes version
+// KubeVersionFor picks and the API set APIVersions, in a child process
+// bounded in time, memory and output (see renderIsolated).
+//
+// The render is deterministic: calls of Sprig's random functions in the
+// templates give values derived from the chart (see deterministicTemplates),
+// so the same chart and values render the same bytes every time. The output
+// is read the way Helm reads it, each document alone, so a stream Helm
+// would refuse (an alias to another document's anchor, say) is refused here.
+func Render(data []byte, namespace string, opts ...RenderOption) (*Rendered, error) {
+	var cfg renderConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	ch, err := loader.LoadArchive(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("load chart: %w", err)
 	}
-	out, err := renderIsolated(data, ch.Name(), namespace)
+	kube, err := KubeVersionFor(ch.Metadata, cfg.kubeVersion)
 	if err != nil {
 		return nil, err
 	}
-	r := &Rendered{Chart: ch}
-	names := make([]string, 0, len(out))
-	for n := range out {
-		names = append(names, n)
+	out, err := renderIsolated(data, ch.Name(), namespace, kube.Version)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(names)
-	for _, n := range names {
+	r := &Rendered{Chart: ch, KubeVersion: kube.Version, APIVersions: APIVersions(kube.Version)}
+	for _, n := range slices.Sorted(maps.Keys(out)) {
 		ext := path.Ext(n)
 		if ext != ".yaml" && ext != ".yml" && ext != ".json" {
 			continue
 		}
 		objs, err := decodeDocuments(out[n])
 		if err != nil {
-			return nil, fmt.Errorf("chart %s: rendered %s is not valid YAML: %w", ch.Name(), n, err)
+			return nil, fmt.Errorf("chart %s: rendered %s: %w", ch.Name(), n, err)
 		}
 		r.Objects = append(r.Objects, objs...)
 	}
 	for _, crd := range ch.CRDObjects() {
 		objs, err := decodeDocuments(string(crd.File.Data))
 		if err != nil {
-			return nil, fmt.Errorf("chart %s: %s is not valid YAML: %w", ch.Name(), crd.Filename, err)
+			return nil, fmt.Errorf("chart %s: %s: %w", ch.Name(), crd.Filename, err)
 		}
 		r.Objects = append(r.Objects, objs...)
 	}
@@ -81,36 +114,49 @@ func Render(data []byte, namespace string) (*Rendered, error) {
 }
 
 // renderValues returns the values templates see: the chart's defaults,
-// the release (named after the chart, in namespace or "default") and
-// Helm's default capabilities.
-func renderValues(ch *chart.Chart, namespace string) (chartutil.Values, error) {
+// the release (named after the chart, in namespace or "default") and the
+// capabilities of Kubernetes version kube (as KubeVersionFor resolves it)
+// with the API set APIVersions.
+func renderValues(ch *chart.Chart, namespace, kube string) (chartutil.Values, error) {
 	if namespace == "" {
 		namespace = "default"
 	}
+	kv, err := KubeVersionFor(ch.Metadata, kube)
+	if err != nil {
+		return nil, err
+	}
+	caps := &chartutil.Capabilities{KubeVersion: *kv, APIVersions: APIVersions(kv.Version), HelmVersion: chartutil.DefaultCapabilities.HelmVersion}
 	opts := chartutil.ReleaseOptions{Name: ch.Name(), Namespace: namespace, Revision: 1, IsInstall: true}
-	vals, err := chartutil.ToRenderValues(ch, ch.Values, opts, chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(ch, ch.Values, opts, caps)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: values: %w", ch.Name(), err)
 	}
 	return vals, nil
 }
 
+// decodeDocuments reads a rendered stream the way Helm does: split with
+// releaseutil.SplitManifests and each document parsed on its own with
+// sigs.k8s.io/yaml, as Helm's manifest sorter does before installing, then
+// decoded into a map. Empty documents are dropped.
 func decodeDocuments(s string) ([]map[string]any, error) {
-	dec := yaml.NewDecoder(strings.NewReader(s))
+	docs := releaseutil.SplitManifests(s)
+	keys := slices.Collect(maps.Keys(docs))
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	var objs []map[string]any
-	for {
-		var o map[string]any
-		err := dec.Decode(&o)
-		if errors.Is(err, io.EOF) {
-			return objs, nil
+	for i, k := range keys {
+		var head releaseutil.SimpleHead
+		if err := k8syaml.Unmarshal([]byte(docs[k]), &head); err != nil {
+			return nil, fmt.Errorf("document %d: Helm cannot read it: %w; each document must stand alone (an alias cannot refer to another document's anchor)", i+1, err)
 		}
-		if err != nil {
-			return nil, err
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(docs[k]), &o); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
 		}
 		if len(o) > 0 {
 			objs = append(objs, o)
 		}
 	}
+	return objs, nil
 }
 
 // imageEnv matches environment variable names that operators use to pass
@@ -127,7 +173,7 @@ func collectImages(v any, into map[string]bool) {
 		for k, val := range t {
 			if k == "image" {
 				if ref := imageField(val); ref != "" {
-					into[ref] = true
+					into[recipe.NormalizeImage(ref)] = true
 					continue
 				}
 			}
@@ -135,7 +181,7 @@ func collectImages(v any, into map[string]bool) {
 		}
 		if n, ok := t["name"].(string); ok && imageEnv.MatchString(n) {
 			if s, ok := t["value"].(string); ok && looksLikeImage(s) {
-				into[s] = true
+				into[recipe.NormalizeImage(s)] = true
 			}
 		}
 	case []any:
@@ -190,40 +236,27 @@ func sortedSet(m map[string]bool) []string {
 	return out
 }
 
-// imageKey is the comparable form of an image reference.
-type imageKey struct {
-	repo, tag, digest string
-}
-
-func parseImage(ref string) (imageKey, error) {
-	r, err := name.ParseReference(ref, name.WeakValidation)
-	if err != nil {
-		return imageKey{}, err
-	}
-	k := imageKey{repo: r.Context().Name()}
-	base, dig, _ := strings.Cut(ref, "@")
-	k.digest = dig
-	if last := base[strings.LastIndex(base, "/")+1:]; strings.Contains(last, ":") {
-		k.tag = last[strings.Index(last, ":")+1:]
-	} else if dig == "" {
-		k.tag = "latest"
-	}
-	return k, nil
-}
-
 // PinFor returns the entry of pinned that pins image: the same repository
-// and either the same digest or the same tag. ok is false when none does.
+// (both in normal form, see recipe.Image) and either the same digest, or
+// for an image without digest the same tag. A pin by digest alone pins a
+// reference without tag (":latest"). ok is false when none does.
 func PinFor(image string, pinned []string) (pin string, ok bool) {
-	want, err := parseImage(image)
+	want, err := recipe.ParseImage(image)
 	if err != nil {
 		return "", false
 	}
 	for _, p := range pinned {
-		have, err := parseImage(p)
-		if err != nil || have.repo != want.repo || have.digest == "" {
+		have, err := recipe.ParseImage(p)
+		if err != nil || have.Repository != want.Repository || have.Digest == "" {
 			continue
 		}
-		if (want.digest != "" && want.digest == have.digest) || (want.digest == "" && want.tag == have.tag) {
+		switch {
+		case want.Digest != "":
+			ok = want.Digest == have.Digest
+		default:
+			ok = want.Tag == have.Tag || (have.Tag == "" && want.Tag == name.DefaultTag)
+		}
+		if ok {
 			return p, true
 		}
 	}

@@ -59,8 +59,9 @@ func init() {
 
 // renderRequest is what the parent sends the child.
 type renderRequest struct {
-	Archive   []byte
-	Namespace string
+	Archive     []byte
+	Namespace   string
+	KubeVersion string
 }
 
 // renderMessage is one message of the child: a template it starts, one it
@@ -77,7 +78,8 @@ type renderMessage struct {
 // executable) and returns each template's output. Templates are rendered
 // one at a time, so when the child exceeds RenderTimeout, RenderMemory or
 // RenderOutputBudget the error names the template that was rendering.
-func renderIsolated(data []byte, chartName, namespace string) (map[string]string, error) {
+// kube is the Kubernetes version the templates see (see renderValues).
+func renderIsolated(data []byte, chartName, namespace, kube string) (map[string]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: render: %w", chartName, err)
@@ -90,7 +92,7 @@ func renderIsolated(data []byte, chartName, namespace string) (map[string]string
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	var req bytes.Buffer
-	if err := gob.NewEncoder(&req).Encode(renderRequest{Archive: data, Namespace: namespace}); err != nil {
+	if err := gob.NewEncoder(&req).Encode(renderRequest{Archive: data, Namespace: namespace, KubeVersion: kube}); err != nil {
 		return nil, err
 	}
 	cmd.Stdin = &req
@@ -165,12 +167,15 @@ func renderChild(in io.Reader, w io.Writer) error {
 	if err != nil {
 		return enc.Encode(renderMessage{Err: "load chart: " + err.Error()})
 	}
+	if err := deterministicTemplates(ch); err != nil {
+		return enc.Encode(renderMessage{Err: err.Error()})
+	}
 	size := 0
 	for _, name := range templateNames(ch, "") {
 		if err := enc.Encode(renderMessage{Start: name}); err != nil {
 			return err
 		}
-		vals, err := renderValues(ch, req.Namespace)
+		vals, err := renderValues(ch, req.Namespace, req.KubeVersion)
 		if err != nil {
 			return enc.Encode(renderMessage{Err: err.Error()})
 		}

@@ -2,11 +2,13 @@ package builder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,6 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"kbuild.dev/kbuild/internal/dist"
 )
 
 // RefNameAnnotation names an image in an OCI layout's index.json.
@@ -150,28 +154,93 @@ const DefaultLayoutURL = "oci://127.0.0.1:8080"
 // LayoutTarget publishes into a local OCI image layout (dist/oci), readable
 // by skopeo, crane and `kbuild serve`. Images are named in index.json with
 // the annotation org.opencontainers.image.ref.name = "<repo>:<tag>".
+//
+// index.json lists the manifests sorted by name, then digest (unnamed
+// referrers after a name's image, by digest), so that two identical builds
+// write identical layouts whatever order their charts finish in. The layout
+// is created by the first push: a build that fails before pushing leaves no
+// empty layout behind.
 type LayoutTarget struct {
-	path layout.Path
-	url  string
-	mu   sync.Mutex
+	path    layout.Path
+	url     string
+	mu      sync.Mutex
+	present bool // the layout exists on disk
 }
 
-// NewLayoutTarget opens or creates the layout at dir. url is the base
-// recorded in build records (DefaultLayoutURL when empty).
+// NewLayoutTarget opens the layout at dir, or prepares to create it at the
+// first push. url is the base recorded in build records (DefaultLayoutURL
+// when empty).
 func NewLayoutTarget(dir, url string) (*LayoutTarget, error) {
 	if url == "" {
 		url = DefaultLayoutURL
 	}
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		if _, serr := os.Stat(filepath.Join(dir, "index.json")); !os.IsNotExist(serr) {
+	l := &LayoutTarget{path: layout.Path(dir), url: strings.TrimSuffix(url, "/")}
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); err == nil {
+		if _, err := layout.FromPath(dir); err != nil {
 			return nil, fmt.Errorf("oci layout %s: %w", dir, err)
 		}
-		if p, err = layout.Write(dir, empty.Index); err != nil {
-			return nil, fmt.Errorf("oci layout %s: %w", dir, err)
-		}
+		l.present = true
+	} else if !os.IsNotExist(err) {
+		return nil, fmt.Errorf("oci layout %s: %w", dir, err)
 	}
-	return &LayoutTarget{path: p, url: strings.TrimSuffix(url, "/")}, nil
+	return l, nil
+}
+
+// create writes the empty layout unless it exists.
+func (l *LayoutTarget) create() error {
+	if l.present {
+		return nil
+	}
+	if _, err := layout.Write(string(l.path), empty.Index); err != nil {
+		return fmt.Errorf("oci layout %s: %w", l.path, err)
+	}
+	l.present = true
+	return nil
+}
+
+// index returns the layout's index.json (nil manifests before the first
+// push).
+func (l *LayoutTarget) index() (*v1.IndexManifest, error) {
+	if !l.present {
+		return &v1.IndexManifest{}, nil
+	}
+	idx, err := l.path.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	return idx.IndexManifest()
+}
+
+// appendSorted adds img to the layout and rewrites index.json sorted.
+func (l *LayoutTarget) appendSorted(img v1.Image, opts ...layout.Option) error {
+	if err := l.create(); err != nil {
+		return err
+	}
+	if err := l.path.AppendImage(img, opts...); err != nil {
+		return err
+	}
+	m, err := l.index()
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(m.Manifests, func(a, b v1.Descriptor) int {
+		an, bn := a.Annotations[RefNameAnnotation], b.Annotations[RefNameAnnotation]
+		if (an == "") != (bn == "") {
+			if an == "" {
+				return 1
+			}
+			return -1
+		}
+		if c := strings.Compare(an, bn); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Digest.String(), b.Digest.String())
+	})
+	data, err := json.MarshalIndent(m, "", "   ") // as ggcr's layout writes it
+	if err != nil {
+		return err
+	}
+	return dist.WriteFile(filepath.Join(string(l.path), "index.json"), data, 0o644)
 }
 
 // Repository implements Target.
@@ -192,11 +261,7 @@ func (l *LayoutTarget) Lookup(ctx context.Context, repo, tag string) (v1.Hash, b
 }
 
 func (l *LayoutTarget) lookup(ref string) (v1.Hash, bool, error) {
-	idx, err := l.path.ImageIndex()
-	if err != nil {
-		return v1.Hash{}, false, err
-	}
-	m, err := idx.IndexManifest()
+	m, err := l.index()
 	if err != nil {
 		return v1.Hash{}, false, err
 	}
@@ -224,7 +289,7 @@ func (l *LayoutTarget) Push(ctx context.Context, repo, tag string, img v1.Image)
 	} else if ok {
 		return fmt.Errorf("oci layout %s: %s already holds %s", l.path, ref, have)
 	}
-	return l.path.AppendImage(img, layout.WithAnnotations(map[string]string{RefNameAnnotation: ref}))
+	return l.appendSorted(img, layout.WithAnnotations(map[string]string{RefNameAnnotation: ref}))
 }
 
 // PushReferrer implements Target: the image is added to the layout's index
@@ -236,11 +301,7 @@ func (l *LayoutTarget) PushReferrer(ctx context.Context, repo string, img v1.Ima
 	if err != nil {
 		return err
 	}
-	idx, err := l.path.ImageIndex()
-	if err != nil {
-		return err
-	}
-	m, err := idx.IndexManifest()
+	m, err := l.index()
 	if err != nil {
 		return err
 	}
@@ -249,5 +310,5 @@ func (l *LayoutTarget) PushReferrer(ctx context.Context, repo string, img v1.Ima
 			return nil
 		}
 	}
-	return l.path.AppendImage(img)
+	return l.appendSorted(img)
 }

@@ -75,4 +75,8 @@ type BuiltChart struct {
 	Digest string `json:"digest"`
 	// Manifest is the digest of the OCI manifest the chart was pushed as.
 	Manifest string `json:"manifest"`
+	// KubeVersion and APIVersions are the Kubernetes version and API set
+	// (.Capabilities) the chart was rendered and checked against.
+	KubeVersion string   `json:"kubeVersion,omitempty"`
+	APIVersions []string `json:"apiVersions,omitempty"`
 }

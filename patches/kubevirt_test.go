@@ -3,6 +3,7 @@ package patches
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"kbuild.dev/kbuild/builder/recipe"
@@ -124,4 +125,73 @@ func upstreamFixture(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// TestKubevirtByteForByte wraps the upstream KubeVirt operator manifest and
+// checks that every document no patch touched is stored exactly as upstream
+// wrote it: unpatched, the stored files joined with the "---" lines between
+// them give back the upstream file; with the operator Deployment patched,
+// only that document differs.
+func TestKubevirtByteForByte(t *testing.T) {
+	const name = "kubevirt-operator-v1.9.0.yaml"
+	data := upstreamFixture(t, name)
+	upstreamDocs := strings.Split(strings.TrimPrefix(string(data), "---\n"), "\n---\n")
+	for _, tc := range []struct {
+		name    string
+		patches []recipe.Patch
+		changed string // file name part of the one document that may differ
+	}{
+		{name: "unpatched"},
+		{name: "operator patched", changed: "deployment-virt-operator", patches: []recipe.Patch{{
+			Kind: "Deployment", Name: "virt-operator",
+			Merge: map[string]any{"spec": map[string]any{"replicas": 3}},
+		}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := Split(name, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Apply(objs, tc.patches); err != nil {
+				t.Fatal(err)
+			}
+			dst := filepath.Join(t.TempDir(), "kubevirt")
+			if err := Wrap(dst, "kubevirt", objs, WrapOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			files, err := filepath.Glob(filepath.Join(dst, "files/manifests/*.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != len(upstreamDocs) {
+				t.Fatalf("stored %d files, want one per upstream document (%d)", len(files), len(upstreamDocs))
+			}
+			var joined []string
+			for i, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				joined = append(joined, string(b))
+				want := upstreamDocs[i]
+				if i < len(upstreamDocs)-1 {
+					want += "\n"
+				}
+				same := string(b) == want
+				switch {
+				case tc.changed != "" && strings.Contains(f, tc.changed):
+					if same {
+						t.Errorf("%s is unchanged; want the patch applied", filepath.Base(f))
+					}
+				case !same:
+					t.Errorf("%s (%d bytes) differs from upstream document %d (%d bytes)", filepath.Base(f), len(b), i+1, len(want))
+				}
+			}
+			if tc.changed == "" {
+				if got := "---\n" + strings.Join(joined, "---\n"); got != string(data) {
+					t.Errorf("stored documents joined = %d bytes, want the upstream file's %d bytes", len(got), len(data))
+				}
+			}
+		})
+	}
 }

@@ -23,6 +23,22 @@ type Object struct {
 	// Item is the 1-based index of the object in the items of a List
 	// document, or 0 when the document is the object itself.
 	Item int
+
+	// doc is the document the object was read from; nil for objects made
+	// otherwise, which Wrap always serializes.
+	doc *document
+	// changed is set by Apply when a patch changed the object.
+	changed bool
+}
+
+// document is one YAML document of a manifest file, as Split read it.
+type document struct {
+	// raw is the document's text exactly as upstream wrote it.
+	raw []byte
+	// listKind is the kind of a List document ("" for a single object);
+	// items is how many objects the document holds.
+	listKind string
+	items    int
 }
 
 // Kind returns the object's kind.

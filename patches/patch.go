@@ -27,9 +27,11 @@ import (
 //     resources, merge maps and replace lists.
 //   - json6902: RFC 6902 operations add, remove, replace, move, copy, test.
 //
-// Keys keep their order and untouched parts their comments. A patch that
-// matches no object is an error wrapping ErrNoMatch that lists the objects of
-// that kind that do exist. Each object is patched as a whole or not at all,
+// Keys keep their order and untouched parts their comments. An object is
+// patched with its YAML aliases and merge keys written out, so a patch
+// changes the node its path names and no other place that shared it. A
+// patch that matches no object is an error wrapping ErrNoMatch that lists
+// the objects of that kind that do exist. Each object is patched as a whole or not at all,
 // but Apply stops at the first failing patch and keeps the patches before it,
 // so discard the objects on error.
 func Apply(objs []*Object, ps []recipe.Patch) error {
@@ -65,8 +67,13 @@ func apply(objs []*Object, i int, p recipe.Patch) error {
 			continue
 		}
 		matched = true
-		n := o.Node.Copy() // patch a copy so a failure leaves the object whole
-		var err error
+		// Patch a copy so a failure leaves the object whole, with its
+		// aliases resolved so the patch changes the node it names only.
+		y, err := resolveAliases(o.Node.YNode())
+		if err != nil {
+			return fmt.Errorf("patch %d (%s) on %s: %w", i, forms[0], o, err)
+		}
+		n := yaml.NewRNode(y)
 		switch forms[0] {
 		case "merge":
 			err = mergePatch(n, p.Merge)
@@ -77,6 +84,11 @@ func apply(objs []*Object, i int, p recipe.Patch) error {
 		}
 		if err != nil {
 			return fmt.Errorf("patch %d (%s) on %s: %w", i, forms[0], o, err)
+		}
+		if !o.changed {
+			before, err1 := o.Node.String()
+			after, err2 := n.String()
+			o.changed = err1 != nil || err2 != nil || before != after
 		}
 		o.Node = n
 	}

@@ -30,6 +30,7 @@ func (f *Fetcher) fetchChart(ctx context.Context, recipeDir, out string, c *reci
 		return nil, err
 	}
 	what := fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, redact(c.Repository))
+	var warnings []string
 	blob, err := f.cache.open(pin)
 	if errors.Is(err, errNotCached) {
 		if f.offline {
@@ -38,7 +39,7 @@ func (f *Fetcher) fetchChart(ctx context.Context, recipeDir, out string, c *reci
 		if strings.HasPrefix(c.Repository, "oci://") {
 			err = f.downloadOCIChart(ctx, c, pin, what)
 		} else {
-			err = f.downloadRepoChart(ctx, c, pin, what)
+			warnings, err = f.downloadRepoChart(ctx, c, pin, what)
 		}
 		if err == nil {
 			blob, err = f.cache.open(pin)
@@ -53,7 +54,7 @@ func (f *Fetcher) fetchChart(ctx context.Context, recipeDir, out string, c *reci
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	origin := strings.TrimSuffix(redact(c.Repository), "/") + "/" + c.Name + "@" + c.Version
-	return &Result{Path: dir, Resolved: index.ResolvedSource{Kind: KindChart, Origin: origin, Digest: pin}}, nil
+	return &Result{Path: dir, Resolved: index.ResolvedSource{Kind: KindChart, Origin: origin, Digest: pin}, Warnings: warnings}, nil
 }
 
 // unpackChart extracts a chart archive into out and returns the directory
@@ -80,19 +81,21 @@ func (f *Fetcher) unpackChart(blob *os.File, digest, out string) (string, error)
 }
 
 // downloadRepoChart finds the chart in its repository's index.yaml and
-// downloads the archive into the cache, verified against pin.
-func (f *Fetcher) downloadRepoChart(ctx context.Context, c *recipe.ChartSource, pin, what string) error {
+// downloads the archive into the cache, verified against pin. It returns a
+// warning when the index lists another digest than the archive's.
+func (f *Fetcher) downloadRepoChart(ctx context.Context, c *recipe.ChartSource, pin, what string) ([]string, error) {
 	entry, idxURL, err := f.chartEntry(ctx, c.Repository, c.Name, c.Version)
 	if err != nil {
 		if idxURL == "" {
-			return err
+			return nil, err
 		}
-		return fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	archive, err := entry.archiveURL(idxURL)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	var warnings []string
 	listed := ""
 	if entry.Digest != "" {
 		listed, _ = parseDigest(entry.Digest)
@@ -100,7 +103,7 @@ func (f *Fetcher) downloadRepoChart(ctx context.Context, c *recipe.ChartSource, 
 	_, err = f.download(ctx, archive, func(got string, n int64) error {
 		if got == pin {
 			if listed != "" && listed != pin {
-				f.logf("warning: %s: the repository index lists %s, but the archive matches the pin %s", what, listed, pin)
+				warnings = append(warnings, fmt.Sprintf("%s: the repository index lists %s, but the archive matches the pin %s; the repository's index is stale or wrong, tell its maintainers", what, listed, pin))
 			}
 			return nil
 		}
@@ -116,7 +119,7 @@ func (f *Fetcher) downloadRepoChart(ctx context.Context, c *recipe.ChartSource, 
 		}
 		return &DigestMismatchError{What: what, URL: redact(archive), Expected: pin, Got: got, Size: n, Note: note}
 	})
-	return err
+	return warnings, err
 }
 
 // chartVersion is one entry of a chart repository index.

@@ -34,6 +34,7 @@ type Fetcher struct {
 	backoff       time.Duration
 	keychain      authn.Keychain
 	plainHTTP     bool
+	plainHosts    []string
 	pluginTimeout time.Duration
 	logf          func(format string, args ...any)
 }
@@ -82,11 +83,18 @@ func WithRetries(n int) Option { return func(f *Fetcher) { f.retries = n } }
 // is authn.DefaultKeychain (Docker config and credential helpers).
 func WithKeychain(k authn.Keychain) Option { return func(f *Fetcher) { f.keychain = k } }
 
-// WithPlainHTTP makes OCI registry references use plain HTTP, for
-// registries on loopback. The default is false (HTTPS, except where
-// go-containerregistry already uses HTTP: localhost, loopback and
-// private addresses).
+// WithPlainHTTP lets OCI registries on loopback (localhost, 127.0.0.0/8,
+// ::1) be reached over plain HTTP. It never applies to other registries,
+// such as the public ones a chart's images come from: name those with
+// WithPlainHTTPHosts. The default is false (HTTPS, except where
+// go-containerregistry already uses HTTP: localhost and loopback).
 func WithPlainHTTP(plain bool) Option { return func(f *Fetcher) { f.plainHTTP = plain } }
+
+// WithPlainHTTPHosts lets the OCI registries named (HOST or HOST:PORT, as
+// in image references) be reached over plain HTTP. The default is none.
+func WithPlainHTTPHosts(hosts ...string) Option {
+	return func(f *Fetcher) { f.plainHosts = append(f.plainHosts, hosts...) }
+}
 
 // WithLogger sets a function that receives progress messages. The default
 // discards them. Messages never contain credentials.
@@ -160,6 +168,10 @@ type Result struct {
 	Path string
 	// Resolved records what was fetched, from where, and its digest.
 	Resolved index.ResolvedSource
+	// Warnings are things the maintainer should know that did not stop
+	// the fetch, such as a chart repository index that lists another
+	// digest than the archive it serves (which matches the pin).
+	Warnings []string
 }
 
 // Source kinds as recorded in index.ResolvedSource.Kind.

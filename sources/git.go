@@ -27,7 +27,7 @@ type gitRef struct {
 }
 
 func gitRefKey(g *recipe.GitSource) string {
-	return filepath.Join("git", g.Commit+"-"+keyOf(strings.Trim(g.Path, "/")))
+	return filepath.Join("git", strings.ToLower(g.Commit)+"-"+keyOf(strings.Trim(g.Path, "/")))
 }
 
 // gitCached reports whether the tree of g is in the cache.
@@ -41,6 +41,9 @@ func (f *Fetcher) gitCached(g *recipe.GitSource) bool {
 // shallowly with the system git and cached as a tar keyed by commit and
 // path (the ref also records the git tree id), so rebuilds work offline.
 func (f *Fetcher) fetchGit(ctx context.Context, recipeDir, out string, g *recipe.GitSource) (*Result, error) {
+	lower := *g
+	lower.Commit = strings.ToLower(g.Commit) // git prints commit ids in lower case
+	g = &lower
 	if !hex40.MatchString(g.Commit) {
 		return nil, fmt.Errorf("git commit %q is not a full 40-hex commit id", g.Commit)
 	}

@@ -111,8 +111,13 @@ func TestFetchGit(t *testing.T) {
 	}{
 		{"older commit, subtree", repo.first, "deploy/chart", chartAtFirst},
 		{"tip, whole tree", repo.tip, "", nil},
+		{"upper-case commit id", strings.ToUpper(repo.tip), "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			cacheDir := cacheDir
+			if tc.commit != strings.ToLower(tc.commit) {
+				cacheDir = t.TempDir() // the lower-case id is cached already
+			}
 			src := recipe.Source{Git: &recipe.GitSource{URL: repo.url, Commit: tc.commit, Path: tc.path}}
 			repo.count.reset()
 			res, err := withCache(t, cacheDir).Fetch(context.Background(), "r", t.TempDir(), "g", src, PluginInfo{})
@@ -128,7 +133,7 @@ func TestFetchGit(t *testing.T) {
 			} else if got["README.md"] != "f:v2\n" || got["deploy/chart/Chart.yaml"] != "f:apiVersion: v2\nname: demo\nversion: 2.0.0\n" {
 				t.Errorf("tip tree = %v", got)
 			}
-			origin := repo.url + "@" + tc.commit
+			origin := repo.url + "@" + strings.ToLower(tc.commit)
 			if tc.path != "" {
 				origin += ":" + tc.path
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"kbuild.dev/kbuild/builder/recipe"
 	"kbuild.dev/kbuild/index"
 )
 
@@ -25,7 +26,7 @@ func imageDigest(ref string) (string, error) {
 // its manifest (a multi-arch index is kept whole) in the cache. The tag,
 // if any, is informational: only the digest is resolved.
 func (f *Fetcher) fetchImage(ctx context.Context, recipeDir, ref string) (*Result, error) {
-	d, err := name.NewDigest(ref, f.nameOptions()...)
+	d, err := name.NewDigest(ref, f.nameOptions(ref)...)
 	if err != nil {
 		return nil, fmt.Errorf("image %q is not pinned by digest (registry/repo:tag@sha256:<hex>): %w", ref, err)
 	}
@@ -57,13 +58,41 @@ func (f *Fetcher) fetchImage(ctx context.Context, recipeDir, ref string) (*Resul
 	return res, nil
 }
 
+// ResolveImage returns image in normal form (recipe.Image) pinned by the
+// digest its tag has now in its registry; an image already pinned by digest
+// is returned as it is. Only the manifest's descriptor is read. Plain HTTP
+// follows WithPlainHTTP and WithPlainHTTPHosts; with WithOffline it fails
+// with an error wrapping ErrOffline.
+func (f *Fetcher) ResolveImage(ctx context.Context, image string) (string, error) {
+	im, err := recipe.ParseImage(image)
+	if err != nil {
+		return "", err
+	}
+	if im.Digest != "" {
+		return im.String(), nil
+	}
+	if f.offline {
+		return "", fmt.Errorf("image %s: looking up its digest needs the network: %w", im, ErrOffline)
+	}
+	ref, err := name.ParseReference(im.String(), f.nameOptions(im.String())...)
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", im, err)
+	}
+	f.logf("resolving %s", im)
+	desc, err := remote.Head(ref, f.remoteOptions(ctx)...)
+	if err != nil {
+		return "", fmt.Errorf("image %s: looking up its digest: %w", im, err)
+	}
+	return im.WithDigest(desc.Digest.String()).String(), nil
+}
+
 // Mirror copies the image ref (pinned by digest; an index with all its
 // images) into the repository dst under the same digest and returns the
 // new reference. Nothing is copied when dst already has the digest; blobs
 // dst already has are skipped, and blobs from the same registry are
 // mounted across repositories where the registry allows it.
 func (f *Fetcher) Mirror(ctx context.Context, ref string, dst name.Repository) (name.Digest, error) {
-	src, err := name.NewDigest(ref, f.nameOptions()...)
+	src, err := name.NewDigest(ref, f.nameOptions(ref)...)
 	if err != nil {
 		return name.Digest{}, fmt.Errorf("mirror %q: not pinned by digest: %w", ref, err)
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -44,7 +46,7 @@ func (f *Fetcher) downloadOCIChart(ctx context.Context, c *recipe.ChartSource, p
 // descriptor of its Helm chart layer.
 func (f *Fetcher) ociChartLayer(ctx context.Context, c *recipe.ChartSource, what string) (name.Tag, v1.Hash, *v1.Descriptor, error) {
 	ref := strings.TrimSuffix(strings.TrimPrefix(c.Repository, "oci://"), "/") + "/" + c.Name + ":" + strings.ReplaceAll(c.Version, "+", "_")
-	tag, err := name.NewTag(ref, f.nameOptions()...)
+	tag, err := name.NewTag(ref, f.nameOptions(ref)...)
 	if err != nil {
 		return tag, v1.Hash{}, nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -93,11 +95,36 @@ func (f *Fetcher) registryBlob(ctx context.Context, repo name.Repository, digest
 	return f.httpDownload(ctx, &http.Client{Transport: rt}, u, verify)
 }
 
-func (f *Fetcher) nameOptions() []name.Option {
-	if f.plainHTTP {
-		return []name.Option{name.Insecure}
+// nameOptions returns the options to parse ref with: name.Insecure when the
+// policy of WithPlainHTTP and WithPlainHTTPHosts allows plain HTTP to ref's
+// registry.
+func (f *Fetcher) nameOptions(ref string) []name.Option {
+	r, err := name.ParseReference(ref, name.WeakValidation)
+	if err == nil && f.PlainHTTP(r.Context().RegistryStr()) {
+		return []name.Option{name.WeakValidation, name.Insecure}
 	}
-	return nil
+	return []name.Option{name.WeakValidation}
+}
+
+// PlainHTTP reports whether the registry (HOST or HOST:PORT) may be reached
+// over plain HTTP: it is on loopback and WithPlainHTTP is set, or it is
+// named by WithPlainHTTPHosts.
+func (f *Fetcher) PlainHTTP(registry string) bool {
+	if slices.Contains(f.plainHosts, registry) {
+		return true
+	}
+	if !f.plainHTTP {
+		return false
+	}
+	host := registry
+	if h, _, err := net.SplitHostPort(registry); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (f *Fetcher) remoteOptions(ctx context.Context) []remote.Option {

@@ -68,7 +68,22 @@ func Parse(file string, data []byte) (*Recipe, Positions, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, pos, fmt.Errorf("%s: %w", file, err)
 	}
+	normalizeCommits(&r)
 	return &r, pos, nil
+}
+
+// normalizeCommits writes git commit ids in lower case, as git prints them:
+// git accepts either, and the cache and build records must not see the same
+// commit under two names.
+func normalizeCommits(r *Recipe) {
+	for n, s := range r.Spec.Sources {
+		if s.Git != nil {
+			g := *s.Git
+			g.Commit = strings.ToLower(g.Commit)
+			s.Git = &g
+			r.Spec.Sources[n] = s
+		}
+	}
 }
 
 var rawMessageType = reflect.TypeOf(json.RawMessage(nil))

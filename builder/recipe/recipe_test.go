@@ -56,7 +56,7 @@ func TestBadRecipes(t *testing.T) {
 		{"bad sha256", "sha256: sha256:3f1c", "sha256: sha256:XYZ", 13, "expected 64 lower-case hex digits"},
 		{"two kinds", "      path: redis\n", "      path: redis\n      dir: x\n", 11, "exactly one of url, chart, dir, plugin, git or image; found 2"},
 		{"image not pinned", `images: ["docker.io/library/redis:7.2.4@sha256:9a0b000000000000000000000000000000000000000000000000000000000000"]`, `images: ["docker.io/library/redis:7.2.4"]`, 25, "not pinned by digest"},
-		{"image not normalised", `images: ["docker.io/library/redis:7.2.4@sha256:9a0b`, `images: ["redis:7.2.4@sha256:9a0b`, 25, "not normalised; write the registry explicitly: docker.io/library/redis:7.2.4@sha256:"},
+		{"image not normalised", `images: ["docker.io/library/redis:7.2.4@sha256:9a0b`, `images: ["redis:7.2.4@sha256:9a0b`, 25, "not normalised; write it as docker.io/library/redis:7.2.4@sha256:"},
 		{"component path", "path: redis\n            install", "path: nope\n            install", 32, `no chart named "nope"`},
 		{"constraint", `version: ">=1.2 <2"`, `version: "~>banana"`, 29, "is not a semver constraint"},
 		{"package version set", "    provides: [redis", "    version: 1.0.0\n    provides: [redis", 22, "package.version comes from spec.version"},
@@ -141,10 +141,16 @@ func TestIsArchive(t *testing.T) {
 }
 
 func TestNormalizeImage(t *testing.T) {
+	const dig = "sha256:a600000000000000000000000000000000000000000000000000000000000000"
 	for in, want := range map[string]string{
-		"redis:7":                 "docker.io/library/redis:7",
-		"quay.io/a/b:v1@sha256:x": "quay.io/a/b:v1@sha256:x",
-		"localhost:5000/a/b":      "localhost:5000/a/b",
+		"redis:7":                                   "docker.io/library/redis:7",
+		"quay.io/a/b:v1@sha256:x":                   "quay.io/a/b:v1@sha256:x",
+		"localhost:5000/a/b":                        "localhost:5000/a/b:latest",
+		"giantswarm/tiny-tools":                     "docker.io/giantswarm/tiny-tools:latest",
+		"index.docker.io/giantswarm/tiny-tools:1.0": "docker.io/giantswarm/tiny-tools:1.0",
+		"busybox@" + dig:                            "docker.io/library/busybox@" + dig,
+		"busybox:1.36@" + dig:                       "docker.io/library/busybox:1.36@" + dig,
+		"not a reference!":                          "not a reference!",
 	} {
 		if got := NormalizeImage(in); got != want {
 			t.Errorf("NormalizeImage(%q) = %q, want %q", in, got, want)
@@ -210,4 +216,27 @@ func FuzzParse(f *testing.F) {
 		}
 		Validate(r, pos)
 	})
+}
+
+// TestUpperCaseCommit checks that a commit id written in upper case (as
+// some web interfaces show it) is accepted and read in lower case.
+func TestUpperCaseCommit(t *testing.T) {
+	data, err := os.ReadFile("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const commit = "0123456789ABCDEF0123456789abcdef01234567"
+	data = []byte(strings.Replace(string(data), "    img:\n", "    tree:\n      git: {url: https://example.com/r.git, commit: "+commit+"}\n    img:\n", 1))
+	r, pos, err := Parse("valid.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Spec.Sources["tree"].Git.Commit; got != strings.ToLower(commit) {
+		t.Errorf("commit = %s, want %s", got, strings.ToLower(commit))
+	}
+	for _, p := range Validate(r, pos).Errors() {
+		if strings.Contains(p.Field, "tree") {
+			t.Errorf("Validate: %v", p)
+		}
+	}
 }

@@ -417,36 +417,18 @@ func (v *validator) pkg(r *Recipe) {
 func checkPinnedImage(ref string) (msg string, unpinned bool) {
 	d, err := name.NewDigest(ref, name.WeakValidation)
 	if err != nil {
-		if _, terr := name.NewTag(ref); terr == nil {
-			return fmt.Sprintf("image %q is not pinned by digest; write it as %s@sha256:<digest> (run: kbuild images DIR)", ref, NormalizeImage(ref)), true
+		if _, terr := name.NewTag(ref, name.WeakValidation); terr == nil {
+			return fmt.Sprintf("image %q is not pinned by digest; write it as %s@sha256:<digest> (kbuild images DIR looks the digest up)", ref, NormalizeImage(ref)), true
 		}
 		return fmt.Sprintf("image %q is not a valid digest reference: %v", ref, err), false
 	}
 	if alg, _, _ := strings.Cut(d.DigestStr(), ":"); alg != "sha256" {
 		return fmt.Sprintf("image %q is pinned by %s; the format requires @sha256:<64 hex digits>", ref, alg), false
 	}
-	if !strings.HasPrefix(ref, registryOf(d.Context())+"/") {
-		return fmt.Sprintf("image %q is not normalised; write the registry explicitly: %s", ref, NormalizeImage(ref)), false
+	if norm := NormalizeImage(ref); norm != ref {
+		return fmt.Sprintf("image %q is not normalised; write it as %s", ref, norm), false
 	}
 	return "", false
-}
-
-// NormalizeImage writes ref in full form: registry/repository[:tag][@digest],
-// with docker.io and library/ spelled out.
-func NormalizeImage(ref string) string {
-	r, err := name.ParseReference(ref, name.WeakValidation)
-	if err != nil {
-		return ref
-	}
-	full := registryOf(r.Context()) + "/" + r.Context().RepositoryStr()
-	base, dig, _ := strings.Cut(ref, "@")
-	if last := base[strings.LastIndex(base, "/")+1:]; strings.Contains(last, ":") {
-		full += last[strings.Index(last, ":"):]
-	}
-	if dig != "" {
-		full += "@" + dig
-	}
-	return full
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -468,13 +450,4 @@ func (v *validator) image(field, ref string) {
 	if unpinned {
 		v.probs[len(v.probs)-1].Code = CodeUnpinnedImage
 	}
-}
-
-// registryOf returns the registry host as people write it: Docker Hub is
-// docker.io (ggcr names it index.docker.io).
-func registryOf(repo name.Repository) string {
-	if r := repo.RegistryStr(); r != name.DefaultRegistry {
-		return r
-	}
-	return "docker.io"
 }

@@ -78,6 +78,7 @@ Examples:
 			fs.StringVarP(&f.output, "output", "o", "text", "output format: text or markdown")
 			fs.BoolVar(&f.failImmutable, "fail-on-immutable-change", false, "exit 1 when the recipe's version and build are published with other content (needs --against)")
 			f.sourceFlags.addFlags(fs)
+			f.renderFlags.addFlags(fs)
 			fs.IntVarP(&f.jobs, "jobs", "j", 0, "charts built at once (default: CPUs)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
@@ -158,7 +159,7 @@ func (f *diffFlags) compare(ctx context.Context, env *Env, b *builder.Builder, d
 	}
 	var base *review.Package
 	if published != nil {
-		base, err = publishedPackage(ctx, published, head, f.plainHTTP)
+		base, err = publishedPackage(ctx, published, head, f.plainHTTP, f.kubeVersion)
 		if err != nil {
 			return nil, fmt.Errorf("recipe %s: published version: %w", dir, err)
 		}
@@ -219,7 +220,7 @@ func preparePackage(ctx context.Context, env *Env, b *builder.Builder, dir, labe
 // publishedPackage returns the version of head's package in x to compare
 // with (see review.Counterpart), its charts pulled by digest and rendered;
 // nil when x does not have the package.
-func publishedPackage(ctx context.Context, x *index.RepositoryIndex, head *review.Package, plainHTTP bool) (*review.Package, error) {
+func publishedPackage(ctx context.Context, x *index.RepositoryIndex, head *review.Package, plainHTTP bool, kubeVersion string) (*review.Package, error) {
 	v, ok := review.Counterpart(x, head.Name, head.Spec.Version, head.Spec.Build)
 	if !ok {
 		return nil, nil
@@ -230,7 +231,7 @@ func publishedPackage(ctx context.Context, x *index.RepositoryIndex, head *revie
 		if err != nil {
 			return nil, err
 		}
-		rd, err := builder.Render(data, c.Namespace)
+		rd, err := builder.Render(data, c.Namespace, builder.RenderKubeVersion(kubeVersion))
 		if err != nil {
 			return nil, fmt.Errorf("chart %s %s: %w", c.Ref.Name, c.Ref.Digest, err)
 		}

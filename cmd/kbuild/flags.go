@@ -19,6 +19,7 @@ type sourceFlags struct {
 	cacheDir    string
 	offline     bool
 	plainHTTP   bool
+	plainHosts  []string
 	maxDownload int64
 	timeout     time.Duration
 }
@@ -26,13 +27,14 @@ type sourceFlags struct {
 func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "source cache (default: the user cache dir, e.g. ~/.cache/kbuild)")
 	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network")
-	fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to OCI registries (loopback registries in tests)")
+	fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to OCI registries on loopback (never to other registries)")
+	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
 	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on a server, registry or git remote that sends nothing for this long (a whole download also gets 1 min + 1 s per MiB)")
 }
 
 func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {
-	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithLogger(progress(env)), sources.WithTimeout(f.timeout)}
+	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithPlainHTTPHosts(f.plainHosts...), sources.WithLogger(progress(env)), sources.WithTimeout(f.timeout)}
 	if f.cacheDir != "" {
 		opts = append(opts, sources.WithCacheDir(f.cacheDir))
 	}
@@ -42,9 +44,19 @@ func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {
 	return sources.New(opts...)
 }
 
+// renderFlags are the flags of commands that render charts.
+type renderFlags struct {
+	kubeVersion string
+}
+
+func (f *renderFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.kubeVersion, "kube-version", "", "render charts as for this Kubernetes version, e.g. 1.31 (default "+builder.DefaultKubeVersion+", or the newest a chart's kubeVersion allows)")
+}
+
 // buildFlags are the flags of commands that build recipes.
 type buildFlags struct {
 	sourceFlags
+	renderFlags
 	registry string
 	out      string
 	jobs     int
@@ -55,6 +67,7 @@ func (f *buildFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.out, "output", "o", "dist", "directory for build records and the local OCI layout")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "recipes and charts built at once")
 	f.sourceFlags.addFlags(fs)
+	f.renderFlags.addFlags(fs)
 }
 
 // target returns the registry target, or the local layout under DIST/oci.
@@ -86,6 +99,7 @@ func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...b
 		builder.WithBuilderID("kbuild " + version),
 		builder.WithRecipesRoot(root),
 		builder.WithCommit(gitCommit(root)),
+		builder.WithKubeVersion(f.kubeVersion),
 	}
 	return builder.New(fetch, t, append(opts, extra...)...)
 }

@@ -3,43 +3,70 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"sort"
+	"strings"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/internal/dist"
 )
 
 func newImagesCmd() *Command {
-	var f buildFlags
+	var (
+		f     buildFlags
+		write bool
+	)
 	return &Command{
 		Name:    "images",
-		Usage:   "kbuild images DIR",
+		Usage:   "kbuild images DIR [--write]",
 		Summary: "Print the images a recipe's charts run, pinned by digest, as a package.images block.",
 		Help: `images renders every chart of the recipe with Helm's engine (default values,
 CRDs included), collects every image the objects run (containers,
 initContainers, ephemeralContainers, *_IMAGE environment variables and
 image fields of operator resources), resolves each tag to its digest in its
-registry, and prints a ready-to-paste images: block. Images already pinned in
-the recipe keep their digest. Credentials come from the Docker config.
+registry, and prints a ready-to-paste images: block. Credentials come from
+the Docker config.
+
+Every image the recipe already declares is kept, pinned if it is not yet,
+whether or not a chart renders it: operators deploy images no chart names
+(KubeVirt's operator starts eight of the nine KubeVirt images). Each line
+says which charts render the image, or that none does. With --write the
+recipe's images: block is rewritten in place instead: changed entries are
+replaced on their line, new ones appended, every comment kept.
+
+An image whose digest cannot be looked up (no network, a private registry)
+is printed unpinned with a TODO comment, and images exits 1 naming it.
+Plain HTTP (--plain-http) is used for registries on loopback only, and for
+the hosts given with --plain-http-host; never for public registries.
 
 Examples:
   # print the block for a recipe, then paste it under spec.package
   kbuild images recipes/kubevirt
 
+  # pin the recipe's images in place
+  kbuild images recipes/cdi --write
+
   # against a registry on loopback
   kbuild images --plain-http examples/hello`,
-		Flags: func(fs *pflag.FlagSet) { f.sourceFlags.addFlags(fs) },
+		Flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&write, "write", false, "rewrite the recipe's images: block in place, keeping its comments")
+			f.sourceFlags.addFlags(fs)
+			f.renderFlags.addFlags(fs)
+		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) != 1 {
 				return usagef("name one recipe directory")
 			}
 			f.jobs = 1
 			b, err := f.builder(env, nil, "")
+			if err != nil {
+				return err
+			}
+			fetch, err := f.fetcher(env)
 			if err != nil {
 				return err
 			}
@@ -54,64 +81,76 @@ Examples:
 			if p == nil {
 				return err
 			}
-			seen := map[string]bool{}
-			var pinned []string
-			for _, c := range p.Charts {
-				for _, img := range c.Rendered.Images {
-					if seen[img] {
-						continue
-					}
-					seen[img] = true
-					pin, ok := builder.PinFor(img, l.Recipe.Spec.Package.Images)
-					if !ok {
-						if f.offline {
-							return fmt.Errorf("image %s is not pinned and --offline forbids asking its registry", img)
-						}
-						if pin, err = resolveImage(ctx, img, f.plainHTTP); err != nil {
-							return err
-						}
-					}
-					pinned = append(pinned, pin)
+			entries := builder.PlanImages(ctx, p, fetch.ResolveImage)
+			if write {
+				if err := writeImages(l.File, entries); err != nil {
+					return err
 				}
+				fmt.Fprintf(env.Stdout, "wrote %s\n", l.File)
+			} else {
+				printImages(env, entries)
 			}
-			sort.Strings(pinned)
-			pinned = dedupe(pinned)
-			fmt.Fprintln(env.Stdout, "    images:")
-			for _, p := range pinned {
-				fmt.Fprintf(env.Stdout, "      - %s\n", p)
-			}
-			return nil
+			return unresolved(entries, args[0])
 		},
 	}
 }
 
-// resolveImage returns img in full form with its tag's current digest.
-func resolveImage(ctx context.Context, img string, plainHTTP bool) (string, error) {
-	opts := []name.Option{name.WeakValidation}
-	if plainHTTP {
-		opts = append(opts, name.Insecure)
+// imageComment says which charts render an entry, for the printed block.
+func imageComment(e builder.ImageEntry) string {
+	switch {
+	case e.Err != nil:
+		return "TODO: pin; looking up the digest failed"
+	case len(e.Charts) == 0:
+		return "no chart renders it (deployed by an operator?)"
 	}
-	ref, err := name.ParseReference(img, opts...)
-	if err != nil {
-		return "", fmt.Errorf("image %s: %w", img, err)
-	}
-	desc, err := remote.Head(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
-	if err != nil {
-		return "", fmt.Errorf("image %s: resolving its digest: %w", img, err)
-	}
-	full := recipe.NormalizeImage(img)
-	if _, ok := ref.(name.Digest); ok {
-		return full, nil
-	}
-	return full + "@" + desc.Digest.String(), nil
+	return "rendered by chart " + strings.Join(e.Charts, ", ")
 }
 
-func dedupe(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
+// printImages prints the images: block, sorted.
+func printImages(env *Env, entries []builder.ImageEntry) {
+	sorted := slices.Clone(entries)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Ref < sorted[j].Ref })
+	fmt.Fprintln(env.Stdout, "    images:")
+	for i, e := range sorted {
+		if i > 0 && e.Ref == sorted[i-1].Ref {
+			continue
+		}
+		fmt.Fprintf(env.Stdout, "      - %s  # %s\n", e.Ref, imageComment(e))
+	}
+}
+
+// writeImages rewrites the images: block of the recipe file in place.
+func writeImages(file string, entries []builder.ImageEntry) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var lines []recipe.ImageLine
+	for _, e := range entries {
+		comment := ""
+		if e.Declared == "" {
+			comment = imageComment(e)
+		}
+		lines = append(lines, recipe.ImageLine{Old: e.Declared, New: e.Ref, Comment: comment})
+	}
+	out, err := recipe.RewriteImages(data, lines)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return dist.WriteFile(file, out, 0o644)
+}
+
+// unresolved returns an error naming the images whose digest could not be
+// looked up, or nil.
+func unresolved(entries []builder.ImageEntry, dir string) error {
+	var errs []string
+	for _, e := range entries {
+		if e.Err != nil {
+			errs = append(errs, "  "+e.Err.Error())
 		}
 	}
-	return out
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d images are not pinned, their digests could not be looked up:\n%s\nrun kbuild images %s --write where their registries can be reached", len(errs), strings.Join(errs, "\n"), dir)
 }

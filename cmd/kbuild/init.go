@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"text/template"
 
@@ -37,11 +36,20 @@ func newInitCmd() *Command {
 file, the archive digest of a chart), takes the description and home page
 from Chart.yaml, renders the charts with Helm's engine to list the CRDs they
 ship into package.crds and every image they run into package.images, each
-resolved to its digest in its registry. Plain manifests that carry a
+resolved to its digest in its registry (an image without a tag is
+IMAGE:latest). Plain manifests that carry a
 Namespace get exclude: [{kind: Namespace}] (the installer creates the
 release namespace). The draft has build: 1, rollback: {safe: false} to be
 reviewed, and a default variant with one component per chart in namespace
-NAME. It validates as is; review every line before publishing it.
+NAME. init checks the draft with the full validation, rendering included,
+before it ends; review every line before publishing it.
+
+An image whose digest cannot be looked up (no access to its registry) does
+not stop init: it is written with its tag and a "# TODO: pin" comment, which
+validate reports, and init ends with a warning naming each such image and
+the command that pins them later (kbuild images DIR --write); it exits 0.
+--plain-http reaches loopback registries only (and --plain-http-host the
+hosts named); the public registries of a chart's images are always HTTPS.
 
 REPO is an https:// chart repository or an oci:// registry path; the pins are
 taken on first use, so check them against what upstream publishes.
@@ -63,6 +71,7 @@ Examples:
 			fs.StringVar(&name, "name", "", "package name (default: the chart's name, or the first manifest's file name)")
 			fs.StringVar(&namespace, "namespace", "", "install namespace of the components (default: the package name)")
 			f.sourceFlags.addFlags(fs)
+			f.renderFlags.addFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) != 1 {
@@ -97,32 +106,33 @@ Examples:
 			if d.Namespace = namespace; d.Namespace == "" {
 				d.Namespace = d.Name
 			}
-			// Render the draft once to learn what the charts ship and run.
+			_, statErr := os.Stat(dir)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
-			if err := writeDraft(file, d); err != nil {
+			// On failure leave nothing behind: no draft, and no directory
+			// init made.
+			fail := func(err error) error {
+				os.Remove(file)
+				if statErr != nil {
+					os.Remove(dir)
+				}
 				return err
+			}
+			// Render the draft once to learn what the charts ship and run.
+			if err := writeDraft(file, d); err != nil {
+				return fail(err)
 			}
 			// Problems about what the draft does not declare yet are expected.
 			p, err := b.Prepare(ctx, dir)
 			if p == nil {
-				os.Remove(file)
-				return fmt.Errorf("rendering the draft: %w", err)
+				return fail(fmt.Errorf("rendering the draft: %w", err))
 			}
-			images := map[string]bool{}
-			crds := map[string]bool{}
 			for _, c := range p.Charts {
-				for _, crd := range c.Rendered.CRDs {
-					crds[crd] = true
-				}
 				for _, o := range c.Rendered.Objects {
 					if o["kind"] == "Namespace" && len(manifests) > 0 {
 						d.ExcludeNamespace = true
 					}
-				}
-				for _, img := range c.Rendered.Images {
-					images[img] = true
 				}
 				if md := c.Rendered.Chart.Metadata; chart != "" {
 					d.Description, d.Home = md.Description, md.Home
@@ -131,31 +141,55 @@ Examples:
 					}
 				}
 			}
-			d.CRDs = slices.Sorted(maps.Keys(crds))
-			for _, img := range slices.Sorted(maps.Keys(images)) {
-				pin, err := resolveImage(ctx, img, f.plainHTTP)
-				if err != nil {
-					os.Remove(file)
-					return err
+			d.CRDs = shippedCRDs(p)
+			var todo []string
+			for _, e := range builder.PlanImages(ctx, p, fetch.ResolveImage) {
+				d.Images = append(d.Images, draftImage{Ref: e.Ref, TODO: e.Err != nil})
+				if e.Err != nil {
+					todo = append(todo, e.Err.Error())
 				}
-				d.Images = append(d.Images, pin)
 			}
-			sort.Strings(d.Images)
-			d.Images = dedupe(d.Images)
 			if err := writeDraft(file, d); err != nil {
-				return err
+				return fail(err)
 			}
-			l, err := b.Load(dir)
+			// The self-check is the full validation, rendering included;
+			// only the images init could not pin may be reported.
+			strict, err := f.builder(env, nil, "")
 			if err != nil {
-				return err
+				return fail(err)
 			}
-			if err := l.Err(); err != nil {
-				return fmt.Errorf("the draft does not validate, which is a bug in kbuild init: %w", err)
+			l, err := strict.Load(dir)
+			if err != nil {
+				return fail(err)
+			}
+			if l.Recipe == nil {
+				return fail(fmt.Errorf("the draft does not validate, which is a bug in kbuild init: %w", l.Err()))
+			}
+			if _, err := strict.PrepareLoaded(ctx, l); err != nil {
+				var pe *recipe.ProblemsError
+				if !errors.As(err, &pe) || !onlyUnpinned(pe.Problems) || len(pe.Problems.Errors()) > len(todo) {
+					return fail(fmt.Errorf("the draft does not validate, which is a bug in kbuild init: %w", err))
+				}
 			}
 			fmt.Fprintf(env.Stdout, "wrote %s; review it, then run: kbuild validate %s\n", file, dir)
+			if len(todo) > 0 {
+				fmt.Fprintf(env.Stderr, "warning: %d images are not pinned (marked # TODO: pin), their digests could not be looked up:\n  %s\npin them where their registries can be reached: kbuild images %s --write\n",
+					len(todo), strings.Join(todo, "\n  "), dir)
+			}
 			return nil
 		},
 	}
+}
+
+// shippedCRDs returns the CRDs the prepared charts ship, sorted.
+func shippedCRDs(p *builder.Prepared) []string {
+	crds := map[string]bool{}
+	for _, c := range p.Charts {
+		for _, crd := range c.Rendered.CRDs {
+			crds[crd] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(crds))
 }
 
 // draft is what init writes.
@@ -164,7 +198,15 @@ type draft struct {
 	Sources                                     []draftSource
 	Chart                                       string // chart key
 	ExcludeNamespace                            bool
-	CRDs, Images                                []string
+	CRDs                                        []string
+	Images                                      []draftImage
+}
+
+// draftImage is an entry of the draft's package.images: pinned, or marked
+// for the maintainer to pin when its digest could not be looked up.
+type draftImage struct {
+	Ref  string
+	TODO bool
 }
 
 type draftSource struct {
@@ -275,7 +317,7 @@ spec:
 {{- if .Images }}
     images:
 {{- range .Images }}
-      - {{ . }}
+      - {{ .Ref }}{{ if .TODO }}  # TODO: pin (kbuild images DIR --write){{ end }}
 {{- end }}
 {{- end }}
     variants:

@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,5 +116,112 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// recordingProxy is an HTTP proxy that records every request and refuses
+// them all, as a network without registry access does.
+type recordingProxy struct {
+	mu   sync.Mutex
+	seen []string // "CONNECT host:port" or "GET http://host/path"
+}
+
+func (p *recordingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	if r.Method == http.MethodConnect {
+		p.seen = append(p.seen, "CONNECT "+r.Host)
+	} else {
+		p.seen = append(p.seen, r.Method+" "+r.URL.String())
+	}
+	p.mu.Unlock()
+	http.Error(w, "no route to the internet", http.StatusBadGateway)
+}
+
+func (p *recordingProxy) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.seen)
+}
+
+// TestInitWithoutRegistryAccess drafts a recipe for a chart whose images
+// live on public registries that cannot be reached (every request goes to a
+// recording proxy that refuses it): init still writes the draft, with the
+// images marked to pin, warns naming them and the command that pins them,
+// and exits 0; validate then names them. With --plain-http (for the
+// loopback chart repository) no request to a public registry is plain HTTP.
+func TestInitWithoutRegistryAccess(t *testing.T) {
+	chartDir := t.TempDir()
+	writeFiles(t, chartDir, map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: tools\nversion: 0.4.0\ndescription: Tools with a tagless image\n",
+		"values.yaml": "image: giantswarm/tiny-tools\n",
+		"templates/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: tools}\nspec:\n  containers:\n" +
+			"    - {name: tools, image: \"{{ .Values.image }}\"}\n    - {name: web, image: nginx:1.27}\n",
+	})
+	archive, err := builder.Pack(chartDir, "tools", "0.4.0", time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := serveChartRepo(t, map[string]*builder.Archive{"tools": archive}, nil)
+
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{name: "registries unreachable"},
+		{name: "plain-http for the loopback repository", flags: []string{"--plain-http"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxy := &recordingProxy{}
+			ps := httptest.NewServer(proxy)
+			defer ps.Close()
+			env := []string{"HTTPS_PROXY=" + ps.URL, "HTTP_PROXY=" + ps.URL, "NO_PROXY=", "DOCKER_CONFIG=" + t.TempDir()}
+			work := t.TempDir()
+			cache := filepath.Join(work, "cache")
+			args := append([]string{"init", "rec", "--cache-dir", cache, "--chart", repo.URL + "/tools@0.4.0"}, tc.flags...)
+			r := kbuild(t, work, env, args...)
+			if r.code != 0 {
+				t.Fatalf("init: %s", r)
+			}
+			for _, w := range []string{
+				"warning: 2 images are not pinned",
+				"docker.io/giantswarm/tiny-tools:latest",
+				"docker.io/library/nginx:1.27",
+				"kbuild images rec --write",
+			} {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("init's warning lacks %q: %s", w, r.stderr)
+				}
+			}
+			data, err := os.ReadFile(filepath.Join(work, "rec", "recipe.yaml"))
+			if err != nil {
+				t.Fatalf("no draft: %v", err)
+			}
+			for _, w := range []string{
+				"      - docker.io/giantswarm/tiny-tools:latest  # TODO: pin",
+				"      - docker.io/library/nginx:1.27  # TODO: pin",
+				`digest: "` + archive.Digest + `"`,
+			} {
+				if !strings.Contains(string(data), w) {
+					t.Errorf("draft lacks %q:\n%s", w, data)
+				}
+			}
+			reqs := proxy.requests()
+			connected := false
+			for _, req := range reqs {
+				if !strings.HasPrefix(req, "CONNECT ") {
+					t.Errorf("plain HTTP request to a public registry: %s", req)
+				}
+				connected = connected || strings.HasPrefix(req, "CONNECT index.docker.io:443")
+			}
+			if !connected {
+				t.Errorf("no HTTPS lookup of Docker Hub went through the proxy: %q", reqs)
+			}
+			r = kbuild(t, work, env, "validate", "--offline", "--cache-dir", cache, "rec")
+			for _, w := range []string{`image "docker.io/giantswarm/tiny-tools:latest" is not pinned by digest`, `image "docker.io/library/nginx:1.27" is not pinned by digest`} {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("validate does not name the image to pin (%s): %s", w, r)
+				}
+			}
+		})
 	}
 }

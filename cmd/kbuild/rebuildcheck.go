@@ -47,6 +47,7 @@ Examples:
 			fs.StringVar(&indexRef, "index", "", "the published index: index.yaml path or http(s) URL")
 			fs.StringArrayVar(&publicKeys, "public-key", nil, "public key that signs the index (repeat for several)")
 			f.sourceFlags.addFlags(fs)
+			f.renderFlags.addFlags(fs)
 			fs.IntVarP(&f.jobs, "jobs", "j", 0, "charts rebuilt at once (default: CPUs)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {

@@ -54,6 +54,9 @@ func (r *reporter) failure(file string, err error) {
 func (r *reporter) builds(results []*builder.Result, err error, display func(string) string, suffix string) error {
 	for _, res := range results {
 		printResult(r.env, res)
+		for _, w := range res.Warnings {
+			r.problem(res.RecipeFile, w)
+		}
 	}
 	var be *builder.BuildErrors
 	if !errors.As(err, &be) {

@@ -41,6 +41,7 @@ Examples:
   kbuild validate --offline recipes/kubevirt recipes/cdi`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.sourceFlags.addFlags(fs)
+			f.renderFlags.addFlags(fs)
 			fs.IntVarP(&f.jobs, "jobs", "j", 0, "recipes checked at once (default: CPUs)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {

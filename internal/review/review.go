@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -262,14 +263,23 @@ func (k objectKey) less(o objectKey) bool {
 	return k.nth < o.nth
 }
 
+// rendered is one rendered object as the diff sees it.
+type rendered struct {
+	yaml string
+	hook bool // a Helm hook or test (annotation helm.sh/hook)
+}
+
 // objectsByKey returns every object of charts as YAML by key.
-func objectsByKey(charts []Chart) map[objectKey]string {
-	out := map[objectKey]string{}
+func objectsByKey(charts []Chart) map[objectKey]rendered {
+	out := map[objectKey]rendered{}
 	for _, c := range charts {
 		for _, o := range c.Objects {
 			k := objectKey{chart: c.Name, kind: str(o, "kind")}
+			hook := false
 			if md, ok := o["metadata"].(map[string]any); ok {
 				k.namespace, k.name = str(md, "namespace"), str(md, "name")
+				ann, _ := md["annotations"].(map[string]any)
+				hook = str(ann, "helm.sh/hook") != ""
 			}
 			for {
 				if _, dup := out[k]; !dup {
@@ -277,10 +287,69 @@ func objectsByKey(charts []Chart) map[objectKey]string {
 				}
 				k.nth++
 			}
-			out[k] = objectYAML(o)
+			out[k] = rendered{yaml: objectYAML(o), hook: hook}
 		}
 	}
 	return out
+}
+
+// generatedToken matches a piece of a name that a template generated
+// (randAlphaNum, uuidv4, a hash suffix): letters and digits mixed, five or
+// more; for hooks and tests, any five or more letters and digits.
+var (
+	generatedToken = regexp.MustCompile(`^(?:[a-z]*[0-9][a-z0-9]*[a-z][a-z0-9]*|[a-z0-9]*[a-z][a-z0-9]*[0-9][a-z0-9]*)$`)
+	hookToken      = regexp.MustCompile(`^[a-z0-9]+$`)
+	namePiece      = regexp.MustCompile(`[^-.]+`)
+	uuidPiece      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+)
+
+// nameStem returns name with its generated-looking pieces (split at '-'
+// and '.', and whole UUIDs) replaced by '*'.
+func nameStem(name string, hook bool) string {
+	name = uuidPiece.ReplaceAllString(name, "*")
+	return namePiece.ReplaceAllStringFunc(name, func(p string) string {
+		if len(p) >= 5 && (generatedToken.MatchString(p) || (hook && hookToken.MatchString(p))) {
+			return "*"
+		}
+		return p
+	})
+}
+
+// matchGenerated pairs objects only in base with objects only in head that
+// are the same object under a generated name: same chart, kind and
+// namespace, and the same name once generated pieces are masked (see
+// nameStem). A stem shared by several objects on a side pairs them in name
+// order. It returns base key -> head key.
+func matchGenerated(bo, ho map[objectKey]rendered) map[objectKey]objectKey {
+	type stemKey struct {
+		chart, kind, namespace, stem string
+	}
+	group := func(m map[objectKey]rendered, other map[objectKey]rendered) map[stemKey][]objectKey {
+		g := map[stemKey][]objectKey{}
+		for k, o := range m {
+			if _, both := other[k]; both {
+				continue
+			}
+			sk := stemKey{k.chart, k.kind, k.namespace, nameStem(k.name, o.hook)}
+			if sk.stem == k.name {
+				continue // nothing generated in the name
+			}
+			g[sk] = append(g[sk], k)
+		}
+		for _, ks := range g {
+			sort.Slice(ks, func(i, j int) bool { return ks[i].less(ks[j]) })
+		}
+		return g
+	}
+	bg, hg := group(bo, ho), group(ho, bo)
+	pairs := map[objectKey]objectKey{}
+	for sk, bks := range bg {
+		hks := hg[sk]
+		for i := 0; i < len(bks) && i < len(hks); i++ {
+			pairs[bks[i]] = hks[i]
+		}
+	}
+	return pairs
 }
 
 func str(m map[string]any, key string) string {
@@ -304,12 +373,17 @@ func objectYAML(o map[string]any) string {
 
 func compareObjects(base, head []Chart, br, hr *Release) []ObjectChange {
 	bo, ho := objectsByKey(base), objectsByKey(head)
+	renamed := matchGenerated(bo, ho)
+	paired := map[objectKey]bool{}
+	for _, hk := range renamed {
+		paired[hk] = true
+	}
 	keys := make([]objectKey, 0, len(bo)+len(ho))
 	for k := range bo {
 		keys = append(keys, k)
 	}
 	for k := range ho {
-		if _, ok := bo[k]; !ok {
+		if _, ok := bo[k]; !ok && !paired[k] {
 			keys = append(keys, k)
 		}
 	}
@@ -332,20 +406,27 @@ func compareObjects(base, head []Chart, br, hr *Release) []ObjectChange {
 	for _, k := range keys {
 		b, inB := bo[k]
 		h, inH := ho[k]
-		oc := ObjectChange{Chart: k.chart, Kind: k.kind, Namespace: k.namespace, Name: k.name}
-		if k.nth > 0 {
-			oc.Name += fmt.Sprintf(" (#%d)", k.nth+1)
+		hk := k
+		if nk, ok := renamed[k]; ok {
+			hk, h, inH = nk, ho[nk], true
+		}
+		oc := ObjectChange{Chart: k.chart, Kind: k.kind, Namespace: k.namespace, Name: hk.name}
+		if hk.nth > 0 {
+			oc.Name += fmt.Sprintf(" (#%d)", hk.nth+1)
+		}
+		if hk != k {
+			oc.Name += " (was " + k.name + ")"
 		}
 		switch {
 		case !inB:
 			oc.Change = Added
-			oc.Diff = unified("/dev/null", label("b", hr, k), "", h)
+			oc.Diff = unified("/dev/null", label("b", hr, k), "", h.yaml)
 		case !inH:
 			oc.Change = Removed
-			oc.Diff = unified(label("a", br, k), "/dev/null", b, "")
-		case b != h:
+			oc.Diff = unified(label("a", br, k), "/dev/null", b.yaml, "")
+		case b.yaml != h.yaml:
 			oc.Change = Changed
-			oc.Diff = unified(label("a", br, k), label("b", hr, k), b, h)
+			oc.Diff = unified(label("a", br, k), label("b", hr, hk), b.yaml, h.yaml)
 		default:
 			continue
 		}
@@ -354,7 +435,6 @@ func compareObjects(base, head []Chart, br, hr *Release) []ObjectChange {
 	return out
 }
 
-// setDiff returns what b adds to and removes from a, sorted.
 func setDiff(a, b []string) SetChange {
 	in := func(xs []string) map[string]bool {
 		m := make(map[string]bool, len(xs))

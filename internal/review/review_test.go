@@ -320,3 +320,54 @@ func TestImmutableWarning(t *testing.T) {
 		t.Errorf("WriteMarkdown lacks %q:\n%s", want, buf.String())
 	}
 }
+
+// hookPod is a helm test pod, named as charts name them at random.
+func hookPod(name, image string) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name, "annotations": map[string]any{"helm.sh/hook": "test"}},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "t", "image": image}}},
+	}
+}
+
+// TestCompareGeneratedNames checks that an object whose name a template
+// generates is one changed object, not a removal and an addition.
+func TestCompareGeneratedNames(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		base, head []map[string]any
+		want       []string // "CHANGE Title"
+	}{
+		{name: "same names, same content",
+			base: []map[string]any{hookPod("web-test-x7k2p", "busybox:1")},
+			head: []map[string]any{hookPod("web-test-x7k2p", "busybox:1")}},
+		{name: "hook renamed, content changed",
+			base: []map[string]any{hookPod("web-test-x7k2p", "busybox:1"), hookPod("web-test-db-aaaaa", "busybox:1")},
+			head: []map[string]any{hookPod("web-test-q9m3z", "busybox:2"), hookPod("web-test-db-bbbbb", "busybox:1")},
+			want: []string{"changed Pod web-test-db-bbbbb (was web-test-db-aaaaa)", "changed Pod web-test-q9m3z (was web-test-x7k2p)"}},
+		{name: "uuid suffix on a plain object",
+			base: []map[string]any{object("Job", "migrate-3f2a9c1e-0b7d-4e5f-8a6b-1c2d3e4f5a6b")},
+			head: []map[string]any{object("Job", "migrate-9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b")},
+			want: []string{"changed Job migrate-9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b (was migrate-3f2a9c1e-0b7d-4e5f-8a6b-1c2d3e4f5a6b)"}},
+		{name: "plain words are real renames",
+			base: []map[string]any{object("Service", "backend-primary")},
+			head: []map[string]any{object("Service", "backend-replica")},
+			want: []string{"removed Service backend-primary", "added Service backend-replica"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Compare(pkg("1.0.0", 1, digestA, nil, tc.base...), pkg("1.0.0", 2, digestB, nil, tc.head...))
+			var got []string
+			for _, o := range r.Objects {
+				got = append(got, string(o.Change)+" "+o.Title())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			for _, o := range r.Objects {
+				if o.Change == Changed && strings.Count(o.Diff, "\n-") > 3 {
+					t.Errorf("%s diff removes more than the name and one field:\n%s", o.Title(), o.Diff)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,57 @@
+package builder
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"kbuild.dev/kbuild/sources"
+)
+
+// TestFetchNamesEveryMissingSource prepares a recipe offline whose three
+// sources (two URLs, one git commit written in upper case) are not cached:
+// the error names all three, sorted, each with its recipe line and the
+// command that fetches it, the same on every run.
+func TestFetchNamesEveryMissingSource(t *testing.T) {
+	dir := filepath.Join("testdata", "missing-sources")
+	f, err := sources.New(sources.WithOffline(true), sources.WithCacheDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(f, nil, WithJobs(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for range 5 {
+		_, err := b.Prepare(context.Background(), dir)
+		if err == nil {
+			t.Fatal("Prepare offline with nothing cached succeeded")
+		}
+		msg := err.Error()
+		if first == "" {
+			first = msg
+		} else if msg != first {
+			t.Fatalf("the error changes between runs:\n%s\n---\n%s", first, msg)
+		}
+	}
+	want := []string{
+		"3 of 3 sources failed",
+		"recipe.yaml line 14: spec.sources.alpha: source \"alpha\": offline: https://example.invalid/alpha.yaml (sha256:2222222222222222222222222222222222222222222222222222222222222222) is not in the cache",
+		"recipe.yaml line 17: spec.sources.tree: source \"tree\": offline: git https://example.invalid/repo.git@abcdefabcdefabcdefabcdefabcdefabcdefabcd is not in the cache",
+		"recipe.yaml line 11: spec.sources.zeta: source \"zeta\": offline:",
+	}
+	for _, w := range want {
+		if !strings.Contains(first, w) {
+			t.Errorf("error lacks %q:\n%s", w, first)
+		}
+	}
+	if n := len(regexp.MustCompile(`kbuild fetch `).FindAllString(first, -1)); n != 3 {
+		t.Errorf("error gives the fetch command %d times, want 3:\n%s", n, first)
+	}
+	if a, g, z := strings.Index(first, "sources.alpha"), strings.Index(first, "sources.tree"), strings.Index(first, "sources.zeta"); !(a < g && g < z) {
+		t.Errorf("sources not in name order:\n%s", first)
+	}
+}

@@ -1,0 +1,188 @@
+package builder
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"text/template/parse"
+
+	"helm.sh/helm/v3/pkg/chart"
+)
+
+// randomFuncs are the Sprig template functions whose results change on
+// every render. deterministicTemplates replaces their calls.
+var randomFuncs = []string{"randAlphaNum", "randAlpha", "randNumeric", "randAscii", "randBytes", "randInt", "uuidv4"}
+
+// deterministicTemplates rewrites the templates of ch and its dependencies,
+// in memory, so that the random functions of Sprig give values derived from
+// the chart name, the template file and the place of the call: the chart
+// then renders the same bytes every time, and a diff of an unchanged chart
+// is empty. The values keep their shape (randAlphaNum 5 gives five
+// lowercase letters and digits, uuidv4 a version 4 UUID), so names made
+// from them stay valid. A call inside a loop gives the same value on every
+// iteration. Certificates and keys (genCA, genPrivateKey, ...) stay random;
+// kbuild never writes rendered output into an artifact, so only its checks
+// and diffs see these values.
+//
+// Only files that name a random function are rewritten; they are parsed as
+// Helm would parse them and written back from the parse tree.
+func deterministicTemplates(ch *chart.Chart) error {
+	for _, f := range ch.Templates {
+		if !slices.ContainsFunc(randomFuncs, func(fn string) bool { return bytes.Contains(f.Data, []byte(fn)) }) {
+			continue
+		}
+		data, err := rewriteRandom(ch.ChartFullPath()+"/"+f.Name, string(f.Data))
+		if err != nil {
+			return fmt.Errorf("chart %s: %s: %w", ch.Name(), f.Name, err)
+		}
+		f.Data = []byte(data)
+	}
+	for _, dep := range ch.Dependencies() {
+		if err := deterministicTemplates(dep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rewriteRandom parses the template text of file and returns it with every
+// call of a random function replaced by a deterministic expression.
+func rewriteRandom(file, text string) (string, error) {
+	t := parse.New(file)
+	t.Mode = parse.SkipFuncCheck
+	trees := map[string]*parse.Tree{}
+	if _, err := t.Parse(text, "", "", trees); err != nil {
+		return "", err
+	}
+	calls := 0
+	var out bytes.Buffer
+	for _, name := range slices.Sorted(maps.Keys(trees)) {
+		tr := trees[name]
+		if tr.Root == nil {
+			continue
+		}
+		walk(tr.Root, func(c *parse.CommandNode) {
+			calls++
+			replaceRandom(c, fmt.Sprintf("kbuild:%s#%d", file, calls))
+		})
+		if name == file {
+			out.WriteString(tr.Root.String())
+		} else {
+			fmt.Fprintf(&out, "{{define %q}}%s{{end}}", name, tr.Root.String())
+		}
+	}
+	return out.String(), nil
+}
+
+// walk calls f on every command of the tree below n.
+func walk(n parse.Node, f func(*parse.CommandNode)) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n != nil {
+			for _, c := range n.Nodes {
+				walk(c, f)
+			}
+		}
+	case *parse.ActionNode:
+		walk(n.Pipe, f)
+	case *parse.IfNode:
+		walkBranch(&n.BranchNode, f)
+	case *parse.RangeNode:
+		walkBranch(&n.BranchNode, f)
+	case *parse.WithNode:
+		walkBranch(&n.BranchNode, f)
+	case *parse.TemplateNode:
+		if n.Pipe != nil {
+			walk(n.Pipe, f)
+		}
+	case *parse.PipeNode:
+		if n != nil {
+			for _, c := range n.Cmds {
+				walk(c, f)
+			}
+		}
+	case *parse.CommandNode:
+		for _, a := range n.Args {
+			walk(a, f)
+		}
+		f(n)
+	case *parse.ChainNode:
+		walk(n.Node, f)
+	}
+}
+
+func walkBranch(b *parse.BranchNode, f func(*parse.CommandNode)) {
+	walk(b.Pipe, f)
+	if b.List != nil {
+		walk(b.List, f)
+	}
+	if b.ElseList != nil {
+		walk(b.ElseList, f)
+	}
+}
+
+// replaceRandom turns command c into a deterministic one derived from seed
+// when it calls a random function; other commands stay as they are. A count
+// given through a pipeline ("5 | randAlphaNum") works too.
+func replaceRandom(c *parse.CommandNode, seed string) {
+	id, ok := c.Args[0].(*parse.IdentifierNode)
+	if !ok || !slices.Contains(randomFuncs, id.Ident) {
+		return
+	}
+	args := c.Args[1:]
+	switch id.Ident {
+	case "randAlphaNum", "randAscii":
+		c.Args = append([]parse.Node{ident("printf"), str("%.[2]*[1]s"), hexPipe(seed)}, args...)
+	case "randAlpha":
+		c.Args = append([]parse.Node{ident("printf"), str("%.[2]*[1]s"), hexPipe(seed, "0g", "1h", "2i", "3j", "4k", "5l", "6m", "7n", "8o", "9p")}, args...)
+	case "randNumeric":
+		c.Args = append([]parse.Node{ident("printf"), str("%.[2]*[1]s"), hexPipe(seed, "a0", "b1", "c2", "d3", "e4", "f5")}, args...)
+	case "randBytes":
+		if len(args) != 1 {
+			return
+		}
+		c.Args = []parse.Node{ident("b64enc"), pipe(cmd(ident("printf"), str("%.[2]*[1]s"), hexPipe(seed), args[0]))}
+	case "randInt":
+		if len(args) != 2 {
+			return
+		}
+		c.Args = []parse.Node{ident("add"), args[0], pipe(cmd(ident("mod"), pipe(cmd(ident("adler32sum"), str(seed))), pipe(cmd(ident("sub"), args[1], args[0]))))}
+	case "uuidv4":
+		h := func() parse.Node { return pipe(cmd(ident("sha256sum"), str(seed))) }
+		sub := func(a, b int) parse.Node {
+			return pipe(cmd(ident("substr"), num(a), num(b), h()))
+		}
+		c.Args = []parse.Node{ident("printf"), str("%s-%s-4%s-8%s-%s"), sub(0, 8), sub(8, 12), sub(13, 16), sub(17, 20), sub(20, 32)}
+	}
+}
+
+// hexPipe is (sha256sum SEED | replace A B ... | repeat 16): 1024 hex digits,
+// with each pair's first character replaced by its second.
+func hexPipe(seed string, pairs ...string) *parse.PipeNode {
+	p := pipe(cmd(ident("sha256sum"), str(seed)))
+	for _, r := range pairs {
+		p.Cmds = append(p.Cmds, cmd(ident("replace"), str(r[:1]), str(r[1:])))
+	}
+	p.Cmds = append(p.Cmds, cmd(ident("repeat"), num(16)))
+	return p
+}
+
+func ident(s string) *parse.IdentifierNode { return parse.NewIdentifier(s) }
+
+func str(s string) *parse.StringNode {
+	return &parse.StringNode{NodeType: parse.NodeString, Quoted: strconv.Quote(s), Text: s}
+}
+
+func num(i int) *parse.NumberNode {
+	return &parse.NumberNode{NodeType: parse.NodeNumber, IsInt: true, Int64: int64(i), Text: strconv.Itoa(i)}
+}
+
+func cmd(args ...parse.Node) *parse.CommandNode {
+	return &parse.CommandNode{NodeType: parse.NodeCommand, Args: args}
+}
+
+func pipe(cmds ...*parse.CommandNode) *parse.PipeNode {
+	return &parse.PipeNode{NodeType: parse.NodePipe, Cmds: cmds}
+}

@@ -1,0 +1,295 @@
+package builder
+
+import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/builder/recipe"
+)
+
+// packTestdata packs the chart of testdata/corpus/NAME, with Chart.yaml's
+// kubeVersion replaced when kubeVersion is set.
+func packTestdata(t *testing.T, name, kubeVersion string) []byte {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := copyTree(filepath.Join("../testdata/corpus", name, "chart"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if kubeVersion != "" {
+		p := filepath.Join(dir, "Chart.yaml")
+		data, _ := os.ReadFile(p)
+		data = regexp.MustCompile(`(?m)^kubeVersion:.*$`).ReplaceAll(data, []byte("kubeVersion: "+kubeVersion))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := Pack(dir, name, "1.0.0-1", time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Data
+}
+
+// field returns a string at a dotted path of a rendered object.
+func field(o map[string]any, path string) string {
+	var v any = o
+	for _, k := range strings.Split(path, ".") {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+func objectsText(t *testing.T, r *Rendered) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, o := range r.Objects {
+		y, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	return b.String()
+}
+
+// TestRenderDeterministic renders a chart whose hooks and test pods use
+// randAlphaNum, randAlpha, randNumeric and uuidv4: every render gives the
+// same bytes, while Helm alone gives different ones (so the test chart is
+// really random), and the values keep the shape of the functions' output.
+func TestRenderDeterministic(t *testing.T) {
+	data := packTestdata(t, "demo-tests", "")
+	first, err := Render(data, "apps")
+	if err != nil {
+		t.Fatalf("Render = %v", err)
+	}
+	for i := range 3 {
+		again, err := Render(packTestdata(t, "demo-tests", ""), "apps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := objectsText(t, first), objectsText(t, again); a != b {
+			t.Fatalf("render %d differs from the first:\n%s\n---- first\n%s", i+2, b, a)
+		}
+	}
+
+	if helmRender(t, data) == helmRender(t, data) {
+		t.Fatal("Helm renders the test chart the same twice; it no longer exercises random names")
+	}
+
+	seen := map[string]bool{}
+	checks := 0
+	for _, o := range first.Objects {
+		name := field(o, "metadata.name")
+		switch o["kind"] {
+		case "Pod":
+			if !regexp.MustCompile(`^demo-tests-test-[123]-[a-z0-9]{5}$`).MatchString(name) {
+				t.Errorf("test pod name %q, want demo-tests-test-N-xxxxx", name)
+			}
+			checks++
+		case "Secret":
+			if id := field(o, "metadata.annotations.install-id"); !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(id) {
+				t.Errorf("uuidv4 gave %q, want a version 4 UUID", id)
+			}
+			pw, _ := base64.StdEncoding.DecodeString(field(o, "data.password"))
+			if !regexp.MustCompile(`^[a-zA-Z]{16}$`).Match(pw) {
+				t.Errorf("randAlpha 16 gave %q", pw)
+			}
+			pin, _ := base64.StdEncoding.DecodeString(field(o, "data.pin"))
+			if !regexp.MustCompile(`^[0-9]{6}$`).Match(pin) {
+				t.Errorf("6 | randNumeric gave %q", pin)
+			}
+			checks++
+		case "Deployment":
+			if r := field(o, "spec.template.metadata.annotations.rollme"); len(r) != 8 {
+				t.Errorf("randAlphaNum 8 gave %q", r)
+			}
+			checks++
+		}
+		if seen[name] {
+			t.Errorf("two objects named %s", name)
+		}
+		seen[name] = true
+	}
+	if checks != 5 {
+		t.Errorf("checked %d objects, want 5 (3 pods, a secret, a deployment)", checks)
+	}
+	want := []string{"docker.io/giantswarm/tiny-tools:latest", "docker.io/library/busybox@sha256:2919d0172f7524b2d8df9e50066a682669e6d170ac0f6a49676d54358fe970b5", "docker.io/library/nginx:1.27"}
+	if strings.Join(first.Images, " ") != strings.Join(want, " ") {
+		t.Errorf("Images = %q, want %q", first.Images, want)
+	}
+}
+
+// helmRender renders a packed chart with Helm's engine alone.
+func helmRender(t *testing.T, data []byte) string {
+	t.Helper()
+	ch, err := loader.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, ch.Values, chartutil.ReleaseOptions{Name: "x", Namespace: "y"}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.Render(ch, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, k := range []string{"demo-tests/templates/tests/test-1.yaml", "demo-tests/templates/secret.yaml"} {
+		b.WriteString(out[k])
+	}
+	return b.String()
+}
+
+func TestRenderKubeVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name, constraint, requested string
+		wantVersion, wantPDB        string
+		wantClass, wantBetaPDB      bool
+		wantErr                     string
+	}{
+		{name: "default", wantVersion: DefaultKubeVersion, wantPDB: "policy/v1", wantClass: true},
+		{name: "requested", requested: "1.24", wantVersion: "v1.24.0", wantPDB: "policy/v1", wantBetaPDB: true},
+		{name: "chart caps the version", constraint: `"<1.25.0-0"`, wantVersion: "v1.24.0", wantPDB: "policy/v1", wantBetaPDB: true},
+		{name: "chart range", constraint: `">=1.28.0-0 <1.31.0-0"`, wantVersion: "v1.30.0", wantPDB: "policy/v1", wantClass: true},
+		{name: "requested outside the chart's range", constraint: `"<1.25.0-0"`, requested: "v1.30.1", wantErr: `chart capabilities requires kubeVersion "<1.25.0-0", which Kubernetes v1.30.1 does not satisfy`},
+		{name: "unsatisfiable", constraint: `">=2.0.0"`, wantErr: "render it with --kube-version"},
+		{name: "bad version", requested: "latest", wantErr: `kube version "latest"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []RenderOption
+			if tc.requested != "" {
+				opts = append(opts, RenderKubeVersion(tc.requested))
+			}
+			r, err := Render(packTestdata(t, "capabilities", tc.constraint), "", opts...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Render = %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.KubeVersion != tc.wantVersion {
+				t.Errorf("KubeVersion = %s, want %s", r.KubeVersion, tc.wantVersion)
+			}
+			apis := " " + strings.Join(r.APIVersions, " ") + " "
+			for _, want := range []string{"v1", "v1/Pod", "apps/v1/Deployment", "policy/v1/PodDisruptionBudget", "networking.k8s.io/v1/Ingress"} {
+				if !strings.Contains(apis, " "+want+" ") {
+					t.Errorf("APIVersions lacks %s", want)
+				}
+			}
+			for _, gone := range []string{"apps/v1beta1", "extensions/v1beta1/Ingress", "v1/PodExecOptions", "v1/PodList"} {
+				if strings.Contains(apis, " "+gone+" ") {
+					t.Errorf("APIVersions has %s, which Kubernetes %s does not serve", gone, r.KubeVersion)
+				}
+			}
+			if hasBeta := strings.Contains(apis, " policy/v1beta1/PodDisruptionBudget "); hasBeta != tc.wantBetaPDB {
+				t.Errorf("APIVersions has policy/v1beta1/PodDisruptionBudget = %v, want %v (removed in 1.25)", hasBeta, tc.wantBetaPDB)
+			}
+			for _, o := range r.Objects {
+				switch o["kind"] {
+				case "PodDisruptionBudget":
+					if o["apiVersion"] != tc.wantPDB || field(o, "metadata.annotations.rendered-for") != tc.wantVersion {
+						t.Errorf("PDB %v for %s, want %s for %s", o["apiVersion"], field(o, "metadata.annotations.rendered-for"), tc.wantPDB, tc.wantVersion)
+					}
+				case "Ingress":
+					if got := field(o, "spec.ingressClassName") != ""; got != tc.wantClass {
+						t.Errorf("ingressClassName set = %v, want %v", got, tc.wantClass)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDefaultKubeVersion keeps DefaultKubeVersion in step with the
+// Kubernetes API modules the API set comes from.
+func TestDefaultKubeVersion(t *testing.T) {
+	data, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`k8s.io/api v0\.(\d+)\.`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("go.mod does not require k8s.io/api")
+	}
+	if want := "v1." + string(m[1]) + ".0"; DefaultKubeVersion != want {
+		t.Errorf("DefaultKubeVersion = %s, want %s to match k8s.io/api in go.mod", DefaultKubeVersion, want)
+	}
+}
+
+// TestRenderRefusesWhatHelmRefuses renders a chart whose template output
+// has an alias into an earlier document: one YAML parser accepts it, Helm
+// reads each document alone and fails, and so must Render.
+func TestRenderRefusesWhatHelmRefuses(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "anchors")
+	writeChart(t, dir, map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: anchors\nversion: 1.0.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: &l {app: x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: *l\n",
+	})
+	a, err := Pack(dir, "anchors", "1.0.0-1", time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Render(a.Data, "")
+	if err == nil || !strings.Contains(err.Error(), "document 2: Helm cannot read it") || !strings.Contains(err.Error(), "unknown anchor") {
+		t.Fatalf("Render = %v, want document 2 refused for its unknown anchor", err)
+	}
+}
+
+func TestPinFor(t *testing.T) {
+	const (
+		a = "sha256:a600000000000000000000000000000000000000000000000000000000000000"
+		b = "sha256:b700000000000000000000000000000000000000000000000000000000000000"
+	)
+	for _, tc := range []struct {
+		image  string
+		pinned []string
+		want   string
+	}{
+		{"giantswarm/tiny-tools", []string{"docker.io/giantswarm/tiny-tools:latest@" + a}, "docker.io/giantswarm/tiny-tools:latest@" + a},
+		{"giantswarm/tiny-tools", []string{"docker.io/giantswarm/tiny-tools@" + a}, "docker.io/giantswarm/tiny-tools@" + a},
+		{"giantswarm/tiny-tools:3.12", []string{"docker.io/giantswarm/tiny-tools@" + a}, ""},
+		{"busybox@" + a, []string{"docker.io/library/busybox:1.36@" + a}, "docker.io/library/busybox:1.36@" + a},
+		{"busybox@" + a, []string{"docker.io/library/busybox:1.36@" + b}, ""},
+		{"index.docker.io/library/nginx:1.27", []string{"docker.io/library/nginx:1.27@" + b}, "docker.io/library/nginx:1.27@" + b},
+		{"nginx:1.27", []string{"docker.io/library/nginx:1.27"}, ""},
+	} {
+		got, ok := PinFor(tc.image, tc.pinned)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("PinFor(%s, %q) = %q, %v; want %q", tc.image, tc.pinned, got, ok, tc.want)
+		}
+	}
+}
+
+func TestUnpinnedMessage(t *testing.T) {
+	const (
+		a = "sha256:a600000000000000000000000000000000000000000000000000000000000000"
+		b = "sha256:b700000000000000000000000000000000000000000000000000000000000000"
+	)
+	images := []string{"quay.io/x/op:v1@" + b, "quay.io/x/other:v1@" + b}
+	for _, tc := range []struct{ image, want string }{
+		{"quay.io/x/op:v1@" + a, "chart op runs image quay.io/x/op:v1@" + a + ", which package.images does not pin; package.images declares quay.io/x/op:v1@" + b + " (spec.package.images[0], line 7); if the chart's digest is the one to ship, list: quay.io/x/op:v1@" + a},
+		{"giantswarm/tiny-tools", "chart op runs image giantswarm/tiny-tools, which package.images does not pin; add docker.io/giantswarm/tiny-tools:latest@sha256:<digest> (kbuild images DIR looks the digest up and prints the block)"},
+	} {
+		if got := unpinnedMessage("op", tc.image, images, recipe.Positions{"spec.package.images[0]": 7}); got != tc.want {
+			t.Errorf("unpinnedMessage(%s) =\n%s\nwant\n%s", tc.image, got, tc.want)
+		}
+	}
+}
