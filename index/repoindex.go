@@ -111,8 +111,9 @@ func CheckPackageName(name string) error {
 }
 
 // CheckRecord checks that a build record can enter an index: kind and
-// apiVersion, a DNS-1123 name, an exact semver version, build >= 1, and
-// every component pinned by chart digest rather than a path.
+// apiVersion, a DNS-1123 name, an exact semver version, build >= 1,
+// every component pinned by chart digest rather than a path, and no field
+// kubepkg's schema requires left empty (RequiredEmpty).
 func CheckRecord(rec *PackageSource) error {
 	if rec.Kind != RecordKind {
 		return fmt.Errorf("kind is %q, want %s", rec.Kind, RecordKind)
@@ -125,7 +126,15 @@ func CheckRecord(rec *PackageSource) error {
 	if err := CheckPackageName(rec.Metadata.Name); err != nil {
 		return err
 	}
-	return checkEntry(rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, &rec.Spec)
+	if err := checkEntry(rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, &rec.Spec); err != nil {
+		return err
+	}
+	if empty := RequiredEmpty(&rec.Spec); len(empty) > 0 {
+		e := empty[0]
+		return fmt.Errorf("%s %s build %d: spec.%s is empty; kubepkg's PackageSource schema requires %s.%s, so the API server would refuse it: set it in the recipe",
+			rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, e.Path, e.Type, e.JSON)
+	}
+	return nil
 }
 
 // checkEntry checks one version of a package.

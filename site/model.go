@@ -287,13 +287,14 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// requirements lists what variants require, one entry per package or
-// capability and constraint, sorted.
+// requirements lists what variants require (dependsOn packages included,
+// as kubepkg reads them), one entry per package or capability and
+// constraint, sorted.
 func requirements(variants []index.Variant) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, va := range variants {
-		for _, r := range va.Requires {
+		for _, r := range va.Requirements() {
 			s := r.Package
 			if s == "" {
 				s = r.Capability
