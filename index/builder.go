@@ -118,6 +118,9 @@ func (b *Builder) AddBase(base *Verified) error {
 	if base == nil || base.all == nil {
 		return errors.New("the base index must be one that Verify accepted")
 	}
+	if err := base.checkMergeable(); err != nil {
+		return err
+	}
 	x := base.all
 	type job struct {
 		name string
@@ -186,6 +189,9 @@ func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts Ve
 	if err != nil {
 		return nil, err
 	}
+	if err := v.checkMergeable(); err != nil {
+		return nil, err
+	}
 	b.mu.Lock()
 	b.baseTime = v.Generated
 	b.mu.Unlock()
@@ -207,7 +213,7 @@ func (b *Builder) prepare(bv *builtVersion) error {
 		bv.v.Signatures = sigs
 	}
 	var err error
-	if bv.sv, err = parseSemver(bv.v.Version); err != nil {
+	if bv.sv, err = parseVersion(bv.v.Version); err != nil {
 		return err
 	}
 	if !b.compact {

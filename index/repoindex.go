@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"runtime"
 	"sort"
@@ -43,6 +44,11 @@ type RepositoryIndex struct {
 	// Expires, when set, is when subscribers stop accepting the index.
 	Expires  time.Time                `json:"expires,omitzero"`
 	Packages map[string]*IndexPackage `json:"packages"`
+
+	// Unknown lists the fields read that kbuild's types do not have, in
+	// file order; versions whose spec has one are not in Packages.
+	// Never written.
+	Unknown []UnknownField `json:"-"`
 }
 
 // IndexPackage is one package of the index.
@@ -90,7 +96,7 @@ func (x *RepositoryIndex) SortVersions() {
 	for _, p := range x.Packages {
 		keys := make(map[string]semver, len(p.Versions))
 		for _, v := range p.Versions {
-			keys[v.Version], _ = parseSemver(v.Version)
+			keys[v.Version], _ = parseVersion(v.Version)
 		}
 		sort.SliceStable(p.Versions, func(i, j int) bool {
 			a, b := p.Versions[i], p.Versions[j]
@@ -126,7 +132,7 @@ func CheckRecord(rec *PackageSource) error {
 	if err := CheckPackageName(rec.Metadata.Name); err != nil {
 		return err
 	}
-	if err := checkEntry(rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, &rec.Spec); err != nil {
+	if err := checkEntry(rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, &rec.Spec, true); err != nil {
 		return err
 	}
 	if empty := RequiredEmpty(&rec.Spec); len(empty) > 0 {
@@ -137,16 +143,29 @@ func CheckRecord(rec *PackageSource) error {
 	return nil
 }
 
-// checkEntry checks one version of a package.
-func checkEntry(name, version string, build int, s *PackageSpec) error {
-	if _, err := parseSemver(version); err != nil {
+// checkEntry checks one version of a package. On read (write false) it
+// accepts what kubepkg's client accepts: a version that is exact semver
+// after an optional leading "v", build 0 (no build), and any component;
+// the entry and its spec must agree. What kbuild writes is held to more:
+// no "v", build 1 or more, and every component a chart pinned by digest.
+func checkEntry(name, version string, build int, s *PackageSpec, write bool) error {
+	if _, err := parseVersion(version); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if build < 1 {
-		return fmt.Errorf("%s %s: build is %d, want 1 or more", name, version, build)
+	if build < 0 || build > math.MaxInt32 {
+		return fmt.Errorf("%s %s: build is %d, want 0 to %d (kubepkg reads builds as int32)", name, version, build, math.MaxInt32)
 	}
 	if s.Version != version || s.Build != build {
 		return fmt.Errorf("%s %s build %d: the spec says version %q build %d", name, version, build, s.Version, s.Build)
+	}
+	if !write {
+		return nil
+	}
+	if strings.HasPrefix(version, "v") {
+		return fmt.Errorf("%s %s: version starts with \"v\"; kbuild writes %s (a recipe's leading v is stripped by kbuild build)", name, version, version[1:])
+	}
+	if build < 1 {
+		return fmt.Errorf("%s %s: build is %d, want 1 or more", name, version, build)
 	}
 	for _, v := range s.Variants {
 		for _, c := range v.Components {
@@ -168,6 +187,10 @@ func checkEntry(name, version string, build int, s *PackageSpec) error {
 	}
 	return nil
 }
+
+// parseVersion parses a version as kubepkg reads one: exact semver after
+// an optional leading "v".
+func parseVersion(s string) (semver, error) { return parseSemver(strings.TrimPrefix(s, "v")) }
 
 func checkDigest(d string) error {
 	hex, ok := strings.CutPrefix(d, "sha256:")
@@ -411,12 +434,19 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 		visit = func(name string, p *IndexPackage) (bool, error) { return true, checkPackage(name, p) }
 	}
 	x := &RepositoryIndex{}
-	fast := false
-	err := decodeYAMLOf(b, share, nil, "index", x, func(r *yreader) error {
-		err := readIndex(r, x, visit)
-		fast = err == nil
-		return err
-	})
+	r, err := newYReaderOf(b, share, nil)
+	if err == nil {
+		err = readIndex(r, x, visit)
+	}
+	fast := err == nil
+	var bail *yamlBail
+	if errors.As(err, &bail) {
+		// Beyond what kbuild writes: read it as kubepkg does.
+		if len(b) > maxSlowYAML {
+			return nil, fmt.Errorf("index: %v (YAML beyond what kbuild writes is read only in files up to %d MiB)", bail, maxSlowYAML>>20)
+		}
+		x, err = readLenient(b)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -443,13 +473,12 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	return x, nil
 }
 
-// check checks what the index says besides its packages.
+// check checks what the index says besides its packages. Like kubepkg's
+// client it accepts an index without apiVersion or generated time (kbuild
+// always writes both).
 func (x *RepositoryIndex) check() error {
-	if x.APIVersion != IndexAPIVersion || x.Kind != IndexKind {
+	if x.APIVersion != IndexAPIVersion && x.APIVersion != "" || x.Kind != IndexKind {
 		return fmt.Errorf("not a repository index: apiVersion %q kind %q, want %s %s", x.APIVersion, x.Kind, IndexAPIVersion, IndexKind)
-	}
-	if x.Generated.IsZero() {
-		return errors.New("index has no generated time")
 	}
 	if x.Packages == nil {
 		x.Packages = map[string]*IndexPackage{} // "packages: null" is an empty index
@@ -460,8 +489,8 @@ func (x *RepositoryIndex) check() error {
 	return nil
 }
 
-// checkPackage checks one package of an index: a DNS-1123 name, versions
-// with exact semver and build >= 1 that agree with their spec, well-formed
+// checkPackage checks one package of an index as read: a DNS-1123 name,
+// versions that agree with their spec (checkEntry on read), well-formed
 // digests and signatures, and no version and build twice.
 func checkPackage(name string, p *IndexPackage) error {
 	if err := CheckPackageName(name); err != nil {
@@ -473,7 +502,7 @@ func checkPackage(name string, p *IndexPackage) error {
 	seen := make(map[versionKey]bool, len(p.Versions))
 	for i := range p.Versions {
 		v := &p.Versions[i]
-		if err := checkEntry(name, v.Version, v.Build, &v.Spec); err != nil {
+		if err := checkEntry(name, v.Version, v.Build, &v.Spec, false); err != nil {
 			return err
 		}
 		if err := checkDigest(v.Digest); err != nil {
