@@ -34,6 +34,7 @@ type Builder struct {
 	commit    string
 
 	allowUnpinned bool
+	workDir       string
 }
 
 // New returns a Builder that fetches with f and publishes to t. t may be
@@ -108,11 +109,13 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	dir := l.Dir
 	r := l.Recipe
 	p := &Prepared{Loaded: l, Problems: l.Problems}
-	work, err := os.MkdirTemp("", "kbuild-"+r.Metadata.Name+"-")
+	work, err := b.makeWorkDir(r.Metadata.Name)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(work)
+	if b.workDir == "" {
+		defer os.RemoveAll(work)
+	}
 
 	fetched, err := b.fetchAll(ctx, l, work)
 	if err != nil {
@@ -498,4 +501,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// makeWorkDir returns a fresh directory to build package name in: under
+// the work directory when one is set (kept afterwards), else a temporary
+// one.
+func (b *Builder) makeWorkDir(name string) (string, error) {
+	if b.workDir == "" {
+		return os.MkdirTemp("", "kbuild-"+name+"-")
+	}
+	work := filepath.Join(b.workDir, name)
+	if err := os.RemoveAll(work); err != nil {
+		return "", fmt.Errorf("work dir: %w", err)
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return "", fmt.Errorf("work dir: %w", err)
+	}
+	return work, nil
 }

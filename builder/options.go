@@ -49,6 +49,11 @@ func WithCommit(c string) Option { return func(b *Builder) { b.commit = c } }
 // does.
 func WithUnpinnedImages(allow bool) Option { return func(b *Builder) { b.allowUnpinned = allow } }
 
+// WithWorkDir builds each recipe in DIR/<package> and keeps it there for
+// inspection (kubepkg build --work-dir); an existing DIR/<package> is
+// replaced. Default: a temporary directory, removed after the build.
+func WithWorkDir(dir string) Option { return func(b *Builder) { b.workDir = dir } }
+
 func defaults() *Builder {
 	return &Builder{
 		out:       "dist",

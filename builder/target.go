@@ -54,9 +54,18 @@ type RegistryTarget struct {
 	transport http.RoundTripper
 }
 
+// RegistryOption configures a RegistryTarget.
+type RegistryOption func(*RegistryTarget)
+
+// WithKeychain sets where registry credentials come from. Default
+// authn.DefaultKeychain (the Docker config and credential helpers).
+func WithKeychain(k authn.Keychain) RegistryOption {
+	return func(r *RegistryTarget) { r.keychain = k }
+}
+
 // NewRegistryTarget returns a target for "oci://HOST[/PATH]". plainHTTP
 // talks HTTP instead of HTTPS (for loopback registries in tests).
-func NewRegistryTarget(url string, plainHTTP bool) (*RegistryTarget, error) {
+func NewRegistryTarget(url string, plainHTTP bool, ropts ...RegistryOption) (*RegistryTarget, error) {
 	base, ok := strings.CutPrefix(url, "oci://")
 	if !ok {
 		return nil, fmt.Errorf("registry %q: expected oci://HOST/PATH", url)
@@ -69,7 +78,11 @@ func NewRegistryTarget(url string, plainHTTP bool) (*RegistryTarget, error) {
 	if _, err := name.NewRepository(base+"/x", opts...); err != nil {
 		return nil, fmt.Errorf("registry %q: %w", url, err)
 	}
-	return &RegistryTarget{base: base, plainHTTP: plainHTTP, keychain: authn.DefaultKeychain, transport: remote.DefaultTransport}, nil
+	t := &RegistryTarget{base: base, plainHTTP: plainHTTP, keychain: authn.DefaultKeychain, transport: remote.DefaultTransport}
+	for _, o := range ropts {
+		o(t)
+	}
+	return t, nil
 }
 
 func (r *RegistryTarget) tag(repo, tag string) (name.Tag, error) {

@@ -170,6 +170,11 @@ func checkEntry(name, version string, build int, s *PackageSpec, write bool) err
 	for _, v := range s.Variants {
 		for _, c := range v.Components {
 			if c.Path == "" && c.Chart != nil && checkDigest(c.Chart.Digest) == nil && c.Chart.Repository != "" && c.Chart.Name != "" && c.Chart.Version != "" {
+				if len(c.Libraries) > 0 || len(c.ValuesFiles) > 0 {
+					// kubepkg's CRD: libraries and valuesFiles apply to
+					// charts in the package tree only.
+					return fmt.Errorf("%s %s build %d: variant %q component %q names a chart and has libraries or valuesFiles; kubepkg's schema allows those only for components with path, so the API server would refuse it", name, version, build, v.Name, c.Name)
+				}
 				continue
 			}
 			where := fmt.Sprintf("%s %s build %d: variant %q component %q", name, version, build, v.Name, c.Name)

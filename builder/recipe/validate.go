@@ -359,6 +359,12 @@ func (v *validator) pkg(r *Recipe) {
 			if c.Chart != nil {
 				v.errorf(cf+".chart", "a recipe's component names its chart with path (a chart key); chart is written by the build")
 			}
+			if len(c.Libraries) > 0 {
+				v.errorf(cf+".libraries", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows component libraries only in a package tree; make the library a dependency of the chart instead")
+			}
+			if len(c.ValuesFiles) > 0 {
+				v.errorf(cf+".valuesFiles", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows valuesFiles only in a package tree; merge the values into the chart's values instead")
+			}
 			if _, ok := r.Spec.Charts[c.Path]; !ok {
 				v.errorf(cf+".path", "no chart named %q in spec.charts (charts: %s)", c.Path, strings.Join(sortedKeys(r.Spec.Charts), ", "))
 			}

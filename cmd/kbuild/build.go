@@ -29,7 +29,10 @@ by digest are warnings rather than errors (pinning needs their registries;
 'kbuild publish' always requires them). Without --registry (or
 $KBUILD_REGISTRY) charts go into the local OCI layout DIST/oci, which
 skopeo, crane and 'kbuild serve' read. Credentials come from the Docker
-config and credential helpers.
+config and credential helpers, or from --registry-config FILE. The flags of
+'kubepkg build' work with its meaning: --work-dir DIR keeps each recipe's
+build in DIR/<package> for inspection, --cache-dir, --plain-http,
+--registry and -o as above.
 
 Examples:
   # build the examples into dist/ and the local layout dist/oci (no network)
