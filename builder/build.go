@@ -35,6 +35,7 @@ type Builder struct {
 
 	allowUnpinned bool
 	workDir       string
+	adopt         bool
 }
 
 // New returns a Builder that fetches with f and publishes to t. t may be
@@ -285,6 +286,10 @@ type Result struct {
 	// Reused lists chart refs that were already published with the same
 	// content.
 	Reused []string
+	// Adopted lists, one sentence each, charts another tool published
+	// under this version and build with the same files (WithAdopt): their
+	// published digests are kept.
+	Adopted []string
 	// Pushed lists chart refs written by this build.
 	Pushed []string
 	// Charts are the charts as they are in the target, to attach
@@ -314,10 +319,11 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 	tag := OCITag(version)
 	res := &Result{Name: r.Metadata.Name, Version: strings.TrimPrefix(r.Spec.Version, "v"), Build: r.Spec.Build}
 	type push struct {
-		c    *PreparedChart
-		repo string
-		img  imageWithDigest
-		skip bool
+		c     *PreparedChart
+		repo  string
+		img   imageWithDigest
+		skip  bool
+		adopt *adopted // the published chart kept instead, with WithAdopt
 	}
 	var pushes []push
 	for _, c := range p.Charts {
@@ -334,10 +340,21 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("recipe %s: chart %s: %w", p.Dir, c.Key, err)
 		}
+		var adopt *adopted
 		if ok && have != d {
-			return nil, fmt.Errorf("recipe %s: chart %s: %s %w (published manifest %s, built %s)", p.Dir, c.Key, b.target.Ref(repo, tag), ErrImmutable, have, d)
+			if !b.adopt {
+				return nil, fmt.Errorf("recipe %s: chart %s: %s %w (published manifest %s, built %s); if another tool such as kubepkg published it, --adopt keeps it when its files are the same",
+					p.Dir, c.Key, b.target.Ref(repo, tag), ErrImmutable, have, d)
+			}
+			pub, err := b.target.Image(ctx, repo, tag)
+			if err == nil {
+				adopt, err = adoptPublished(pub, c.Archive)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("recipe %s: chart %s: --adopt %s: %w; give the recipe a new build number", p.Dir, c.Key, b.target.Ref(repo, tag), err)
+			}
 		}
-		pushes = append(pushes, push{c: c, repo: repo, img: imageWithDigest{img, d.String()}, skip: ok})
+		pushes = append(pushes, push{c: c, repo: repo, img: imageWithDigest{img, d.String()}, skip: ok, adopt: adopt})
 	}
 	info := index.BuildInfo{
 		APIVersion: index.BuildInfoAPIVersion, Kind: index.BuildInfoKind,
@@ -348,10 +365,14 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 	chartRefs := map[string]*index.ChartRef{}
 	for _, ps := range pushes {
 		ref := b.target.Ref(ps.repo, tag)
-		if ps.skip {
+		switch {
+		case ps.adopt != nil:
+			res.Adopted = append(res.Adopted, fmt.Sprintf("%s: published by another tool with the same files and Chart.yaml meaning; adopted, keeping its archive digest %s (this build's would be %s)",
+				ref, ps.adopt.archiveDigest, ps.c.Archive.Digest))
+		case ps.skip:
 			b.logf("%s: %s already published with the same content, reusing it", res.Name, ref)
 			res.Reused = append(res.Reused, ref)
-		} else {
+		default:
 			if err := b.target.Push(ctx, ps.repo, tag, ps.img.Image); err != nil {
 				return nil, fmt.Errorf("recipe %s: chart %s: %w", p.Dir, ps.c.Key, err)
 			}
@@ -362,11 +383,15 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		archive, manifest := ps.c.Archive.Digest, ps.img.digest
+		if a := ps.adopt; a != nil {
+			desc, archive, manifest = a.desc, a.archiveDigest, a.manifest.String()
+		}
 		res.Charts = append(res.Charts, PublishedChart{Key: ps.c.Key, Repo: ps.repo, Tag: tag, Manifest: *desc})
 		repoURL := b.target.Repository(ps.repo)
-		chartRefs[ps.c.Key] = &index.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: ps.c.Archive.Digest}
+		chartRefs[ps.c.Key] = &index.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: archive}
 		info.Charts = append(info.Charts, index.BuiltChart{
-			Name: ps.c.Key, Ref: repoURL + "/" + ps.c.Key + ":" + tag, Digest: ps.c.Archive.Digest, Manifest: ps.img.digest,
+			Name: ps.c.Key, Ref: repoURL + "/" + ps.c.Key + ":" + tag, Digest: archive, Manifest: manifest,
 		})
 	}
 	res.Record = Record(r, chartRefs)

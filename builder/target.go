@@ -33,6 +33,8 @@ type Target interface {
 	// Lookup returns the manifest digest stored at repo:tag, or ok false
 	// when the tag does not exist.
 	Lookup(ctx context.Context, repo, tag string) (digest v1.Hash, ok bool, err error)
+	// Image returns the image stored at repo:tag (see Lookup).
+	Image(ctx context.Context, repo, tag string) (v1.Image, error)
 	// Push stores img at repo:tag.
 	Push(ctx context.Context, repo, tag string, img v1.Image) error
 	// PushReferrer stores img, whose manifest names a subject, by digest in
@@ -107,6 +109,15 @@ func (r *RegistryTarget) Base() string { return r.base }
 
 // Ref implements Target.
 func (r *RegistryTarget) Ref(repo, tag string) string { return r.base + "/" + repo + ":" + tag }
+
+// Image implements Target.
+func (r *RegistryTarget) Image(ctx context.Context, repo, tag string) (v1.Image, error) {
+	t, err := r.tag(repo, tag)
+	if err != nil {
+		return nil, err
+	}
+	return remote.Image(t, r.options(ctx)...)
+}
 
 // Lookup implements Target.
 func (r *RegistryTarget) Lookup(ctx context.Context, repo, tag string) (v1.Hash, bool, error) {
@@ -219,6 +230,20 @@ func (l *LayoutTarget) lookup(ref string) (v1.Hash, bool, error) {
 		}
 	}
 	return v1.Hash{}, false, nil
+}
+
+// Image implements Target.
+func (l *LayoutTarget) Image(ctx context.Context, repo, tag string) (v1.Image, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d, ok, err := l.lookup(repo + ":" + tag)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("oci layout %s: no %s:%s", l.path, repo, tag)
+	}
+	return l.path.Image(d)
 }
 
 // Push implements Target. Pushing the same content again is a no-op.

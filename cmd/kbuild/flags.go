@@ -66,6 +66,12 @@ type buildFlags struct {
 	out      string
 	jobs     int
 	workDir  string
+	adopt    bool
+}
+
+// addAdoptFlag adds --adopt, for the commands that publish charts.
+func (f *buildFlags) addAdoptFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.adopt, "adopt", false, "keep a chart another tool (kubepkg) already published under this version and build when its files and Chart.yaml meaning are the same")
 }
 
 func (f *buildFlags) addFlags(fs *pflag.FlagSet) {
@@ -112,6 +118,9 @@ func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...b
 	}
 	if f.workDir != "" {
 		opts = append(opts, builder.WithWorkDir(f.workDir))
+	}
+	if f.adopt {
+		opts = append(opts, builder.WithAdopt(true))
 	}
 	return builder.New(fetch, t, append(opts, extra...)...)
 }

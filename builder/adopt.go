@@ -1,0 +1,190 @@
+package builder
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"reflect"
+	"sort"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Limits of a published chart archive that adoption reads.
+const (
+	maxAdoptArchive = 256 << 20 // compressed
+	maxAdoptFiles   = 1 << 16   // files in it
+	maxAdoptTotal   = 1 << 30   // bytes of its files, uncompressed
+)
+
+// ErrNotAdoptable is wrapped by the error returned when --adopt finds a
+// published chart whose files differ from the build's.
+var ErrNotAdoptable = errors.New("the published chart differs from this build")
+
+// adopted is a published chart kept in place of a build's archive.
+type adopted struct {
+	archiveDigest string
+	manifest      v1.Hash
+	desc          *v1.Descriptor
+}
+
+// adoptPublished compares the chart published as img with the archive a
+// built: the same files with the same bytes, Chart.yaml compared by
+// meaning (its YAML decoded), since another tool (kubepkg, helm package)
+// writes the same chart as other archive bytes. It returns the published
+// archive's digest, or an error naming the first differing file.
+func adoptPublished(img v1.Image, a *Archive) (*adopted, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, err
+	}
+	var layer v1.Layer
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range layers {
+		if i < len(m.Layers) && m.Layers[i].MediaType == ChartLayerMediaType {
+			layer = l
+		}
+	}
+	if layer == nil {
+		return nil, fmt.Errorf("%w: it has no Helm chart layer (%s)", ErrNotAdoptable, ChartLayerMediaType)
+	}
+	rc, err := layer.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, maxAdoptArchive+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxAdoptArchive {
+		return nil, fmt.Errorf("%w: its archive is larger than %d MiB", ErrNotAdoptable, maxAdoptArchive>>20)
+	}
+	d, err := layer.Digest()
+	if err != nil {
+		return nil, err
+	}
+	published, err := chartFiles(data)
+	if err != nil {
+		return nil, fmt.Errorf("published chart: %w", err)
+	}
+	built, err := chartFiles(a.Data)
+	if err != nil {
+		return nil, fmt.Errorf("built chart: %w", err)
+	}
+	if name := firstDifference(published, built); name != "" {
+		return nil, fmt.Errorf("%w: first differing file %s", ErrNotAdoptable, name)
+	}
+	desc, err := descriptorOf(img)
+	if err != nil {
+		return nil, err
+	}
+	return &adopted{archiveDigest: d.String(), manifest: desc.Digest, desc: desc}, nil
+}
+
+func descriptorOf(img v1.Image) (*v1.Descriptor, error) {
+	raw, err := img.RawManifest()
+	if err != nil {
+		return nil, err
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return nil, err
+	}
+	mt, err := img.MediaType()
+	if err != nil {
+		return nil, err
+	}
+	return &v1.Descriptor{MediaType: mt, Size: int64(len(raw)), Digest: d}, nil
+}
+
+// chartFiles reads the regular files of a chart archive, keyed by their
+// path below the chart's top directory.
+func chartFiles(tgz []byte) (map[string][]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(zr)
+	out := map[string][]byte{}
+	total := int64(0)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := path.Clean(h.Name)
+		_, rel, ok := strings.Cut(name, "/")
+		if !ok || rel == "" || strings.HasPrefix(name, "../") {
+			return nil, fmt.Errorf("archive entry %q is not under the chart's directory", h.Name)
+		}
+		if len(out) >= maxAdoptFiles || total+h.Size > maxAdoptTotal {
+			return nil, fmt.Errorf("archive holds more than %d files or %d MiB", maxAdoptFiles, maxAdoptTotal>>20)
+		}
+		b, err := io.ReadAll(io.LimitReader(tr, h.Size))
+		if err != nil {
+			return nil, err
+		}
+		total += int64(len(b))
+		if _, dup := out[rel]; dup {
+			return nil, fmt.Errorf("archive holds %s twice", rel)
+		}
+		out[rel] = b
+	}
+}
+
+// firstDifference returns the first file, in sorted order, that is in one
+// chart and not the other or differs (Chart.yaml by its decoded meaning),
+// or "".
+func firstDifference(a, b map[string][]byte) string {
+	names := make([]string, 0, len(a)+len(b))
+	for n := range a {
+		names = append(names, n)
+	}
+	for n := range b {
+		if _, ok := a[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		x, inA := a[n]
+		y, inB := b[n]
+		switch {
+		case !inA:
+			return n + " (only in this build)"
+		case !inB:
+			return n + " (only in the published chart)"
+		case n == "Chart.yaml":
+			if !sameYAML(x, y) {
+				return n + " (its fields differ)"
+			}
+		case !bytes.Equal(x, y):
+			return n
+		}
+	}
+	return ""
+}
+
+func sameYAML(a, b []byte) bool {
+	var x, y any
+	if yaml.Unmarshal(a, &x) != nil || yaml.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
