@@ -1,9 +1,7 @@
 package builder
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -16,12 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Limits of a published chart archive that adoption reads.
-const (
-	maxAdoptArchive = 256 << 20 // compressed
-	maxAdoptFiles   = 1 << 16   // files in it
-	maxAdoptTotal   = 1 << 30   // bytes of its files, uncompressed
-)
+// maxAdoptArchive caps the compressed published chart adoption reads
+// (archiveFiles caps what it unpacks).
+const maxAdoptArchive = 256 << 20
 
 // ErrNotAdoptable is wrapped by the error returned when --adopt finds a
 // published chart whose files differ from the build's.
@@ -73,11 +68,11 @@ func adoptPublished(img v1.Image, a *Archive) (*adopted, error) {
 	if err != nil {
 		return nil, err
 	}
-	published, err := chartFiles(data)
+	published, err := archiveFiles(data)
 	if err != nil {
 		return nil, fmt.Errorf("published chart: %w", err)
 	}
-	built, err := chartFiles(a.Data)
+	built, err := archiveFiles(a.Data)
 	if err != nil {
 		return nil, fmt.Errorf("built chart: %w", err)
 	}
@@ -107,51 +102,11 @@ func descriptorOf(img v1.Image) (*v1.Descriptor, error) {
 	return &v1.Descriptor{MediaType: mt, Size: int64(len(raw)), Digest: d}, nil
 }
 
-// chartFiles reads the regular files of a chart archive, keyed by their
-// path below the chart's top directory.
-func chartFiles(tgz []byte) (map[string][]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(tgz))
-	if err != nil {
-		return nil, err
-	}
-	tr := tar.NewReader(zr)
-	out := map[string][]byte{}
-	total := int64(0)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		name := path.Clean(h.Name)
-		_, rel, ok := strings.Cut(name, "/")
-		if !ok || rel == "" || strings.HasPrefix(name, "../") {
-			return nil, fmt.Errorf("archive entry %q is not under the chart's directory", h.Name)
-		}
-		if len(out) >= maxAdoptFiles || total+h.Size > maxAdoptTotal {
-			return nil, fmt.Errorf("archive holds more than %d files or %d MiB", maxAdoptFiles, maxAdoptTotal>>20)
-		}
-		b, err := io.ReadAll(io.LimitReader(tr, h.Size))
-		if err != nil {
-			return nil, err
-		}
-		total += int64(len(b))
-		if _, dup := out[rel]; dup {
-			return nil, fmt.Errorf("archive holds %s twice", rel)
-		}
-		out[rel] = b
-	}
-}
-
 // firstDifference returns the first file, in sorted order, that is in one
-// chart and not the other or differs (Chart.yaml by its decoded meaning),
-// or "".
-func firstDifference(a, b map[string][]byte) string {
+// chart and not the other or differs in content (the chart's Chart.yaml by
+// its decoded meaning; modes are not compared, as tools write them
+// differently), or "".
+func firstDifference(a, b map[string]archiveFile) string {
 	names := make([]string, 0, len(a)+len(b))
 	for n := range a {
 		names = append(names, n)
@@ -170,11 +125,11 @@ func firstDifference(a, b map[string][]byte) string {
 			return n + " (only in this build)"
 		case !inB:
 			return n + " (only in the published chart)"
-		case n == "Chart.yaml":
-			if !sameYAML(x, y) {
+		case path.Base(n) == "Chart.yaml" && strings.Count(n, "/") == 1:
+			if !sameYAML(x.data, y.data) {
 				return n + " (its fields differ)"
 			}
-		case !bytes.Equal(x, y):
+		case !bytes.Equal(x.data, y.data):
 			return n
 		}
 	}

@@ -78,19 +78,23 @@ func TestAdopt(t *testing.T) {
 		}},
 		{name: "a template differs", adopt: true, edit: func(f map[string][]byte) {
 			f["templates/service.yaml"] = append(f["templates/service.yaml"], "# changed\n"...)
-		}, wantErr: "first differing file templates/service.yaml", is: ErrNotAdoptable},
+		}, wantErr: "first differing file smart-proxy/templates/service.yaml", is: ErrNotAdoptable},
 		{name: "Chart.yaml means something else", adopt: true, edit: func(f map[string][]byte) {
 			f["Chart.yaml"] = bytes.Replace(f["Chart.yaml"], []byte("description:"), []byte("description: other\nx-description:"), 1)
-		}, wantErr: "first differing file Chart.yaml (its fields differ)", is: ErrNotAdoptable},
+		}, wantErr: "first differing file smart-proxy/Chart.yaml (its fields differ)", is: ErrNotAdoptable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target, err := NewLayoutTarget(filepath.Join(t.TempDir(), "oci"), "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			files, err := chartFiles(c.Archive.Data)
+			all, err := archiveFiles(c.Archive.Data)
 			if err != nil {
 				t.Fatal(err)
+			}
+			files := map[string][]byte{}
+			for n, f := range all {
+				files[strings.TrimPrefix(n, c.Archive.Name+"/")] = f.data
 			}
 			other := otherToolArchive(t, c.Archive.Name, files, tc.edit)
 			img, err := ChartImage(other, c.Rendered.Chart.Metadata, time.Unix(1e9, 0))
