@@ -7,7 +7,6 @@ import (
 	"io"
 	"path"
 	"reflect"
-	"sort"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -107,17 +106,7 @@ func descriptorOf(img v1.Image) (*v1.Descriptor, error) {
 // its decoded meaning; modes are not compared, as tools write them
 // differently), or "".
 func firstDifference(a, b map[string]archiveFile) string {
-	names := make([]string, 0, len(a)+len(b))
-	for n := range a {
-		names = append(names, n)
-	}
-	for n := range b {
-		if _, ok := a[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range unionNames(a, b) {
 		x, inA := a[n]
 		y, inB := b[n]
 		switch {
