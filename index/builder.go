@@ -21,6 +21,10 @@ type Builder struct {
 	mu       sync.Mutex
 	pkgs     map[string]*builtPkg
 	baseTime time.Time // generated time of the base, if any
+
+	moves     map[string]string // Relocate
+	moveOrder []string
+	relocated []relocatedVersion
 }
 
 // BuilderOption configures NewBuilder.
@@ -133,7 +137,11 @@ func (b *Builder) AddBase(base *Verified) error {
 		bp.desc, bp.home = p.Description, p.Home
 		b.mu.Unlock()
 		for i := range p.Versions {
-			all = append(all, job{name, &builtVersion{v: p.Versions[i]}})
+			bv := &builtVersion{v: p.Versions[i]}
+			if err := b.relocate(name, &bv.v); err != nil {
+				return err
+			}
+			all = append(all, job{name, bv})
 		}
 	}
 	err := parallel(len(all), func(i int) error { return b.prepare(all[i].bv) })
@@ -170,6 +178,9 @@ func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts Ve
 		bvs := make([]*builtVersion, len(p.Versions))
 		for i := range p.Versions {
 			bvs[i] = &builtVersion{v: p.Versions[i]}
+			if err := b.relocate(name, &bvs[i].v); err != nil {
+				return err
+			}
 			if err := b.prepare(bvs[i]); err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -204,5 +205,52 @@ func TestKubepkgIndexStaysStrict(t *testing.T) {
 	expired, _ := sigsyaml.Marshal(&x)
 	if _, err := Verify(expired, sigFile(t, expired, keys.index), trust, VerifyOptions{Now: testTime}); !errors.Is(err, ErrExpired) {
 		t.Errorf("expired: Verify = %v, want ErrExpired", err)
+	}
+}
+
+// TestRelocate moves a verified base's charts to another registry path,
+// as kubepkg repo index --relocate does: the moved versions get new
+// digests that verify, Relocated lists them for the registry check, and a
+// version with delegated signatures is refused.
+func TestRelocate(t *testing.T) {
+	keys := newTestKeys(t)
+	moved := record("kubevirt", "1.9.0", 1)
+	kept := record("cdi", "1.60.0", 1)
+	kept.Spec.Variants[0].Components[0].Chart.Repository = "oci://other.example.com/cdi"
+	data, sig := signed(t, buildIndex(t, moved, kept), keys.index)
+	opts := VerifyOptions{Now: testTime.Add(time.Hour)}
+	for _, compact := range []bool{false, true} {
+		b := NewBuilder(Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
+		if compact {
+			b = NewBuilder(Compact(), Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
+		}
+		if _, err := b.AddVerified(data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err != nil {
+			t.Fatal(err)
+		}
+		r := b.Relocated()
+		if r == nil || len(r.Packages) != 1 || r.Packages["kubevirt"] == nil {
+			t.Fatalf("compact %v: Relocated = %+v, want kubevirt only", compact, r)
+		}
+		if got := r.Packages["kubevirt"].Versions[0].Spec.Variants[0].Components[0].Chart.Repository; got != "oci://mirror.example.org/pkgs/kubevirt" {
+			t.Errorf("compact %v: moved repository %s", compact, got)
+		}
+		out, err := b.Marshal(testTime.Add(2*time.Hour), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(out), "repository: oci://registry.example.com") || !strings.Contains(string(out), "oci://other.example.com/cdi") {
+			t.Errorf("compact %v: merged index:\n%s", compact, out)
+		}
+		if _, err := Verify(out, sigFile(t, out, keys.index), &Trust{IndexKeys: pubs(keys.index)}, VerifyOptions{Now: testTime.Add(3 * time.Hour)}); err != nil {
+			t.Errorf("compact %v: the relocated index does not verify: %v", compact, err)
+		}
+	}
+	withSig := record("kubevirt", "1.9.0", 1)
+	x := buildIndex(t, withSig)
+	x.Packages["kubevirt"].Versions[0].Signatures = []Signature{{KeyID: strings.Repeat("a", 64), Sig: base64.StdEncoding.EncodeToString(make([]byte, 64))}}
+	data, sig = signed(t, x, keys.index)
+	b := NewBuilder(Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org"}))
+	if _, err := b.AddVerified(data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err == nil || !strings.Contains(err.Error(), "kubevirt 1.9.0 build 1 carries delegated signatures") {
+		t.Errorf("relocating a signed version: %v", err)
 	}
 }

@@ -93,3 +93,46 @@ func TestKubepkgRecipesBuildAll(t *testing.T) {
 		t.Fatalf("helm pull %s/%s %s: %v\n%s", ch.Repository, ch.Name, ch.Version, err, out)
 	}
 }
+
+// TestRepoIndexRelocate moves a published repository's charts to another
+// registry path with kubepkg's --relocate against the real registry: the
+// charts are copied there (rebuilt, same bytes) first, and a move to a
+// path where they are not is refused.
+func TestRepoIndexRelocate(t *testing.T) {
+	reg := testenv.Registry(t)
+	from, to, empty := uniqueRepo(t, reg), uniqueRepo(t, reg), uniqueRepo(t, reg)
+	work, cache := t.TempDir(), t.TempDir()
+	key := keygen(t, work, "index")
+	for _, base := range []string{from, to} {
+		if r := kbuild(t, repoRoot, nil, "build", "examples/smart-proxy", "--registry", base, "--plain-http", "-o", filepath.Join(work, "dist-"+filepath.Base(base)), "--cache-dir", cache); r.code != 0 {
+			t.Fatalf("build to %s: %s", base, r)
+		}
+	}
+	site := filepath.Join(work, "site")
+	if r := kbuild(t, work, nil, "repo", "index", "dist-"+filepath.Base(from), "-o", filepath.Join(site, "index.yaml"), "--sign-key", key+".key"); r.code != 0 {
+		t.Fatalf("repo index: %s", r)
+	}
+	none := filepath.Join(work, "none")
+	os.MkdirAll(none, 0o755)
+	moved := filepath.Join(work, "moved")
+	r := kbuild(t, work, nil, "repo", "index", none, "-o", filepath.Join(moved, "index.yaml"), "--sign-key", key+".key",
+		"--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub", "--relocate", from+"="+to, "--plain-http")
+	if r.code != 0 || !strings.Contains(r.stderr, "relocated 1 published versions; 1 charts are at their new place") {
+		t.Fatalf("repo index --relocate: %s", r)
+	}
+	data, _ := os.ReadFile(filepath.Join(moved, "index.yaml"))
+	if !strings.Contains(string(data), "repository: "+to+"/smart-proxy") || strings.Contains(string(data), from) {
+		t.Errorf("relocated index:\n%s", data)
+	}
+	if r := kbuild(t, work, nil, "repo", "verify", filepath.Join(moved, "index.yaml"), "--public-key", key+".pub", "--charts", "--plain-http"); r.code != 0 {
+		t.Fatalf("repo verify --charts of the relocated index: %s", r)
+	}
+	r = kbuild(t, work, nil, "repo", "index", none, "-o", filepath.Join(work, "bad", "index.yaml"), "--sign-key", key+".key",
+		"--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub", "--relocate", from+"="+empty, "--plain-http")
+	if r.code != 1 || !strings.Contains(r.stderr, "1 of 1 moved charts are not at their new place") {
+		t.Fatalf("relocate to a path without the charts: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(work, "bad", "index.yaml")); err == nil {
+		t.Error("a refused relocation wrote an index")
+	}
+}

@@ -279,7 +279,10 @@ expires, so for them only a key rotation retires an old signed index.
 The flags of 'kubepkg repo index' work with its meaning: -o - writes the
 index to stdout (unsigned only), --verify pulls every chart the records in
 DIST pin and checks its archive digest (with --plain-http for loopback
-registries), and without --sign-key or --sign-key-env the index is written
+registries), --relocate oci://OLD=oci://NEW moves the --merge base's charts
+to a new registry path (each must already be there with its published
+digest; the moved versions get new spec digests; a version with delegated
+signatures cannot move), and without --sign-key or --sign-key-env the index is written
 unsigned, with a warning (kubepkg subscribers then need allowUnsigned).
 kbuild is stricter in one place: --merge also needs the base's
 --merge-public-key or --merge-root, because an unverified base is never
@@ -306,7 +309,7 @@ Examples:
 			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index without expires (not accepted under a root of trust)")
 			fs.DurationVar(&f.mergeTimeo, "timeout", 60*time.Second, "timeout of each HTTP request for --merge")
 			fs.BoolVar(&f.verifyCharts, "verify", false, "also pull every chart the build records in DIST pin and check its archive digest")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --verify, talk plain HTTP to OCI registries (loopback registries)")
+			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --verify and --relocate, talk plain HTTP to OCI registries (loopback registries)")
 			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --merge base's charts to a new registry path; each must be there with its published digest (repeatable)")
 		},
 		Run: f.run,
@@ -329,10 +332,9 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	case f.merge != "" && len(f.mergeKeys) == 0 && f.mergeRoot == "":
 		return usagef("--merge %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --merge-public-key FILE (the public key that signed it) or --merge-root FILE (your root.yaml)", f.merge)
 	}
-	if len(f.relocate) > 0 {
-		// Relocating rewrites published specs and so their digests and
-		// delegated signatures; kbuild does not do that yet.
-		return fmt.Errorf("--relocate %s: kbuild cannot relocate published versions yet; publish with kubepkg repo index --relocate once, then merge over that index with kbuild", f.relocate[0])
+	moves, err := parseRelocate(f.relocate)
+	if err != nil {
+		return err
 	}
 	signers, err := f.sign.signers(env)
 	if err != nil {
@@ -363,13 +365,16 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	// Versions are kept as their YAML: an index of 100,000 versions fits in
 	// a few hundred MB. The base comes first, so that a version built again
 	// with other content fails as soon as it is read.
-	b := index.NewBuilder(index.Compact())
+	b := index.NewBuilder(index.Compact(), index.Relocate(moves))
 	if f.merge != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
 			return err
 		}
 		if err := f.addBase(ctx, env, b, trust, now); err != nil {
+			return err
+		}
+		if err := checkRelocated(ctx, env, b, f.plainHTTP); err != nil {
 			return err
 		}
 	}
@@ -418,6 +423,39 @@ func writeUnsigned(env *Env, path string, b *index.Builder, generated, expires t
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", path, pkgs, versions)
 	fmt.Fprintf(env.Stderr, "warning: %s is not signed: kubepkg subscribers accept it only with allowUnsigned: true, and anyone who can change the file changes what they install; sign it with --sign-key FILE or --sign-key-env VAR\n", path)
+	return nil
+}
+
+// parseRelocate reads --relocate oci://OLD=oci://NEW values.
+func parseRelocate(vals []string) (map[string]string, error) {
+	moves := map[string]string{}
+	for _, v := range vals {
+		from, to, ok := strings.Cut(v, "=")
+		from, to = strings.TrimSuffix(from, "/"), strings.TrimSuffix(to, "/")
+		if !ok || !strings.HasPrefix(from, "oci://") || !strings.HasPrefix(to, "oci://") || len(from) <= len("oci://") || len(to) <= len("oci://") {
+			return nil, usagef("--relocate %q: want oci://OLD=oci://NEW", v)
+		}
+		moves[from] = to
+	}
+	return moves, nil
+}
+
+// checkRelocated pulls every chart --relocate moved from its new place and
+// checks its archive digest: a move only rewrites where subscribers look.
+func checkRelocated(ctx context.Context, env *Env, b *index.Builder, plainHTTP bool) error {
+	x := b.Relocated()
+	if x == nil {
+		return nil
+	}
+	n, bad := chartpin.Check(ctx, x, chartpin.Options{PlainHTTP: plainHTTP})
+	for _, m := range bad {
+		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("--relocate: %d of %d moved charts are not at their new place with their published digest; copy them there first (for example with crane cp or skopeo copy); nothing was written", len(bad), n)
+	}
+	_, versions := x.Counts()
+	fmt.Fprintf(env.Stderr, "relocated %d published versions; %d charts are at their new place with their published digests\n", versions, n)
 	return nil
 }
 

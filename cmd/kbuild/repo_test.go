@@ -263,8 +263,8 @@ func TestRepoIndexUnsigned(t *testing.T) {
 	if _, err := index.ParseIndex([]byte(out.stdout)); err != nil {
 		t.Errorf("-o - wrote no index: %v", err)
 	}
-	if r := publish(t, distDir, site, "--merge", site, "--merge-public-key", key+".pub", "--relocate", "oci://r=oci://s"); r.code != 1 || !strings.Contains(r.stderr, "cannot relocate") {
-		t.Errorf("--relocate: %s", r)
+	if r := publish(t, distDir, site, "--merge", site, "--merge-public-key", key+".pub", "--relocate", "r=s"); r.code != 2 || !strings.Contains(r.stderr, "want oci://OLD=oci://NEW") {
+		t.Errorf("--relocate without oci://: %s", r)
 	}
 }
 
