@@ -22,7 +22,9 @@ func Relocate(moves map[string]string) BuilderOption {
 		olds = append(olds, o)
 	}
 	// The longest path first, so that a nested move wins.
-	sort.Slice(olds, func(i, j int) bool { return len(olds[i]) > len(olds[j]) || len(olds[i]) == len(olds[j]) && olds[i] < olds[j] })
+	sort.Slice(olds, func(i, j int) bool {
+		return len(olds[i]) > len(olds[j]) || len(olds[i]) == len(olds[j]) && olds[i] < olds[j]
+	})
 	return func(b *Builder) { b.moves, b.moveOrder = moves, olds }
 }
 
