@@ -35,6 +35,8 @@ type Builder struct {
 
 	allowUnpinned bool
 	kubeVersion   string
+	workDir       string
+	adopt         bool
 }
 
 // New returns a Builder that fetches with f and publishes to t. t may be
@@ -109,11 +111,13 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	dir := l.Dir
 	r := l.Recipe
 	p := &Prepared{Loaded: l, Problems: l.Problems}
-	work, err := os.MkdirTemp("", "kbuild-"+r.Metadata.Name+"-")
+	work, err := b.makeWorkDir(r.Metadata.Name)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(work)
+	if b.workDir == "" {
+		defer os.RemoveAll(work)
+	}
 
 	fetched, err := b.fetchAll(ctx, l, work)
 	if err != nil {
@@ -323,6 +327,10 @@ type Result struct {
 	// Reused lists chart refs that were already published with the same
 	// content.
 	Reused []string
+	// Adopted lists, one sentence each, charts another tool published
+	// under this version and build with the same files (WithAdopt): their
+	// published digests are kept.
+	Adopted []string
 	// Pushed lists chart refs written by this build.
 	Pushed []string
 	// Charts are the charts as they are in the target, to attach
@@ -361,10 +369,11 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		}
 	}
 	type push struct {
-		c    *PreparedChart
-		repo string
-		img  imageWithDigest
-		skip bool
+		c     *PreparedChart
+		repo  string
+		img   imageWithDigest
+		skip  bool
+		adopt *adopted // the published chart kept instead, with WithAdopt
 	}
 	var pushes []push
 	for _, c := range p.Charts {
@@ -381,10 +390,21 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("recipe %s: chart %s: %w", p.Dir, c.Key, err)
 		}
+		var adopt *adopted
 		if ok && have != d {
-			return nil, fmt.Errorf("recipe %s: chart %s: %s %w (published manifest %s, built %s)", p.Dir, c.Key, b.target.Ref(repo, tag), ErrImmutable, have, d)
+			if !b.adopt {
+				return nil, fmt.Errorf("recipe %s: chart %s: %s %w (published manifest %s, built %s); if another tool such as kubepkg published it, --adopt keeps it when its files are the same",
+					p.Dir, c.Key, b.target.Ref(repo, tag), ErrImmutable, have, d)
+			}
+			pub, err := b.target.Image(ctx, repo, tag)
+			if err == nil {
+				adopt, err = adoptPublished(pub, c.Archive)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("recipe %s: chart %s: --adopt %s: %w; give the recipe a new build number", p.Dir, c.Key, b.target.Ref(repo, tag), err)
+			}
 		}
-		pushes = append(pushes, push{c: c, repo: repo, img: imageWithDigest{img, d.String()}, skip: ok})
+		pushes = append(pushes, push{c: c, repo: repo, img: imageWithDigest{img, d.String()}, skip: ok, adopt: adopt})
 	}
 	info := index.BuildInfo{
 		APIVersion: index.BuildInfoAPIVersion, Kind: index.BuildInfoKind,
@@ -395,10 +415,14 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 	chartRefs := map[string]*index.ChartRef{}
 	for _, ps := range pushes {
 		ref := b.target.Ref(ps.repo, tag)
-		if ps.skip {
+		switch {
+		case ps.adopt != nil:
+			res.Adopted = append(res.Adopted, fmt.Sprintf("%s: published by another tool with the same files and Chart.yaml meaning; adopted, keeping its archive digest %s (this build's would be %s)",
+				ref, ps.adopt.archiveDigest, ps.c.Archive.Digest))
+		case ps.skip:
 			b.logf("%s: %s already published with the same content, reusing it", res.Name, ref)
 			res.Reused = append(res.Reused, ref)
-		} else {
+		default:
 			if err := b.target.Push(ctx, ps.repo, tag, ps.img.Image); err != nil {
 				return nil, fmt.Errorf("recipe %s: chart %s: %w", p.Dir, ps.c.Key, err)
 			}
@@ -409,11 +433,15 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		archive, manifest := ps.c.Archive.Digest, ps.img.digest
+		if a := ps.adopt; a != nil {
+			desc, archive, manifest = a.desc, a.archiveDigest, a.manifest.String()
+		}
 		res.Charts = append(res.Charts, PublishedChart{Key: ps.c.Key, Repo: ps.repo, Tag: tag, Manifest: *desc})
 		repoURL := b.target.Repository(ps.repo)
-		chartRefs[ps.c.Key] = &index.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: ps.c.Archive.Digest}
+		chartRefs[ps.c.Key] = &index.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: archive}
 		info.Charts = append(info.Charts, index.BuiltChart{
-			Name: ps.c.Key, Ref: repoURL + "/" + ps.c.Key + ":" + tag, Digest: ps.c.Archive.Digest, Manifest: ps.img.digest,
+			Name: ps.c.Key, Ref: repoURL + "/" + ps.c.Key + ":" + tag, Digest: archive, Manifest: manifest,
 			KubeVersion: ps.c.Rendered.KubeVersion, APIVersions: ps.c.Rendered.APIVersions,
 		})
 	}
@@ -549,4 +577,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// makeWorkDir returns a fresh directory to build package name in: under
+// the work directory when one is set (kept afterwards), else a temporary
+// one.
+func (b *Builder) makeWorkDir(name string) (string, error) {
+	if b.workDir == "" {
+		return os.MkdirTemp("", "kbuild-"+name+"-")
+	}
+	work := filepath.Join(b.workDir, name)
+	if err := os.RemoveAll(work); err != nil {
+		return "", fmt.Errorf("work dir: %w", err)
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return "", fmt.Errorf("work dir: %w", err)
+	}
+	return work, nil
 }

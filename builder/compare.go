@@ -26,19 +26,7 @@ func CompareArchives(a, b []byte) (file, how string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("second archive: %w", err)
 	}
-	names := map[string]bool{}
-	for n := range fa {
-		names[n] = true
-	}
-	for n := range fb {
-		names[n] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	for _, n := range sorted {
+	for _, n := range unionNames(fa, fb) {
 		x, inA := fa[n]
 		y, inB := fb[n]
 		switch {
@@ -53,6 +41,21 @@ func CompareArchives(a, b []byte) (file, how string, err error) {
 		}
 	}
 	return "", "", nil
+}
+
+// unionNames returns the names in a or b, sorted.
+func unionNames(a, b map[string]archiveFile) []string {
+	names := make([]string, 0, len(a)+len(b))
+	for n := range a {
+		names = append(names, n)
+	}
+	for n := range b {
+		if _, ok := a[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 type archiveFile struct {

@@ -54,6 +54,20 @@ func WithKubeVersion(v string) Option { return func(b *Builder) { b.kubeVersion 
 // does.
 func WithUnpinnedImages(allow bool) Option { return func(b *Builder) { b.allowUnpinned = allow } }
 
+// WithWorkDir builds each recipe in DIR/<package> and keeps it there for
+// inspection (kubepkg build --work-dir); an existing DIR/<package> is
+// replaced. Default: a temporary directory, removed after the build.
+func WithWorkDir(dir string) Option { return func(b *Builder) { b.workDir = dir } }
+
+// WithAdopt lets a build keep a chart that another tool (kubepkg, helm
+// push) already published under the same version and build with other
+// archive bytes, when its files are the same and its Chart.yaml means the
+// same: the published manifest and archive digests go into the build
+// record, and Result.Adopted says so. Otherwise such a chart fails the
+// build naming the first differing file. Default false: a published tag
+// with other content always fails the build.
+func WithAdopt(adopt bool) Option { return func(b *Builder) { b.adopt = adopt } }
+
 func defaults() *Builder {
 	return &Builder{
 		out:       "dist",

@@ -37,6 +37,8 @@ type Target interface {
 	// Lookup returns the manifest digest stored at repo:tag, or ok false
 	// when the tag does not exist.
 	Lookup(ctx context.Context, repo, tag string) (digest v1.Hash, ok bool, err error)
+	// Image returns the image stored at repo:tag (see Lookup).
+	Image(ctx context.Context, repo, tag string) (v1.Image, error)
 	// Push stores img at repo:tag.
 	Push(ctx context.Context, repo, tag string, img v1.Image) error
 	// PushReferrer stores img, whose manifest names a subject, by digest in
@@ -58,9 +60,18 @@ type RegistryTarget struct {
 	transport http.RoundTripper
 }
 
+// RegistryOption configures a RegistryTarget.
+type RegistryOption func(*RegistryTarget)
+
+// WithKeychain sets where registry credentials come from. Default
+// authn.DefaultKeychain (the Docker config and credential helpers).
+func WithKeychain(k authn.Keychain) RegistryOption {
+	return func(r *RegistryTarget) { r.keychain = k }
+}
+
 // NewRegistryTarget returns a target for "oci://HOST[/PATH]". plainHTTP
 // talks HTTP instead of HTTPS (for loopback registries in tests).
-func NewRegistryTarget(url string, plainHTTP bool) (*RegistryTarget, error) {
+func NewRegistryTarget(url string, plainHTTP bool, ropts ...RegistryOption) (*RegistryTarget, error) {
 	base, ok := strings.CutPrefix(url, "oci://")
 	if !ok {
 		return nil, fmt.Errorf("registry %q: expected oci://HOST/PATH", url)
@@ -73,7 +84,11 @@ func NewRegistryTarget(url string, plainHTTP bool) (*RegistryTarget, error) {
 	if _, err := name.NewRepository(base+"/x", opts...); err != nil {
 		return nil, fmt.Errorf("registry %q: %w", url, err)
 	}
-	return &RegistryTarget{base: base, plainHTTP: plainHTTP, keychain: authn.DefaultKeychain, transport: remote.DefaultTransport}, nil
+	t := &RegistryTarget{base: base, plainHTTP: plainHTTP, keychain: authn.DefaultKeychain, transport: remote.DefaultTransport}
+	for _, o := range ropts {
+		o(t)
+	}
+	return t, nil
 }
 
 func (r *RegistryTarget) tag(repo, tag string) (name.Tag, error) {
@@ -98,6 +113,15 @@ func (r *RegistryTarget) Base() string { return r.base }
 
 // Ref implements Target.
 func (r *RegistryTarget) Ref(repo, tag string) string { return r.base + "/" + repo + ":" + tag }
+
+// Image implements Target.
+func (r *RegistryTarget) Image(ctx context.Context, repo, tag string) (v1.Image, error) {
+	t, err := r.tag(repo, tag)
+	if err != nil {
+		return nil, err
+	}
+	return remote.Image(t, r.options(ctx)...)
+}
 
 // Lookup implements Target.
 func (r *RegistryTarget) Lookup(ctx context.Context, repo, tag string) (v1.Hash, bool, error) {
@@ -271,6 +295,20 @@ func (l *LayoutTarget) lookup(ref string) (v1.Hash, bool, error) {
 		}
 	}
 	return v1.Hash{}, false, nil
+}
+
+// Image implements Target.
+func (l *LayoutTarget) Image(ctx context.Context, repo, tag string) (v1.Image, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d, ok, err := l.lookup(repo + ":" + tag)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("oci layout %s: no %s:%s", l.path, repo, tag)
+	}
+	return l.path.Image(d)
 }
 
 // Push implements Target. Pushing the same content again is a no-op.

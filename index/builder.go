@@ -21,6 +21,10 @@ type Builder struct {
 	mu       sync.Mutex
 	pkgs     map[string]*builtPkg
 	baseTime time.Time // generated time of the base, if any
+
+	moves     map[string]string // Relocate
+	moveOrder []string
+	relocated []relocatedVersion
 }
 
 // BuilderOption configures NewBuilder.
@@ -118,6 +122,9 @@ func (b *Builder) AddBase(base *Verified) error {
 	if base == nil || base.all == nil {
 		return errors.New("the base index must be one that Verify accepted")
 	}
+	if err := base.checkMergeable(); err != nil {
+		return err
+	}
 	x := base.all
 	type job struct {
 		name string
@@ -130,7 +137,11 @@ func (b *Builder) AddBase(base *Verified) error {
 		bp.desc, bp.home = p.Description, p.Home
 		b.mu.Unlock()
 		for i := range p.Versions {
-			all = append(all, job{name, &builtVersion{v: p.Versions[i]}})
+			bv := &builtVersion{v: p.Versions[i]}
+			if err := b.relocate(name, &bv.v); err != nil {
+				return err
+			}
+			all = append(all, job{name, bv})
 		}
 	}
 	err := parallel(len(all), func(i int) error { return b.prepare(all[i].bv) })
@@ -167,6 +178,9 @@ func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts Ve
 		bvs := make([]*builtVersion, len(p.Versions))
 		for i := range p.Versions {
 			bvs[i] = &builtVersion{v: p.Versions[i]}
+			if err := b.relocate(name, &bvs[i].v); err != nil {
+				return err
+			}
 			if err := b.prepare(bvs[i]); err != nil {
 				return err
 			}
@@ -184,6 +198,9 @@ func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts Ve
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := v.checkMergeable(); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
@@ -207,7 +224,7 @@ func (b *Builder) prepare(bv *builtVersion) error {
 		bv.v.Signatures = sigs
 	}
 	var err error
-	if bv.sv, err = parseSemver(bv.v.Version); err != nil {
+	if bv.sv, err = parseVersion(bv.v.Version); err != nil {
 		return err
 	}
 	if !b.compact {

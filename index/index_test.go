@@ -175,7 +175,7 @@ func TestBuilderErrors(t *testing.T) {
 		want string
 	}{
 		{"bad name", record("Kube_Virt", "1.9.0", 1), "not a DNS-1123 label"},
-		{"leading v", record("kubevirt", "v1.9.0", 1), "not an exact semantic version"},
+		{"leading v", record("kubevirt", "v1.9.0", 1), `version starts with "v"; kbuild writes 1.9.0`},
 		{"build 0", record("kubevirt", "1.9.0", 0), "build is 0, want 1 or more"},
 		{"path component", withPath, `uses path "charts/operator"`},
 		{"wrong kind", &PackageSource{APIVersion: RecordAPIVersion, Kind: "Recipe"}, `kind is "Recipe"`},

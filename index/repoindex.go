@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"runtime"
 	"sort"
@@ -43,6 +44,11 @@ type RepositoryIndex struct {
 	// Expires, when set, is when subscribers stop accepting the index.
 	Expires  time.Time                `json:"expires,omitzero"`
 	Packages map[string]*IndexPackage `json:"packages"`
+
+	// Unknown lists the fields read that kbuild's types do not have, in
+	// file order; versions whose spec has one are not in Packages.
+	// Never written.
+	Unknown []UnknownField `json:"-"`
 }
 
 // IndexPackage is one package of the index.
@@ -90,7 +96,7 @@ func (x *RepositoryIndex) SortVersions() {
 	for _, p := range x.Packages {
 		keys := make(map[string]semver, len(p.Versions))
 		for _, v := range p.Versions {
-			keys[v.Version], _ = parseSemver(v.Version)
+			keys[v.Version], _ = parseVersion(v.Version)
 		}
 		sort.SliceStable(p.Versions, func(i, j int) bool {
 			a, b := p.Versions[i], p.Versions[j]
@@ -111,8 +117,9 @@ func CheckPackageName(name string) error {
 }
 
 // CheckRecord checks that a build record can enter an index: kind and
-// apiVersion, a DNS-1123 name, an exact semver version, build >= 1, and
-// every component pinned by chart digest rather than a path.
+// apiVersion, a DNS-1123 name, an exact semver version, build >= 1,
+// every component pinned by chart digest rather than a path, and no field
+// kubepkg's schema requires left empty (RequiredEmpty).
 func CheckRecord(rec *PackageSource) error {
 	if rec.Kind != RecordKind {
 		return fmt.Errorf("kind is %q, want %s", rec.Kind, RecordKind)
@@ -125,23 +132,49 @@ func CheckRecord(rec *PackageSource) error {
 	if err := CheckPackageName(rec.Metadata.Name); err != nil {
 		return err
 	}
-	return checkEntry(rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, &rec.Spec)
+	if err := checkEntry(rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, &rec.Spec, true); err != nil {
+		return err
+	}
+	if empty := RequiredEmpty(&rec.Spec); len(empty) > 0 {
+		e := empty[0]
+		return fmt.Errorf("%s %s build %d: spec.%s is empty; kubepkg's PackageSource schema requires %s.%s, so the API server would refuse it: set it in the recipe",
+			rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, e.Path, e.Type, e.JSON)
+	}
+	return nil
 }
 
-// checkEntry checks one version of a package.
-func checkEntry(name, version string, build int, s *PackageSpec) error {
-	if _, err := parseSemver(version); err != nil {
+// checkEntry checks one version of a package. On read (write false) it
+// accepts what kubepkg's client accepts: a version that is exact semver
+// after an optional leading "v", build 0 (no build), and any component;
+// the entry and its spec must agree. What kbuild writes is held to more:
+// no "v", build 1 or more, and every component a chart pinned by digest.
+func checkEntry(name, version string, build int, s *PackageSpec, write bool) error {
+	if _, err := parseVersion(version); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if build < 1 {
-		return fmt.Errorf("%s %s: build is %d, want 1 or more", name, version, build)
+	if build < 0 || build > math.MaxInt32 {
+		return fmt.Errorf("%s %s: build is %d, want 0 to %d (kubepkg reads builds as int32)", name, version, build, math.MaxInt32)
 	}
 	if s.Version != version || s.Build != build {
 		return fmt.Errorf("%s %s build %d: the spec says version %q build %d", name, version, build, s.Version, s.Build)
 	}
+	if !write {
+		return nil
+	}
+	if strings.HasPrefix(version, "v") {
+		return fmt.Errorf("%s %s: version starts with \"v\"; kbuild writes %s (a recipe's leading v is stripped by kbuild build)", name, version, version[1:])
+	}
+	if build < 1 {
+		return fmt.Errorf("%s %s: build is %d, want 1 or more", name, version, build)
+	}
 	for _, v := range s.Variants {
 		for _, c := range v.Components {
 			if c.Path == "" && c.Chart != nil && checkDigest(c.Chart.Digest) == nil && c.Chart.Repository != "" && c.Chart.Name != "" && c.Chart.Version != "" {
+				if len(c.Libraries) > 0 || len(c.ValuesFiles) > 0 {
+					// kubepkg's CRD: libraries and valuesFiles apply to
+					// charts in the package tree only.
+					return fmt.Errorf("%s %s build %d: variant %q component %q names a chart and has libraries or valuesFiles; kubepkg's schema allows those only for components with path, so the API server would refuse it", name, version, build, v.Name, c.Name)
+				}
 				continue
 			}
 			where := fmt.Sprintf("%s %s build %d: variant %q component %q", name, version, build, v.Name, c.Name)
@@ -159,6 +192,10 @@ func checkEntry(name, version string, build int, s *PackageSpec) error {
 	}
 	return nil
 }
+
+// parseVersion parses a version as kubepkg reads one: exact semver after
+// an optional leading "v".
+func parseVersion(s string) (semver, error) { return parseSemver(strings.TrimPrefix(s, "v")) }
 
 func checkDigest(d string) error {
 	hex, ok := strings.CutPrefix(d, "sha256:")
@@ -402,12 +439,19 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 		visit = func(name string, p *IndexPackage) (bool, error) { return true, checkPackage(name, p) }
 	}
 	x := &RepositoryIndex{}
-	fast := false
-	err := decodeYAMLOf(b, share, nil, "index", x, func(r *yreader) error {
-		err := readIndex(r, x, visit)
-		fast = err == nil
-		return err
-	})
+	r, err := newYReaderOf(b, share, nil)
+	if err == nil {
+		err = readIndex(r, x, visit)
+	}
+	fast := err == nil
+	var bail *yamlBail
+	if errors.As(err, &bail) {
+		// Beyond what kbuild writes: read it as kubepkg does.
+		if len(b) > maxSlowYAML {
+			return nil, fmt.Errorf("index: %v (YAML beyond what kbuild writes is read only in files up to %d MiB)", bail, maxSlowYAML>>20)
+		}
+		x, err = readLenient(b)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -434,13 +478,12 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	return x, nil
 }
 
-// check checks what the index says besides its packages.
+// check checks what the index says besides its packages. Like kubepkg's
+// client it accepts an index without apiVersion or generated time (kbuild
+// always writes both).
 func (x *RepositoryIndex) check() error {
-	if x.APIVersion != IndexAPIVersion || x.Kind != IndexKind {
+	if x.APIVersion != IndexAPIVersion && x.APIVersion != "" || x.Kind != IndexKind {
 		return fmt.Errorf("not a repository index: apiVersion %q kind %q, want %s %s", x.APIVersion, x.Kind, IndexAPIVersion, IndexKind)
-	}
-	if x.Generated.IsZero() {
-		return errors.New("index has no generated time")
 	}
 	if x.Packages == nil {
 		x.Packages = map[string]*IndexPackage{} // "packages: null" is an empty index
@@ -451,8 +494,8 @@ func (x *RepositoryIndex) check() error {
 	return nil
 }
 
-// checkPackage checks one package of an index: a DNS-1123 name, versions
-// with exact semver and build >= 1 that agree with their spec, well-formed
+// checkPackage checks one package of an index as read: a DNS-1123 name,
+// versions that agree with their spec (checkEntry on read), well-formed
 // digests and signatures, and no version and build twice.
 func checkPackage(name string, p *IndexPackage) error {
 	if err := CheckPackageName(name); err != nil {
@@ -464,7 +507,7 @@ func checkPackage(name string, p *IndexPackage) error {
 	seen := make(map[versionKey]bool, len(p.Versions))
 	for i := range p.Versions {
 		v := &p.Versions[i]
-		if err := checkEntry(name, v.Version, v.Build, &v.Spec); err != nil {
+		if err := checkEntry(name, v.Version, v.Build, &v.Spec, false); err != nil {
 			return err
 		}
 		if err := checkDigest(v.Digest); err != nil {

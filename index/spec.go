@@ -10,7 +10,10 @@ import (
 // The types below are the PackageSource spec exactly as kubepkg encodes it.
 // Field order and omitempty matter: the spec digest is the sha256 of the
 // compact encoding/json form of these structs, so changing an order or a tag
-// changes every published digest.
+// changes every published digest. SpecFields (fields.go) is the table of
+// those tags; TestSpecFieldsMatchTags keeps the two equal. A field without
+// omitempty is written even when empty: "" for a string, null for a nil
+// list and [] for an empty one (PolicyRule.Verbs).
 
 // PackageSpec is the spec of a PackageSource build record and of an index
 // version entry.
@@ -29,7 +32,7 @@ type PackageSpec struct {
 
 // SourceRef points at the object a package was read from.
 type SourceRef struct {
-	Kind      string `json:"kind,omitempty"`
+	Kind      string `json:"kind"`
 	Name      string `json:"name,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	URL       string `json:"url,omitempty"`
@@ -44,7 +47,7 @@ type Permissions struct {
 
 // PolicyRule is an RBAC rule.
 type PolicyRule struct {
-	Verbs           []string `json:"verbs,omitempty"`
+	Verbs           []string `json:"verbs"`
 	APIGroups       []string `json:"apiGroups,omitempty"`
 	Resources       []string `json:"resources,omitempty"`
 	ResourceNames   []string `json:"resourceNames,omitempty"`
@@ -59,7 +62,7 @@ type Rollback struct {
 
 // Variant is one way of installing a package.
 type Variant struct {
-	Name       string        `json:"name,omitempty"`
+	Name       string        `json:"name"`
 	DependsOn  []string      `json:"dependsOn,omitempty"`
 	Requires   []Requirement `json:"requires,omitempty"`
 	Libraries  []Library     `json:"libraries,omitempty"`
@@ -77,13 +80,13 @@ type Requirement struct {
 // Library is a named path shared between components.
 type Library struct {
 	Name string `json:"name,omitempty"`
-	Path string `json:"path,omitempty"`
+	Path string `json:"path"`
 }
 
 // Component is one Helm release of a variant. In a recipe Path names a
 // chart key; in a build record and an index Chart replaces it.
 type Component struct {
-	Name        string    `json:"name,omitempty"`
+	Name        string    `json:"name"`
 	Path        string    `json:"path,omitempty"`
 	Chart       *ChartRef `json:"chart,omitempty"`
 	Install     *Install  `json:"install,omitempty"`
@@ -93,9 +96,9 @@ type Component struct {
 
 // ChartRef pins a chart in an OCI repository by its archive digest.
 type ChartRef struct {
-	Repository string `json:"repository,omitempty"`
-	Name       string `json:"name,omitempty"`
-	Version    string `json:"version,omitempty"`
+	Repository string `json:"repository"`
+	Name       string `json:"name"`
+	Version    string `json:"version"`
 	Digest     string `json:"digest,omitempty"`
 }
 
@@ -114,20 +117,20 @@ type Install struct {
 
 // HealthCheck is a CEL health expression for a kind of object.
 type HealthCheck struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	Current    string `json:"current,omitempty"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Current    string `json:"current"`
 	InProgress string `json:"inProgress,omitempty"`
 	Failed     string `json:"failed,omitempty"`
 }
 
 // ReadyWhen is a condition an object must reach before a component is ready.
 type ReadyWhen struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	Name       string `json:"name,omitempty"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
 	Namespace  string `json:"namespace,omitempty"`
-	Condition  string `json:"condition,omitempty"`
+	Condition  string `json:"condition"`
 	Status     string `json:"status,omitempty"`
 }
 
@@ -155,4 +158,19 @@ var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8192); return &b
 func sha256Digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Requirements returns what v needs installed, as kubepkg's resolver reads
+// a variant: each dependsOn entry, once, as a requirement of that package
+// at any version, then the requires entries as they are.
+func (v *Variant) Requirements() []Requirement {
+	out := make([]Requirement, 0, len(v.DependsOn)+len(v.Requires))
+	seen := map[string]bool{}
+	for _, d := range v.DependsOn {
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, Requirement{Package: d})
+		}
+	}
+	return append(out, v.Requires...)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -107,8 +108,14 @@ type Verified struct {
 	Generated, Expires time.Time
 	// Root is the newest root, when a root of trust was used.
 	Root *Root
-	// Warnings are versions dropped and, with AllowExpired, expiries.
+	// Warnings are versions dropped, fields kbuild does not know and,
+	// with AllowExpired, expiries.
 	Warnings []string
+	// LeftOut names the versions ("name version build N") left out
+	// because their spec has a field kbuild does not know; an index with
+	// such versions can be verified but not merged over, which would drop
+	// them.
+	LeftOut []string
 	// State is what to record for the next verification.
 	State State
 
@@ -230,6 +237,16 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 	}
 	if perr != nil {
 		return nil, refuse("index.yaml", ErrMalformed, "%v", perr)
+	}
+	for _, u := range x.Unknown {
+		res.Warnings = append(res.Warnings, u.String())
+		if u.Dropped {
+			res.LeftOut = append(res.LeftOut, fmt.Sprintf("%s %s build %d", u.Package, u.Version, u.Build))
+		}
+	}
+	res.LeftOut = slices.Compact(res.LeftOut)
+	if x.Generated.IsZero() {
+		res.Warnings = append(res.Warnings, "index.yaml: no generated time (kubepkg accepts that; kbuild always writes one, and without it a subscriber cannot tell an older index from a newer one)")
 	}
 	if x.Generated.After(opts.Now.Add(MaxClockSkew)) {
 		return nil, refuse("index.yaml", ErrFuture, "generated %s is in the future (reference time %s); check the publisher's SOURCE_DATE_EPOCH and clocks", fmtTime(x.Generated), fmtTime(opts.Now))
@@ -552,4 +569,13 @@ func short(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// checkMergeable refuses merging over an index whose versions were left
+// out for fields kbuild does not know: the merged index would drop them.
+func (v *Verified) checkMergeable() error {
+	if len(v.LeftOut) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the base index has versions with fields this kbuild does not know (%s); merging would drop them from the published index: publish with a kbuild that knows those fields", strings.Join(v.LeftOut, ", "))
 }

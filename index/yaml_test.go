@@ -56,9 +56,12 @@ func randString(rng *rand.Rand) string {
 }
 
 func randStrings(rng *rand.Rand) []string {
-	n := rng.Intn(4)
-	if n == 0 {
+	n := rng.Intn(5)
+	switch n {
+	case 0:
 		return nil
+	case 4:
+		return []string{}
 	}
 	out := make([]string, n)
 	for i := range out {

@@ -252,20 +252,6 @@ func (w *ywriter) fieldStr(col int, k, v string) {
 	}
 }
 
-func (w *ywriter) fieldInt(col int, k string, v int) {
-	if v != 0 {
-		w.key(col, k)
-		w.int(v)
-	}
-}
-
-func (w *ywriter) fieldBool(col int, k string, v bool) {
-	if v {
-		w.key(col, k)
-		w.bool(v)
-	}
-}
-
 func (w *ywriter) fieldStrings(col int, k string, v []string) {
 	if len(v) == 0 {
 		return
@@ -274,6 +260,45 @@ func (w *ywriter) fieldStrings(col int, k string, v []string) {
 	for _, s := range v {
 		w.item(col)
 		w.str(col, s)
+	}
+}
+
+// specStr, specStrings, specBool and specInt write a spec field, leaving
+// it out when empty only if SpecFields says kubepkg tags it omitempty, as
+// sigs.k8s.io/yaml does for those types: "" for an empty string, null for
+// a nil list and [] for an empty one.
+func (w *ywriter) specStr(col int, f specField, v string) {
+	if v != "" || !f.omitEmpty() {
+		w.key(col, f.name())
+		w.str(col, v)
+	}
+}
+
+func (w *ywriter) specInt(col int, f specField, v int) {
+	if v != 0 || !f.omitEmpty() {
+		w.key(col, f.name())
+		w.int(v)
+	}
+}
+
+func (w *ywriter) specBool(col int, f specField, v bool) {
+	if v || !f.omitEmpty() {
+		w.key(col, f.name())
+		w.bool(v)
+	}
+}
+
+func (w *ywriter) specStrings(col int, f specField, v []string) {
+	switch {
+	case len(v) > 0:
+		w.fieldStrings(col, f.name(), v)
+	case f.omitEmpty():
+	case v == nil:
+		w.key(col, f.name())
+		w.empty("null")
+	default:
+		w.key(col, f.name())
+		w.empty("[]")
 	}
 }
 
@@ -292,28 +317,28 @@ func (w *ywriter) mapping(col int, fn func(col int)) {
 
 func writeSpec(w *ywriter, col int, s *PackageSpec) {
 	w.mapping(col, func(col int) {
-		w.fieldInt(col, "build", s.Build)
-		w.fieldStrings(col, "conflicts", s.Conflicts)
-		w.fieldStrings(col, "crds", s.CRDs)
-		w.fieldStrings(col, "images", s.Images)
+		w.specInt(col, fSpecBuild, s.Build)
+		w.specStrings(col, fSpecConflicts, s.Conflicts)
+		w.specStrings(col, fSpecCRDs, s.CRDs)
+		w.specStrings(col, fSpecImages, s.Images)
 		if s.Permissions != nil {
 			w.key(col, "permissions")
 			writePermissions(w, col+2, s.Permissions)
 		}
-		w.fieldStrings(col, "provides", s.Provides)
+		w.specStrings(col, fSpecProvides, s.Provides)
 		if s.Rollback != nil {
 			w.key(col, "rollback")
-			w.mapping(col+2, func(col int) { w.fieldBool(col, "safe", s.Rollback.Safe) })
+			w.mapping(col+2, func(col int) { w.specBool(col, fRollbackSafe, s.Rollback.Safe) })
 		}
 		if s.SourceRef != nil {
 			w.key(col, "sourceRef")
 			w.mapping(col+2, func(col int) {
 				r := s.SourceRef
-				w.fieldStr(col, "kind", r.Kind)
-				w.fieldStr(col, "name", r.Name)
-				w.fieldStr(col, "namespace", r.Namespace)
-				w.fieldStr(col, "path", r.Path)
-				w.fieldStr(col, "url", r.URL)
+				w.specStr(col, fRefKind, r.Kind)
+				w.specStr(col, fRefName, r.Name)
+				w.specStr(col, fRefNamespace, r.Namespace)
+				w.specStr(col, fRefPath, r.Path)
+				w.specStr(col, fRefURL, r.URL)
 			})
 		}
 		if len(s.Variants) > 0 {
@@ -323,24 +348,24 @@ func writeSpec(w *ywriter, col int, s *PackageSpec) {
 				writeVariant(w, col+2, &s.Variants[i])
 			}
 		}
-		w.fieldStr(col, "version", s.Version)
+		w.specStr(col, fSpecVersion, s.Version)
 	})
 }
 
 func writePermissions(w *ywriter, col int, p *Permissions) {
 	w.mapping(col, func(col int) {
-		w.fieldBool(col, "clusterWide", p.ClusterWide)
+		w.specBool(col, fPermClusterWide, p.ClusterWide)
 		if len(p.Rules) > 0 {
 			w.key(col, "rules")
 			for i := range p.Rules {
 				r := &p.Rules[i]
 				w.item(col)
 				w.mapping(col+2, func(col int) {
-					w.fieldStrings(col, "apiGroups", r.APIGroups)
-					w.fieldStrings(col, "nonResourceURLs", r.NonResourceURLs)
-					w.fieldStrings(col, "resourceNames", r.ResourceNames)
-					w.fieldStrings(col, "resources", r.Resources)
-					w.fieldStrings(col, "verbs", r.Verbs)
+					w.specStrings(col, fRuleAPIGroups, r.APIGroups)
+					w.specStrings(col, fRuleNonResourceURLs, r.NonResourceURLs)
+					w.specStrings(col, fRuleResourceNames, r.ResourceNames)
+					w.specStrings(col, fRuleResources, r.Resources)
+					w.specStrings(col, fRuleVerbs, r.Verbs)
 				})
 			}
 		}
@@ -356,29 +381,29 @@ func writeVariant(w *ywriter, col int, v *Variant) {
 				writeComponent(w, col+2, &v.Components[i])
 			}
 		}
-		w.fieldStrings(col, "dependsOn", v.DependsOn)
+		w.specStrings(col, fVariantDependsOn, v.DependsOn)
 		if len(v.Libraries) > 0 {
 			w.key(col, "libraries")
 			for i := range v.Libraries {
 				l := &v.Libraries[i]
 				w.item(col)
 				w.mapping(col+2, func(col int) {
-					w.fieldStr(col, "name", l.Name)
-					w.fieldStr(col, "path", l.Path)
+					w.specStr(col, fLibName, l.Name)
+					w.specStr(col, fLibPath, l.Path)
 				})
 			}
 		}
-		w.fieldStr(col, "name", v.Name)
+		w.specStr(col, fVariantName, v.Name)
 		if len(v.Requires) > 0 {
 			w.key(col, "requires")
 			for i := range v.Requires {
 				q := &v.Requires[i]
 				w.item(col)
 				w.mapping(col+2, func(col int) {
-					w.fieldStr(col, "capability", q.Capability)
-					w.fieldBool(col, "optional", q.Optional)
-					w.fieldStr(col, "package", q.Package)
-					w.fieldStr(col, "version", q.Version)
+					w.specStr(col, fReqCapability, q.Capability)
+					w.specBool(col, fReqOptional, q.Optional)
+					w.specStr(col, fReqPackage, q.Package)
+					w.specStr(col, fReqVersion, q.Version)
 				})
 			}
 		}
@@ -390,61 +415,61 @@ func writeComponent(w *ywriter, col int, c *Component) {
 		if c.Chart != nil {
 			w.key(col, "chart")
 			w.mapping(col+2, func(col int) {
-				w.fieldStr(col, "digest", c.Chart.Digest)
-				w.fieldStr(col, "name", c.Chart.Name)
-				w.fieldStr(col, "repository", c.Chart.Repository)
-				w.fieldStr(col, "version", c.Chart.Version)
+				w.specStr(col, fChartDigest, c.Chart.Digest)
+				w.specStr(col, fChartName, c.Chart.Name)
+				w.specStr(col, fChartRepository, c.Chart.Repository)
+				w.specStr(col, fChartVersion, c.Chart.Version)
 			})
 		}
 		if c.Install != nil {
 			w.key(col, "install")
 			writeInstall(w, col+2, c.Install)
 		}
-		w.fieldStrings(col, "libraries", c.Libraries)
-		w.fieldStr(col, "name", c.Name)
-		w.fieldStr(col, "path", c.Path)
-		w.fieldStrings(col, "valuesFiles", c.ValuesFiles)
+		w.specStrings(col, fCompLibraries, c.Libraries)
+		w.specStr(col, fCompName, c.Name)
+		w.specStr(col, fCompPath, c.Path)
+		w.specStrings(col, fCompValuesFiles, c.ValuesFiles)
 	})
 }
 
 func writeInstall(w *ywriter, col int, in *Install) {
 	w.mapping(col, func(col int) {
-		w.fieldStrings(col, "dependsOn", in.DependsOn)
+		w.specStrings(col, fInstDependsOn, in.DependsOn)
 		if len(in.HealthCheckExprs) > 0 {
 			w.key(col, "healthCheckExprs")
 			for i := range in.HealthCheckExprs {
 				h := &in.HealthCheckExprs[i]
 				w.item(col)
 				w.mapping(col+2, func(col int) {
-					w.fieldStr(col, "apiVersion", h.APIVersion)
-					w.fieldStr(col, "current", h.Current)
-					w.fieldStr(col, "failed", h.Failed)
-					w.fieldStr(col, "inProgress", h.InProgress)
-					w.fieldStr(col, "kind", h.Kind)
+					w.specStr(col, fCheckAPIVersion, h.APIVersion)
+					w.specStr(col, fCheckCurrent, h.Current)
+					w.specStr(col, fCheckFailed, h.Failed)
+					w.specStr(col, fCheckInProgress, h.InProgress)
+					w.specStr(col, fCheckKind, h.Kind)
 				})
 			}
 		}
-		w.fieldStr(col, "namespace", in.Namespace)
-		w.fieldStr(col, "phase", in.Phase)
-		w.fieldBool(col, "privileged", in.Privileged)
+		w.specStr(col, fInstNamespace, in.Namespace)
+		w.specStr(col, fInstPhase, in.Phase)
+		w.specBool(col, fInstPrivileged, in.Privileged)
 		if len(in.ReadyWhen) > 0 {
 			w.key(col, "readyWhen")
 			for i := range in.ReadyWhen {
 				rw := &in.ReadyWhen[i]
 				w.item(col)
 				w.mapping(col+2, func(col int) {
-					w.fieldStr(col, "apiVersion", rw.APIVersion)
-					w.fieldStr(col, "condition", rw.Condition)
-					w.fieldStr(col, "kind", rw.Kind)
-					w.fieldStr(col, "name", rw.Name)
-					w.fieldStr(col, "namespace", rw.Namespace)
-					w.fieldStr(col, "status", rw.Status)
+					w.specStr(col, fReadyAPIVersion, rw.APIVersion)
+					w.specStr(col, fReadyCondition, rw.Condition)
+					w.specStr(col, fReadyKind, rw.Kind)
+					w.specStr(col, fReadyName, rw.Name)
+					w.specStr(col, fReadyNamespace, rw.Namespace)
+					w.specStr(col, fReadyStatus, rw.Status)
 				})
 			}
 		}
-		w.fieldStr(col, "releaseName", in.ReleaseName)
-		w.fieldStr(col, "upgradeCRDs", in.UpgradeCRDs)
-		w.fieldStr(col, "waitStrategy", in.WaitStrategy)
+		w.specStr(col, fInstReleaseName, in.ReleaseName)
+		w.specStr(col, fInstUpgradeCRDs, in.UpgradeCRDs)
+		w.specStr(col, fInstWaitStrategy, in.WaitStrategy)
 	})
 }
 

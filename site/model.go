@@ -63,6 +63,9 @@ type snippet struct {
 	Placeholder bool
 	RelIndex    string
 	After       string
+	// CmdBefore and CmdAfter are the kubepkg repo add command around
+	// SiteURL, when there is one.
+	CmdBefore, CmdAfter string
 }
 
 type packagePage struct {
@@ -117,6 +120,7 @@ type chartView struct {
 	DigestRef       string // oci://<repository>/<name>@<manifest digest>, when known
 	Install         string
 	InstallByDigest string
+	Flux, ArgoCD    string // GitOps objects pinned by manifest digest, when known
 }
 
 type imageView struct {
@@ -126,7 +130,6 @@ type imageView struct {
 const (
 	timeFormat      = "2006-01-02 15:04 UTC"
 	placeholderBase = "SITE_URL"
-	apiVersion      = "kubepkg.dev/v1alpha1"
 )
 
 func newStamp(t time.Time) stamp {
@@ -271,6 +274,8 @@ func newChartView(c *index.ChartRef, release, namespace string, o *options) *cha
 	if m := o.manifests[c.Digest]; m != "" {
 		cv.DigestRef = repo + "@" + m
 		cv.InstallByDigest = "helm install " + shellQuote(release) + " " + shellQuote(cv.DigestRef) + ns
+		cv.Flux = fluxSnippet(repo, m, release, namespace)
+		cv.ArgoCD = argoCDSnippet(repo, m, release, namespace)
 	}
 	return cv
 }
@@ -287,13 +292,14 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// requirements lists what variants require, one entry per package or
-// capability and constraint, sorted.
+// requirements lists what variants require (dependsOn packages included,
+// as kubepkg reads them), one entry per package or capability and
+// constraint, sorted.
 func requirements(variants []index.Variant) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, va := range variants {
-		for _, r := range va.Requires {
+		for _, r := range va.Requirements() {
 			s := r.Package
 			if s == "" {
 				s = r.Capability
@@ -366,22 +372,6 @@ func siteURL(o *options) (string, bool) {
 		return o.baseURL, false
 	}
 	return placeholderBase, true
-}
-
-func repositorySnippet(o *options, root string) snippet {
-	base, ph := siteURL(o)
-	return snippet{
-		Before:      fmt.Sprintf("apiVersion: %s\nkind: Repository\nmetadata:\n  name: %s\nspec:\n  url: ", apiVersion, yamlName(o.title)),
-		SiteURL:     base + "/index.yaml",
-		Placeholder: ph,
-		RelIndex:    root + "index.yaml",
-	}
-}
-
-func packageSnippet(o *options, name, version string) snippet {
-	s := repositorySnippet(o, "../")
-	s.After = fmt.Sprintf("\n---\napiVersion: %s\nkind: Package\nmetadata:\n  name: %s\nspec:\n  version: %s", apiVersion, name, version)
-	return s
 }
 
 // yamlName turns a title into a DNS-1123 name for the Repository object.

@@ -18,10 +18,13 @@ import (
 type Option func(*options)
 
 type options struct {
-	title     string
-	baseURL   string
-	published map[string]bool
-	manifests map[string]string
+	title         string
+	baseURL       string
+	published     map[string]bool
+	manifests     map[string]string
+	publicKeys    []string
+	rootKeys      []string
+	rootThreshold int
 }
 
 // WithTitle sets the repository's name, shown in page titles and headers
@@ -67,6 +70,21 @@ func WithManifestDigests(m map[string]string) Option {
 			o.manifests[k] = v
 		}
 	}
+}
+
+// WithPublicKeys gives the PEM public keys that sign index.yaml, inlined
+// in the kubepkg Repository snippet as spec.publicKeys so that a pasted
+// snippet trusts exactly them. The default is none: the snippet then
+// says where to put the keys.
+func WithPublicKeys(pems ...string) Option {
+	return func(o *options) { o.publicKeys = append(o.publicKeys, pems...) }
+}
+
+// WithRootKeys gives the PEM keys of version 1 of the repository's root of
+// trust and how many must have signed it; the Repository snippet then
+// pins them (spec.trust) instead of publicKeys.
+func WithRootKeys(threshold int, pems ...string) Option {
+	return func(o *options) { o.rootThreshold, o.rootKeys = threshold, append(o.rootKeys, pems...) }
 }
 
 //go:embed assets/*.html

@@ -188,7 +188,7 @@ func TestContent(t *testing.T) {
 				`helm install cr oci://ghcr.io/example/kubevirt/kubevirt-cr --version 1.9.0-4 --namespace kubevirt --create-namespace`,
 				`<code class="ref">quay.io/kubevirt/virt-api:v1.9.0</code></td><td><code class="digest">sha256:42341b1d52699f4bb87f3996151bafe2e3fe065e9146cc64a15959ddf7bf2c69</code>`,
 				"kind: Repository\nmetadata:\n  name: example-virtualization\nspec:\n  url: <span class=\"site-url\" data-rel=\"../index.yaml\">SITE_URL/index.yaml</span>",
-				"kind: Package\nmetadata:\n  name: kubevirt\nspec:\n  version: 1.9.0</code>",
+				"kind: Package\nmetadata:\n  name: kubevirt\nspec:\n  version: 1.9.0\n  repository: example-virtualization</code>",
 				`<a href="../sbom/kubevirt-1.9.0-4.cdx.json">SBOM (CycloneDX)</a>`,
 				`<a href="../provenance/kubevirt-1.9.0-4.intoto.json">Provenance (in-toto)</a>`,
 				`<a href="../scan.json">Vulnerability scan</a>`,

@@ -69,6 +69,17 @@ func TestBadRecipes(t *testing.T) {
 		{"valuesFiles escapes", "            path: redis\n", "            path: redis\n            valuesFiles: [values.yaml, ../../etc/passwd]\n", 33, `"../../etc/passwd" leaves the recipe directory`},
 		{"valuesFiles absolute", "            path: redis\n", "            path: redis\n            valuesFiles: [/etc/passwd]\n", 33, `"/etc/passwd" leaves the recipe directory`},
 		{"valuesFiles URL", "            path: redis\n", "            path: redis\n            valuesFiles: [\"https://evil.example/v.yaml\"]\n", 33, "is a URL; valuesFiles name files inside the chart"},
+		{"rule without verbs", "    crds: [redises.redis.io]\n", "    crds: [redises.redis.io]\n    permissions:\n      rules:\n        - apiGroups: [\"\"]\n          resources: [pods]\n", 26, "spec.package.permissions.rules[0].verbs: verbs is required (kubepkg's PackageSource schema requires PolicyRule.verbs"},
+		{"library without path", "        requires:\n", "        libraries:\n          - name: common\n        requires:\n", 29, "spec.package.variants[0].libraries[0].path: path is required"},
+		{"variant without name", "      - name: default\n        requires:\n", "      - requires:\n", 27, "spec.package.variants[0].name: name is required"},
+		{"readyWhen without condition", "upgradeCRDs: CreateReplace}", "upgradeCRDs: CreateReplace, readyWhen: [{apiVersion: redis.io/v1, kind: Redis, name: r}]}", 33, "install.readyWhen[0].condition: condition is required"},
+		{"healthCheck without current", "upgradeCRDs: CreateReplace}", "upgradeCRDs: CreateReplace, healthCheckExprs: [{apiVersion: redis.io/v1, kind: Redis}]}", 33, "install.healthCheckExprs[0].current: current is required"},
+		{"healthCheck without kind", "upgradeCRDs: CreateReplace}", "upgradeCRDs: CreateReplace, healthCheckExprs: [{apiVersion: redis.io/v1, current: \"true\"}]}", 33, "install.healthCheckExprs[0].kind: kind is required"},
+		{"api capability without version", `provides: [redis, "api:redis.io/v1"]`, `provides: [redis, "api:redis.io"]`, 22, `capability "api:redis.io" must be api:<group>/<version>`},
+		{"capability without value", `provides: [redis, "api:redis.io/v1"]`, `provides: [redis, "storageclass:"]`, 22, `capability "storageclass:" must be <kind>:<value>`},
+		{"dependsOn not a package name", "        requires:\n", "        dependsOn: [\"api:x.io/v1\"]\n        requires:\n", 28, `"api:x.io/v1" is not a package name; dependsOn names packages`},
+		{"dependsOn itself", "        requires:\n", "        dependsOn: [redis]\n        requires:\n", 28, "a package cannot depend on itself"},
+		{"component libraries", "            path: redis\n", "            path: redis\n            libraries: [common]\n", 33, "allows component libraries only in a package tree"},
 		{"path on plain file", "https://example.com/redis-7.2.4.tgz", "https://example.com/redis.yaml", 14, "is not an archive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,6 +114,21 @@ func TestBadRecipes(t *testing.T) {
 				t.Errorf("line = %d, want %d (%s)", found.Line, tc.line, found)
 			}
 		})
+	}
+}
+
+// TestKubepkgShapes checks that what kubepkg documents validates:
+// capabilities of any <kind>:<value>, and dependsOn naming packages.
+func TestKubepkgShapes(t *testing.T) {
+	src := strings.Replace(string(load(t)), `provides: [redis, "api:redis.io/v1"]`, `provides: [redis, "api:redis.io/v1", "storageclass:default", "csi:rbd.csi.ceph.com", "ingress"]`, 1)
+	src = strings.Replace(src, "        requires:\n", "        dependsOn: [cert-manager, networking]\n        requires:\n", 1)
+	src = strings.Replace(src, "    rollback: {safe: false}\n", "    rollback: {safe: false}\n    permissions: {rules: [{verbs: [get], resources: [pods]}]}\n", 1)
+	r, pos, err := Parse("recipe.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probs := Validate(r, pos); len(probs) != 0 {
+		t.Fatalf("Validate = %v, want none", probs)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"kbuild.dev/kbuild/index"
 )
 
 var (
@@ -319,14 +321,11 @@ func (v *validator) pkg(r *Recipe) {
 		}
 	}
 	for i, c := range p.Provides {
-		if strings.HasPrefix(c, "api:") {
-			if g := strings.TrimPrefix(c, "api:"); !strings.Contains(g, "/") {
-				v.errorf(fmt.Sprintf("%s.provides[%d]", f, i), "capability %q must be api:<group>/<version>", c)
-			}
-		} else if !dns1123Label.MatchString(c) {
-			v.errorf(fmt.Sprintf("%s.provides[%d]", f, i), "%q is neither a package name nor an api:<group>/<version> capability", c)
+		if msg := checkProvided(c); msg != "" {
+			v.errorf(fmt.Sprintf("%s.provides[%d]", f, i), "%s", msg)
 		}
 	}
+	v.requiredEmpty(f, p)
 	if len(p.Variants) == 0 {
 		if !r.Meta() {
 			v.errorf(f+".variants", "no variants; add one with a component per chart, or nothing installs the charts")
@@ -335,9 +334,7 @@ func (v *validator) pkg(r *Recipe) {
 	variants := map[string]bool{}
 	for i, vr := range p.Variants {
 		vf := fmt.Sprintf("%s.variants[%d]", f, i)
-		if vr.Name == "" {
-			v.errorf(vf+".name", "variant name is required")
-		} else if variants[vr.Name] {
+		if vr.Name != "" && variants[vr.Name] {
 			v.errorf(vf+".name", "duplicate variant %q", vr.Name)
 		}
 		variants[vr.Name] = true
@@ -359,11 +356,14 @@ func (v *validator) pkg(r *Recipe) {
 		for j, c := range vr.Components {
 			comps[c.Name] = true
 			cf := fmt.Sprintf("%s.components[%d]", vf, j)
-			if c.Name == "" {
-				v.errorf(cf+".name", "component name is required")
-			}
 			if c.Chart != nil {
 				v.errorf(cf+".chart", "a recipe's component names its chart with path (a chart key); chart is written by the build")
+			}
+			if len(c.Libraries) > 0 {
+				v.errorf(cf+".libraries", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows component libraries only in a package tree; make the library a dependency of the chart instead")
+			}
+			if len(c.ValuesFiles) > 0 {
+				v.errorf(cf+".valuesFiles", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows valuesFiles only in a package tree; merge the values into the chart's values instead")
 			}
 			if _, ok := r.Spec.Charts[c.Path]; !ok {
 				v.errorf(cf+".path", "no chart named %q in spec.charts (charts: %s)", c.Path, strings.Join(sortedKeys(r.Spec.Charts), ", "))
@@ -402,12 +402,51 @@ func (v *validator) pkg(r *Recipe) {
 			}
 		}
 	}
+	// kubepkg's resolver reads each variants[].dependsOn entry as a
+	// requirement of the package of that name (requires with only
+	// package set), not as a variant.
 	for i, vr := range p.Variants {
 		for j, d := range vr.DependsOn {
-			if !variants[d] || d == vr.Name {
-				v.errorf(fmt.Sprintf("%s.variants[%d].dependsOn[%d]", f, i, j), "no other variant named %q", d)
+			df := fmt.Sprintf("%s.variants[%d].dependsOn[%d]", f, i, j)
+			switch {
+			case d == r.Metadata.Name:
+				v.errorf(df, "a package cannot depend on itself")
+			case !dns1123Label.MatchString(d) || len(d) > 63:
+				v.errorf(df, "%q is not a package name; dependsOn names packages (DNS-1123 labels); for a capability write requires: [{capability: %q}]", d, d)
 			}
 		}
+	}
+}
+
+// checkProvided returns why c cannot be a provides entry, or "". An entry
+// is a package name or a capability <kind>:<value>, as kubepkg accepts
+// them (storageclass:default, csi:rbd.csi.ceph.com, …); only api: has a
+// checked shape, api:<group>/<version>.
+func checkProvided(c string) string {
+	kind, value, isCap := strings.Cut(c, ":")
+	switch {
+	case !isCap:
+		if !dns1123Label.MatchString(c) || len(c) > 63 {
+			return fmt.Sprintf("%q is neither a package name (a DNS-1123 label) nor a capability <kind>:<value> such as storageclass:default", c)
+		}
+	case kind == "api":
+		group, version, ok := strings.Cut(value, "/")
+		if !ok || group == "" || version == "" || strings.Contains(version, "/") {
+			return fmt.Sprintf("capability %q must be api:<group>/<version>, e.g. api:kubevirt.io/v1", c)
+		}
+	case kind == "" || value == "" || strings.ContainsAny(c, " \t\n"):
+		return fmt.Sprintf("capability %q must be <kind>:<value> with neither part empty and no spaces, e.g. storageclass:default", c)
+	}
+	return ""
+}
+
+// requiredEmpty reports every field that kubepkg's PackageSource schema
+// requires and p leaves empty (index.RequiredEmpty): the API server would
+// refuse the PackageSource, and a subscriber would encode the empty value.
+func (v *validator) requiredEmpty(f string, p *Package) {
+	spec := index.PackageSpec{Permissions: p.Permissions, Variants: p.Variants}
+	for _, e := range index.RequiredEmpty(&spec) {
+		v.errorf(f+"."+e.Path, "%s is required (kubepkg's PackageSource schema requires %s.%s; the API server refuses it empty)", e.JSON, e.Type, e.JSON)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spf13/pflag"
+
 	"kbuild.dev/kbuild/builder"
 )
 
@@ -23,13 +25,20 @@ reads) with a .build.yaml sidecar recording the resolved sources.
 
 A published version never changes: if the tag exists with the same content it
 is reused; with different content the build fails and asks for a new build
-number. Nothing is pushed for a recipe until all its charts are checked.
+number. Moving a repository from kubepkg, whose charts have other archive
+bytes, pass --adopt: a published chart with the same files and the same
+Chart.yaml meaning is kept, with its published digests in the build record
+(and said so); one that differs is refused, naming the first differing
+file. Nothing is pushed for a recipe until all its charts are checked.
 With --offline every source must be in the cache, and images not yet pinned
 by digest are warnings rather than errors (pinning needs their registries;
 'kbuild publish' always requires them). Without --registry (or
 $KBUILD_REGISTRY) charts go into the local OCI layout DIST/oci, which
 skopeo, crane and 'kbuild serve' read. Credentials come from the Docker
-config and credential helpers.
+config and credential helpers, or from --registry-config FILE. The flags of
+'kubepkg build' work with its meaning: --work-dir DIR keeps each recipe's
+build in DIR/<package> for inspection, --cache-dir, --plain-http,
+--registry and -o as above.
 
 Examples:
   # build the examples into dist/ and the local layout dist/oci (no network)
@@ -38,9 +47,15 @@ Examples:
   # build and push to a registry on loopback
   kbuild build recipes/kubevirt --registry oci://127.0.0.1:5000/packages --plain-http
 
+  # take over charts kubepkg already pushed for these versions and builds
+  kbuild build recipes/ --registry oci://ghcr.io/example/packages --adopt
+
   # rebuild from the cache only, as a CI job restoring its cache does
   kbuild build --offline recipes/`,
-		Flags: f.addFlags,
+		Flags: func(fs *pflag.FlagSet) {
+			f.addFlags(fs)
+			f.addAdoptFlag(fs)
+		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {
 				return usagef("name at least one recipe directory")
@@ -66,6 +81,9 @@ Examples:
 func printResult(env *Env, r *builder.Result) {
 	for _, c := range r.Info.Charts {
 		fmt.Fprintf(env.Stdout, "%s@%s archive %s\n", c.Ref, c.Manifest, c.Digest)
+	}
+	for _, msg := range r.Adopted {
+		fmt.Fprintln(env.Stderr, msg)
 	}
 	for _, ref := range r.Reused {
 		fmt.Fprintf(env.Stderr, "%s: already published with the same content; reused\n", ref)

@@ -2,11 +2,17 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"time"
 
+	dockerconfig "github.com/docker/cli/cli/config"
+	"github.com/docker/cli/cli/config/configfile"
+	dockertypes "github.com/docker/cli/cli/config/types"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
@@ -16,12 +22,13 @@ import (
 
 // sourceFlags are the flags of every command that fetches sources.
 type sourceFlags struct {
-	cacheDir    string
-	offline     bool
-	plainHTTP   bool
-	plainHosts  []string
-	maxDownload int64
-	timeout     time.Duration
+	cacheDir       string
+	offline        bool
+	plainHTTP      bool
+	plainHosts     []string
+	maxDownload    int64
+	timeout        time.Duration
+	registryConfig string
 }
 
 func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
@@ -31,10 +38,24 @@ func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
 	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on a server, registry or git remote that sends nothing for this long (a whole download also gets 1 min + 1 s per MiB)")
+	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file with registry credentials (default: the Docker config and credential helpers)")
+}
+
+// keychain returns the registry credentials: those of --registry-config,
+// or the Docker config and credential helpers.
+func (f *sourceFlags) keychain() (authn.Keychain, error) {
+	if f.registryConfig == "" {
+		return authn.DefaultKeychain, nil
+	}
+	return configKeychain(f.registryConfig)
 }
 
 func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {
-	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithPlainHTTPHosts(f.plainHosts...), sources.WithLogger(progress(env)), sources.WithTimeout(f.timeout)}
+	kc, err := f.keychain()
+	if err != nil {
+		return nil, err
+	}
+	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithPlainHTTPHosts(f.plainHosts...), sources.WithLogger(progress(env)), sources.WithTimeout(f.timeout), sources.WithKeychain(kc)}
 	if f.cacheDir != "" {
 		opts = append(opts, sources.WithCacheDir(f.cacheDir))
 	}
@@ -60,12 +81,20 @@ type buildFlags struct {
 	registry string
 	out      string
 	jobs     int
+	workDir  string
+	adopt    bool
+}
+
+// addAdoptFlag adds --adopt, for the commands that publish charts.
+func (f *buildFlags) addAdoptFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.adopt, "adopt", false, "keep a chart another tool (kubepkg) already published under this version and build when its files and Chart.yaml meaning are the same")
 }
 
 func (f *buildFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.registry, "registry", "", "push charts to oci://HOST/PATH (default $KBUILD_REGISTRY; without either, build into the local OCI layout DIST/oci)")
 	fs.StringVarP(&f.out, "output", "o", "dist", "directory for build records and the local OCI layout")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "recipes and charts built at once")
+	fs.StringVar(&f.workDir, "work-dir", "", "build each recipe in DIR/<package> and keep it for inspection (default: a temporary directory)")
 	f.sourceFlags.addFlags(fs)
 	f.renderFlags.addFlags(fs)
 }
@@ -77,7 +106,11 @@ func (f *buildFlags) target(env *Env) (builder.Target, error) {
 		reg = env.Getenv("KBUILD_REGISTRY")
 	}
 	if reg != "" {
-		return builder.NewRegistryTarget(reg, f.plainHTTP)
+		kc, err := f.keychain()
+		if err != nil {
+			return nil, err
+		}
+		return builder.NewRegistryTarget(reg, f.plainHTTP, builder.WithKeychain(kc))
 	}
 	return builder.NewLayoutTarget(filepath.Join(f.out, "oci"), "")
 }
@@ -101,6 +134,12 @@ func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...b
 		builder.WithCommit(gitCommit(root)),
 		builder.WithKubeVersion(f.kubeVersion),
 	}
+	if f.workDir != "" {
+		opts = append(opts, builder.WithWorkDir(f.workDir))
+	}
+	if f.adopt {
+		opts = append(opts, builder.WithAdopt(true))
+	}
 	return builder.New(fetch, t, append(opts, extra...)...)
 }
 
@@ -116,4 +155,38 @@ func progress(env *Env) func(string, ...any) {
 		return func(format string, args ...any) { fmt.Fprintf(env.Stderr, format+"\n", args...) }
 	}
 	return func(string, ...any) {}
+}
+
+// configKeychain returns the credentials of the Docker config file at
+// path (auths and credential helpers it names), as kubepkg's
+// --registry-config reads it.
+func configKeychain(path string) (authn.Keychain, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--registry-config: %w", err)
+	}
+	defer fh.Close()
+	cf, err := dockerconfig.LoadFromReader(io.LimitReader(fh, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("--registry-config %s: %w", path, err)
+	}
+	return fileKeychain{cf}, nil
+}
+
+type fileKeychain struct{ cf *configfile.ConfigFile }
+
+func (k fileKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
+	host := r.RegistryStr()
+	if host == name.DefaultRegistry {
+		host = authn.DefaultAuthKey
+	}
+	ac, err := k.cf.GetAuthConfig(host)
+	if err != nil {
+		return nil, err
+	}
+	if ac == (dockertypes.AuthConfig{ServerAddress: ac.ServerAddress}) {
+		return authn.Anonymous, nil
+	}
+	return authn.FromConfig(authn.AuthConfig{Username: ac.Username, Password: ac.Password, Auth: ac.Auth,
+		IdentityToken: ac.IdentityToken, RegistryToken: ac.RegistryToken}), nil
 }

@@ -96,6 +96,7 @@ Examples:
 			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan -o json report to publish as scan.json")
 			fs.StringVar(&f.title, "title", "", "title of the catalog (default: kubepkg repository)")
 			f.buildFlags.addFlags(fs)
+			f.buildFlags.addAdoptFlag(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 1 {
@@ -279,7 +280,11 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 	}
-	opts := []site.Option{site.WithPublished(w.files...), site.WithManifestDigests(manifests)}
+	keyOpt, err := f.siteKeys(root, signers)
+	if err != nil {
+		return err
+	}
+	opts := []site.Option{site.WithPublished(w.files...), site.WithManifestDigests(manifests), keyOpt}
 	if f.title != "" {
 		opts = append(opts, site.WithTitle(f.title))
 	}
@@ -514,6 +519,35 @@ func (f *publishFlags) copyRoot(w *siteWriter, data []byte) error {
 		return err
 	}
 	return w.write("root.yaml", data)
+}
+
+// siteKeys returns the keys the catalog's Repository snippet pins: the
+// root keys of version 1 of the root (root/1.yaml beside --root) with
+// their threshold, or else the public keys of the signers.
+func (f *publishFlags) siteKeys(root []byte, signers []index.Signer) (site.Option, error) {
+	if root == nil {
+		var pems []string
+		for _, s := range signers {
+			pems = append(pems, string(publicOf(s).PEM()))
+		}
+		return site.WithPublicKeys(pems...), nil
+	}
+	r, err := index.ParseRoot(root)
+	if err == nil && r.Signed.Version != 1 {
+		var first []byte
+		if first, err = os.ReadFile(filepath.Join(filepath.Dir(f.root), "root", "1.yaml")); err == nil {
+			r, err = index.ParseRoot(first)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--root %s: the catalog pins version 1 of the root: %w", f.root, err)
+	}
+	role := r.Signed.Roles[index.RoleRoot]
+	var pems []string
+	for _, id := range role.KeyIDs {
+		pems = append(pems, r.Signed.Keys[id])
+	}
+	return site.WithRootKeys(role.Threshold, pems...), nil
 }
 
 // siteWriter writes files into the site through temp files and renames,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -64,6 +65,13 @@ func TestPublishMainJob(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(work, "_site", f)); err != nil {
 			t.Errorf("site lacks %s", f)
 		}
+	}
+	// The catalog's Repository snippet inlines the key that signed.
+	pub, _ := os.ReadFile(filepath.Join(work, "_site", "keys", "index.pub"))
+	page, _ := os.ReadFile(filepath.Join(work, "_site", "index.html"))
+	page = []byte(html.UnescapeString(string(page)))
+	if want := "  publicKeys:\n    - |\n      " + strings.ReplaceAll(strings.TrimSpace(string(pub)), "\n", "\n      "); len(pub) == 0 || !strings.Contains(string(page), want) {
+		t.Errorf("index.html does not inline keys/index.pub in the Repository snippet (want %q)", want)
 	}
 	if byHash, _ := filepath.Glob(filepath.Join(work, "_site", "by-hash", "sha256", "*")); len(byHash) != 2 {
 		t.Errorf("by-hash holds %v, want the index and its signature", byHash)
@@ -292,6 +300,13 @@ func TestPublishRoot(t *testing.T) {
 	r := kbuild(t, work, nil, "repo", "verify", "_site/index.yaml", "--root-key", "root.pub")
 	if r.code != 0 || !strings.Contains(r.stdout, "root.yaml: version 1") {
 		t.Fatalf("repo verify --root-key: %s", r)
+	}
+	// The catalog pins the root keys, not the index key.
+	rootPub, _ := os.ReadFile(filepath.Join(work, "root.pub"))
+	page, _ := os.ReadFile(filepath.Join(work, "_site", "index.html"))
+	page = []byte(html.UnescapeString(string(page)))
+	if want := "  trust:\n    rootThreshold: 1\n    rootKeys:\n      - |\n        " + strings.ReplaceAll(strings.TrimSpace(string(rootPub)), "\n", "\n        "); !strings.Contains(string(page), want) || strings.Contains(string(page), "publicKeys:") {
+		t.Errorf("index.html does not pin the root key (want %q)", want)
 	}
 	// An index key the root does not list is refused before anything is
 	// built, and so would a subscriber refuse what it signs.

@@ -237,17 +237,20 @@ type repoIndexFlags struct {
 	fs  *pflag.FlagSet
 	out string
 	mergeFlags
-	sign       signerFlags
-	expires    time.Duration
-	noExpiry   bool
-	mergeTimeo time.Duration
+	sign         signerFlags
+	expires      time.Duration
+	noExpiry     bool
+	mergeTimeo   time.Duration
+	verifyCharts bool
+	plainHTTP    bool
+	relocate     []string
 }
 
 func newRepoIndexCmd() *Command {
 	f := &repoIndexFlags{}
 	return &Command{
 		Name:    "index",
-		Usage:   "kbuild repo index DIST -o SITE/index.yaml --sign-key FILE [--merge FILE|URL (--merge-public-key FILE | --merge-root FILE)] [--allow-new] [--expires 720h | --no-expiry]",
+		Usage:   "kbuild repo index DIST [-o SITE/index.yaml|-] [--sign-key FILE]... [--merge FILE|URL (--merge-public-key FILE | --merge-root FILE)] [--allow-new] [--expires 720h | --no-expiry] [--verify]",
 		Summary: "Write and sign index.yaml from the build records in DIST.",
 		Help: `Reads every build record (kind: PackageSource) under DIST — other YAML such as
 the BuildInfo sidecars, and DIST/oci, are skipped — and writes index.yaml:
@@ -267,11 +270,25 @@ again must have the same digest, otherwise the publish fails — published
 versions do not change, give the recipe a new build number. A base that
 does not exist (404) starts a new index only with --allow-new.
 
-Every signed index expires (--expires, default 30 days after generated)
-unless --no-expiry; subscribers refuse an expired index, so publish again
-before then (a scheduled CI job that merges is enough). The mistake to
-avoid: merging without the base's key, or signing with a key that the
-root's index role does not list.
+Every index expires (--expires, default 30 days after generated) unless
+--no-expiry; publish again before then (a scheduled CI job that merges is
+enough). Which subscribers enforce it: kubepkg clusters subscribed with a
+root of trust (trust.rootKeys) and 'kbuild repo verify' refuse an expired
+index; kubepkg clusters subscribed with plain publicKeys never check
+expires, so for them only a key rotation retires an old signed index.
+
+The flags of 'kubepkg repo index' work with its meaning: -o - writes the
+index to stdout (unsigned only), --verify pulls every chart the records in
+DIST pin and checks its archive digest (with --plain-http for loopback
+registries), --relocate oci://OLD=oci://NEW moves the --merge base's charts
+to a new registry path (each must already be there with its published
+digest; the moved versions get new spec digests; a version with delegated
+signatures cannot move), and without --sign-key or --sign-key-env the index is written
+unsigned, with a warning (kubepkg subscribers then need allowUnsigned).
+kbuild is stricter in one place: --merge also needs the base's
+--merge-public-key or --merge-root, because an unverified base is never
+re-signed. The mistake to avoid: merging without the base's key, or
+signing with a key that the root's index role does not list.
 
 Examples:
   # first publication
@@ -292,6 +309,9 @@ Examples:
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long after generated the index expires")
 			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index without expires (not accepted under a root of trust)")
 			fs.DurationVar(&f.mergeTimeo, "timeout", netdeadline.DefaultIdle, "give up on the --merge site when it sends nothing for this long")
+			fs.BoolVar(&f.verifyCharts, "verify", false, "also pull every chart the build records in DIST pin and check its archive digest")
+			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --verify and --relocate, talk plain HTTP to OCI registries (loopback registries)")
+			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --merge base's charts to a new registry path; each must be there with its published digest (repeatable)")
 		},
 		Run: f.run,
 	}
@@ -306,16 +326,28 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		return usagef("--no-expiry and --expires %s contradict each other", f.expires)
 	case !f.noExpiry && f.expires <= 0:
 		return usagef("--expires %s: a signed index must expire; to publish one that never does, pass --no-expiry", f.expires)
-	case f.merge == "" && (len(f.mergeKeys) > 0 || f.mergeRoot != "" || f.allowNew):
-		return usagef("--merge-public-key, --merge-root and --allow-new need --merge")
-	case f.merge != "" && (len(f.mergeKeys) > 0) == (f.mergeRoot != ""):
-		return usagef("--merge needs the base's --merge-public-key or --merge-root (one of them): an unverified base is never re-signed")
-	case len(f.sign.files) == 0 && f.sign.env == "":
-		return usagef("index needs a signing key: --sign-key FILE or --sign-key-env VAR")
+	case f.merge == "" && (len(f.mergeKeys) > 0 || f.mergeRoot != "" || f.allowNew || len(f.relocate) > 0):
+		return usagef("--merge-public-key, --merge-root, --allow-new and --relocate need --merge")
+	case f.merge != "" && len(f.mergeKeys) > 0 && f.mergeRoot != "":
+		return usagef("--merge: give --merge-public-key or --merge-root, not both")
+	case f.merge != "" && len(f.mergeKeys) == 0 && f.mergeRoot == "":
+		return usagef("--merge %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --merge-public-key FILE (the public key that signed it) or --merge-root FILE (your root.yaml)", f.merge)
+	}
+	moves, err := parseRelocate(f.relocate)
+	if err != nil {
+		return err
 	}
 	signers, err := f.sign.signers(env)
 	if err != nil {
 		return err
+	}
+	if f.out == "-" && len(signers) > 0 {
+		return usagef("-o -: a signed index needs a file to write index.yaml.sig beside; give -o FILE")
+	}
+	if f.verifyCharts {
+		if err := verifyRecordCharts(ctx, env, args[0], f.plainHTTP); err != nil {
+			return err
+		}
 	}
 	generated, err := epochOrNow(env)
 	if err != nil {
@@ -334,7 +366,7 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	// Versions are kept as their YAML: an index of 100,000 versions fits in
 	// a few hundred MB. The base comes first, so that a version built again
 	// with other content fails as soon as it is read.
-	b := index.NewBuilder(index.Compact())
+	b := index.NewBuilder(index.Compact(), index.Relocate(moves))
 	if f.merge != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
@@ -343,11 +375,18 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		if err := f.addBase(ctx, env, b, trust, now); err != nil {
 			return err
 		}
+		if err := checkRelocated(ctx, env, b, f.plainHTTP); err != nil {
+			return err
+		}
 	}
 	if err := distindex.Add(ctx, b, args[0]); err != nil {
 		return err
 	}
 	pkgs, versions := b.Counts()
+	if len(signers) == 0 {
+		// As kubepkg repo index without --sign-key.
+		return writeUnsigned(env, f.out, b, generated, expires, pkgs, versions)
+	}
 	if err := writeSigned(f.out, b, generated, expires, signers); err != nil {
 		return err
 	}
@@ -361,6 +400,85 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		label = "keyids"
 	}
 	fmt.Fprintf(env.Stdout, "signed %s.sig (%s %s)\n", f.out, label, strings.Join(ids, ", "))
+	return nil
+}
+
+// writeUnsigned writes the index of b to path (through a temporary file
+// and a rename) or, for "-", to stdout, with no signature: kubepkg
+// subscribers accept it only with allowUnsigned. A signature left beside
+// path from an earlier index would not match; it is removed.
+func writeUnsigned(env *Env, path string, b *index.Builder, generated, expires time.Time, pkgs, versions int) error {
+	data, err := b.Marshal(generated, expires)
+	if err != nil {
+		return err
+	}
+	if path == "-" {
+		_, err := env.Stdout.Write(data)
+		return err
+	}
+	if err := dist.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Remove(path + ".sig"); err == nil {
+		fmt.Fprintf(env.Stderr, "removed %s.sig, which signed an earlier index\n", path)
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", path, pkgs, versions)
+	fmt.Fprintf(env.Stderr, "warning: %s is not signed: kubepkg subscribers accept it only with allowUnsigned: true, and anyone who can change the file changes what they install; sign it with --sign-key FILE or --sign-key-env VAR\n", path)
+	return nil
+}
+
+// parseRelocate reads --relocate oci://OLD=oci://NEW values.
+func parseRelocate(vals []string) (map[string]string, error) {
+	moves := map[string]string{}
+	for _, v := range vals {
+		from, to, ok := strings.Cut(v, "=")
+		from, to = strings.TrimSuffix(from, "/"), strings.TrimSuffix(to, "/")
+		if !ok || !strings.HasPrefix(from, "oci://") || !strings.HasPrefix(to, "oci://") || len(from) <= len("oci://") || len(to) <= len("oci://") {
+			return nil, usagef("--relocate %q: want oci://OLD=oci://NEW", v)
+		}
+		moves[from] = to
+	}
+	return moves, nil
+}
+
+// checkRelocated pulls every chart --relocate moved from its new place and
+// checks its archive digest: a move only rewrites where subscribers look.
+func checkRelocated(ctx context.Context, env *Env, b *index.Builder, plainHTTP bool) error {
+	x := b.Relocated()
+	if x == nil {
+		return nil
+	}
+	n, bad := chartpin.Check(ctx, x, chartpin.Options{PlainHTTP: plainHTTP})
+	for _, m := range bad {
+		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("--relocate: %d of %d moved charts are not at their new place with their published digest; copy them there first (for example with crane cp or skopeo copy); nothing was written", len(bad), n)
+	}
+	_, versions := x.Counts()
+	fmt.Fprintf(env.Stderr, "relocated %d published versions; %d charts are at their new place with their published digests\n", versions, n)
+	return nil
+}
+
+// verifyRecordCharts pulls every chart the build records under dir pin
+// and checks its archive digest (kubepkg repo index --verify).
+func verifyRecordCharts(ctx context.Context, env *Env, dir string, plainHTTP bool) error {
+	b := index.NewBuilder()
+	if err := distindex.Add(ctx, b, dir); err != nil {
+		return err
+	}
+	x, err := b.Index(time.Unix(1, 0))
+	if err != nil {
+		return err
+	}
+	n, bad := chartpin.Check(ctx, x, chartpin.Options{PlainHTTP: plainHTTP})
+	for _, m := range bad {
+		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("--verify: %d of %d charts do not match their pins; nothing was written", len(bad), n)
+	}
+	fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
 	return nil
 }
 
@@ -540,6 +658,15 @@ with a warning). With --state FILE it refuses an index or root older than
 the one recorded, or a root that differs from the recorded version (a
 fork), then records the new one. With --charts it pulls every pinned chart
 and compares its archive digest with the pin.
+
+Expiry is checked whichever way the keys are given, which is stricter than
+kubepkg: a kubepkg cluster whose Repository pins trust.rootKeys refuses an
+expired index (and one without expires), but one pinned with plain
+publicKeys never reads expires, so for it an old signed index stays valid
+until its key is rotated. Indexes kubepkg writes are read as kubepkg reads
+them: build 0, versions with a leading v, no generated time or apiVersion,
+and unknown fields (ignored with a warning; a version whose spec has one is
+left out, with a warning naming the package, version and field).
 
 Exit status: 0 verified, 1 refused (the message says why), 3 the site could
 not be read. The mistake to avoid: trusting keys fetched from the site

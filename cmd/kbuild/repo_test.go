@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -194,10 +195,13 @@ func TestRepoIndexFlags(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no key", nil, 2, "index needs a signing key"},
+		{"no key", nil, 0, "is not signed: kubepkg subscribers accept it only with allowUnsigned: true"},
+		{"stdout with key", []string{"--sign-key", key + ".key", "-o", "-"}, 2, "a signed index needs a file to write index.yaml.sig beside"},
+		{"relocate without merge", []string{"--relocate", "oci://a=oci://b"}, 2, "need --merge"},
 		{"expires 0", []string{"--sign-key", key + ".key", "--expires", "0"}, 2, "a signed index must expire; to publish one that never does, pass --no-expiry"},
 		{"no-expiry and expires", []string{"--sign-key", key + ".key", "--no-expiry", "--expires", "1h"}, 2, "contradict"},
-		{"merge without key", []string{"--sign-key", key + ".key", "--merge", site}, 2, "an unverified base is never re-signed"},
+		{"merge without key", []string{"--sign-key", key + ".key", "--merge", site}, 2, "kbuild verifies the published index before it merges over it (kubepkg does not): add --merge-public-key FILE (the public key that signed it) or --merge-root FILE"},
+		{"merge with both", []string{"--sign-key", key + ".key", "--merge", site, "--merge-public-key", key + ".pub", "--merge-root", key + ".pub"}, 2, "not both"},
 		{"allow-new without merge", []string{"--sign-key", key + ".key", "--allow-new"}, 2, "need --merge"},
 		{"public key to sign", []string{"--sign-key", key + ".pub"}, 1, `PEM block is "PUBLIC KEY", want "PRIVATE KEY"`},
 	} {
@@ -224,6 +228,43 @@ func TestRepoIndexFlags(t *testing.T) {
 	os.WriteFile(filepath.Join(distDir, "kubevirt-1.9.0-4.yaml"), []byte(bad), 0o644)
 	if r := publish(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 1 || !strings.Contains(r.stderr, `kubevirt-1.9.0-4.yaml: kubevirt 1.9.0 build 4: variant "default" component "operator" uses path "charts/operator"`) {
 		t.Errorf("path component: %s", r)
+	}
+}
+
+// TestRepoIndexUnsigned runs repo index as kubepkg's repo index runs: no
+// key writes an unsigned index (and removes a stale signature), -o -
+// writes it to stdout.
+func TestRepoIndexUnsigned(t *testing.T) {
+	dir := t.TempDir()
+	key := keygen(t, dir, "index")
+	distDir := filepath.Join(dir, "dist")
+	os.MkdirAll(distDir, 0o755)
+	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", hexDigest([]byte("c")))
+	epochEnv(t, time.Hour)
+	site := filepath.Join(dir, "site")
+	if r := publish(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	r := publish(t, distDir, site)
+	if r.code != 0 || !strings.Contains(r.stderr, "removed "+filepath.Join(site, "index.yaml")+".sig") {
+		t.Fatalf("unsigned over a signed index: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(site, "index.yaml.sig")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale index.yaml.sig left: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(site, "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := runInProcess("repo", "index", distDir, "-o", "-")
+	if out.code != 0 || out.stdout != string(data) {
+		t.Fatalf("-o -: %s\nwant stdout equal to the index written to a file", out)
+	}
+	if _, err := index.ParseIndex([]byte(out.stdout)); err != nil {
+		t.Errorf("-o - wrote no index: %v", err)
+	}
+	if r := publish(t, distDir, site, "--merge", site, "--merge-public-key", key+".pub", "--relocate", "r=s"); r.code != 2 || !strings.Contains(r.stderr, "want oci://OLD=oci://NEW") {
+		t.Errorf("--relocate without oci://: %s", r)
 	}
 }
 

@@ -474,7 +474,7 @@ func compareRequires(base, head *index.PackageSpec, hasBase, hasHead bool) []Req
 	collect := func(s *index.PackageSpec) map[key]string {
 		m := map[key]string{}
 		for _, v := range s.Variants {
-			for _, q := range v.Requires {
+			for _, q := range v.Requirements() {
 				t := "package " + q.Package
 				if q.Package == "" {
 					t = "capability " + q.Capability

@@ -1,0 +1,256 @@
+package index
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// kpWIndex is an index as kubepkg's repo.Index.Write writes it
+// (sigs.k8s.io/yaml of its Index type): build left out when 0, generated
+// optional. Specs are raw JSON so that a test can write one as a newer
+// kubepkg would, with a field kbuild does not know.
+type kpWIndex struct {
+	APIVersion string                `json:"apiVersion,omitempty"`
+	Kind       string                `json:"kind"`
+	Generated  *time.Time            `json:"generated,omitempty"`
+	Expires    *time.Time            `json:"expires,omitempty"`
+	Packages   map[string]kpWPackage `json:"packages"`
+	Mirror     string                `json:"mirror,omitempty"` // a field of a newer kubepkg
+}
+
+type kpWPackage struct {
+	Description string       `json:"description,omitempty"`
+	Home        string       `json:"home,omitempty"`
+	Keywords    []string     `json:"keywords,omitempty"` // a field of a newer kubepkg
+	Versions    []kpWVersion `json:"versions"`
+}
+
+type kpWVersion struct {
+	Version string          `json:"version"`
+	Build   int32           `json:"build,omitempty"`
+	Digest  string          `json:"digest"`
+	Spec    json.RawMessage `json:"spec"`
+}
+
+// kpVersion returns an index entry for spec as kubepkg writes it, with
+// extra JSON fields merged into the spec's first variant (as a newer
+// kubepkg's type would write them) and the digest over all of it.
+func kpVersion(t *testing.T, s kpSpec, extra map[string]any) kpWVersion {
+	t.Helper()
+	raw, err := json.Marshal(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra != nil {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		v0 := m["variants"].([]any)[0].(map[string]any)
+		for k, v := range extra {
+			v0[k] = v
+		}
+		if raw, err = json.Marshal(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := sha256.Sum256(raw)
+	return kpWVersion{Version: s.Version, Build: s.Build, Digest: "sha256:" + hex.EncodeToString(sum[:]), Spec: raw}
+}
+
+func kpChart(name string, n int) *kpChartRef {
+	return &kpChartRef{Repository: "oci://ghcr.io/example/charts", Name: name, Version: "1.0.0", Digest: testDigest(n)}
+}
+
+// kubepkgWrittenIndex returns an index in the forms kubepkg writes and
+// accepts that kbuild never writes: build 0 (left out), a v-prefixed
+// version, a component with path under a pinned OCIArtifact tree, specs
+// that leave required fields empty ("path":"", "verbs":null), an unknown
+// package field, and with newer a version whose spec has a field kbuild
+// does not know.
+func kubepkgWrittenIndex(t *testing.T, generated bool, newer bool) []byte {
+	t.Helper()
+	versions := []kpWVersion{
+		kpVersion(t, kpSpec{Version: "1.9.0", Variants: []kpVariant{{Name: "default", Components: []kpComponent{{Name: "operator", Chart: kpChart("kubevirt", 1)}}}}}, nil),
+		kpVersion(t, kpSpec{Version: "v1.8.0", Build: 2, Variants: []kpVariant{{Name: "default", Components: []kpComponent{{Name: "operator", Chart: kpChart("kubevirt", 2)}}}}}, nil),
+		kpVersion(t, kpSpec{Version: "1.7.0", Build: 1,
+			SourceRef:   &kpSourceRef{Kind: "OCIArtifact", URL: "oci://ghcr.io/example/tree@" + testDigest(3)},
+			Permissions: &kpPermissions{Rules: []kpPolicyRule{{Resources: []string{"pods"}}}},
+			Variants: []kpVariant{{Name: "default", Libraries: []kpLibrary{{Name: "common"}},
+				Components: []kpComponent{{Name: "operator", Path: "kubevirt/charts/operator", Libraries: []string{"common"}}}}}}, nil),
+	}
+	if newer {
+		versions = append([]kpWVersion{kpVersion(t, kpSpec{Version: "2.0.0", Build: 1, Variants: []kpVariant{{Name: "default", Components: []kpComponent{{Name: "operator", Chart: kpChart("kubevirt", 4)}}}}},
+			map[string]any{"retries": 3})}, versions...)
+	}
+	x := kpWIndex{APIVersion: IndexAPIVersion, Kind: IndexKind, Mirror: "https://mirror.example.org", Packages: map[string]kpWPackage{
+		"kubevirt": {Description: "Virtual machines", Keywords: []string{"virt"}, Versions: versions},
+		"cdi":      {Versions: []kpWVersion{kpVersion(t, kpSpec{Version: "1.60.0", Variants: []kpVariant{{Name: "default", DependsOn: []string{"kubevirt"}, Components: []kpComponent{{Name: "cdi", Chart: kpChart("cdi", 5)}}}}}, nil)}},
+	}}
+	if generated {
+		g := testTime.Add(-time.Hour)
+		x.Generated = &g
+	} else {
+		x.APIVersion = ""
+	}
+	b, err := sigsyaml.Marshal(&x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestReadKubepkgWrittenIndex verifies and merges over indexes in the
+// forms kubepkg writes: everything kubepkg's client accepts is accepted,
+// unknown fields are named in warnings, a version with an unknown spec
+// field is left out and blocks a merge, and the merged index kbuild
+// writes is accepted by kubepkg's client with every digest.
+func TestReadKubepkgWrittenIndex(t *testing.T) {
+	keys := newTestKeys(t)
+	trust := &Trust{IndexKeys: pubs(keys.index)}
+	opts := VerifyOptions{Now: testTime}
+	for _, tc := range []struct {
+		name             string
+		generated, newer bool
+		versions         int
+		warnings         []string
+		leftOut          string
+	}{
+		{name: "kubepkg index", generated: true, versions: 4,
+			warnings: []string{"index.yaml: field mirror is not known to kbuild; ignored", "kubevirt", "field keywords is not known"}},
+		{name: "no generated time or apiVersion", versions: 4,
+			warnings: []string{"no generated time"}},
+		{name: "version built by a newer kubepkg", generated: true, newer: true, versions: 4,
+			warnings: []string{"kubevirt 2.0.0 build 1: field spec.variants[0].retries is not known to kbuild", "this version is left out"},
+			leftOut:  "kubevirt 2.0.0 build 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := kubepkgWrittenIndex(t, tc.generated, tc.newer)
+			if n, bad := kpParseIndex(t, data); len(bad) > 0 && !tc.newer || n == 0 {
+				t.Fatalf("the fixture is not an index kubepkg accepts: %v", bad)
+			}
+			v, err := Verify(data, sigFile(t, data, keys.index), trust, opts)
+			if err != nil {
+				t.Fatalf("Verify = %v, want the index accepted as kubepkg accepts it\n%s", err, data)
+			}
+			if v.Versions != tc.versions {
+				t.Errorf("Versions = %d, want %d", v.Versions, tc.versions)
+			}
+			all := strings.Join(v.Warnings, "\n")
+			for _, w := range tc.warnings {
+				if !strings.Contains(all, w) {
+					t.Errorf("warnings = %q, want one containing %q", all, w)
+				}
+			}
+			b := NewBuilder()
+			err = b.AddBase(v)
+			if tc.leftOut != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.leftOut) || !strings.Contains(err.Error(), "merging would drop them") {
+					t.Fatalf("AddBase = %v, want a refusal naming %s", err, tc.leftOut)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("AddBase = %v", err)
+			}
+			if err := b.Add("dist/kubevirt-1.10.0-1.yaml", record("kubevirt", "1.10.0", 1), nil); err != nil {
+				t.Fatal(err)
+			}
+			merged, err := b.Marshal(testTime, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, bad := kpParseIndex(t, merged)
+			if n != tc.versions+1 || len(bad) > 0 {
+				t.Fatalf("kubepkg reads the merged index with %d versions (want %d), refusing %v\n%s", n, tc.versions+1, bad, merged)
+			}
+			if _, err := Verify(merged, sigFile(t, merged, keys.index), trust, opts); err != nil {
+				t.Fatalf("Verify(merged) = %v", err)
+			}
+		})
+	}
+}
+
+// TestKubepkgIndexStaysStrict checks that reading kubepkg's forms leaves
+// the security checks as they were: a spec changed after signing, a
+// signature by another key, and an expired index are refused, naming the
+// version where one is at fault.
+func TestKubepkgIndexStaysStrict(t *testing.T) {
+	keys := newTestKeys(t)
+	trust := &Trust{IndexKeys: pubs(keys.index)}
+	data := kubepkgWrittenIndex(t, true, false)
+	tampered := []byte(strings.Replace(string(data), "name: cdi\n", "name: cdi-evil\n", 1))
+	if string(tampered) == string(data) {
+		t.Fatal("test edit not found")
+	}
+	_, err := Verify(tampered, sigFile(t, tampered, keys.index), trust, VerifyOptions{Now: testTime})
+	var ve *VerificationError
+	if !errors.As(err, &ve) || !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "cdi 1.60.0 build 0") {
+		t.Errorf("tampered spec: Verify = %v, want ErrDigest naming cdi 1.60.0 build 0", err)
+	}
+	if _, err := Verify(data, sigFile(t, data, keys.stranger), trust, VerifyOptions{Now: testTime}); !errors.Is(err, ErrNotSigned) {
+		t.Errorf("other key: Verify = %v, want ErrNotSigned", err)
+	}
+	x := kpWIndex{Kind: IndexKind, Packages: map[string]kpWPackage{}}
+	g, e := testTime.Add(-48*time.Hour), testTime.Add(-time.Hour)
+	x.Generated, x.Expires = &g, &e
+	expired, _ := sigsyaml.Marshal(&x)
+	if _, err := Verify(expired, sigFile(t, expired, keys.index), trust, VerifyOptions{Now: testTime}); !errors.Is(err, ErrExpired) {
+		t.Errorf("expired: Verify = %v, want ErrExpired", err)
+	}
+}
+
+// TestRelocate moves a verified base's charts to another registry path,
+// as kubepkg repo index --relocate does: the moved versions get new
+// digests that verify, Relocated lists them for the registry check, and a
+// version with delegated signatures is refused.
+func TestRelocate(t *testing.T) {
+	keys := newTestKeys(t)
+	moved := record("kubevirt", "1.9.0", 1)
+	kept := record("cdi", "1.60.0", 1)
+	kept.Spec.Variants[0].Components[0].Chart.Repository = "oci://other.example.com/cdi"
+	data, sig := signed(t, buildIndex(t, moved, kept), keys.index)
+	opts := VerifyOptions{Now: testTime.Add(time.Hour)}
+	for _, compact := range []bool{false, true} {
+		b := NewBuilder(Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
+		if compact {
+			b = NewBuilder(Compact(), Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
+		}
+		if _, err := b.AddVerified(data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err != nil {
+			t.Fatal(err)
+		}
+		r := b.Relocated()
+		if r == nil || len(r.Packages) != 1 || r.Packages["kubevirt"] == nil {
+			t.Fatalf("compact %v: Relocated = %+v, want kubevirt only", compact, r)
+		}
+		if got := r.Packages["kubevirt"].Versions[0].Spec.Variants[0].Components[0].Chart.Repository; got != "oci://mirror.example.org/pkgs/kubevirt" {
+			t.Errorf("compact %v: moved repository %s", compact, got)
+		}
+		out, err := b.Marshal(testTime.Add(2*time.Hour), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(out), "repository: oci://registry.example.com") || !strings.Contains(string(out), "oci://other.example.com/cdi") {
+			t.Errorf("compact %v: merged index:\n%s", compact, out)
+		}
+		if _, err := Verify(out, sigFile(t, out, keys.index), &Trust{IndexKeys: pubs(keys.index)}, VerifyOptions{Now: testTime.Add(3 * time.Hour)}); err != nil {
+			t.Errorf("compact %v: the relocated index does not verify: %v", compact, err)
+		}
+	}
+	withSig := record("kubevirt", "1.9.0", 1)
+	x := buildIndex(t, withSig)
+	x.Packages["kubevirt"].Versions[0].Signatures = []Signature{{KeyID: strings.Repeat("a", 64), Sig: base64.StdEncoding.EncodeToString(make([]byte, 64))}}
+	data, sig = signed(t, x, keys.index)
+	b := NewBuilder(Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org"}))
+	if _, err := b.AddVerified(data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err == nil || !strings.Contains(err.Error(), "kubevirt 1.9.0 build 1 carries delegated signatures") {
+		t.Errorf("relocating a signed version: %v", err)
+	}
+}

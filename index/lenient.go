@@ -1,0 +1,173 @@
+package index
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// UnknownField is a field of an index that kbuild's types do not have.
+type UnknownField struct {
+	// Package, Version and Build name the version whose entry or spec has
+	// the field; all empty for a field outside every package.
+	Package, Version string
+	Build            int
+	// Path is the field's path, e.g. "spec.variants[0].retries".
+	Path string
+	// Dropped is true when the field is in a spec: that version is left out
+	// of the index read, as kubepkg leaves it out (its digest covers the
+	// field, so it cannot be checked without knowing the field).
+	Dropped bool
+}
+
+func (u UnknownField) String() string {
+	where := "index.yaml"
+	if u.Package != "" {
+		where = fmt.Sprintf("%s %s build %d", u.Package, u.Version, u.Build)
+	}
+	if u.Dropped {
+		return fmt.Sprintf("%s: field %s is not known to kbuild (written by a newer kubepkg or kbuild?); this version is left out, as kubepkg leaves it out", where, u.Path)
+	}
+	return fmt.Sprintf("%s: field %s is not known to kbuild; ignored, as kubepkg ignores it", where, u.Path)
+}
+
+// readLenient reads an index that the fast reader gave up on the way
+// kubepkg's client reads it (sigs.k8s.io/yaml, unknown fields ignored),
+// then leaves out every version whose spec has a field the spec types do
+// not have, and records each unknown field in x.Unknown. Anchors, aliases
+// and several documents are refused as by the strict path.
+func readLenient(b []byte) (*RepositoryIndex, error) {
+	if err := checkPlainYAML(b, "index"); err != nil {
+		return nil, err
+	}
+	x := &RepositoryIndex{}
+	if err := sigsyaml.Unmarshal(b, x); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	var doc any
+	if err := sigsyaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	top, _ := doc.(map[string]any)
+	var found []UnknownField
+	for _, k := range sortedKeys(top) {
+		if k == "packages" {
+			continue
+		}
+		found = append(found, unknownFields(top[k], reflect.TypeFor[RepositoryIndex](), k, true)...)
+	}
+	pkgs, _ := top["packages"].(map[string]any)
+	for _, name := range sortedKeys(pkgs) {
+		p := x.Packages[name]
+		pm, _ := pkgs[name].(map[string]any)
+		if p == nil || pm == nil {
+			continue
+		}
+		for _, k := range sortedKeys(pm) {
+			if k != "versions" {
+				for _, u := range unknownFields(pm[k], reflect.TypeFor[IndexPackage](), k, true) {
+					u.Package = name
+					found = append(found, u)
+				}
+			}
+		}
+		vl, _ := pm["versions"].([]any)
+		if len(vl) != len(p.Versions) {
+			continue
+		}
+		kept := p.Versions[:0]
+		for i, raw := range vl {
+			v := p.Versions[i]
+			vm, _ := raw.(map[string]any)
+			dropped := false
+			for _, k := range sortedKeys(vm) {
+				for _, u := range unknownFields(vm[k], reflect.TypeFor[IndexVersion](), k, true) {
+					u.Package, u.Version, u.Build = name, v.Version, v.Build
+					u.Dropped = strings.HasPrefix(u.Path, "spec.")
+					dropped = dropped || u.Dropped
+					found = append(found, u)
+				}
+			}
+			if !dropped {
+				kept = append(kept, v)
+			}
+		}
+		p.Versions = kept
+		if len(kept) == 0 {
+			delete(x.Packages, name)
+		}
+	}
+	x.Unknown = found
+	return x, nil
+}
+
+// unknownFields lists the keys of v, the value of field key of a value of
+// type t, that t's field key (by JSON name) does not have, recursively.
+// With top, key itself is checked against t's fields.
+func unknownFields(v any, t reflect.Type, key string, top bool) []UnknownField {
+	if top {
+		f, ok := jsonField(t, key)
+		if !ok {
+			return []UnknownField{{Path: key}}
+		}
+		t = f
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []UnknownField
+	switch val := v.(type) {
+	case map[string]any:
+		if t.Kind() == reflect.Map {
+			for _, k := range sortedKeys(val) {
+				out = append(out, unknownFields(val[k], t.Elem(), key+"."+k, false)...)
+			}
+			return out
+		}
+		if t.Kind() != reflect.Struct || t == reflect.TypeFor[time.Time]() {
+			return nil
+		}
+		for _, k := range sortedKeys(val) {
+			ft, ok := jsonField(t, k)
+			if !ok {
+				out = append(out, UnknownField{Path: key + "." + k})
+				continue
+			}
+			out = append(out, unknownFields(val[k], ft, key+"."+k, false)...)
+		}
+	case []any:
+		if t.Kind() != reflect.Slice {
+			return nil
+		}
+		for i, e := range val {
+			out = append(out, unknownFields(e, t.Elem(), fmt.Sprintf("%s[%d]", key, i), false)...)
+		}
+	}
+	return out
+}
+
+// jsonField returns the type of t's field whose JSON name is name,
+// matched without regard to case as encoding/json matches it.
+func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if strings.EqualFold(n, name) && n != "-" && f.IsExported() {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
