@@ -34,6 +34,8 @@ var allowed = map[string][]string{
 	"internal/testenv":   {},
 	"index":              {},
 	"examples":           {},
+	"bundle":             {"bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite"},
+	"bundle/nodeconfig":  {"internal/dist"},
 }
 
 func TestPackageGraph(t *testing.T) {

@@ -1,0 +1,223 @@
+package bundle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+)
+
+// LocationsFile is the file Import writes beside the upstream index: where
+// each chart and image now lives in the mirror.
+const LocationsFile = "mirror.json"
+
+// Locations is LocationsFile.
+type Locations struct {
+	// Mirror is oci://HOST/PATH.
+	Mirror string `json:"mirror"`
+	// Charts and Images map each original reference to the mirror's,
+	// sorted by original reference.
+	Charts []Location `json:"charts"`
+	Images []Location `json:"images"`
+}
+
+// Location is one artifact's original and mirror reference.
+type Location struct {
+	Original string `json:"original"`
+	Mirror   string `json:"mirror"`
+	Digest   string `json:"digest"`
+}
+
+// Imported is the account of Import.
+type Imported struct {
+	Contents  *Contents
+	Verified  *index.Verified
+	Locations Locations
+	// Registries are the upstream registries of the images, sorted.
+	Registries []string
+}
+
+// Import verifies the bundle file against trust (keys from the caller,
+// never from the bundle): the index as a subscriber does, then every chart
+// and image blob against the digests the signed index pins. Only when all
+// of it passed does it push the charts and images to mirror
+// (oci://HOST/PATH), each under PATH/<original registry>/<original
+// repository> (blobs the mirror has are skipped; blobs already pushed to
+// another repository are mounted where the registry allows), and write
+// site: the signed files unchanged, the SBOMs and provenance, and
+// LocationsFile.
+func Import(ctx context.Context, file string, trust *index.Trust, mirror, site string, opts ...Option) (*Imported, error) {
+	o := makeOptions(opts)
+	host, mpath, err := parseMirror(mirror)
+	if err != nil {
+		return nil, err
+	}
+	if site == "" {
+		return nil, fmt.Errorf("import needs a site directory to write the index to")
+	}
+	b, err := open(file, o)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	vb, err := verifyBundle(b, trust, o)
+	if err != nil {
+		return nil, err
+	}
+	res := &Imported{Contents: &b.c, Verified: vb.v, Locations: Locations{Mirror: "oci://" + host + "/" + mpath}}
+	p := &pusher{b: b, o: o, pushed: map[string]name.Repository{}}
+	for _, bl := range append(vb.charts, vb.images...) {
+		for _, n := range allNodes(bl.root) {
+			for _, d := range n.blobs {
+				p.total += d.Size
+			}
+		}
+	}
+	regs := map[string]bool{}
+	for _, it := range append(vb.charts, vb.images...) {
+		repo, err := name.NewRepository(host+"/"+MirrorPath(mpath, it.registry, it.repo), nameOpts(o)...)
+		if err != nil {
+			return nil, fmt.Errorf("mirror repository for %s: %w", it.ref, err)
+		}
+		if err := p.push(ctx, repo, it); err != nil {
+			return nil, fmt.Errorf("push %s to %s: %w", it.ref, repo, err)
+		}
+		loc := Location{Original: it.ref, Digest: it.root.desc.Digest.String()}
+		if it.kind == kindChart {
+			loc.Mirror = "oci://" + repo.String() + ":" + it.tag
+			res.Locations.Charts = append(res.Locations.Charts, loc)
+		} else {
+			loc.Mirror = repo.String() + "@" + loc.Digest
+			res.Locations.Images = append(res.Locations.Images, loc)
+			regs[it.registry] = true
+		}
+	}
+	res.Registries = sortedKeys(regs)
+	if err := writeSite(site, b.files, res.Locations); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func parseMirror(m string) (host, path string, err error) {
+	rest, ok := strings.CutPrefix(m, "oci://")
+	if !ok {
+		return "", "", fmt.Errorf("mirror %q: want oci://HOST/PATH", m)
+	}
+	host, path, _ = strings.Cut(strings.TrimSuffix(rest, "/"), "/")
+	if host == "" {
+		return "", "", fmt.Errorf("mirror %q: no registry host", m)
+	}
+	return host, path, nil
+}
+
+func allNodes(n *node) []*node {
+	out := []*node{n}
+	for _, c := range n.children {
+		out = append(out, allNodes(c)...)
+	}
+	return out
+}
+
+// pusher pushes verified artifacts from the extracted bundle.
+type pusher struct {
+	b           *opened
+	o           *options
+	pushed      map[string]name.Repository // blob -> a mirror repository holding it
+	done, total int64
+}
+
+func (p *pusher) push(ctx context.Context, repo name.Repository, it *pushable) error {
+	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	p.o.progress(Progress{Artifact: it.ref, Done: p.done, Total: p.total})
+	var pushNode func(n *node, top bool) error
+	pushNode = func(n *node, top bool) error {
+		for _, c := range n.children {
+			if err := pushNode(c, false); err != nil {
+				return err
+			}
+		}
+		for _, d := range n.blobs {
+			var l v1.Layer = &fileLayer{path: p.b.blobPath(d.Digest.String()), desc: d}
+			if from, ok := p.pushed[d.Digest.String()]; ok && from.String() != repo.String() {
+				l = &remote.MountableLayer{Layer: l, Reference: from.Digest(d.Digest.String())}
+			}
+			if err := remote.WriteLayer(repo, l, ropts...); err != nil {
+				return fmt.Errorf("blob %s: %w", d.Digest, err)
+			}
+			if _, ok := p.pushed[d.Digest.String()]; !ok {
+				p.pushed[d.Digest.String()] = repo
+			}
+			p.done += d.Size
+			p.o.progress(Progress{Artifact: it.ref, Done: p.done, Total: p.total})
+		}
+		raw, err := os.ReadFile(p.b.blobPath(n.desc.Digest.String()))
+		if err != nil {
+			return err
+		}
+		var ref name.Reference = repo.Digest(n.desc.Digest.String())
+		if top && it.tag != "" {
+			ref = repo.Tag(it.tag)
+		}
+		return remote.Put(ref, rawManifest{raw, n.desc.MediaType}, ropts...)
+	}
+	return pushNode(it.root, true)
+}
+
+// rawManifest is a manifest pushed byte for byte.
+type rawManifest struct {
+	data []byte
+	mt   types.MediaType
+}
+
+func (m rawManifest) RawManifest() ([]byte, error)        { return m.data, nil }
+func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
+
+// fileLayer is a verified blob of the extracted bundle.
+type fileLayer struct {
+	path string
+	desc v1.Descriptor
+}
+
+var _ v1.Layer = (*fileLayer)(nil)
+
+func (l *fileLayer) Digest() (v1.Hash, error)             { return l.desc.Digest, nil }
+func (l *fileLayer) DiffID() (v1.Hash, error)             { return l.desc.Digest, nil }
+func (l *fileLayer) Compressed() (io.ReadCloser, error)   { return os.Open(l.path) }
+func (l *fileLayer) Uncompressed() (io.ReadCloser, error) { return os.Open(l.path) }
+func (l *fileLayer) Size() (int64, error)                 { return l.desc.Size, nil }
+func (l *fileLayer) MediaType() (types.MediaType, error)  { return l.desc.MediaType, nil }
+
+// writeSite writes the signed files unchanged, the SBOMs and provenance,
+// and the locations, each file atomically.
+func writeSite(site string, files map[string][]byte, loc Locations) error {
+	for _, f := range sortedKeys(files) {
+		if f == ContentsFile {
+			continue
+		}
+		p := filepath.Join(site, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := dist.WriteFile(p, files[f], 0o644); err != nil {
+			return err
+		}
+	}
+	b, err := json.MarshalIndent(loc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return dist.WriteFile(filepath.Join(site, LocationsFile), append(b, '\n'), 0o644)
+}
