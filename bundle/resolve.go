@@ -82,14 +82,15 @@ func Resolve(x *index.RepositoryIndex, wants []Want) (*Resolution, error) {
 		var notes []string
 		// Requirements of the versions chosen so far, in name order.
 		names := sortedKeys(chosen)
-		provided := func(capability string) bool {
+		// provided returns the first chosen package providing capability.
+		provided := func(capability string) string {
 			for _, n := range names {
 				s := chosen[n]
 				if s.Name == capability || slices.Contains(s.Version.Spec.Provides, capability) {
-					return true
+					return n
 				}
 			}
-			return false
+			return ""
 		}
 		for _, n := range names {
 			s := chosen[n]
@@ -107,7 +108,8 @@ func Resolve(x *index.RepositoryIndex, wants []Want) (*Resolution, error) {
 						}
 						add(r.Package, r.Version, from)
 					case r.Capability != "":
-						if provided(r.Capability) {
+						if p := provided(r.Capability); p != "" {
+							add(p, "", from+" (capability "+r.Capability+")") // keeps the provider chosen
 							continue
 						}
 						if p := provider(x, r.Capability); p != "" {
