@@ -136,7 +136,7 @@ func Resolve(x *index.RepositoryIndex, wants []Want) (*Resolution, error) {
 			if err != nil {
 				return nil, fmt.Errorf("package %s: %w", name, err)
 			}
-			next[name] = Selected{Name: name, Version: v, Reason: cs[0].from}
+			next[name] = Selected{Name: name, Version: v, Reason: reason(cs)}
 		}
 		if same(chosen, next) {
 			res := &Resolution{Notes: dedupe(notes)}
@@ -185,6 +185,20 @@ func newest(p *index.IndexPackage, cs []constraint) (index.IndexVersion, error) 
 		have = append(have, v.Version)
 	}
 	return index.IndexVersion{}, fmt.Errorf("no version satisfies %s; the index has %s", strings.Join(desc, " and "), strings.Join(dedupe(have), ", "))
+}
+
+// reason says why a package is in: "requested", or every package that
+// requires it, sorted.
+func reason(cs []constraint) string {
+	var by []string
+	for _, c := range cs {
+		if c.from == "requested" {
+			return c.from
+		}
+		by = append(by, strings.TrimPrefix(c.from, "required by "))
+	}
+	slices.Sort(by)
+	return "required by " + strings.Join(slices.Compact(by), ", ")
 }
 
 func satisfiable(x *index.RepositoryIndex, name, expr string) bool {

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"kbuild.dev/kbuild/bundle"
+	"kbuild.dev/kbuild/bundle/nodeconfig"
+	"kbuild.dev/kbuild/internal/testenv"
+)
+
+// startMirror starts a second docker-registry on a free loopback port, with
+// throwaway storage, as the air-gapped mirror; it stops with the test.
+func startMirror(t *testing.T) string {
+	t.Helper()
+	bin := testenv.Tool(t, "docker-registry")
+	dir := t.TempDir()
+	port := freePort(t)
+	cfg := filepath.Join(dir, "registry.yml")
+	os.WriteFile(cfg, fmt.Appendf(nil, "version: 0.1\nlog: {level: error, accesslog: {disabled: true}}\nstorage:\n  filesystem: {rootdirectory: %s}\nhttp: {addr: 127.0.0.1:%d}\n", filepath.Join(dir, "data"), port), 0o644)
+	cmd := exec.Command(bin, "serve", cfg)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitPort(t, port)
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+var imageLine = regexp.MustCompile(`(?m)^      - (quay\.io/kubevirt/[a-z-]+):(v[0-9.]+)(@sha256:[0-9a-f]{64})?$`)
+
+// TestBundleRealRecipes builds kubevirt, cdi and virtualization from the
+// seeded upstream fixtures (their images replaced by small generated ones
+// under the same quay.io names in the real registry), signs an index, and
+// then: bundle create twice (the same bytes), skopeo inspect oci-archive:,
+// bundle inspect, a refused import that pushes nothing, an import into a
+// second docker-registry, helm pull from the mirror by digest, kbuild repo
+// verify on the imported site, and every image fetched from the mirror at
+// the URL containerd derives from the written hosts.toml.
+func TestBundleRealRecipes(t *testing.T) {
+	shared := testenv.Shared(t)
+	reg := testenv.Registry(t)
+	helm := testenv.Tool(t, "helm")
+	skopeo := testenv.Tool(t, "skopeo")
+	mirror := startMirror(t)
+	work := t.TempDir()
+	src := strings.TrimPrefix(uniqueRepo(t, reg), "oci://")
+
+	// The recipes, each image pinned to a generated image pushed under its
+	// upstream name; virt-operator is a two-platform index.
+	pinned := map[string]string{}
+	for _, r := range []string{"kubevirt", "cdi", "virtualization"} {
+		data, err := os.ReadFile(filepath.Join(repoRoot, "recipes", r, "recipe.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := imageLine.ReplaceAllStringFunc(string(data), func(line string) string {
+			m := imageLine.FindStringSubmatch(line)
+			ref, _ := name.ParseReference(src+"/"+m[1]+":"+m[2], name.Insecure)
+			var d v1.Hash
+			if strings.HasSuffix(m[1], "/virt-operator") {
+				var adds []mutate.IndexAddendum
+				for _, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}} {
+					img, _ := random.Image(4096, 2)
+					adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
+				}
+				ix := mutate.AppendManifests(empty.Index, adds...)
+				if err := remote.WriteIndex(ref, ix); err != nil {
+					t.Fatal(err)
+				}
+				d, _ = ix.Digest()
+			} else {
+				img, _ := random.Image(4096, 2)
+				if err := remote.Write(ref, img); err != nil {
+					t.Fatal(err)
+				}
+				d, _ = img.Digest()
+			}
+			pinned[m[1]+":"+m[2]+"@"+d.String()] = ""
+			return "      - " + m[1] + ":" + m[2] + "@" + d.String()
+		})
+		os.MkdirAll(filepath.Join(work, "recipes", r), 0o755)
+		os.WriteFile(filepath.Join(work, "recipes", r, "recipe.yaml"), []byte(out), 0o644)
+		exec.Command("cp", "-r", filepath.Join(repoRoot, "recipes", r, "cr"), filepath.Join(work, "recipes", r)).Run()
+	}
+	if len(pinned) != 16 {
+		t.Fatalf("pinned %d images, want the 9 of kubevirt and 7 of cdi", len(pinned))
+	}
+
+	cache := filepath.Join(work, "cache")
+	fixtures := filepath.Join(shared, "fixtures", "upstream")
+	steps := [][]string{
+		{"cache", "add", "--cache-dir", cache, filepath.Join(fixtures, "kubevirt-operator-v1.9.0.yaml"), filepath.Join(fixtures, "cdi-operator-v1.66.1.yaml")},
+		{"build", "--offline", "--cache-dir", cache, "--registry", "oci://" + src + "/charts", "--plain-http", "-o", "dist", "recipes/kubevirt", "recipes/cdi", "recipes/virtualization"},
+		{"repo", "keygen", "keys/index"},
+		{"repo", "keygen", "keys/other"},
+		{"repo", "index", "dist", "-o", "site/index.yaml", "--sign-key", "keys/index.key"},
+	}
+	os.MkdirAll(filepath.Join(work, "keys"), 0o755)
+	for _, s := range steps {
+		if r := kbuild(t, work, nil, s...); r.code != 0 {
+			t.Fatalf("kbuild %s: %s", strings.Join(s, " "), r)
+		}
+	}
+
+	create := []string{"bundle", "create", "virtualization", "--index", "site", "--public-key", "keys/index.pub", "--image-source", "oci://" + src, "--plain-http"}
+	r := kbuild(t, work, nil, append(create, "-o", "virt.tar")...)
+	if r.code != 0 {
+		t.Fatalf("bundle create: %s", r)
+	}
+	for _, want := range []string{"cdi 1.66.1 build 1 (required by kubevirt 1.9.0, virtualization 1.0.0)", "kubevirt 1.9.0 build 1 (required by cdi 1.66.1, virtualization 1.0.0)", "virtualization 1.0.0 build 1 (requested)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("bundle create does not list %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "copying quay.io/kubevirt/virt-api") {
+		t.Errorf("bundle create prints no progress lines in CI:\n%s", r.stderr)
+	}
+	if r := kbuild(t, work, nil, append(create, "-o", "again.tar")...); r.code != 0 {
+		t.Fatalf("bundle create again: %s", r)
+	}
+	a, _ := os.ReadFile(filepath.Join(work, "virt.tar"))
+	b, _ := os.ReadFile(filepath.Join(work, "again.tar"))
+	if sha256.Sum256(a) != sha256.Sum256(b) {
+		t.Errorf("two bundles of the same index and packages differ")
+	}
+
+	// skopeo reads the bundle as an OCI archive.
+	out, err := exec.Command(skopeo, "inspect", "oci-archive:"+filepath.Join(work, "virt.tar")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("skopeo inspect: %v\n%s", err, out)
+	}
+	var si struct {
+		Labels map[string]string
+		Layers []string
+	}
+	if err := json.Unmarshal(out, &si); err != nil || !strings.Contains(si.Labels["org.opencontainers.image.description"], "virtualization 1.0.0 build 1") {
+		t.Errorf("skopeo inspect: %v\n%s", err, out)
+	}
+	out, err = exec.Command(skopeo, "inspect", "--raw", "oci-archive:"+filepath.Join(work, "virt.tar")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), bundle.ArtifactType) || strings.Count(string(out), `"dev.kbuild.bundle.kind":"image"`) != 16 {
+		t.Errorf("skopeo inspect --raw: %v\n%s", err, out)
+	}
+
+	r = kbuild(t, work, nil, "bundle", "inspect", "virt.tar", "-o", "json")
+	var in bundle.Inspection
+	if err := json.Unmarshal([]byte(r.stdout), &in); r.code != 0 || err != nil {
+		t.Fatalf("bundle inspect: %v %s", err, r)
+	}
+	if len(in.Images) != 16 || len(in.Charts) != 4 {
+		t.Errorf("bundle inspect: %d images, %d charts; want 16 and 4", len(in.Images), len(in.Charts))
+	}
+	for _, im := range in.Images {
+		if _, ok := pinned[im.Ref]; !ok || len(im.PinnedBy) != 1 {
+			t.Errorf("bundle inspect: image %s pinned by %v", im.Ref, im.PinnedBy)
+		}
+	}
+
+	// A bundle checked with another key is refused before anything is pushed.
+	imp := []string{"bundle", "import", "virt.tar", "--mirror", "oci://" + mirror + "/airgap", "--site", "imported", "--node-config", "nodes", "--plain-http"}
+	r = kbuild(t, work, nil, append(imp, "--public-key", "keys/other.pub")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "index is not signed by a trusted key") {
+		t.Errorf("import with another key: %s", r)
+	}
+	mreg, _ := name.NewRegistry(mirror, name.Insecure)
+	if repos, err := remote.Catalog(t.Context(), mreg); err != nil || len(repos) != 0 {
+		t.Fatalf("the mirror holds %v (%v) after a refused import", repos, err)
+	}
+
+	r = kbuild(t, work, nil, append(imp, "--public-key", "keys/index.pub")...)
+	if r.code != 0 {
+		t.Fatalf("bundle import: %s", r)
+	}
+	for _, want := range []string{"index: imported/index.yaml", "charts and images: oci://" + mirror + "/airgap", "node settings: nodes"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("bundle import does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if r := kbuild(t, work, nil, "repo", "verify", "imported/index.yaml", "--public-key", "keys/index.pub"); r.code != 0 || !strings.Contains(r.stdout, "3 packages") {
+		t.Errorf("repo verify on the imported site: %s", r)
+	}
+
+	// helm pulls every chart from the mirror by digest; the archive is the pinned one.
+	var loc bundle.Locations
+	lb, _ := os.ReadFile(filepath.Join(work, "imported", bundle.LocationsFile))
+	if err := json.Unmarshal(lb, &loc); err != nil || len(loc.Charts) != 4 || len(loc.Images) != 16 {
+		t.Fatalf("%s: %v\n%s", bundle.LocationsFile, err, lb)
+	}
+	for i, c := range loc.Charts {
+		repo := strings.TrimPrefix(c.Mirror[:strings.LastIndex(c.Mirror, ":")], "oci://")
+		dir := t.TempDir()
+		cmd := exec.Command(helm, "pull", "oci://"+repo+"@"+c.Digest, "--plain-http", "-d", dir)
+		cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("helm pull %s: %v\n%s", repo, err, out)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.tgz"))
+		data, _ := os.ReadFile(files[0])
+		sum := sha256.Sum256(data)
+		if got := "sha256:" + hex.EncodeToString(sum[:]); got != in.Charts[i].Digest {
+			t.Errorf("helm pull %s: archive %s, the index pins %s", repo, got, in.Charts[i].Digest)
+		}
+	}
+
+	// Nodes: each image is at the URL containerd derives from hosts.toml.
+	for ref := range pinned {
+		ir, _ := bundle.ParseImageRef(ref)
+		var h struct {
+			Server string
+			Host   map[string]struct {
+				Capabilities []string
+				OverridePath bool `toml:"override_path"`
+			}
+		}
+		if _, err := toml.DecodeFile(filepath.Join(work, "nodes", filepath.FromSlash(nodeconfig.ContainerdHosts(ir.Registry))), &h); err != nil {
+			t.Fatal(err)
+		}
+		for host, c := range h.Host {
+			u, _ := url.Parse(host)
+			if !c.OverridePath {
+				t.Errorf("hosts.toml for %s: no override_path", ir.Registry)
+			}
+			req, _ := http.NewRequest(http.MethodHead, u.String()+"/"+ir.Repository+"/manifests/"+ir.Digest, nil)
+			req.Header.Set("Accept", "application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Header.Get("Docker-Content-Digest") != ir.Digest {
+				t.Errorf("a node pulling %s asks %s: %s, digest %q", ref, req.URL, resp.Status, resp.Header.Get("Docker-Content-Digest"))
+			}
+		}
+	}
+	for _, f := range []string{nodeconfig.TalosPatch, nodeconfig.CRIODropIn} {
+		if _, err := os.Stat(filepath.Join(work, "nodes", filepath.FromSlash(f))); err != nil {
+			t.Errorf("node settings: %v", err)
+		}
+	}
+}
