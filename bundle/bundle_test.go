@@ -11,10 +11,14 @@ import (
 	"io"
 	"log"
 	"math/rand"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,9 +52,53 @@ type fixture struct {
 }
 
 func newRegistry(t *testing.T) string {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	host, _ := newCountingRegistry(t)
+	return host
+}
+
+// uploads counts the blob uploads a registry was asked to start: mounts
+// (with mount= and from=) and others.
+type uploads struct{ mounts, others atomic.Int64 }
+
+var blobPath = regexp.MustCompile(`^/v2/(.+)/blobs/(sha256:[0-9a-f]{64})$`)
+
+// newCountingRegistry is ggcr's in-process registry with blobs linked to
+// repositories as a distribution registry does (ggcr's own shares every
+// blob with every repository): a HEAD of a blob another repository holds
+// is 404, and a cross-repository mount links it (201).
+func newCountingRegistry(t *testing.T) (string, *uploads) {
+	u := &uploads{}
+	var mu sync.Mutex
+	linked := map[string]bool{} // repo@digest
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m := blobPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodHead && !linked[m[1]+"@"+m[2]] {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		if repo, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/v2/"), "/blobs/uploads/"); ok && r.Method == http.MethodPost {
+			if q := r.URL.Query(); q.Get("mount") != "" && q.Get("from") != "" {
+				u.mounts.Add(1)
+				if linked[q.Get("from")+"@"+q.Get("mount")] {
+					linked[repo+"@"+q.Get("mount")] = true
+					w.Header().Set("Location", "/v2/"+repo+"/blobs/"+q.Get("mount"))
+					w.WriteHeader(http.StatusCreated)
+					return
+				}
+			} else {
+				u.others.Add(1)
+			}
+		}
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/uploads/") {
+			repo := strings.TrimPrefix(r.URL.Path[:strings.Index(r.URL.Path, "/blobs/uploads/")], "/v2/")
+			linked[repo+"@"+r.URL.Query().Get("digest")] = true
+		}
+		reg.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "http://"), u
 }
 
 func push(t *testing.T, ref string, img v1.Image) string {
@@ -87,8 +135,11 @@ func newFixture(t *testing.T, seed int64, expires time.Time) *fixture {
 	push(t, f.src+"/charts/web:1.0.0-1", chart)
 
 	// Images under upstream names, and a two-platform index.
+	// Both share a layer, which Import mounts rather than uploads twice.
+	shared, _ := random.Layer(1024, types.OCILayer)
 	for _, repo := range []string{"quay.io/kubevirt/virt-api:v1.9.0", "registry.k8s.io/coredns/coredns:v1.12.0"} {
 		img, _ := random.Image(2048, 2)
+		img, _ = mutate.AppendLayers(img, shared)
 		d := push(t, f.src+"/"+repo, img)
 		f.images = append(f.images, repo+"@"+d)
 	}
@@ -186,7 +237,7 @@ func TestCreateAndImport(t *testing.T) {
 		}
 	}
 
-	mirror := newRegistry(t)
+	mirror, ups := newCountingRegistry(t)
 	site := t.TempDir()
 	res, err := Import(context.Background(), a, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now))
 	if err != nil {
@@ -212,9 +263,18 @@ func TestCreateAndImport(t *testing.T) {
 	if err := json.Unmarshal(lb, &loc); err != nil || len(loc.Charts) != 1 || !strings.HasPrefix(loc.Charts[0].Mirror, "oci://"+mirror+"/airgap/") {
 		t.Errorf("%s = %s (%v)", LocationsFile, lb, err)
 	}
-	// A second import finds every blob in place.
+	// The shared layer: uploaded to one repository, a mount asked for
+	// the other (this in-process registry answers with an upload).
+	if got := ups.mounts.Load(); got != 1 {
+		t.Errorf("import asked for %d mounts, want 1 (the layer the two images share)", got)
+	}
+	// A second import finds every blob in place and uploads none.
+	before := ups.others.Load() + ups.mounts.Load()
 	if _, err := Import(context.Background(), a, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now)); err != nil {
 		t.Errorf("second import: %v", err)
+	}
+	if n := ups.others.Load() + ups.mounts.Load() - before; n != 0 {
+		t.Errorf("second import started %d uploads, want 0: blobs the mirror has are skipped", n)
 	}
 }
 
