@@ -108,6 +108,11 @@ func Import(ctx context.Context, file string, trust *index.Trust, mirror, site s
 	if err := writeSite(site, b.files, res.Locations); err != nil {
 		return nil, err
 	}
+	if len(o.resign) > 0 {
+		if err := resign(site, vb.v, b.c.Packages, host, mpath, o.resign); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 

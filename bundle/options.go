@@ -2,6 +2,8 @@ package bundle
 
 import (
 	"time"
+
+	"kbuild.dev/kbuild/index"
 )
 
 // Progress reports how far Create or Import is: bytes done of the total,
@@ -20,6 +22,7 @@ type options struct {
 	progress    func(Progress)
 	logf        func(string, ...any)
 	maxBlob     int64
+	resign      []index.Signer
 }
 
 // Option configures Create, Inspect and Import.
@@ -58,6 +61,13 @@ func WithLogger(f func(string, ...any)) Option { return func(o *options) { o.log
 // WithMaxBlobSize caps any one blob read from a registry or a bundle.
 // Default: 64 GiB.
 func WithMaxBlobSize(n int64) Option { return func(o *options) { o.maxBlob = n } }
+
+// WithResignKey makes Import also write SITE/mirror/index.yaml and its
+// signature: the bundled versions with their chart references pointing at
+// the mirror, signed by these keys, for sites that run their own root of
+// trust. The upstream-signed index is written unchanged either way.
+// Default: none.
+func WithResignKey(s ...index.Signer) Option { return func(o *options) { o.resign = s } }
 
 func makeOptions(opts []Option) *options {
 	o := &options{maxBlob: 64 << 30, logf: func(string, ...any) {}, progress: func(Progress) {}}

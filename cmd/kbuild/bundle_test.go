@@ -185,7 +185,10 @@ func TestBundleRealRecipes(t *testing.T) {
 		t.Fatalf("the mirror holds %v (%v) after a refused import", repos, err)
 	}
 
-	r = kbuild(t, work, nil, append(imp, "--public-key", "keys/index.pub")...)
+	if r := kbuild(t, work, nil, "repo", "keygen", "keys/local"); r.code != 0 {
+		t.Fatal(r)
+	}
+	r = kbuild(t, work, nil, append(imp, "--public-key", "keys/index.pub", "--resign-key", "keys/local.key")...)
 	if r.code != 0 {
 		t.Fatalf("bundle import: %s", r)
 	}
@@ -196,6 +199,14 @@ func TestBundleRealRecipes(t *testing.T) {
 	}
 	if r := kbuild(t, work, nil, "repo", "verify", "imported/index.yaml", "--public-key", "keys/index.pub"); r.code != 0 || !strings.Contains(r.stdout, "3 packages") {
 		t.Errorf("repo verify on the imported site: %s", r)
+	}
+
+	// The locally signed index points at the mirror: every chart it pins is there.
+	if r := kbuild(t, work, nil, "repo", "verify", "imported/mirror/index.yaml", "--public-key", "keys/local.pub", "--charts", "--plain-http"); r.code != 0 || !strings.Contains(r.stderr, "4 charts match their pinned digests") {
+		t.Errorf("repo verify --charts on the re-signed index: %s", r)
+	}
+	if r := kbuild(t, work, nil, "repo", "verify", "imported/mirror/index.yaml", "--public-key", "keys/index.pub"); r.code != 1 {
+		t.Errorf("the re-signed index verifies with the upstream key: %s", r)
 	}
 
 	// helm pulls every chart from the mirror by digest; the archive is the pinned one.
