@@ -382,7 +382,7 @@ func TestImportRefuses(t *testing.T) {
 		b, _ := open(good, makeOptions(nil))
 		for _, d := range b.top.Manifests {
 			if strings.HasPrefix(d.Annotations[AnnotationRef], "quay.io/") {
-				raw, _ := os.ReadFile(b.blobPath(d.Digest.String()))
+				raw, _ := io.ReadAll(b.blob(d.Digest.String()))
 				var m v1.Manifest
 				json.Unmarshal(raw, &m)
 				layer = m.Layers[0].Digest.String()

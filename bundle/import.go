@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"golang.org/x/sync/errgroup"
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
@@ -144,31 +146,60 @@ type pusher struct {
 	done, total int64
 }
 
+// jobs is how many blobs Import uploads at once.
+const jobs = 4
+
 func (p *pusher) push(ctx context.Context, repo name.Repository, it *pushable) error {
 	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
 	p.o.progress(Progress{Artifact: it.ref, Done: p.done, Total: p.total})
-	var pushNode func(n *node, top bool) error
-	pushNode = func(n *node, top bool) error {
+	// Every blob of the artifact, once, uploaded a few at a time.
+	var blobs []v1.Descriptor
+	seen := map[string]bool{}
+	for _, n := range allNodes(it.root) {
+		for _, d := range n.blobs {
+			if !seen[d.Digest.String()] {
+				seen[d.Digest.String()] = true
+				blobs = append(blobs, d)
+			}
+		}
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs)
+	for _, d := range blobs {
+		dg := d.Digest.String()
+		var l v1.Layer = &bundleLayer{b: p.b, desc: d}
+		if from, ok := p.pushed[dg]; ok && from.String() != repo.String() {
+			l = &remote.MountableLayer{Layer: l, Reference: from.Digest(dg)}
+		}
+		g.Go(func() error {
+			if err := remote.WriteLayer(repo, l, append(ropts, remote.WithContext(gctx))...); err != nil {
+				return fmt.Errorf("blob %s: %w", dg, err)
+			}
+			mu.Lock()
+			p.done += d.Size
+			p.o.progress(Progress{Artifact: it.ref, Done: p.done, Total: p.total})
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, d := range blobs {
+		if _, ok := p.pushed[d.Digest.String()]; !ok {
+			p.pushed[d.Digest.String()] = repo
+		}
+	}
+	// Manifests, children before the index that names them.
+	var put func(n *node, top bool) error
+	put = func(n *node, top bool) error {
 		for _, c := range n.children {
-			if err := pushNode(c, false); err != nil {
+			if err := put(c, false); err != nil {
 				return err
 			}
 		}
-		for _, d := range n.blobs {
-			var l v1.Layer = &fileLayer{path: p.b.blobPath(d.Digest.String()), desc: d}
-			if from, ok := p.pushed[d.Digest.String()]; ok && from.String() != repo.String() {
-				l = &remote.MountableLayer{Layer: l, Reference: from.Digest(d.Digest.String())}
-			}
-			if err := remote.WriteLayer(repo, l, ropts...); err != nil {
-				return fmt.Errorf("blob %s: %w", d.Digest, err)
-			}
-			if _, ok := p.pushed[d.Digest.String()]; !ok {
-				p.pushed[d.Digest.String()] = repo
-			}
-			p.done += d.Size
-			p.o.progress(Progress{Artifact: it.ref, Done: p.done, Total: p.total})
-		}
-		raw, err := os.ReadFile(p.b.blobPath(n.desc.Digest.String()))
+		raw, err := io.ReadAll(p.b.blob(n.desc.Digest.String()))
 		if err != nil {
 			return err
 		}
@@ -178,7 +209,7 @@ func (p *pusher) push(ctx context.Context, repo name.Repository, it *pushable) e
 		}
 		return remote.Put(ref, rawManifest{raw, n.desc.MediaType}, ropts...)
 	}
-	return pushNode(it.root, true)
+	return put(it.root, true)
 }
 
 // rawManifest is a manifest pushed byte for byte.
@@ -190,20 +221,24 @@ type rawManifest struct {
 func (m rawManifest) RawManifest() ([]byte, error)        { return m.data, nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
 
-// fileLayer is a verified blob of the extracted bundle.
-type fileLayer struct {
-	path string
+// bundleLayer is a verified blob, read from the bundle file.
+type bundleLayer struct {
+	b    *opened
 	desc v1.Descriptor
 }
 
-var _ v1.Layer = (*fileLayer)(nil)
+var _ v1.Layer = (*bundleLayer)(nil)
 
-func (l *fileLayer) Digest() (v1.Hash, error)             { return l.desc.Digest, nil }
-func (l *fileLayer) DiffID() (v1.Hash, error)             { return l.desc.Digest, nil }
-func (l *fileLayer) Compressed() (io.ReadCloser, error)   { return os.Open(l.path) }
-func (l *fileLayer) Uncompressed() (io.ReadCloser, error) { return os.Open(l.path) }
-func (l *fileLayer) Size() (int64, error)                 { return l.desc.Size, nil }
-func (l *fileLayer) MediaType() (types.MediaType, error)  { return l.desc.MediaType, nil }
+func (l *bundleLayer) Digest() (v1.Hash, error) { return l.desc.Digest, nil }
+func (l *bundleLayer) DiffID() (v1.Hash, error) { return l.desc.Digest, nil }
+func (l *bundleLayer) Compressed() (io.ReadCloser, error) {
+	return l.b.blob(l.desc.Digest.String()), nil
+}
+func (l *bundleLayer) Uncompressed() (io.ReadCloser, error) {
+	return l.b.blob(l.desc.Digest.String()), nil
+}
+func (l *bundleLayer) Size() (int64, error)                { return l.desc.Size, nil }
+func (l *bundleLayer) MediaType() (types.MediaType, error) { return l.desc.MediaType, nil }
 
 // writeSite writes the signed files unchanged, the SBOMs and provenance,
 // and the locations, each file atomically.

@@ -8,10 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -34,33 +34,62 @@ func bad(file, format string, args ...any) error {
 // site's files, SBOMs, provenance, build info and bundle.json.
 var metaName = regexp.MustCompile(`^(index\.yaml|index\.yaml\.sig|root\.yaml|root/[1-9][0-9]{0,3}\.yaml|bundle\.json|sbom/[a-z0-9][a-z0-9._+-]*\.cdx\.json|provenance/[a-z0-9][a-z0-9._+-]*\.intoto\.json|build/[a-z0-9][a-z0-9._+-]*\.build\.yaml)$`)
 
-// opened is a bundle extracted into a directory, every blob hashed.
+// opened is a bundle read once through, every blob hashed and its place
+// in the file recorded, so that blobs are pushed straight from the file.
 type opened struct {
-	file   string
-	dir    string
-	actual map[string]string // blob digest (its name) -> sha256 of its content, when they differ
-	sizes  map[string]int64
-	top    v1.IndexManifest // the bundle index
-	meta   v1.Manifest      // the metadata manifest
-	files  map[string][]byte
-	c      Contents
+	file    string
+	f       *os.File
+	actual  map[string]string // blob digest (its name) -> sha256 of its content, when they differ
+	sizes   map[string]int64
+	offsets map[string]int64 // where each blob's bytes start in the file
+	top     v1.IndexManifest // the bundle index
+	meta    v1.Manifest      // the metadata manifest
+	files   map[string][]byte
+	c       Contents
 }
 
-func (b *opened) Close() error { return os.RemoveAll(b.dir) }
+func (b *opened) Close() error { return b.f.Close() }
 
-// blobPath returns where blob dg is, or "" when the bundle lacks it.
-func (b *opened) blobPath(dg string) string {
-	if _, ok := b.sizes[dg]; !ok {
-		return ""
+// has reports whether the bundle holds blob dg.
+func (b *opened) has(dg string) bool {
+	_, ok := b.sizes[dg]
+	return ok
+}
+
+// blob returns a reader of blob dg's bytes in the bundle file. It checks
+// them again against dg while they are read, so a file changed after open
+// fails at EOF rather than pushing other bytes.
+func (b *opened) blob(dg string) io.ReadCloser {
+	r := io.NewSectionReader(b.f, b.offsets[dg], b.sizes[dg])
+	return &verifyingReader{r: r, h: sha256.New(), want: dg, file: b.file}
+}
+
+// verifyingReader hashes what it reads and fails at EOF on a mismatch.
+type verifyingReader struct {
+	r    io.Reader
+	h    hash.Hash
+	want string
+	file string
+}
+
+func (v *verifyingReader) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	if err == io.EOF {
+		if got := "sha256:" + hex.EncodeToString(v.h.Sum(nil)); got != v.want {
+			return n, bad(v.file, "blob %s changed while it was pushed (now sha256 %s)", v.want, got)
+		}
 	}
-	return filepath.Join(b.dir, "blobs", "sha256", strings.TrimPrefix(dg, "sha256:"))
+	return n, err
 }
+
+func (v *verifyingReader) Close() error { return nil }
 
 // check returns an error when blob dg is missing, not of the descriptor's
 // size, or holds other content. what says whose blob it is.
 func (b *opened) check(d v1.Descriptor, what string) error {
 	dg := d.Digest.String()
-	if b.blobPath(dg) == "" {
+	if !b.has(dg) {
 		return bad(b.file, "%s: blob %s is missing from the bundle", what, dg)
 	}
 	if got, ok := b.actual[dg]; ok {
@@ -80,34 +109,28 @@ func (b *opened) readBlob(d v1.Descriptor, what string, limit int64) ([]byte, er
 	if d.Size > limit {
 		return nil, bad(b.file, "%s: blob %s is %d bytes, more than the %d allowed", what, d.Digest, d.Size, limit)
 	}
-	return os.ReadFile(b.blobPath(d.Digest.String()))
+	return io.ReadAll(b.blob(d.Digest.String()))
 }
 
-// open extracts file into a temporary directory, refusing anything but
-// oci-layout, index.json and blobs/sha256/<hex> regular files, and reads
-// the bundle index and its metadata.
+// open reads file through once, refusing anything but oci-layout,
+// index.json and blobs/sha256/<hex> regular files, hashing every blob and
+// recording where it is; then it reads the bundle index and its metadata.
+// Nothing is extracted.
 func open(file string, o *options) (_ *opened, rerr error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	dir, err := os.MkdirTemp("", "kbuild-bundle-")
-	if err != nil {
-		return nil, err
-	}
-	b := &opened{file: file, dir: dir, actual: map[string]string{}, sizes: map[string]int64{}, files: map[string][]byte{}}
+	b := &opened{file: file, f: f, actual: map[string]string{}, sizes: map[string]int64{}, offsets: map[string]int64{}, files: map[string][]byte{}}
 	defer func() {
 		if rerr != nil {
 			b.Close()
 		}
 	}()
-	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o700); err != nil {
-		return nil, err
-	}
 	var indexJSON []byte
 	seen := map[string]bool{}
-	tr := tar.NewReader(f)
+	pos := &countingReader{r: f}
+	tr := tar.NewReader(pos)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -133,6 +156,11 @@ func open(file string, o *options) (_ *opened, rerr error) {
 		default:
 			return nil, bad(file, "entry %q is of tar type %q; a bundle holds only regular files", n, string(h.Typeflag))
 		}
+		for k := range h.PAXRecords {
+			if strings.HasPrefix(k, "GNU.sparse.") {
+				return nil, bad(file, "entry %q is a sparse file; a bundle holds only regular files", n)
+			}
+		}
 		if seen[clean] {
 			return nil, bad(file, "entry %q appears twice", n)
 		}
@@ -151,10 +179,12 @@ func open(file string, o *options) (_ *opened, rerr error) {
 			if h.Size > o.maxBlob {
 				return nil, bad(file, "blob %s is %d bytes, more than the %d allowed", dg, h.Size, o.maxBlob)
 			}
-			got, err := extractBlob(tr, h, filepath.Join(dir, filepath.FromSlash(clean)), file)
-			if err != nil {
-				return nil, err
+			b.offsets[dg] = pos.n // archive/tar reads no further than the header
+			sum := sha256.New()
+			if _, err := io.Copy(sum, tr); err != nil {
+				return nil, truncated(file, h, err)
 			}
+			got := "sha256:" + hex.EncodeToString(sum.Sum(nil))
 			b.sizes[dg] = h.Size
 			if got != dg {
 				b.actual[dg] = got
@@ -235,16 +265,14 @@ func truncated(file string, h *tar.Header, err error) error {
 	return bad(file, "%s: %v", h.Name, err)
 }
 
-// extractBlob writes a tar entry to p and returns its sha256.
-func extractBlob(tr *tar.Reader, h *tar.Header, p, file string) (string, error) {
-	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	defer out.Close()
-	sum := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(out, sum), tr); err != nil {
-		return "", truncated(file, h, err)
-	}
-	return "sha256:" + hex.EncodeToString(sum.Sum(nil)), out.Close()
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -179,7 +179,7 @@ func verifyTree(b *opened, d v1.Descriptor, what string, top bool, o *options) (
 			return nil, bad(b.file, "%s: image index %s: %v", what, d.Digest, err)
 		}
 		for _, c := range ix.Manifests {
-			if top && len(b.c.Platforms) > 0 && c.Platform != nil && !wantPlatform(b.c.Platforms, c.Platform) && b.blobPath(c.Digest.String()) == "" {
+			if top && len(b.c.Platforms) > 0 && c.Platform != nil && !wantPlatform(b.c.Platforms, c.Platform) && !b.has(c.Digest.String()) {
 				continue // filtered out when the bundle was made
 			}
 			child, err := verifyTree(b, c, fmt.Sprintf("%s platform %s", what, platformString(c.Platform)), false, o)
