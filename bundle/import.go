@@ -3,10 +3,13 @@ package bundle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
 
@@ -88,7 +92,11 @@ func Import(ctx context.Context, file string, trust *index.Trust, mirror, site s
 		}
 	}
 	regs := map[string]bool{}
-	for _, it := range append(vb.charts, vb.images...) {
+	// Platform-filtered indexes first: a registry that refuses them does
+	// so before the rest is pushed.
+	all := append(vb.charts, vb.images...)
+	sort.SliceStable(all, func(i, j int) bool { return filtered(all[i]) && !filtered(all[j]) })
+	for _, it := range all {
 		repo, err := name.NewRepository(host+"/"+MirrorPath(mpath, it.registry, it.repo), nameOpts(o)...)
 		if err != nil {
 			return nil, fmt.Errorf("mirror repository for %s: %w", it.ref, err)
@@ -116,6 +124,12 @@ func Import(ctx context.Context, file string, trust *index.Trust, mirror, site s
 		}
 	}
 	return res, nil
+}
+
+// filtered reports whether it is an image index the bundle holds only
+// some platforms of.
+func filtered(it *pushable) bool {
+	return it.root.desc.MediaType.IsIndex() && len(it.root.children) < it.root.named
 }
 
 func parseMirror(m string) (host, path string, err error) {
@@ -207,7 +221,15 @@ func (p *pusher) push(ctx context.Context, repo name.Repository, it *pushable) e
 		if top && it.tag != "" {
 			ref = repo.Tag(it.tag)
 		}
-		return remote.Put(ref, rawManifest{raw, n.desc.MediaType}, ropts...)
+		err = remote.Put(ref, rawManifest{raw, n.desc.MediaType}, ropts...)
+		var te *transport.Error
+		if n.desc.MediaType.IsIndex() && errors.As(err, &te) && te.StatusCode == http.StatusBadRequest {
+			if n.named > len(n.children) {
+				return fmt.Errorf("the mirror refuses image index %s: the bundle holds %d of its %d images (it was made with --platform) and this registry requires every image an index names (docker-registry does); make the bundle without --platform for this mirror: %w",
+					n.desc.Digest, len(n.children), n.named, err)
+			}
+		}
+		return err
 	}
 	return put(it.root, true)
 }

@@ -16,6 +16,7 @@ import (
 type node struct {
 	desc     v1.Descriptor
 	children []*node
+	named    int // for an index, how many manifests it names
 	blobs    []v1.Descriptor
 }
 
@@ -178,6 +179,7 @@ func verifyTree(b *opened, d v1.Descriptor, what string, top bool, o *options) (
 		if err := json.Unmarshal(raw, &ix); err != nil {
 			return nil, bad(b.file, "%s: image index %s: %v", what, d.Digest, err)
 		}
+		n.named = len(ix.Manifests)
 		for _, c := range ix.Manifests {
 			if top && len(b.c.Platforms) > 0 && c.Platform != nil && !wantPlatform(b.c.Platforms, c.Platform) && !b.has(c.Digest.String()) {
 				continue // filtered out when the bundle was made

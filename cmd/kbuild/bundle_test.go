@@ -261,6 +261,22 @@ func TestBundleRealRecipes(t *testing.T) {
 			}
 		}
 	}
+	// One platform of virt-operator's index: the index is kept byte for
+	// byte, but docker-registry accepts an index only with every image it
+	// names, and says so before the other images are pushed.
+	if r := kbuild(t, work, nil, append(create, "--platform", "linux/amd64", "-o", "amd64.tar")...); r.code != 0 {
+		t.Fatalf("bundle create --platform: %s", r)
+	}
+	r = kbuild(t, work, nil, "bundle", "import", "amd64.tar", "--public-key", "keys/index.pub", "--mirror", "oci://"+mirror+"/amd64", "--site", "amd64-site", "--plain-http")
+	if r.code != 3 || !strings.Contains(r.stderr, "the bundle holds 1 of its 2 images (it was made with --platform)") {
+		t.Errorf("import of a one-platform bundle into docker-registry: %s", r)
+	}
+	repos, _ := remote.Catalog(t.Context(), mreg)
+	for _, repo := range repos {
+		if strings.HasPrefix(repo, "amd64/") && !strings.HasSuffix(repo, "/virt-operator") {
+			t.Errorf("the refused one-platform import pushed %s before the index", repo)
+		}
+	}
 	for _, f := range []string{nodeconfig.TalosPatch, nodeconfig.CRIODropIn} {
 		if _, err := os.Stat(filepath.Join(work, "nodes", filepath.FromSlash(f))); err != nil {
 			t.Errorf("node settings: %v", err)
