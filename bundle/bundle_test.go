@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"math/rand"
@@ -505,5 +506,54 @@ func TestImportRefuses(t *testing.T) {
 				t.Errorf("the mirror holds %v (%v) after a refused import; nothing may be pushed", repos, err)
 			}
 		})
+	}
+}
+
+// TestRootOfTrust: a site under a root of trust (two root versions); the
+// bundle carries root.yaml and root/N.yaml, and Import walks the chain from
+// the pinned root key alone.
+func TestRootOfTrust(t *testing.T) {
+	f := newFixture(t, 5, generated.Add(24*time.Hour))
+	rnd := rand.New(rand.NewSource(6))
+	rootKey, _ := index.GenerateKey(rnd)
+	cfg := index.RootConfig{Expires: generated.Add(365 * 24 * time.Hour), RootKeys: []*index.PublicKey{rootKey.Public()}, RootThreshold: 1,
+		IndexKeys: []*index.PublicKey{f.key.Public()}, IndexThreshold: 1}
+	r1, err := index.NewRoot(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1.Sign(rootKey)
+	r2, _ := r1.Next(cfg)
+	r2.Sign(rootKey)
+	os.MkdirAll(filepath.Join(f.site, "root"), 0o755)
+	for i, r := range []*index.Root{r1, r2} {
+		b, _ := r.Marshal()
+		os.WriteFile(filepath.Join(f.site, "root", fmt.Sprintf("%d.yaml", i+1)), b, 0o644)
+		if i == 1 {
+			os.WriteFile(filepath.Join(f.site, "root.yaml"), b, 0o644)
+		}
+	}
+	trust := &index.Trust{RootKeys: []*index.PublicKey{rootKey.Public()}}
+	out := filepath.Join(t.TempDir(), "b.tar")
+	c, err := Create(context.Background(), out, f.site, trust, []Want{{Name: "web"}}, WithPlainHTTP(true), WithNow(now), WithImageSource("oci://"+f.src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Files, " "); !strings.Contains(got, "root.yaml root/1.yaml root/2.yaml") {
+		t.Errorf("files = %s, want the root chain", got)
+	}
+	mirror := newRegistry(t)
+	res, err := Import(context.Background(), out, trust, "oci://"+mirror+"/m", t.TempDir(), WithPlainHTTP(true), WithNow(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verified.Root == nil || res.Verified.Root.Signed.Version != 2 {
+		t.Errorf("import did not walk to root version 2: %+v", res.Verified.Root)
+	}
+	// Another root key: refused.
+	other, _ := index.GenerateKey(rnd)
+	_, err = Import(context.Background(), out, &index.Trust{RootKeys: []*index.PublicKey{other.Public()}}, "oci://"+mirror+"/n", t.TempDir(), WithPlainHTTP(true), WithNow(now))
+	if !errors.Is(err, index.ErrNotSigned) || !strings.Contains(err.Error(), "root version 1 is not signed by the pinned root keys") {
+		t.Errorf("import with another root key: %v", err)
 	}
 }
