@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +61,11 @@ type rawBlob struct {
 // in constant memory. It returns what the bundle holds.
 func Create(ctx context.Context, out, site string, trust *index.Trust, wants []Want, opts ...Option) (*Contents, error) {
 	o := makeOptions(opts)
+	for _, p := range o.platforms {
+		if _, err := v1.ParsePlatform(p); err != nil || !strings.Contains(p, "/") {
+			return nil, fmt.Errorf("platform %q: want os/arch[/variant], e.g. linux/amd64", p)
+		}
+	}
 	s, err := fetchsite.New(site)
 	if err != nil {
 		return nil, err
@@ -201,7 +207,7 @@ func collect(ctx context.Context, pkgs []Selected, o *options) ([]*artifact, err
 	}
 	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
 	var arts []*artifact
-	for _, ref := range sortedKeys(charts) {
+	for _, ref := range slices.Sorted(maps.Keys(charts)) {
 		ch := charts[ref]
 		a, err := fetchChart(ref, ch, o, ropts)
 		if err != nil {
@@ -209,7 +215,7 @@ func collect(ctx context.Context, pkgs []Selected, o *options) ([]*artifact, err
 		}
 		arts = append(arts, a)
 	}
-	for _, ref := range sortedKeys(images) {
+	for _, ref := range slices.Sorted(maps.Keys(images)) {
 		im := images[ref]
 		a, err := fetchImage(im, o, ropts)
 		if err != nil {
@@ -360,7 +366,7 @@ func write(ctx context.Context, out string, c *Contents, files map[string][]byte
 	var layers []v1.Descriptor
 	var meta []rawBlob
 	var diffIDs []string
-	for _, f := range sortedKeys(all) {
+	for _, f := range slices.Sorted(maps.Keys(all)) {
 		b := all[f]
 		dg := sha256Hex(b)
 		layers = append(layers, v1.Descriptor{MediaType: FileMediaType, Digest: mustHash(dg), Size: int64(len(b)), Annotations: map[string]string{AnnotationTitle: f}})
@@ -495,6 +501,9 @@ func write(ctx context.Context, out string, c *Contents, files map[string][]byte
 		return err
 	}
 	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), out)

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -114,7 +116,7 @@ func Import(ctx context.Context, file string, trust *index.Trust, mirror, site s
 			regs[it.registry] = true
 		}
 	}
-	res.Registries = sortedKeys(regs)
+	res.Registries = slices.Sorted(maps.Keys(regs))
 	if err := writeSite(site, b.files, res.Locations); err != nil {
 		return nil, err
 	}
@@ -265,7 +267,7 @@ func (l *bundleLayer) MediaType() (types.MediaType, error) { return l.desc.Media
 // writeSite writes the signed files unchanged, the SBOMs and provenance,
 // and the locations, each file atomically.
 func writeSite(site string, files map[string][]byte, loc Locations) error {
-	for _, f := range sortedKeys(files) {
+	for _, f := range slices.Sorted(maps.Keys(files)) {
 		if f == ContentsFile {
 			continue
 		}

@@ -34,6 +34,9 @@ func bad(file, format string, args ...any) error {
 // site's files, SBOMs, provenance, build info and bundle.json.
 var metaName = regexp.MustCompile(`^(index\.yaml|index\.yaml\.sig|root\.yaml|root/[1-9][0-9]{0,3}\.yaml|bundle\.json|sbom/[a-z0-9][a-z0-9._+-]*\.cdx\.json|provenance/[a-z0-9][a-z0-9._+-]*\.intoto\.json|build/[a-z0-9][a-z0-9._+-]*\.build\.yaml)$`)
 
+// maxEntries caps the files a bundle may hold.
+const maxEntries = 1 << 20
+
 // opened is a bundle read once through, every blob hashed and its place
 // in the file recorded, so that blobs are pushed straight from the file.
 type opened struct {
@@ -160,6 +163,9 @@ func open(file string, o *options) (_ *opened, rerr error) {
 			if strings.HasPrefix(k, "GNU.sparse.") {
 				return nil, bad(file, "entry %q is a sparse file; a bundle holds only regular files", n)
 			}
+		}
+		if len(seen) >= maxEntries {
+			return nil, bad(file, "more than %d entries; not a bundle kbuild made", maxEntries)
 		}
 		if seen[clean] {
 			return nil, bad(file, "entry %q appears twice", n)

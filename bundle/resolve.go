@@ -2,8 +2,8 @@ package bundle
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -81,7 +81,7 @@ func Resolve(x *index.RepositoryIndex, wants []Want) (*Resolution, error) {
 		}
 		var notes []string
 		// Requirements of the versions chosen so far, in name order.
-		names := sortedKeys(chosen)
+		names := slices.Sorted(maps.Keys(chosen))
 		// provided returns the first chosen package providing capability.
 		provided := func(capability string) string {
 			for _, n := range names {
@@ -140,7 +140,7 @@ func Resolve(x *index.RepositoryIndex, wants []Want) (*Resolution, error) {
 		}
 		if same(chosen, next) {
 			res := &Resolution{Notes: dedupe(notes)}
-			for _, n := range sortedKeys(next) {
+			for _, n := range slices.Sorted(maps.Keys(next)) {
 				res.Packages = append(res.Packages, next[n])
 			}
 			return res, nil
@@ -213,7 +213,7 @@ func satisfiable(x *index.RepositoryIndex, name, expr string) bool {
 // provider returns the first package, by name, whose newest version
 // provides capability.
 func provider(x *index.RepositoryIndex, capability string) string {
-	for _, n := range sortedKeys(x.Packages) {
+	for _, n := range slices.Sorted(maps.Keys(x.Packages)) {
 		p := x.Packages[n]
 		if len(p.Versions) > 0 && slices.Contains(p.Versions[0].Spec.Provides, capability) {
 			return n
@@ -233,15 +233,6 @@ func same(a, b map[string]Selected) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func dedupe(s []string) []string {

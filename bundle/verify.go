@@ -3,6 +3,8 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -116,12 +118,12 @@ func verifyBundle(b *opened, trust *index.Trust, o *options) (*verified, error) 
 			return nil, bad(b.file, "the bundle index lists %s of unknown kind %q", d.Digest, d.Annotations[AnnotationKind])
 		}
 	}
-	for _, ref := range sortedKeys(charts) {
+	for _, ref := range slices.Sorted(maps.Keys(charts)) {
 		if !have["c"+ref] {
 			return nil, bad(b.file, "chart %s (pinned by %s, archive %s) is missing from the bundle", ref, strings.Join(charts[ref].PinnedBy, ", "), charts[ref].Digest)
 		}
 	}
-	for _, ref := range sortedKeys(images) {
+	for _, ref := range slices.Sorted(maps.Keys(images)) {
 		if !have["i"+ref] {
 			return nil, bad(b.file, "image %s (pinned by %s) is missing from the bundle", ref, strings.Join(images[ref].PinnedBy, ", "))
 		}
