@@ -33,6 +33,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 )
@@ -167,6 +168,7 @@ func newFixture(t *testing.T, seed int64, expires time.Time) *fixture {
 		record("base", "2.0.0", index.PackageSpec{}),
 	}
 	writeTestSite(t, f.site, f.key, recs, expires)
+	writeProvenance(t, f.site, "web-1.0.0-1", f.chart, f.key)
 	return f
 }
 
@@ -193,6 +195,19 @@ func writeTestSite(t *testing.T, dir string, key *index.PrivateKey, recs []*inde
 	os.WriteFile(filepath.Join(dir, "index.yaml.sig"), sig, 0o644)
 	os.MkdirAll(filepath.Join(dir, "sbom"), 0o755)
 	os.WriteFile(filepath.Join(dir, "sbom", "web-1.0.0-1.cdx.json"), []byte(`{"bomFormat":"CycloneDX"}`), 0o644)
+}
+
+// writeProvenance writes provenance/KEY.intoto.json for a chart archive,
+// signed by key.
+func writeProvenance(t *testing.T, site, key, archive string, signer index.Signer) {
+	t.Helper()
+	st := builder.Provenance(&index.BuildInfo{Charts: []index.BuiltChart{{Name: "web", Ref: "oci://example/web:1.0.0-1", Digest: archive, Manifest: archive}}}, "test", "", generated)
+	env, err := builder.SignStatement(st, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(site, "provenance"), 0o755)
+	os.WriteFile(filepath.Join(site, "provenance", key+".intoto.json"), env, 0o644)
 }
 
 var now = generated.Add(time.Hour)
@@ -224,8 +239,8 @@ func TestCreateAndImport(t *testing.T) {
 	if len(c.Images) != 3 || len(c.Charts) != 1 || !c.Created.Equal(generated) {
 		t.Errorf("contents = %+v", c)
 	}
-	if !strings.Contains(strings.Join(c.Files, " "), "sbom/web-1.0.0-1.cdx.json") {
-		t.Errorf("files = %v, want the SBOM of web", c.Files)
+	if got := strings.Join(c.Files, " "); !strings.Contains(got, "sbom/web-1.0.0-1.cdx.json") || !strings.Contains(got, "provenance/web-1.0.0-1.intoto.json") {
+		t.Errorf("files = %v, want the SBOM and provenance of web", c.Files)
 	}
 
 	in, err := Inspect(context.Background(), a)
@@ -397,6 +412,12 @@ func TestImportRefuses(t *testing.T) {
 	otherKey := filepath.Join(dir, "other.tar")
 	other.create(t, otherKey)
 
+	// A bundle whose provenance is signed by a key the index is not.
+	stranger, _ := index.GenerateKey(rand.New(rand.NewSource(9)))
+	writeProvenance(t, f.site, "web-1.0.0-1", f.chart, stranger)
+	badProv := filepath.Join(dir, "badprov.tar")
+	f.create(t, badProv)
+
 	// An extra image the signed index does not pin.
 	extraImg, _ := random.Image(512, 1)
 	extraDigest, _ := extraImg.Digest()
@@ -442,6 +463,7 @@ func TestImportRefuses(t *testing.T) {
 			return out
 		}, want: []string{"blob " + layer + " is missing from the bundle"}},
 		{name: "the index signed by another key", file: otherKey, want: []string{"index is not signed by a trusted key"}},
+		{name: "provenance not signed by an index key", file: badProv, want: []string{"provenance/web-1.0.0-1.intoto.json (web 1.0.0 build 1, chart web " + f.chart + ")", "no valid signature by key"}},
 		{name: "an expired index", now: generated.Add(3 * time.Hour), want: []string{"index expired at 2026-10-10T14:00:00Z"}},
 		{name: "truncated mid-blob", truncate: true, want: []string{"truncated in " + blobName(layer), "copy it again"}},
 		{name: "an entry with ..", damage: func(es []entry) []entry {

@@ -59,7 +59,9 @@ type Imported struct {
 
 // Import verifies the bundle file against trust (keys from the caller,
 // never from the bundle): the index as a subscriber does, then every chart
-// and image blob against the digests the signed index pins. Only when all
+// and image blob against the digests the signed index pins, and each
+// provenance file against the keys trusted to sign the index (SBOMs and
+// build info are not signed and travel as information). Only when all
 // of it passed does it push the charts and images to mirror
 // (oci://HOST/PATH), each under PATH/<original registry>/<original
 // repository> (blobs the mirror has are skipped; blobs already pushed to

@@ -85,6 +85,13 @@ func verifyBundle(b *opened, trust *index.Trust, o *options) (*verified, error) 
 	if err != nil {
 		return nil, err
 	}
+	keys, err := indexKeys(trust, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyProvenance(b, sel, keys); err != nil {
+		return nil, err
+	}
 	out := &verified{v: v}
 	have := map[string]bool{}
 	for _, d := range b.top.Manifests[1:] {

@@ -242,8 +242,9 @@ func newBundleImportCmd() *Command {
 		Summary: "Verify a bundle with your keys, push it into a mirror and write the site and node settings.",
 		Help: `Trusts only the keys given here, never anything in the bundle. Verifies the
 bundled index as a subscriber does, then every chart and image blob against
-the digests the signed index pins, and pushes nothing until all of it
-passed. Then pushes each chart and image to HOST/PATH/<registry>/<repository>
+the digests the signed index pins and every provenance file against the
+index keys, and pushes nothing until all of it passed (SBOMs are not signed:
+they are copied as information). Then pushes each chart and image to HOST/PATH/<registry>/<repository>
 (blobs the mirror has are skipped, blobs pushed to another repository are
 mounted), writes DIR with the upstream-signed index unchanged plus
 mirror.json (where each chart and image now lives), and with --node-config

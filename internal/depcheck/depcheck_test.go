@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"internal/testenv":   {},
 	"index":              {},
 	"examples":           {},
-	"bundle":             {"bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite"},
+	"bundle":             {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite"},
 	"bundle/nodeconfig":  {"internal/dist"},
 }
 
