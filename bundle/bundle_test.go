@@ -227,7 +227,12 @@ func TestCreateAndImport(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.tar"), filepath.Join(dir, "b.tar")
 	c := f.create(t, a)
-	f.create(t, b)
+	// The same site over HTTP gives the same bundle.
+	srv := httptest.NewServer(http.FileServer(http.Dir(f.site)))
+	defer srv.Close()
+	if _, err := Create(context.Background(), b, srv.URL+"/index.yaml", f.trust, []Want{{Name: "web"}}, WithPlainHTTP(true), WithNow(now), WithImageSource("oci://"+f.src)); err != nil {
+		t.Fatal(err)
+	}
 	ab, _ := os.ReadFile(a)
 	bb, _ := os.ReadFile(b)
 	if !bytes.Equal(ab, bb) {

@@ -174,6 +174,17 @@ func TestBundleRealRecipes(t *testing.T) {
 		}
 	}
 
+	r = kbuild(t, work, nil, "bundle", "inspect", "virt.tar")
+	// Without SOURCE_DATE_EPOCH the bundle's time is the index's.
+	if m := regexp.MustCompile(`^created: (\S+)\nindex: sha256:[0-9a-f]{64} \(generated (\S+),`).FindStringSubmatch(r.stdout); m == nil || m[1] != m[2] {
+		t.Errorf("bundle inspect: created is not the index's generated time: %q", r.stdout)
+	}
+	for _, want := range []string{"  kubevirt 1.9.0 build 1  sha256:", "pinned by cdi 1.66.1 build 1\n", "  quay.io/kubevirt/virt-operator:v1.9.0@sha256:"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("bundle inspect lacks %q: %s", want, r)
+		}
+	}
+
 	// A bundle checked with another key is refused before anything is pushed.
 	imp := []string{"bundle", "import", "virt.tar", "--mirror", "oci://" + mirror + "/airgap", "--site", "imported", "--node-config", "nodes", "--plain-http"}
 	r = kbuild(t, work, nil, append(imp, "--public-key", "keys/other.pub")...)
