@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,11 +28,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
@@ -148,6 +151,9 @@ func newFixture(t *testing.T, seed int64, expires time.Time) *fixture {
 	var adds []mutate.IndexAddendum
 	for _, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}} {
 		img, _ := random.Image(1024, 1)
+		cf, _ := img.ConfigFile()
+		cf.OS, cf.Architecture = p.OS, p.Architecture
+		img, _ = mutate.ConfigFile(img, cf)
 		adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
 	}
 	ix := mutate.AppendManifests(empty.Index, adds...)
@@ -247,6 +253,8 @@ func TestCreateAndImport(t *testing.T) {
 	if got := strings.Join(c.Files, " "); !strings.Contains(got, "sbom/web-1.0.0-1.cdx.json") || !strings.Contains(got, "provenance/web-1.0.0-1.intoto.json") {
 		t.Errorf("files = %v, want the SBOM and provenance of web", c.Files)
 	}
+
+	checkLayout(t, a)
 
 	in, err := Inspect(context.Background(), a)
 	if err != nil {
@@ -582,5 +590,69 @@ func TestRootOfTrust(t *testing.T) {
 	_, err = Import(context.Background(), out, &index.Trust{RootKeys: []*index.PublicKey{other.Public()}}, "oci://"+mirror+"/n", t.TempDir(), WithPlainHTTP(true), WithNow(now))
 	if !errors.Is(err, index.ErrNotSigned) || !strings.Contains(err.Error(), "root version 1 is not signed by the pinned root keys") {
 		t.Errorf("import with another root key: %v", err)
+	}
+}
+
+// checkLayout unpacks the bundle with tar and reads it as crane does, with
+// go-containerregistry's layout package: every image and image index is
+// valid (digests, sizes, config diff IDs), and every chart's archive is
+// the pinned blob. (The metadata image's layers have a media type of their
+// own, which ggcr does not list as layers; Inspect reads it.)
+func checkLayout(t *testing.T, file string) {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("tar", "-xf", file, "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("tar -xf: %v\n%s", err, out)
+	}
+	root, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, _ := root.IndexManifest()
+	top, err := root.ImageIndex(rm.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, _ := top.IndexManifest()
+	kinds := map[string]int{}
+	for _, d := range tm.Manifests {
+		kind := d.Annotations[AnnotationKind]
+		kinds[kind]++
+		switch {
+		case kind == kindImage && d.MediaType.IsIndex():
+			ix, err := top.ImageIndex(d.Digest)
+			if err == nil {
+				err = validate.Index(ix)
+			}
+			if err != nil {
+				t.Errorf("image index %s: %v", d.Annotations[AnnotationRef], err)
+			}
+		case kind == kindImage:
+			img, err := top.Image(d.Digest)
+			if err == nil {
+				err = validate.Image(img)
+			}
+			if err != nil {
+				t.Errorf("%s %s: %v", kind, d.Annotations[AnnotationRef], err)
+			}
+		case kind == kindChart:
+			img, err := top.Image(d.Digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := img.Manifest()
+			l, err := img.LayerByDigest(m.Layers[0].Digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, _ := l.Compressed()
+			data, _ := io.ReadAll(rc)
+			if sha256Hex(data) != m.Layers[0].Digest.String() {
+				t.Errorf("chart %s: archive blob does not match its digest", d.Annotations[AnnotationRef])
+			}
+		}
+	}
+	if kinds[kindMetadata] != 1 || kinds[kindChart] == 0 || kinds[kindImage] == 0 {
+		t.Errorf("the bundle index lists %v", kinds)
 	}
 }
