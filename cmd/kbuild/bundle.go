@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -343,8 +344,8 @@ func refusal(env *Env, err error) error {
 	return &exitError{code: exitFetch}
 }
 
-// progressBar draws a bar on a terminal and prints one line per artifact
-// elsewhere (CI logs).
+// progressBar draws a bar when stderr is a terminal and prints one line
+// per artifact elsewhere (CI logs).
 func progressBar(env *Env) func(bundle.Progress) {
 	tty := false
 	if f, ok := env.Stderr.(*os.File); ok && env.Getenv("CI") == "" {
@@ -352,6 +353,12 @@ func progressBar(env *Env) func(bundle.Progress) {
 			tty = true
 		}
 	}
+	return progressTo(env.Stderr, tty)
+}
+
+// progressTo reports progress on w: a bar redrawn in place on a terminal,
+// else a line when the artifact changes.
+func progressTo(w io.Writer, tty bool) func(bundle.Progress) {
 	last := ""
 	return func(p bundle.Progress) {
 		if tty {
@@ -360,15 +367,15 @@ func progressBar(env *Env) func(bundle.Progress) {
 				pct = int(p.Done * 100 / p.Total)
 			}
 			bar := strings.Repeat("#", pct/4) + strings.Repeat(" ", 25-pct/4)
-			fmt.Fprintf(env.Stderr, "\r[%s] %3d%% %s / %s %-50.50s", bar, pct, humanBytes(p.Done), humanBytes(p.Total), p.Artifact)
+			fmt.Fprintf(w, "\r[%s] %3d%% %s / %s %-50.50s", bar, pct, humanBytes(p.Done), humanBytes(p.Total), p.Artifact)
 			if p.Artifact == "" {
-				fmt.Fprintln(env.Stderr)
+				fmt.Fprintln(w)
 			}
 			return
 		}
 		if p.Artifact != "" && p.Artifact != last {
 			last = p.Artifact
-			fmt.Fprintf(env.Stderr, "copying %s (%s of %s done)\n", p.Artifact, humanBytes(p.Done), humanBytes(p.Total))
+			fmt.Fprintf(w, "copying %s (%s of %s done)\n", p.Artifact, humanBytes(p.Done), humanBytes(p.Total))
 		}
 	}
 }
