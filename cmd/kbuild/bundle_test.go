@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,7 +46,132 @@ func startMirror(t *testing.T) string {
 	return fmt.Sprintf("127.0.0.1:%d", port)
 }
 
-var imageLine = regexp.MustCompile(`(?m)^      - (quay\.io/kubevirt/[a-z-]+):(v[0-9.]+)(@sha256:[0-9a-f]{64})?$`)
+// imageLine is an entry of a recipe's package.images.
+var imageLine = regexp.MustCompile(`(?m)^      - ([a-z0-9.-]+\.[a-z]+/[a-z0-9/_.-]+):([A-Za-z0-9_.-]+)(@sha256:[0-9a-f]{64})?$`)
+
+// pinGenerated copies the recipe directory from to to, each image of its
+// package.images replaced by a small generated one pushed to
+// src/<upstream name>:<tag> (a two-platform index for repositories ending
+// in one of multi), pinned by digest everywhere the recipe names the old
+// digest; it adds the new references to pinned.
+func pinGenerated(t *testing.T, src, from, to string, pinned map[string]bool, multi ...string) {
+	t.Helper()
+	if out, err := exec.Command("cp", "-r", from, to).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	file := filepath.Join(to, "recipe.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, m := range imageLine.FindAllStringSubmatch(text, -1) {
+		ref, _ := name.ParseReference(src+"/"+m[1]+":"+m[2], name.Insecure)
+		var d v1.Hash
+		if slices.ContainsFunc(multi, func(s string) bool { return strings.HasSuffix(m[1], s) }) {
+			var adds []mutate.IndexAddendum
+			for _, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}} {
+				img, _ := random.Image(4096, 2)
+				adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
+			}
+			ix := mutate.AppendManifests(empty.Index, adds...)
+			if err := remote.WriteIndex(ref, ix); err != nil {
+				t.Fatal(err)
+			}
+			d, _ = ix.Digest()
+		} else {
+			img, _ := random.Image(4096, 2)
+			if err := remote.Write(ref, img); err != nil {
+				t.Fatal(err)
+			}
+			d, _ = img.Digest()
+		}
+		pinned[m[1]+":"+m[2]+"@"+d.String()] = true
+		if m[3] != "" {
+			text = strings.ReplaceAll(text, m[3][1:], d.String())
+		} else {
+			text = strings.Replace(text, m[0], m[0]+"@"+d.String(), 1)
+		}
+	}
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// signedSite builds the recipes under work/recipes into the real registry
+// (charts under src/charts) and signs their index into work/site with
+// work/keys/index.key; it also makes keys/other and keys/local.
+func signedSite(t *testing.T, work, src string, build ...string) {
+	t.Helper()
+	steps := [][]string{
+		append([]string{"build", "--registry", "oci://" + src + "/charts", "--plain-http", "-o", "dist"}, build...),
+		{"repo", "keygen", "keys/index"},
+		{"repo", "keygen", "keys/other"},
+		{"repo", "keygen", "keys/local"},
+		{"repo", "index", "dist", "-o", "site/index.yaml", "--sign-key", "keys/index.key"},
+	}
+	os.MkdirAll(filepath.Join(work, "keys"), 0o755)
+	for _, s := range steps {
+		if r := kbuild(t, work, nil, s...); r.code != 0 {
+			t.Fatalf("kbuild %s: %s", strings.Join(s, " "), r)
+		}
+	}
+}
+
+// bundleInspect runs bundle inspect -o json.
+func bundleInspect(t *testing.T, work, tar string) bundle.Inspection {
+	t.Helper()
+	r := kbuild(t, work, nil, "bundle", "inspect", tar, "-o", "json")
+	var in bundle.Inspection
+	if err := json.Unmarshal([]byte(r.stdout), &in); r.code != 0 || err != nil {
+		t.Fatalf("bundle inspect: %v %s", err, r)
+	}
+	return in
+}
+
+// TestBundleExamples needs no ../shared: the bundled examples (virt-stack,
+// a meta package, requiring virt-template and smart-proxy), their images
+// generated under quay.io and registry.k8s.io names in the real registry,
+// bundled, read by skopeo, imported into a second docker-registry and
+// checked as importAndCheck does.
+func TestBundleExamples(t *testing.T) {
+	reg := testenv.Registry(t)
+	helm := testenv.Tool(t, "helm")
+	skopeo := testenv.Tool(t, "skopeo")
+	mirror := startMirror(t)
+	work := t.TempDir()
+	src := strings.TrimPrefix(uniqueRepo(t, reg), "oci://")
+	pinned := map[string]bool{}
+	os.MkdirAll(filepath.Join(work, "recipes"), 0o755)
+	for _, r := range []string{"virt-template", "smart-proxy", "virt-stack"} {
+		from := filepath.Join(repoRoot, "examples", r)
+		if r == "virt-stack" {
+			// The meta package also pins an image of registry.k8s.io.
+			tmp := filepath.Join(t.TempDir(), r)
+			exec.Command("cp", "-r", from, tmp).Run()
+			data, _ := os.ReadFile(filepath.Join(tmp, "recipe.yaml"))
+			data = []byte(strings.Replace(string(data), "    variants:\n", "    images:\n      - registry.k8s.io/pause:3.10\n    variants:\n", 1))
+			os.WriteFile(filepath.Join(tmp, "recipe.yaml"), data, 0o644)
+			from = tmp
+		}
+		pinGenerated(t, src, from, filepath.Join(work, "recipes", r), pinned, "/pause")
+	}
+	if len(pinned) != 3 {
+		t.Fatalf("pinned %v, want 3 images", pinned)
+	}
+	signedSite(t, work, src, "recipes/virt-template", "recipes/smart-proxy", "recipes/virt-stack")
+
+	r := kbuild(t, work, nil, "bundle", "create", "virt-stack@1", "--index", "site", "--public-key", "keys/index.pub", "--image-source", "oci://"+src, "--plain-http", "-o", "stack.tar")
+	if r.code != 0 || !strings.Contains(r.stdout, "smart-proxy 3.14.0 build 1 (required by virt-stack 1.0.0)") {
+		t.Fatalf("bundle create: %s", r)
+	}
+	out, err := exec.Command(skopeo, "inspect", "--raw", "oci-archive:"+filepath.Join(work, "stack.tar")).CombinedOutput()
+	if err != nil || strings.Count(string(out), `"dev.kbuild.bundle.kind":"image"`) != 3 || strings.Count(string(out), `"dev.kbuild.bundle.kind":"chart"`) != 2 {
+		t.Errorf("skopeo inspect --raw: %v\n%s", err, out)
+	}
+	in := bundleInspect(t, work, "stack.tar")
+	importAndCheck(t, work, "stack.tar", mirror, helm, in, pinned, 3)
+}
 
 // TestBundleRealRecipes builds kubevirt, cdi and virtualization from the
 // seeded upstream fixtures (their images replaced by small generated ones
@@ -66,40 +192,10 @@ func TestBundleRealRecipes(t *testing.T) {
 
 	// The recipes, each image pinned to a generated image pushed under its
 	// upstream name; virt-operator is a two-platform index.
-	pinned := map[string]string{}
+	pinned := map[string]bool{}
+	os.MkdirAll(filepath.Join(work, "recipes"), 0o755)
 	for _, r := range []string{"kubevirt", "cdi", "virtualization"} {
-		data, err := os.ReadFile(filepath.Join(repoRoot, "recipes", r, "recipe.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := imageLine.ReplaceAllStringFunc(string(data), func(line string) string {
-			m := imageLine.FindStringSubmatch(line)
-			ref, _ := name.ParseReference(src+"/"+m[1]+":"+m[2], name.Insecure)
-			var d v1.Hash
-			if strings.HasSuffix(m[1], "/virt-operator") {
-				var adds []mutate.IndexAddendum
-				for _, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}} {
-					img, _ := random.Image(4096, 2)
-					adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
-				}
-				ix := mutate.AppendManifests(empty.Index, adds...)
-				if err := remote.WriteIndex(ref, ix); err != nil {
-					t.Fatal(err)
-				}
-				d, _ = ix.Digest()
-			} else {
-				img, _ := random.Image(4096, 2)
-				if err := remote.Write(ref, img); err != nil {
-					t.Fatal(err)
-				}
-				d, _ = img.Digest()
-			}
-			pinned[m[1]+":"+m[2]+"@"+d.String()] = ""
-			return "      - " + m[1] + ":" + m[2] + "@" + d.String()
-		})
-		os.MkdirAll(filepath.Join(work, "recipes", r), 0o755)
-		os.WriteFile(filepath.Join(work, "recipes", r, "recipe.yaml"), []byte(out), 0o644)
-		exec.Command("cp", "-r", filepath.Join(repoRoot, "recipes", r, "cr"), filepath.Join(work, "recipes", r)).Run()
+		pinGenerated(t, src, filepath.Join(repoRoot, "recipes", r), filepath.Join(work, "recipes", r), pinned, "/virt-operator")
 	}
 	if len(pinned) != 16 {
 		t.Fatalf("pinned %d images, want the 9 of kubevirt and 7 of cdi", len(pinned))
@@ -107,19 +203,10 @@ func TestBundleRealRecipes(t *testing.T) {
 
 	cache := filepath.Join(work, "cache")
 	fixtures := filepath.Join(shared, "fixtures", "upstream")
-	steps := [][]string{
-		{"cache", "add", "--cache-dir", cache, filepath.Join(fixtures, "kubevirt-operator-v1.9.0.yaml"), filepath.Join(fixtures, "cdi-operator-v1.66.1.yaml")},
-		{"build", "--offline", "--cache-dir", cache, "--registry", "oci://" + src + "/charts", "--plain-http", "-o", "dist", "recipes/kubevirt", "recipes/cdi", "recipes/virtualization"},
-		{"repo", "keygen", "keys/index"},
-		{"repo", "keygen", "keys/other"},
-		{"repo", "index", "dist", "-o", "site/index.yaml", "--sign-key", "keys/index.key"},
+	if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", cache, filepath.Join(fixtures, "kubevirt-operator-v1.9.0.yaml"), filepath.Join(fixtures, "cdi-operator-v1.66.1.yaml")); r.code != 0 {
+		t.Fatalf("cache add: %s", r)
 	}
-	os.MkdirAll(filepath.Join(work, "keys"), 0o755)
-	for _, s := range steps {
-		if r := kbuild(t, work, nil, s...); r.code != 0 {
-			t.Fatalf("kbuild %s: %s", strings.Join(s, " "), r)
-		}
-	}
+	signedSite(t, work, src, "--offline", "--cache-dir", cache, "recipes/kubevirt", "recipes/cdi", "recipes/virtualization")
 
 	create := []string{"bundle", "create", "virtualization", "--index", "site", "--public-key", "keys/index.pub", "--image-source", "oci://" + src, "--plain-http"}
 	r := kbuild(t, work, nil, append(create, "-o", "virt.tar")...)
@@ -160,11 +247,7 @@ func TestBundleRealRecipes(t *testing.T) {
 		t.Errorf("skopeo inspect --raw: %v\n%s", err, out)
 	}
 
-	r = kbuild(t, work, nil, "bundle", "inspect", "virt.tar", "-o", "json")
-	var in bundle.Inspection
-	if err := json.Unmarshal([]byte(r.stdout), &in); r.code != 0 || err != nil {
-		t.Fatalf("bundle inspect: %v %s", err, r)
-	}
+	in := bundleInspect(t, work, "virt.tar")
 	if len(in.Images) != 16 || len(in.Charts) != 4 {
 		t.Errorf("bundle inspect: %d images, %d charts; want 16 and 4", len(in.Images), len(in.Charts))
 	}
@@ -186,8 +269,7 @@ func TestBundleRealRecipes(t *testing.T) {
 	}
 
 	// A bundle checked with another key is refused before anything is pushed.
-	imp := []string{"bundle", "import", "virt.tar", "--mirror", "oci://" + mirror + "/airgap", "--site", "imported", "--node-config", "nodes", "--plain-http"}
-	r = kbuild(t, work, nil, append(imp, "--public-key", "keys/other.pub")...)
+	r = kbuild(t, work, nil, "bundle", "import", "virt.tar", "--mirror", "oci://"+mirror+"/airgap", "--site", "imported", "--node-config", "nodes", "--plain-http", "--public-key", "keys/other.pub")
 	if r.code != 1 || !strings.Contains(r.stderr, "index is not signed by a trusted key") {
 		t.Errorf("import with another key: %s", r)
 	}
@@ -196,10 +278,36 @@ func TestBundleRealRecipes(t *testing.T) {
 		t.Fatalf("the mirror holds %v (%v) after a refused import", repos, err)
 	}
 
-	if r := kbuild(t, work, nil, "repo", "keygen", "keys/local"); r.code != 0 {
-		t.Fatal(r)
+	importAndCheck(t, work, "virt.tar", mirror, helm, in, pinned, 3)
+
+	// One platform of virt-operator's index: the index is kept byte for
+	// byte, but docker-registry accepts an index only with every image it
+	// names, and says so before the other images are pushed.
+	if r := kbuild(t, work, nil, append(create, "--platform", "linux/amd64", "-o", "amd64.tar")...); r.code != 0 {
+		t.Fatalf("bundle create --platform: %s", r)
 	}
-	r = kbuild(t, work, nil, append(imp, "--public-key", "keys/index.pub", "--resign-key", "keys/local.key")...)
+	r = kbuild(t, work, nil, "bundle", "import", "amd64.tar", "--public-key", "keys/index.pub", "--mirror", "oci://"+mirror+"/amd64", "--site", "amd64-site", "--plain-http")
+	if r.code != 3 || !strings.Contains(r.stderr, "the bundle holds 1 of its 2 images (it was made with --platform)") {
+		t.Errorf("import of a one-platform bundle into docker-registry: %s", r)
+	}
+	repos, _ := remote.Catalog(t.Context(), mreg)
+	for _, repo := range repos {
+		if strings.HasPrefix(repo, "amd64/") && !strings.HasSuffix(repo, "/virt-operator") {
+			t.Errorf("the refused one-platform import pushed %s before the index", repo)
+		}
+	}
+}
+
+// importAndCheck imports tar into mirror (path airgap) with the node
+// settings and a re-signed index, then checks: repo verify on the imported
+// site (packages versions), repo verify --charts on the re-signed index,
+// helm pull of every chart from the mirror by digest against the pin, and
+// every pinned image at the URL containerd derives from hosts.toml. The
+// keys are work/keys/index.* (upstream) and work/keys/local.* (made here).
+func importAndCheck(t *testing.T, work, tar, mirror, helm string, in bundle.Inspection, pinned map[string]bool, packages int) {
+	t.Helper()
+	imp := []string{"bundle", "import", tar, "--mirror", "oci://" + mirror + "/airgap", "--site", "imported", "--node-config", "nodes", "--plain-http"}
+	r := kbuild(t, work, nil, append(imp, "--public-key", "keys/index.pub", "--resign-key", "keys/local.key")...)
 	if r.code != 0 {
 		t.Fatalf("bundle import: %s", r)
 	}
@@ -208,12 +316,12 @@ func TestBundleRealRecipes(t *testing.T) {
 			t.Errorf("bundle import does not say %q:\n%s", want, r.stdout)
 		}
 	}
-	if r := kbuild(t, work, nil, "repo", "verify", "imported/index.yaml", "--public-key", "keys/index.pub"); r.code != 0 || !strings.Contains(r.stdout, "3 packages") {
+	if r := kbuild(t, work, nil, "repo", "verify", "imported/index.yaml", "--public-key", "keys/index.pub"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("%d packages", packages)) {
 		t.Errorf("repo verify on the imported site: %s", r)
 	}
 
 	// The locally signed index points at the mirror: every chart it pins is there.
-	if r := kbuild(t, work, nil, "repo", "verify", "imported/mirror/index.yaml", "--public-key", "keys/local.pub", "--charts", "--plain-http"); r.code != 0 || !strings.Contains(r.stderr, "4 charts match their pinned digests") {
+	if r := kbuild(t, work, nil, "repo", "verify", "imported/mirror/index.yaml", "--public-key", "keys/local.pub", "--charts", "--plain-http"); r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("%d charts match their pinned digests", len(in.Charts))) {
 		t.Errorf("repo verify --charts on the re-signed index: %s", r)
 	}
 	if r := kbuild(t, work, nil, "repo", "verify", "imported/mirror/index.yaml", "--public-key", "keys/index.pub"); r.code != 1 {
@@ -223,7 +331,7 @@ func TestBundleRealRecipes(t *testing.T) {
 	// helm pulls every chart from the mirror by digest; the archive is the pinned one.
 	var loc bundle.Locations
 	lb, _ := os.ReadFile(filepath.Join(work, "imported", bundle.LocationsFile))
-	if err := json.Unmarshal(lb, &loc); err != nil || len(loc.Charts) != 4 || len(loc.Images) != 16 {
+	if err := json.Unmarshal(lb, &loc); err != nil || len(loc.Charts) != len(in.Charts) || len(loc.Images) != len(pinned) {
 		t.Fatalf("%s: %v\n%s", bundle.LocationsFile, err, lb)
 	}
 	for i, c := range loc.Charts {
@@ -270,22 +378,6 @@ func TestBundleRealRecipes(t *testing.T) {
 			if resp.StatusCode != 200 || resp.Header.Get("Docker-Content-Digest") != ir.Digest {
 				t.Errorf("a node pulling %s asks %s: %s, digest %q", ref, req.URL, resp.Status, resp.Header.Get("Docker-Content-Digest"))
 			}
-		}
-	}
-	// One platform of virt-operator's index: the index is kept byte for
-	// byte, but docker-registry accepts an index only with every image it
-	// names, and says so before the other images are pushed.
-	if r := kbuild(t, work, nil, append(create, "--platform", "linux/amd64", "-o", "amd64.tar")...); r.code != 0 {
-		t.Fatalf("bundle create --platform: %s", r)
-	}
-	r = kbuild(t, work, nil, "bundle", "import", "amd64.tar", "--public-key", "keys/index.pub", "--mirror", "oci://"+mirror+"/amd64", "--site", "amd64-site", "--plain-http")
-	if r.code != 3 || !strings.Contains(r.stderr, "the bundle holds 1 of its 2 images (it was made with --platform)") {
-		t.Errorf("import of a one-platform bundle into docker-registry: %s", r)
-	}
-	repos, _ := remote.Catalog(t.Context(), mreg)
-	for _, repo := range repos {
-		if strings.HasPrefix(repo, "amd64/") && !strings.HasSuffix(repo, "/virt-operator") {
-			t.Errorf("the refused one-platform import pushed %s before the index", repo)
 		}
 	}
 	for _, f := range []string{nodeconfig.TalosPatch, nodeconfig.CRIODropIn} {
