@@ -98,6 +98,23 @@ func pinGenerated(t *testing.T, src, from, to string, pinned map[string]bool, mu
 	}
 }
 
+// airgap is what the bundle end-to-end tests use: helm and skopeo, a
+// mirror registry, a work directory with recipes/, a unique path src in
+// the real registry, and the images pinned so far.
+type airgap struct {
+	helm, skopeo, mirror, work, src string
+	pinned                          map[string]bool
+}
+
+func newAirgap(t *testing.T) *airgap {
+	t.Helper()
+	reg := testenv.Registry(t)
+	e := &airgap{helm: testenv.Tool(t, "helm"), skopeo: testenv.Tool(t, "skopeo"), mirror: startMirror(t), work: t.TempDir(),
+		src: strings.TrimPrefix(uniqueRepo(t, reg), "oci://"), pinned: map[string]bool{}}
+	os.MkdirAll(filepath.Join(e.work, "recipes"), 0o755)
+	return e
+}
+
 // signedSite builds the recipes under work/recipes into the real registry
 // (charts under src/charts) and signs their index into work/site with
 // work/keys/index.key; it also makes keys/other and keys/local.
@@ -135,14 +152,8 @@ func bundleInspect(t *testing.T, work, tar string) bundle.Inspection {
 // bundled, read by skopeo, imported into a second docker-registry and
 // checked as importAndCheck does.
 func TestBundleExamples(t *testing.T) {
-	reg := testenv.Registry(t)
-	helm := testenv.Tool(t, "helm")
-	skopeo := testenv.Tool(t, "skopeo")
-	mirror := startMirror(t)
-	work := t.TempDir()
-	src := strings.TrimPrefix(uniqueRepo(t, reg), "oci://")
-	pinned := map[string]bool{}
-	os.MkdirAll(filepath.Join(work, "recipes"), 0o755)
+	e := newAirgap(t)
+	helm, skopeo, mirror, work, src, pinned := e.helm, e.skopeo, e.mirror, e.work, e.src, e.pinned
 	for _, r := range []string{"virt-template", "smart-proxy", "virt-stack"} {
 		from := filepath.Join(repoRoot, "examples", r)
 		if r == "virt-stack" {
@@ -183,17 +194,11 @@ func TestBundleExamples(t *testing.T) {
 // the URL containerd derives from the written hosts.toml.
 func TestBundleRealRecipes(t *testing.T) {
 	shared := testenv.Shared(t)
-	reg := testenv.Registry(t)
-	helm := testenv.Tool(t, "helm")
-	skopeo := testenv.Tool(t, "skopeo")
-	mirror := startMirror(t)
-	work := t.TempDir()
-	src := strings.TrimPrefix(uniqueRepo(t, reg), "oci://")
+	e := newAirgap(t)
+	helm, skopeo, mirror, work, src, pinned := e.helm, e.skopeo, e.mirror, e.work, e.src, e.pinned
 
 	// The recipes, each image pinned to a generated image pushed under its
 	// upstream name; virt-operator is a two-platform index.
-	pinned := map[string]bool{}
-	os.MkdirAll(filepath.Join(work, "recipes"), 0o755)
 	for _, r := range []string{"kubevirt", "cdi", "virtualization"} {
 		pinGenerated(t, src, filepath.Join(repoRoot, "recipes", r), filepath.Join(work, "recipes", r), pinned, "/virt-operator")
 	}
