@@ -536,6 +536,12 @@ func TestImportRefuses(t *testing.T) {
 			if !errors.Is(err, ErrBadBundle) && !errors.As(err, &ve) {
 				t.Errorf("Import error is neither ErrBadBundle nor a VerificationError: %v", err)
 			}
+			if tc.file == "" && tc.now.IsZero() && !strings.Contains(tc.name, "pin") {
+				// Inspect, without keys, refuses damaged bundles too.
+				if _, err := Inspect(context.Background(), file); !errors.Is(err, ErrBadBundle) {
+					t.Errorf("Inspect of a damaged bundle: %v", err)
+				}
+			}
 			reg, _ := name.NewRegistry(mirror, name.Insecure)
 			if repos, err := remote.Catalog(context.Background(), reg); err != nil || len(repos) != 0 {
 				t.Errorf("the mirror holds %v (%v) after a refused import; nothing may be pushed", repos, err)

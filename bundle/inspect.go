@@ -2,6 +2,8 @@ package bundle
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 
 	"kbuild.dev/kbuild/index"
@@ -21,8 +23,9 @@ type Inspection struct {
 // Inspect reads the bundle file without keys: when it was made, its
 // packages, charts and images. Who pins each image is taken from the
 // bundled index (the signed one, not bundle.json), which Inspect parses
-// but cannot verify: use Import with keys for that. Every blob is hashed,
-// so a damaged bundle is refused here too.
+// but cannot verify: use Import with keys for that. Every blob is hashed
+// and every manifest walked, so a damaged or incomplete bundle is refused
+// here too.
 func Inspect(ctx context.Context, file string, opts ...Option) (*Inspection, error) {
 	o := makeOptions(opts)
 	b, err := open(file, o)
@@ -30,6 +33,14 @@ func Inspect(ctx context.Context, file string, opts ...Option) (*Inspection, err
 		return nil, err
 	}
 	defer b.Close()
+	for _, dg := range slices.Sorted(maps.Keys(b.actual)) {
+		return nil, bad(file, "blob %s holds content with sha256 %s; the bundle was changed after it was made", dg, b.actual[dg])
+	}
+	for _, d := range b.top.Manifests[1:] {
+		if _, err := verifyTree(b, d, d.Annotations[AnnotationKind]+" "+d.Annotations[AnnotationRef], true, o); err != nil {
+			return nil, err
+		}
+	}
 	x, err := index.ParseIndex(b.files["index.yaml"])
 	if err != nil {
 		return nil, bad(file, "index.yaml: %v", err)
