@@ -96,6 +96,7 @@ func commands() []*Command {
 		newScanCmd(),
 		newVerifyProvenanceCmd(),
 		newRebuildCheckCmd(),
+		newBundleCmd(),
 		newServeCmd(),
 		newVersionCmd(),
 	}

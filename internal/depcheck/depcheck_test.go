@@ -37,6 +37,8 @@ var allowed = map[string][]string{
 	"index":                {},
 	"examples":             {},
 	"scripts/hostile":      {},
+	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite"},
+	"bundle/nodeconfig":    {"internal/dist"},
 }
 
 func TestPackageGraph(t *testing.T) {

@@ -1,0 +1,81 @@
+package bundle
+
+import (
+	"time"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// Progress reports how far Create or Import is: bytes done of the total,
+// and the artifact being copied.
+type Progress struct {
+	Artifact    string
+	Done, Total int64
+}
+
+type options struct {
+	plainHTTP   bool
+	imageSource string
+	platforms   []string
+	epoch       time.Time
+	now         time.Time
+	progress    func(Progress)
+	logf        func(string, ...any)
+	maxBlob     int64
+	resign      []index.Signer
+}
+
+// Option configures Create, Inspect and Import.
+type Option func(*options)
+
+// WithPlainHTTP talks plain HTTP to registries (loopback registries).
+// Default: HTTPS.
+func WithPlainHTTP(b bool) Option { return func(o *options) { o.plainHTTP = b } }
+
+// WithImageSource makes Create pull every image from HOST/PATH/<registry>/<repository>
+// (the layout Import pushes to, so a mirror can feed the next air gap)
+// instead of its own registry. Default: each image's own registry.
+func WithImageSource(hostPath string) Option { return func(o *options) { o.imageSource = hostPath } }
+
+// WithPlatforms keeps, of a multi-platform image index, only the images of
+// these platforms ("linux/amd64", "linux/arm64/v8"); the index itself is
+// kept byte for byte so its pinned digest still verifies. Default: every
+// platform.
+func WithPlatforms(p ...string) Option { return func(o *options) { o.platforms = p } }
+
+// WithEpoch sets the bundle's creation time (SOURCE_DATE_EPOCH). Default:
+// the index's generated time, so the same index gives the same bundle.
+func WithEpoch(t time.Time) Option { return func(o *options) { o.epoch = t.UTC() } }
+
+// WithNow sets the reference time for the index's and root's expiry.
+// Default: time.Now().
+func WithNow(t time.Time) Option { return func(o *options) { o.now = t } }
+
+// WithProgress calls f as bytes are copied (at most every few MiB and at
+// each artifact). Default: no reports.
+func WithProgress(f func(Progress)) Option { return func(o *options) { o.progress = f } }
+
+// WithLogger receives warnings and notes, one line each. Default: none.
+func WithLogger(f func(string, ...any)) Option { return func(o *options) { o.logf = f } }
+
+// WithMaxBlobSize caps any one blob read from a registry or a bundle.
+// Default: 64 GiB.
+func WithMaxBlobSize(n int64) Option { return func(o *options) { o.maxBlob = n } }
+
+// WithResignKey makes Import also write SITE/mirror/index.yaml and its
+// signature: the bundled versions with their chart references pointing at
+// the mirror, signed by these keys, for sites that run their own root of
+// trust. The upstream-signed index is written unchanged either way.
+// Default: none.
+func WithResignKey(s ...index.Signer) Option { return func(o *options) { o.resign = s } }
+
+func makeOptions(opts []Option) *options {
+	o := &options{maxBlob: 64 << 30, logf: func(string, ...any) {}, progress: func(Progress) {}}
+	for _, f := range opts {
+		f(o)
+	}
+	if o.now.IsZero() {
+		o.now = time.Now()
+	}
+	return o
+}

@@ -1,0 +1,284 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// ErrBadBundle is wrapped by every refusal of a bundle's form or content:
+// a tar that escapes, is truncated or holds links, a blob that does not
+// match its digest, a blob missing, or an entry the signed index does not
+// pin. A refusal of the index itself is an *index.VerificationError.
+var ErrBadBundle = errors.New("bad bundle")
+
+func bad(file, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrBadBundle, file, fmt.Sprintf(format, args...))
+}
+
+// metaName matches the files a bundle's metadata may hold: the signed
+// site's files, SBOMs, provenance, build info and bundle.json.
+var metaName = regexp.MustCompile(`^(index\.yaml|index\.yaml\.sig|root\.yaml|root/[1-9][0-9]{0,3}\.yaml|bundle\.json|sbom/[a-z0-9][a-z0-9._+-]*\.cdx\.json|provenance/[a-z0-9][a-z0-9._+-]*\.intoto\.json|build/[a-z0-9][a-z0-9._+-]*\.build\.yaml)$`)
+
+// maxEntries caps the files a bundle may hold.
+const maxEntries = 1 << 20
+
+// opened is a bundle read once through, every blob hashed and its place
+// in the file recorded, so that blobs are pushed straight from the file.
+type opened struct {
+	file    string
+	f       *os.File
+	actual  map[string]string // blob digest (its name) -> sha256 of its content, when they differ
+	sizes   map[string]int64
+	offsets map[string]int64 // where each blob's bytes start in the file
+	top     v1.IndexManifest // the bundle index
+	meta    v1.Manifest      // the metadata manifest
+	files   map[string][]byte
+	c       Contents
+}
+
+func (b *opened) Close() error { return b.f.Close() }
+
+// has reports whether the bundle holds blob dg.
+func (b *opened) has(dg string) bool {
+	_, ok := b.sizes[dg]
+	return ok
+}
+
+// blob returns a reader of blob dg's bytes in the bundle file. It checks
+// them again against dg while they are read, so a file changed after open
+// fails at EOF rather than pushing other bytes.
+func (b *opened) blob(dg string) io.ReadCloser {
+	r := io.NewSectionReader(b.f, b.offsets[dg], b.sizes[dg])
+	return &verifyingReader{r: r, h: sha256.New(), want: dg, file: b.file}
+}
+
+// verifyingReader hashes what it reads and fails at EOF on a mismatch.
+type verifyingReader struct {
+	r    io.Reader
+	h    hash.Hash
+	want string
+	file string
+}
+
+func (v *verifyingReader) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	if err == io.EOF {
+		if got := "sha256:" + hex.EncodeToString(v.h.Sum(nil)); got != v.want {
+			return n, bad(v.file, "blob %s changed while it was pushed (now sha256 %s)", v.want, got)
+		}
+	}
+	return n, err
+}
+
+func (v *verifyingReader) Close() error { return nil }
+
+// check returns an error when blob dg is missing, not of the descriptor's
+// size, or holds other content. what says whose blob it is.
+func (b *opened) check(d v1.Descriptor, what string) error {
+	dg := d.Digest.String()
+	if !b.has(dg) {
+		return bad(b.file, "%s: blob %s is missing from the bundle", what, dg)
+	}
+	if got, ok := b.actual[dg]; ok {
+		return bad(b.file, "%s: blob %s holds content with sha256 %s; the bundle was changed after it was made", what, dg, got)
+	}
+	if b.sizes[dg] != d.Size {
+		return bad(b.file, "%s: blob %s is %d bytes, its descriptor says %d", what, dg, b.sizes[dg], d.Size)
+	}
+	return nil
+}
+
+// readBlob returns a blob of at most limit bytes, checked against d.
+func (b *opened) readBlob(d v1.Descriptor, what string, limit int64) ([]byte, error) {
+	if err := b.check(d, what); err != nil {
+		return nil, err
+	}
+	if d.Size > limit {
+		return nil, bad(b.file, "%s: blob %s is %d bytes, more than the %d allowed", what, d.Digest, d.Size, limit)
+	}
+	return io.ReadAll(b.blob(d.Digest.String()))
+}
+
+// open reads file through once, refusing anything but oci-layout,
+// index.json and blobs/sha256/<hex> regular files, hashing every blob and
+// recording where it is; then it reads the bundle index and its metadata.
+// Nothing is extracted.
+func open(file string, o *options) (_ *opened, rerr error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	b := &opened{file: file, f: f, actual: map[string]string{}, sizes: map[string]int64{}, offsets: map[string]int64{}, files: map[string][]byte{}}
+	defer func() {
+		if rerr != nil {
+			b.Close()
+		}
+	}()
+	var indexJSON []byte
+	seen := map[string]bool{}
+	pos := &countingReader{r: f}
+	tr := tar.NewReader(pos)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, bad(file, "not a complete tar (%v); the file is truncated or not a bundle, copy it again", err)
+		}
+		n := h.Name
+		clean := path.Clean(n)
+		if strings.HasPrefix(n, "/") || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(n, "\\") {
+			return nil, bad(file, "entry %q leaves the bundle; refusing to extract it", n)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if clean != "blobs" && clean != "blobs/sha256" {
+				return nil, bad(file, "unexpected directory %q; a bundle holds only oci-layout, index.json and blobs/sha256/", n)
+			}
+			continue
+		case tar.TypeReg:
+		case tar.TypeSymlink, tar.TypeLink:
+			return nil, bad(file, "entry %q is a link (to %q); a bundle holds only regular files", n, h.Linkname)
+		default:
+			return nil, bad(file, "entry %q is of tar type %q; a bundle holds only regular files", n, string(h.Typeflag))
+		}
+		for k := range h.PAXRecords {
+			if strings.HasPrefix(k, "GNU.sparse.") {
+				return nil, bad(file, "entry %q is a sparse file; a bundle holds only regular files", n)
+			}
+		}
+		if len(seen) >= maxEntries {
+			return nil, bad(file, "more than %d entries; not a bundle kbuild made", maxEntries)
+		}
+		if seen[clean] {
+			return nil, bad(file, "entry %q appears twice", n)
+		}
+		seen[clean] = true
+		switch {
+		case clean == "oci-layout":
+			if _, err := readEntry(tr, h, 4096, file); err != nil {
+				return nil, err
+			}
+		case clean == "index.json":
+			if indexJSON, err = readEntry(tr, h, maxManifestSize, file); err != nil {
+				return nil, err
+			}
+		case strings.HasPrefix(clean, "blobs/sha256/") && validDigest("sha256:"+strings.TrimPrefix(clean, "blobs/sha256/")):
+			dg := "sha256:" + strings.TrimPrefix(clean, "blobs/sha256/")
+			if h.Size > o.maxBlob {
+				return nil, bad(file, "blob %s is %d bytes, more than the %d allowed", dg, h.Size, o.maxBlob)
+			}
+			b.offsets[dg] = pos.n // archive/tar reads no further than the header
+			sum := sha256.New()
+			if _, err := io.Copy(sum, tr); err != nil {
+				return nil, truncated(file, h, err)
+			}
+			got := "sha256:" + hex.EncodeToString(sum.Sum(nil))
+			b.sizes[dg] = h.Size
+			if got != dg {
+				b.actual[dg] = got
+			}
+		default:
+			return nil, bad(file, "unexpected file %q; a bundle holds only oci-layout, index.json and blobs/sha256/<hex>", n)
+		}
+	}
+	if indexJSON == nil {
+		return nil, bad(file, "no index.json: not an OCI image layout")
+	}
+	var ix v1.IndexManifest
+	if err := json.Unmarshal(indexJSON, &ix); err != nil {
+		return nil, bad(file, "index.json: %v", err)
+	}
+	if len(ix.Manifests) != 1 || ix.Manifests[0].ArtifactType != ArtifactType {
+		return nil, bad(file, "index.json lists %d manifests; a kbuild bundle lists one, of artifact type %s", len(ix.Manifests), ArtifactType)
+	}
+	raw, err := b.readBlob(ix.Manifests[0], "the bundle index", maxManifestSize)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(raw, &b.top); err != nil {
+		return nil, bad(file, "the bundle index: %v", err)
+	}
+	if len(b.top.Manifests) == 0 || b.top.Manifests[0].Annotations[AnnotationKind] != kindMetadata {
+		return nil, bad(file, "the bundle index does not begin with its metadata manifest")
+	}
+	raw, err = b.readBlob(b.top.Manifests[0], "the metadata manifest", maxManifestSize)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(raw, &b.meta); err != nil {
+		return nil, bad(file, "the metadata manifest: %v", err)
+	}
+	for _, l := range b.meta.Layers {
+		name := l.Annotations[AnnotationTitle]
+		if !metaName.MatchString(name) || b.files[name] != nil {
+			return nil, bad(file, "metadata layer %s is named %q: not a file a bundle carries, or named twice", l.Digest, name)
+		}
+		limit := int64(maxSiteFile)
+		if name == "index.yaml" {
+			limit = index.MaxIndexSize
+		}
+		data, err := b.readBlob(l, "metadata file "+name, limit)
+		if err != nil {
+			return nil, err
+		}
+		b.files[name] = data
+	}
+	cb := b.files[ContentsFile]
+	if cb == nil {
+		return nil, bad(file, "no %s in the metadata", ContentsFile)
+	}
+	dec := json.NewDecoder(bytes.NewReader(cb))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b.c); err != nil {
+		return nil, bad(file, "%s: %v", ContentsFile, err)
+	}
+	return b, nil
+}
+
+func readEntry(tr *tar.Reader, h *tar.Header, limit int64, file string) ([]byte, error) {
+	if h.Size > limit {
+		return nil, bad(file, "%s is %d bytes, more than the %d allowed", h.Name, h.Size, limit)
+	}
+	data, err := io.ReadAll(tr)
+	if err != nil {
+		return nil, truncated(file, h, err)
+	}
+	return data, nil
+}
+
+func truncated(file string, h *tar.Header, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return bad(file, "truncated in %s (%d bytes expected): the file was cut short, copy it again", h.Name, h.Size)
+	}
+	return bad(file, "%s: %v", h.Name, err)
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,83 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+)
+
+// ResignDir is the directory of the site where Import writes the locally
+// signed index (WithResignKey).
+const ResignDir = "mirror"
+
+// resign writes SITE/mirror/index.yaml and its signature: the bundled
+// versions with every chart reference moved to the mirror (a new spec
+// digest each, so delegated signatures are dropped), the upstream index's
+// generated and expiry times, signed by signers.
+func resign(site string, v *index.Verified, pkgs []Package, host, mpath string, signers []index.Signer) error {
+	b := index.NewBuilder()
+	for _, p := range pkgs {
+		ip := v.Index.Packages[p.Name]
+		for _, iv := range ip.Versions {
+			if iv.Version != p.Version || iv.Build != p.Build {
+				continue
+			}
+			// A deep copy of the spec, through its JSON form.
+			raw, err := json.Marshal(iv.Spec)
+			if err != nil {
+				return err
+			}
+			var spec index.PackageSpec
+			if err := json.Unmarshal(raw, &spec); err != nil {
+				return err
+			}
+			for i := range spec.Variants {
+				for j := range spec.Variants[i].Components {
+					c := spec.Variants[i].Components[j].Chart
+					if c == nil {
+						continue
+					}
+					rest := strings.TrimPrefix(c.Repository, "oci://")
+					reg, path, _ := strings.Cut(rest, "/")
+					c.Repository = "oci://" + host + "/" + MirrorPath(mpath, reg, path)
+				}
+			}
+			rec := &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
+				Metadata: index.RecordMetadata{Name: p.Name, Annotations: map[string]string{}}, Spec: spec}
+			if ip.Description != "" {
+				rec.Metadata.Annotations[index.DescriptionAnnotation] = ip.Description
+			}
+			if ip.Home != "" {
+				rec.Metadata.Annotations[index.HomeAnnotation] = ip.Home
+			}
+			if err := b.Add(p.Name+" "+p.Version, rec, nil); err != nil {
+				return err
+			}
+		}
+	}
+	data, err := b.Marshal(v.Generated, v.Expires)
+	if err != nil {
+		return err
+	}
+	sigs, err := index.Sign(data, signers...)
+	if err != nil {
+		return err
+	}
+	sig, err := index.MarshalSignatures(sigs)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(site, ResignDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := dist.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
+		return fmt.Errorf("re-signed index: %w", err)
+	}
+	return dist.WriteFile(filepath.Join(dir, "index.yaml.sig"), sig, 0o644)
+}
