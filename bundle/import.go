@@ -25,6 +25,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fetchsite"
 )
 
 // LocationsFile is the file Import writes beside the upstream index: where
@@ -82,7 +83,11 @@ func Import(ctx context.Context, file string, trust *index.Trust, mirror, site s
 		return nil, err
 	}
 	defer b.Close()
-	vb, err := verifyBundle(b, trust, o)
+	state, err := siteState(site)
+	if err != nil {
+		return nil, err
+	}
+	vb, err := verifyBundle(b, trust, state, o)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +139,33 @@ func Import(ctx context.Context, file string, trust *index.Trust, mirror, site s
 // some platforms of.
 func filtered(it *pushable) bool {
 	return it.root.desc.MediaType.IsIndex() && len(it.root.children) < it.root.named
+}
+
+// siteState is what the site accepted before: the generated time of its
+// index.yaml and the version and digest of its root.yaml, so that an older
+// bundle is refused as a rollback (nil for a new site). The files were
+// verified when they were imported; they are only read here.
+func siteState(site string) (*index.State, error) {
+	data, err := fetchsite.ReadFile(filepath.Join(site, "index.yaml"), index.MaxIndexSize)
+	if errors.Is(err, fetchsite.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	x, err := index.ParseIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w; move it away to import into a new site", filepath.Join(site, "index.yaml"), err)
+	}
+	st := &index.State{Generated: x.Generated}
+	if rb, err := fetchsite.ReadFile(filepath.Join(site, "root.yaml"), index.MaxRootSize); err == nil {
+		if r, err := index.ParseRoot(rb); err == nil {
+			if d, err := r.Digest(); err == nil {
+				st.RootVersion, st.RootDigest = r.Signed.Version, d
+			}
+		}
+	}
+	return st, nil
 }
 
 func parseMirror(m string) (host, path string, err error) {
