@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -200,7 +199,7 @@ type pusher struct {
 const jobs = 4
 
 func (p *pusher) push(ctx context.Context, repo name.Repository, it *pushable) error {
-	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	ropts := p.o.remote(ctx)
 	p.o.progress(Progress{Artifact: it.ref, Done: p.done, Total: p.total})
 	// Every blob of the artifact, once, uploaded a few at a time.
 	var blobs []v1.Descriptor
