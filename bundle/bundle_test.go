@@ -61,9 +61,9 @@ func newRegistry(t *testing.T) string {
 	return host
 }
 
-// uploads counts the blob uploads a registry was asked to start: mounts
-// (with mount= and from=) and others.
-type uploads struct{ mounts, others atomic.Int64 }
+// uploads counts the blob uploads a registry was asked to start (mounts,
+// with mount= and from=, and others) and the manifests put.
+type uploads struct{ mounts, others, manifests atomic.Int64 }
 
 var blobPath = regexp.MustCompile(`^/v2/(.+)/blobs/(sha256:[0-9a-f]{64})$`)
 
@@ -95,6 +95,9 @@ func newCountingRegistry(t *testing.T) (string, *uploads) {
 			} else {
 				u.others.Add(1)
 			}
+		}
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
+			u.manifests.Add(1)
 		}
 		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/uploads/") {
 			repo := strings.TrimPrefix(r.URL.Path[:strings.Index(r.URL.Path, "/blobs/uploads/")], "/v2/")
@@ -305,6 +308,27 @@ func TestCreateAndImport(t *testing.T) {
 	if n := ups.others.Load() + ups.mounts.Load() - before; n != 0 {
 		t.Errorf("second import started %d uploads, want 0: blobs the mirror has are skipped", n)
 	}
+
+	// A bundle of an older index, into the same site: a rollback.
+	data, _ := os.ReadFile(filepath.Join(f.site, "index.yaml"))
+	older := bytes.Replace(data, []byte(`generated: "2026-10-10T12:00:00Z"`), []byte(`generated: "2026-10-10T11:00:00Z"`), 1)
+	if bytes.Equal(older, data) {
+		t.Fatalf("the index has no generated line to change:\n%s", data)
+	}
+	sigs, _ := index.Sign(older, f.key)
+	sig, _ := index.MarshalSignatures(sigs)
+	os.WriteFile(filepath.Join(f.site, "index.yaml"), older, 0o644)
+	os.WriteFile(filepath.Join(f.site, "index.yaml.sig"), sig, 0o644)
+	old := filepath.Join(dir, "old.tar")
+	f.create(t, old)
+	before = ups.manifests.Load()
+	_, err = Import(context.Background(), old, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now))
+	if !errors.Is(err, index.ErrRollback) {
+		t.Errorf("import of an older index over the site = %v, want a rollback refusal", err)
+	}
+	if n := ups.manifests.Load() - before; n != 0 {
+		t.Errorf("a refused import put %d manifests", n)
+	}
 }
 
 func TestPlatformFilter(t *testing.T) {
@@ -321,7 +345,7 @@ func TestPlatformFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := verifyBundle(b, f.trust, makeOptions([]Option{WithNow(now)})); err != nil {
+	if _, err := verifyBundle(b, f.trust, nil, makeOptions([]Option{WithNow(now)})); err != nil {
 		t.Errorf("a platform-filtered bundle does not verify: %v", err)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -205,7 +204,7 @@ func collect(ctx context.Context, pkgs []Selected, o *options) ([]*artifact, err
 	if err != nil {
 		return nil, err
 	}
-	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	ropts := o.remote(ctx)
 	var arts []*artifact
 	for _, ref := range slices.Sorted(maps.Keys(charts)) {
 		ch := charts[ref]
@@ -464,7 +463,7 @@ func write(ctx context.Context, out string, c *Contents, files map[string][]byte
 			total += b.Size
 		}
 	}
-	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	ropts := o.remote(ctx)
 	for _, a := range arts {
 		o.progress(Progress{Artifact: a.ref, Done: done, Total: total})
 		for _, m := range a.manifests {

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -25,6 +24,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fetchsite"
 )
 
 // LocationsFile is the file Import writes beside the upstream index: where
@@ -82,7 +82,11 @@ func Import(ctx context.Context, file string, trust *index.Trust, mirror, site s
 		return nil, err
 	}
 	defer b.Close()
-	vb, err := verifyBundle(b, trust, o)
+	state, err := siteState(site)
+	if err != nil {
+		return nil, err
+	}
+	vb, err := verifyBundle(b, trust, state, o)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +140,33 @@ func filtered(it *pushable) bool {
 	return it.root.desc.MediaType.IsIndex() && len(it.root.children) < it.root.named
 }
 
+// siteState is what the site accepted before: the generated time of its
+// index.yaml and the version and digest of its root.yaml, so that an older
+// bundle is refused as a rollback (nil for a new site). The files were
+// verified when they were imported; they are only read here.
+func siteState(site string) (*index.State, error) {
+	data, err := fetchsite.ReadFile(filepath.Join(site, "index.yaml"), index.MaxIndexSize)
+	if errors.Is(err, fetchsite.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	x, err := index.ParseIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w; move it away to import into a new site", filepath.Join(site, "index.yaml"), err)
+	}
+	st := &index.State{Generated: x.Generated}
+	if rb, err := fetchsite.ReadFile(filepath.Join(site, "root.yaml"), index.MaxRootSize); err == nil {
+		if r, err := index.ParseRoot(rb); err == nil {
+			if d, err := r.Digest(); err == nil {
+				st.RootVersion, st.RootDigest = r.Signed.Version, d
+			}
+		}
+	}
+	return st, nil
+}
+
 func parseMirror(m string) (host, path string, err error) {
 	rest, ok := strings.CutPrefix(m, "oci://")
 	if !ok {
@@ -168,7 +199,7 @@ type pusher struct {
 const jobs = 4
 
 func (p *pusher) push(ctx context.Context, repo name.Repository, it *pushable) error {
-	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	ropts := p.o.remote(ctx)
 	p.o.progress(Progress{Artifact: it.ref, Done: p.done, Total: p.total})
 	// Every blob of the artifact, once, uploaded a few at a time.
 	var blobs []v1.Descriptor

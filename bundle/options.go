@@ -1,7 +1,12 @@
 package bundle
 
 import (
+	"context"
+	"net/http"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/index"
 )
@@ -23,6 +28,7 @@ type options struct {
 	logf        func(string, ...any)
 	maxBlob     int64
 	resign      []index.Signer
+	transport   http.RoundTripper
 }
 
 // Option configures Create, Inspect and Import.
@@ -69,11 +75,25 @@ func WithMaxBlobSize(n int64) Option { return func(o *options) { o.maxBlob = n }
 // Default: none.
 func WithResignKey(s ...index.Signer) Option { return func(o *options) { o.resign = s } }
 
+// responseTimeout bounds how long a registry may take to start answering
+// a request; a transfer under way is bounded by the context only.
+const responseTimeout = 60 * time.Second
+
+// remote returns the options of every registry request: the context, the
+// default keychain's credentials and a transport that gives up on a
+// registry that does not answer.
+func (o *options) remote(ctx context.Context) []remote.Option {
+	return []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(o.transport)}
+}
+
 func makeOptions(opts []Option) *options {
 	o := &options{maxBlob: 64 << 30, logf: func(string, ...any) {}, progress: func(Progress) {}}
 	for _, f := range opts {
 		f(o)
 	}
+	t := remote.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = responseTimeout
+	o.transport = t
 	if o.now.IsZero() {
 		o.now = time.Now()
 	}

@@ -44,7 +44,7 @@ type pushable struct {
 // signatures as a subscriber does, bundle.json against the index, every
 // manifest the bundle lists against what the chosen versions pin, and
 // every blob of every chart and image against its digest.
-func verifyBundle(b *opened, trust *index.Trust, o *options) (*verified, error) {
+func verifyBundle(b *opened, trust *index.Trust, state *index.State, o *options) (*verified, error) {
 	t := *trust
 	t.Latest = b.files["root.yaml"]
 	if t.Latest != nil {
@@ -55,7 +55,7 @@ func verifyBundle(b *opened, trust *index.Trust, o *options) (*verified, error) 
 			}
 		}
 	}
-	v, err := index.Verify(b.files["index.yaml"], b.files["index.yaml.sig"], &t, index.VerifyOptions{Now: o.now})
+	v, err := index.Verify(b.files["index.yaml"], b.files["index.yaml.sig"], &t, index.VerifyOptions{Now: o.now, State: state})
 	if err != nil {
 		return nil, fmt.Errorf("%s: the bundle's %w", b.file, err)
 	}

@@ -83,7 +83,8 @@ every package its variants require (meta packages included; optional ones
 when the index has them). Every chart and image those versions pin is
 streamed from its registry into FILE with its digest checked; multi-platform
 images are kept whole unless --platform picks some (the index itself is
-kept, so its pinned digest still verifies). FILE is written to a temporary
+kept, so its pinned digest still verifies, but a mirror that requires every
+image an index names, as docker-registry does, refuses it). FILE is written to a temporary
 file and renamed. The same index and packages give the same bytes: the
 bundle's time is SOURCE_DATE_EPOCH, else the index's generated time.
 
@@ -241,19 +242,22 @@ func newBundleImportCmd() *Command {
 		Name:    "import",
 		Usage:   "kbuild bundle import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--resign-key FILE]",
 		Summary: "Verify a bundle with your keys, push it into a mirror and write the site and node settings.",
-		Help: `Trusts only the keys given here, never anything in the bundle. Verifies the
-bundled index as a subscriber does, then every chart and image blob against
-the digests the signed index pins and every provenance file against the
-index keys, and pushes nothing until all of it passed (SBOMs are not signed:
-they are copied as information). Then pushes each chart and image to HOST/PATH/<registry>/<repository>
-(blobs the mirror has are skipped, blobs pushed to another repository are
-mounted), writes DIR with the upstream-signed index unchanged plus
-mirror.json (where each chart and image now lives), and with --node-config
-writes containerd certs.d/<registry>/hosts.toml files, a Talos machine-config
-patch and a CRI-O registries.conf.d drop-in that make nodes pull the pinned
-digests from the mirror. With --resign-key it also writes DIR/mirror/index.yaml,
-the bundled versions with chart references at the mirror, signed by your
-own key, for sites that run their own root of trust.
+		Help: `Trusts only the keys given here, never anything in the bundle. Verifies
+the bundled index as a subscriber does, then every chart and image blob
+against the digests the signed index pins and every provenance file against
+the index keys, and pushes nothing until all of it passed (SBOMs are not
+signed: they are copied as information). An index older than the one DIR
+already holds is refused as a rollback.
+
+Then pushes each chart and image to HOST/PATH/<registry>/<repository> (blobs
+the mirror has are skipped, blobs pushed to another repository are mounted),
+writes DIR with the upstream-signed index unchanged plus mirror.json (where
+each chart and image now lives), and with --node-config writes containerd
+certs.d/<registry>/hosts.toml files, a Talos machine-config patch and a
+CRI-O registries.conf.d drop-in that make nodes pull the pinned digests from
+the mirror. With --resign-key it also writes DIR/mirror/index.yaml, the
+bundled versions with chart references at the mirror, signed by your own
+key, for sites that run their own root of trust.
 
 Exit status: 0 imported, 1 refused (nothing was pushed), 3 the mirror or
 site could not be written.
