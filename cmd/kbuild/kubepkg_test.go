@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,6 +76,34 @@ func TestKubepkgRecipesBuildAll(t *testing.T) {
 	if got := x.Packages["local-path"].Versions[0].Spec.Provides; len(got) != 2 || got[0] != "storageclass:default" {
 		t.Errorf("local-path provides %v", got)
 	}
+
+	// A PackageSource written by hand, naming a published chart without
+	// its digest: repo index pins it by downloading it, as kubepkg does.
+	lp := x.Packages["local-path"].Versions[0].Spec.Variants[0].Components[0].Chart
+	hand := fmt.Sprintf(`apiVersion: kubepkg.dev/v1
+kind: PackageSource
+metadata:
+  name: local-path-mirror
+spec:
+  version: 0.0.31
+  build: 1
+  variants:
+    - name: default
+      components:
+        - name: provisioner
+          chart:
+            repository: %s
+            name: %s
+            version: %s
+`, lp.Repository, lp.Name, lp.Version)
+	if err := os.WriteFile(filepath.Join(work, "dist", "local-path-mirror.yaml"), []byte(hand), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := kbuild(t, work, nil, "repo", "index", "dist", "-o", "-", "--plain-http"); r.code != 0 || !strings.Contains(r.stdout, "\n  local-path-mirror:\n") ||
+		strings.Count(r.stdout, "digest: "+lp.Digest) != 2 || !strings.Contains(r.stderr, "pinned chart "+lp.Repository+"/"+lp.Name+" "+lp.Version+" at "+lp.Digest) {
+		t.Fatalf("repo index of a PackageSource without a chart digest (want %s twice): %s", lp.Digest, r)
+	}
+	os.Remove(filepath.Join(work, "dist", "local-path-mirror.yaml"))
 
 	// Signed and verified, every chart pulled back from the registry.
 	key := keygen(t, t.TempDir(), "index")

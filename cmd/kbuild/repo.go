@@ -16,11 +16,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/recipe"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sources"
 )
 
 // exitFetch is the exit status of repo verify when the site cannot be read
@@ -378,7 +380,11 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 			return err
 		}
 	}
-	if err := distindex.Add(ctx, b, args[0]); err != nil {
+	pin, err := chartPinner(env, f.plainHTTP)
+	if err != nil {
+		return err
+	}
+	if err := distindex.AddPinning(ctx, b, args[0], pin); err != nil {
 		return err
 	}
 	pkgs, versions := b.Counts()
@@ -424,6 +430,25 @@ func writeUnsigned(env *Env, path string, b *index.Builder, generated, expires t
 	fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", path, pkgs, versions)
 	fmt.Fprintf(env.Stderr, "warning: %s is not signed: kubepkg subscribers accept it only with allowUnsigned: true, and anyone who can change the file changes what they install; sign it with --sign-key FILE or --sign-key-env VAR\n", path)
 	return nil
+}
+
+// chartPinner pins a chart a PackageSource names without a digest by
+// downloading it, as kubepkg repo index does (trust on first use: the
+// record file is not changed, the index carries the digest).
+func chartPinner(env *Env, plainHTTP bool) (distindex.Pinner, error) {
+	fetch, err := sources.New(sources.WithPlainHTTP(plainHTTP), sources.WithLogger(progress(env)))
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, c *index.ChartRef) error {
+		src, err := fetch.Pin(ctx, recipe.Source{Chart: &recipe.ChartSource{Repository: c.Repository, Name: c.Name, Version: c.Version}})
+		if err != nil {
+			return err
+		}
+		c.Digest = src.Chart.Digest
+		fmt.Fprintf(env.Stderr, "pinned chart %s/%s %s at %s (it had no digest; the index now pins what was downloaded)\n", strings.TrimSuffix(c.Repository, "/"), c.Name, c.Version, c.Digest)
+		return nil
+	}, nil
 }
 
 // parseRelocate reads --relocate oci://OLD=oci://NEW values.
