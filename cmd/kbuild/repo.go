@@ -278,7 +278,10 @@ root of trust (trust.rootKeys) and 'kbuild repo verify' refuse an expired
 index; kubepkg clusters subscribed with plain publicKeys never check
 expires, so for them only a key rotation retires an old signed index.
 
-The flags of 'kubepkg repo index' work with its meaning: -o - writes the
+As kubepkg does, a PackageSource whose chart has no digest (one written by
+hand) gets it pinned by downloading the chart; the file is left as it is
+and the index pins what was downloaded. The flags of 'kubepkg repo index'
+work with its meaning: -o - writes the
 index to stdout (unsigned only), --verify pulls every chart the records in
 DIST pin and checks its archive digest (with --plain-http for loopback
 registries), --relocate oci://OLD=oci://NEW moves the --merge base's charts
