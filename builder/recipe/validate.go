@@ -374,6 +374,11 @@ func (v *validator) pkg(r *Recipe) {
 				default:
 					v.errorf(cf+".install.upgradeCRDs", "expected Skip, Create or CreateReplace, got %q", in.UpgradeCRDs)
 				}
+				switch in.WaitStrategy {
+				case "", "poller", "legacy":
+				default:
+					v.errorf(cf+".install.waitStrategy", "expected poller or legacy (kubepkg's schema allows no other), got %q", in.WaitStrategy)
+				}
 				switch in.Phase {
 				case "", "PreUpgrade":
 				default:
