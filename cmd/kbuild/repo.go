@@ -281,18 +281,18 @@ expires, so for them only a key rotation retires an old signed index.
 As kubepkg does, a PackageSource whose chart has no digest (one written by
 hand) gets it pinned by downloading the chart; the file is left as it is
 and the index pins what was downloaded. The flags of 'kubepkg repo index'
-work with its meaning: -o - writes the
-index to stdout (unsigned only), --verify pulls every chart the records in
-DIST pin and checks its archive digest (with --plain-http for loopback
-registries), --relocate oci://OLD=oci://NEW moves the --merge base's charts
-to a new registry path (each must already be there with its published
-digest; the moved versions get new spec digests; a version with delegated
-signatures cannot move), and without --sign-key or --sign-key-env the index is written
-unsigned, with a warning (kubepkg subscribers then need allowUnsigned).
-kbuild is stricter in one place: --merge also needs the base's
---merge-public-key or --merge-root, because an unverified base is never
-re-signed. The mistake to avoid: merging without the base's key, or
-signing with a key that the root's index role does not list.
+work with its meaning: -o - writes the index to stdout (unsigned only);
+--verify pulls every chart the records in DIST pin and checks its archive
+digest (--plain-http for loopback registries); --relocate
+oci://OLD=oci://NEW moves the --merge base's charts to a new registry path
+(each must already be there with its published digest; the moved versions
+get new spec digests; a version with delegated signatures cannot move);
+without --sign-key or --sign-key-env the index is written unsigned, with a
+warning (kubepkg subscribers then need allowUnsigned). kbuild is stricter
+in one place: --merge also needs the base's --merge-public-key or
+--merge-root, because an unverified base is never re-signed. The mistake
+to avoid: merging without the base's key, or signing with a key that the
+root's index role does not list.
 
 Examples:
   # first publication
@@ -301,6 +301,9 @@ Examples:
   # in CI: merge with what is published, key from a secret
   kbuild repo index dist/ -o _site/index.yaml --sign-key-env KBUILD_SIGN_KEY \
     --merge https://example.github.io/packages/index.yaml --merge-public-key keys/index.pub
+
+  # as kubepkg-recipes' build script runs it: unsigned, charts checked
+  kbuild repo index dist -o site/index.yaml --plain-http --verify
 
   # under a root of trust, starting the repository if nothing is published yet
   kbuild repo index dist/ -o _site/index.yaml --sign-key keys/index.key \
