@@ -99,7 +99,7 @@ Examples:
 			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan -o json report to publish as scan.json")
 			fs.StringVar(&f.title, "title", "", "title of the catalog (default: kubepkg repository)")
 			f.buildFlags.addFlags(fs)
-			f.buildFlags.addAdoptFlag(fs)
+			f.buildFlags.addPublishFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 1 {
