@@ -278,3 +278,17 @@ func TestLegacyDigest(t *testing.T) {
 		t.Fatalf("Verify of another digest = %v", err)
 	}
 }
+
+// TestLenientRefusesDuplicateKeys checks that reading an index with a
+// field kbuild does not know still refuses a key written twice, which
+// readers resolve differently.
+func TestLenientRefusesDuplicateKeys(t *testing.T) {
+	data := string(kubepkgWrittenIndex(t, true, false))
+	dup := strings.Replace(data, "kind: RepositoryIndex\n", "kind: RepositoryIndex\nkind: RepositoryIndex\n", 1)
+	if _, err := ParseIndex([]byte(dup)); err == nil || !strings.Contains(err.Error(), `duplicate key "kind" (first on line 3)`) {
+		t.Errorf("ParseIndex = %v, want a duplicate key refusal", err)
+	}
+	if _, err := ParseIndex([]byte(data)); err != nil {
+		t.Errorf("ParseIndex of the index itself = %v", err)
+	}
+}

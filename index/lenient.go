@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -42,6 +43,15 @@ func (u UnknownField) String() string {
 // and several documents are refused as by the strict path.
 func readLenient(b []byte) (*RepositoryIndex, error) {
 	if err := checkPlainYAML(b, "index"); err != nil {
+		return nil, err
+	}
+	// sigs.k8s.io/yaml would take the last of two equal keys; another
+	// reader may take the first. Such a file means two things: refuse it.
+	var doc3 yaml3.Node
+	if err := yaml3.Unmarshal(b, &doc3); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	if err := noDuplicateKeys(&doc3); err != nil {
 		return nil, err
 	}
 	x := &RepositoryIndex{}
@@ -103,6 +113,26 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	}
 	x.Unknown = found
 	return x, nil
+}
+
+// noDuplicateKeys refuses a mapping that has a key twice.
+func noDuplicateKeys(n *yaml3.Node) error {
+	if n.Kind == yaml3.MappingNode {
+		seen := make(map[string]int, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if first, dup := seen[k.Value]; dup {
+				return fmt.Errorf("index: line %d: duplicate key %q (first on line %d)", k.Line, k.Value, first)
+			}
+			seen[k.Value] = k.Line
+		}
+	}
+	for _, c := range n.Content {
+		if err := noDuplicateKeys(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // unknownFields lists the keys of v, the value of field key of a value of
