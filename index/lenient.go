@@ -2,8 +2,9 @@ package index
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,20 +65,20 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	}
 	top, _ := doc.(map[string]any)
 	var found []UnknownField
-	for _, k := range sortedKeys(top) {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if k == "packages" {
 			continue
 		}
 		found = append(found, unknownFields(top[k], reflect.TypeFor[RepositoryIndex](), k, true)...)
 	}
 	pkgs, _ := top["packages"].(map[string]any)
-	for _, name := range sortedKeys(pkgs) {
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
 		p := x.Packages[name]
 		pm, _ := pkgs[name].(map[string]any)
 		if p == nil || pm == nil {
 			continue
 		}
-		for _, k := range sortedKeys(pm) {
+		for _, k := range slices.Sorted(maps.Keys(pm)) {
 			if k != "versions" {
 				for _, u := range unknownFields(pm[k], reflect.TypeFor[IndexPackage](), k, true) {
 					u.Package = name
@@ -94,7 +95,7 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 			v := p.Versions[i]
 			vm, _ := raw.(map[string]any)
 			dropped := false
-			for _, k := range sortedKeys(vm) {
+			for _, k := range slices.Sorted(maps.Keys(vm)) {
 				for _, u := range unknownFields(vm[k], reflect.TypeFor[IndexVersion](), k, true) {
 					u.Package, u.Version, u.Build = name, v.Version, v.Build
 					u.Dropped = strings.HasPrefix(u.Path, "spec.")
@@ -153,7 +154,7 @@ func unknownFields(v any, t reflect.Type, key string, top bool) []UnknownField {
 	switch val := v.(type) {
 	case map[string]any:
 		if t.Kind() == reflect.Map {
-			for _, k := range sortedKeys(val) {
+			for _, k := range slices.Sorted(maps.Keys(val)) {
 				out = append(out, unknownFields(val[k], t.Elem(), key+"."+k, false)...)
 			}
 			return out
@@ -161,7 +162,7 @@ func unknownFields(v any, t reflect.Type, key string, top bool) []UnknownField {
 		if t.Kind() != reflect.Struct || t == reflect.TypeFor[time.Time]() {
 			return nil
 		}
-		for _, k := range sortedKeys(val) {
+		for _, k := range slices.Sorted(maps.Keys(val)) {
 			ft, ok := jsonField(t, k)
 			if !ok {
 				out = append(out, UnknownField{Path: key + "." + k})
@@ -191,13 +192,4 @@ func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
 		}
 	}
 	return nil, false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -478,16 +478,23 @@ func checkRelocated(ctx context.Context, env *Env, b *index.Builder, plainHTTP b
 	if x == nil {
 		return nil
 	}
-	n, bad := chartpin.Check(ctx, x, chartpin.Options{PlainHTTP: plainHTTP})
-	for _, m := range bad {
-		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("--relocate: %d of %d moved charts are not at their new place with their published digest; copy them there first (for example with crane cp or skopeo copy); nothing was written", len(bad), n)
+	n, bad := checkCharts(ctx, env, x, plainHTTP)
+	if bad > 0 {
+		return fmt.Errorf("--relocate: %d of %d moved charts are not at their new place with their published digest; copy them there first (for example with crane cp or skopeo copy); nothing was written", bad, n)
 	}
 	_, versions := x.Counts()
 	fmt.Fprintf(env.Stderr, "relocated %d published versions; %d charts are at their new place with their published digests\n", versions, n)
 	return nil
+}
+
+// checkCharts pulls every chart x pins, checks its archive digest and
+// prints each one refused; it returns how many were checked and refused.
+func checkCharts(ctx context.Context, env *Env, x *index.RepositoryIndex, plainHTTP bool) (checked, refused int) {
+	n, bad := chartpin.Check(ctx, x, chartpin.Options{PlainHTTP: plainHTTP})
+	for _, m := range bad {
+		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
+	}
+	return n, len(bad)
 }
 
 // verifyRecordCharts pulls every chart the build records under dir pin
@@ -501,12 +508,9 @@ func verifyRecordCharts(ctx context.Context, env *Env, dir string, plainHTTP boo
 	if err != nil {
 		return err
 	}
-	n, bad := chartpin.Check(ctx, x, chartpin.Options{PlainHTTP: plainHTTP})
-	for _, m := range bad {
-		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("--verify: %d of %d charts do not match their pins; nothing was written", len(bad), n)
+	n, bad := checkCharts(ctx, env, x, plainHTTP)
+	if bad > 0 {
+		return fmt.Errorf("--verify: %d of %d charts do not match their pins; nothing was written", bad, n)
 	}
 	fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
 	return nil
@@ -774,12 +778,9 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	if f.charts {
-		n, bad := chartpin.Check(ctx, v.Index, chartpin.Options{PlainHTTP: f.plainHTTP})
-		if len(bad) > 0 {
-			for _, m := range bad {
-				fmt.Fprintf(env.Stderr, "refused: %v\n", m)
-			}
-			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", len(bad), n)
+		n, bad := checkCharts(ctx, env, v.Index, f.plainHTTP)
+		if bad > 0 {
+			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", bad, n)
 			return &exitError{code: 1}
 		}
 		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
