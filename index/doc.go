@@ -18,6 +18,11 @@
 //   - root.go: roots of trust (new, next, sign, canonical signed bytes).
 //   - verify.go, errors.go: what a subscriber checks, in its order, and
 //     *VerificationError for refusals.
+//   - fields.go: SpecFields, the one table of how kubepkg's API types encode
+//     each spec field (JSON name, omitempty), and RequiredEmpty.
+//   - lenient.go: reading indexes as kubepkg's client does (unknown
+//     fields ignored, versions with unknown spec fields left out).
+//   - relocate.go: moving a base index's charts to another registry path.
 //   - yamlread.go, yamlwrite.go, yamlscalar.go, specread.go, specjson.go:
 //     a reader and a writer of the block YAML that sigs.k8s.io/yaml writes,
 //     and a canonical JSON encoder of specs, byte for byte equal to

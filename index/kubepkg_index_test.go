@@ -254,3 +254,41 @@ func TestRelocate(t *testing.T) {
 		t.Errorf("relocating a signed version: %v", err)
 	}
 }
+
+// TestLegacyDigest checks the refusal of a version whose digest kbuild
+// computed before it followed kubepkg's types (a library without path
+// left out): kubepkg refuses it, and so does Verify, saying why.
+func TestLegacyDigest(t *testing.T) {
+	keys := newTestKeys(t)
+	x := buildIndex(t, record("kubevirt", "1.9.0", 1))
+	v := &x.Packages["kubevirt"].Versions[0]
+	v.Spec.Variants[0].Libraries = []Library{{Name: "common"}}
+	v.Digest = sha256Digest(appendSpecJSONOf(nil, &v.Spec, true))
+	data, sig := signed(t, x, keys.index)
+	if _, bad := kpParseIndex(t, data); len(bad) != 1 {
+		t.Fatalf("kubepkg refuses %v, want the version", bad)
+	}
+	_, err := Verify(data, sig, &Trust{IndexKeys: pubs(keys.index)}, VerifyOptions{Now: testTime.Add(time.Hour)})
+	if !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "leaves out the empty spec.variants[0].libraries[0].path, as kbuild computed digests before") {
+		t.Fatalf("Verify = %v", err)
+	}
+	v.Digest = testDigest(9)
+	data, sig = signed(t, x, keys.index)
+	if _, err := Verify(data, sig, &Trust{IndexKeys: pubs(keys.index)}, VerifyOptions{Now: testTime.Add(time.Hour)}); !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "the spec was changed after it was published") {
+		t.Fatalf("Verify of another digest = %v", err)
+	}
+}
+
+// TestLenientRefusesDuplicateKeys checks that reading an index with a
+// field kbuild does not know still refuses a key written twice, which
+// readers resolve differently.
+func TestLenientRefusesDuplicateKeys(t *testing.T) {
+	data := string(kubepkgWrittenIndex(t, true, false))
+	dup := strings.Replace(data, "kind: RepositoryIndex\n", "kind: RepositoryIndex\nkind: RepositoryIndex\n", 1)
+	if _, err := ParseIndex([]byte(dup)); err == nil || !strings.Contains(err.Error(), `duplicate key "kind" (first on line 3)`) {
+		t.Errorf("ParseIndex = %v, want a duplicate key refusal", err)
+	}
+	if _, err := ParseIndex([]byte(data)); err != nil {
+		t.Errorf("ParseIndex of the index itself = %v", err)
+	}
+}

@@ -2,11 +2,13 @@ package index
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -44,6 +46,15 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	if err := checkPlainYAML(b, "index"); err != nil {
 		return nil, err
 	}
+	// sigs.k8s.io/yaml would take the last of two equal keys; another
+	// reader may take the first. Such a file means two things: refuse it.
+	var doc3 yaml3.Node
+	if err := yaml3.Unmarshal(b, &doc3); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	if err := noDuplicateKeys(&doc3); err != nil {
+		return nil, err
+	}
 	x := &RepositoryIndex{}
 	if err := sigsyaml.Unmarshal(b, x); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
@@ -54,20 +65,20 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	}
 	top, _ := doc.(map[string]any)
 	var found []UnknownField
-	for _, k := range sortedKeys(top) {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if k == "packages" {
 			continue
 		}
 		found = append(found, unknownFields(top[k], reflect.TypeFor[RepositoryIndex](), k, true)...)
 	}
 	pkgs, _ := top["packages"].(map[string]any)
-	for _, name := range sortedKeys(pkgs) {
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
 		p := x.Packages[name]
 		pm, _ := pkgs[name].(map[string]any)
 		if p == nil || pm == nil {
 			continue
 		}
-		for _, k := range sortedKeys(pm) {
+		for _, k := range slices.Sorted(maps.Keys(pm)) {
 			if k != "versions" {
 				for _, u := range unknownFields(pm[k], reflect.TypeFor[IndexPackage](), k, true) {
 					u.Package = name
@@ -84,7 +95,7 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 			v := p.Versions[i]
 			vm, _ := raw.(map[string]any)
 			dropped := false
-			for _, k := range sortedKeys(vm) {
+			for _, k := range slices.Sorted(maps.Keys(vm)) {
 				for _, u := range unknownFields(vm[k], reflect.TypeFor[IndexVersion](), k, true) {
 					u.Package, u.Version, u.Build = name, v.Version, v.Build
 					u.Dropped = strings.HasPrefix(u.Path, "spec.")
@@ -105,6 +116,26 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	return x, nil
 }
 
+// noDuplicateKeys refuses a mapping that has a key twice.
+func noDuplicateKeys(n *yaml3.Node) error {
+	if n.Kind == yaml3.MappingNode {
+		seen := make(map[string]int, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if first, dup := seen[k.Value]; dup {
+				return fmt.Errorf("index: line %d: duplicate key %q (first on line %d)", k.Line, k.Value, first)
+			}
+			seen[k.Value] = k.Line
+		}
+	}
+	for _, c := range n.Content {
+		if err := noDuplicateKeys(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // unknownFields lists the keys of v, the value of field key of a value of
 // type t, that t's field key (by JSON name) does not have, recursively.
 // With top, key itself is checked against t's fields.
@@ -123,7 +154,7 @@ func unknownFields(v any, t reflect.Type, key string, top bool) []UnknownField {
 	switch val := v.(type) {
 	case map[string]any:
 		if t.Kind() == reflect.Map {
-			for _, k := range sortedKeys(val) {
+			for _, k := range slices.Sorted(maps.Keys(val)) {
 				out = append(out, unknownFields(val[k], t.Elem(), key+"."+k, false)...)
 			}
 			return out
@@ -131,7 +162,7 @@ func unknownFields(v any, t reflect.Type, key string, top bool) []UnknownField {
 		if t.Kind() != reflect.Struct || t == reflect.TypeFor[time.Time]() {
 			return nil
 		}
-		for _, k := range sortedKeys(val) {
+		for _, k := range slices.Sorted(maps.Keys(val)) {
 			ft, ok := jsonField(t, k)
 			if !ok {
 				out = append(out, UnknownField{Path: key + "." + k})
@@ -161,13 +192,4 @@ func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
 		}
 	}
 	return nil, false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

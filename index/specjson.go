@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
@@ -12,7 +13,13 @@ import (
 // times faster: digests of 100,000 specs are computed on every publish and
 // every verification.
 func appendSpecJSON(b []byte, s *PackageSpec) []byte {
-	o := jsonObj{b: b}
+	return appendSpecJSONOf(b, s, false)
+}
+
+// appendSpecJSONOf is appendSpecJSON; with omitAll every empty field is
+// left out, as kbuild encoded specs before it followed kubepkg's types.
+func appendSpecJSONOf(b []byte, s *PackageSpec, omitAll bool) []byte {
+	o := jsonObj{b: b, omitAll: omitAll}
 	o.open()
 	o.str(fSpecVersion, s.Version)
 	o.int(fSpecBuild, s.Build)
@@ -155,9 +162,13 @@ func (o *jsonObj) component(c *Component) {
 
 // jsonObj appends JSON objects with omitempty fields.
 type jsonObj struct {
-	b     []byte
-	first bool // no field written yet in the current object
+	b       []byte
+	first   bool // no field written yet in the current object
+	omitAll bool // leave out every empty field (appendSpecJSONOf)
 }
+
+// omit reports whether field f is left out when empty.
+func (o *jsonObj) omit(f specField) bool { return o.omitAll || f.omitEmpty() }
 
 func (o *jsonObj) open() {
 	o.b = append(o.b, '{')
@@ -182,21 +193,21 @@ func (o *jsonObj) key(f specField) {
 // str writes a string field, leaving it out when empty only if SpecFields
 // says kubepkg tags it omitempty; so do int, bool and strs.
 func (o *jsonObj) str(f specField, v string) {
-	if v != "" || !f.omitEmpty() {
+	if v != "" || !o.omit(f) {
 		o.key(f)
 		o.b = appendJSONString(o.b, v)
 	}
 }
 
 func (o *jsonObj) int(f specField, v int) {
-	if v != 0 || !f.omitEmpty() {
+	if v != 0 || !o.omit(f) {
 		o.key(f)
 		o.b = strconv.AppendInt(o.b, int64(v), 10)
 	}
 }
 
 func (o *jsonObj) bool(f specField, v bool) {
-	if v || !f.omitEmpty() {
+	if v || !o.omit(f) {
 		o.key(f)
 		o.b = strconv.AppendBool(o.b, v)
 	}
@@ -205,7 +216,7 @@ func (o *jsonObj) bool(f specField, v bool) {
 // strs writes a list of strings; a nil list of a field without omitempty
 // is null, an empty one [], as encoding/json writes them.
 func (o *jsonObj) strs(f specField, v []string) {
-	if len(v) == 0 && f.omitEmpty() {
+	if len(v) == 0 && o.omit(f) {
 		return
 	}
 	o.key(f)
@@ -329,4 +340,20 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// digestMismatchReason says why a spec may not match its digest: the
+// digest is what kbuild computed before its encoder followed kubepkg's
+// types (every empty field left out), which every kubepkg subscriber
+// refuses too, or else the spec was changed after it was published.
+func digestMismatchReason(s *PackageSpec, digest string) string {
+	if sha256Digest(appendSpecJSONOf(nil, s, true)) != digest {
+		return "the spec was changed after it was published"
+	}
+	empty := RequiredEmpty(s)
+	field := "a field kubepkg writes even when empty"
+	if len(empty) > 0 {
+		field = "spec." + empty[0].Path
+	}
+	return fmt.Sprintf("the entry's digest leaves out the empty %s, as kbuild computed digests before it followed kubepkg's types, so kubepkg subscribers refuse this version too; publish the fixed recipe under a new build number", field)
 }

@@ -208,7 +208,7 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 			v := &p.Versions[i]
 			if d, _ := v.Spec.Digest(); d != v.Digest {
 				return false, refuse(fmt.Sprintf("%s %s build %d", name, v.Version, v.Build), ErrDigest,
-					"spec does not match its digest: the entry says %s, the spec is %s; the spec was changed after it was published", v.Digest, d)
+					"spec does not match its digest: the entry says %s, the spec is %s; %s", v.Digest, d, digestMismatchReason(&v.Spec, v.Digest))
 			}
 		}
 		pr := pkgResult{kept: p, versions: len(p.Versions)}

@@ -79,6 +79,7 @@ func TestBadRecipes(t *testing.T) {
 		{"capability without value", `provides: [redis, "api:redis.io/v1"]`, `provides: [redis, "storageclass:"]`, 22, `capability "storageclass:" must be <kind>:<value>`},
 		{"dependsOn not a package name", "        requires:\n", "        dependsOn: [\"api:x.io/v1\"]\n        requires:\n", 28, `"api:x.io/v1" is not a package name; dependsOn names packages`},
 		{"dependsOn itself", "        requires:\n", "        dependsOn: [redis]\n        requires:\n", 28, "a package cannot depend on itself"},
+		{"waitStrategy", "upgradeCRDs: CreateReplace}", "upgradeCRDs: CreateReplace, waitStrategy: kstatus}", 33, `expected poller or legacy (kubepkg's schema allows no other), got "kstatus"`},
 		{"component libraries", "            path: redis\n", "            path: redis\n            libraries: [common]\n", 33, "allows component libraries only in a package tree"},
 		{"path on plain file", "https://example.com/redis-7.2.4.tgz", "https://example.com/redis.yaml", 14, "is not an archive"},
 	} {

@@ -102,7 +102,7 @@ func (v *validator) spec(r *Recipe) {
 		v.errorf("spec.version", "%q is not an exact semver version (such as 1.9.0): %v", s.Version, err)
 	}
 	if s.Build < 1 {
-		v.errorf("spec.build", "build must be 1 or more, got %d; it numbers our packagings of one upstream version", s.Build)
+		v.errorf("spec.build", "build must be 1 or more, got %d; it numbers our packagings of one upstream version (kubepkg takes a missing build as 0; kbuild publishes builds from 1: add build: 1)", s.Build)
 	}
 	if len(s.Verify) > 0 {
 		v.warnf("spec.verify", "kbuild does not evaluate verify; every source is pinned by its sha256 instead")
@@ -380,6 +380,11 @@ func (v *validator) pkg(r *Recipe) {
 				case "", "Skip", "Create", "CreateReplace":
 				default:
 					v.errorf(cf+".install.upgradeCRDs", "expected Skip, Create or CreateReplace, got %q", in.UpgradeCRDs)
+				}
+				switch in.WaitStrategy {
+				case "", "poller", "legacy":
+				default:
+					v.errorf(cf+".install.waitStrategy", "expected poller or legacy (kubepkg's schema allows no other), got %q", in.WaitStrategy)
 				}
 				switch in.Phase {
 				case "", "PreUpgrade":

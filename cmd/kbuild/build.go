@@ -54,7 +54,7 @@ Examples:
   kbuild build --offline recipes/`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.addFlags(fs)
-			f.addAdoptFlag(fs)
+			f.addPublishFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {

@@ -85,8 +85,10 @@ type buildFlags struct {
 	adopt    bool
 }
 
-// addAdoptFlag adds --adopt, for the commands that publish charts.
-func (f *buildFlags) addAdoptFlag(fs *pflag.FlagSet) {
+// addPublishFlags adds the flags of the commands that build and push
+// charts: --work-dir and --adopt.
+func (f *buildFlags) addPublishFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.workDir, "work-dir", "", "build each recipe in DIR/<package> and keep it for inspection (default: a temporary directory)")
 	fs.BoolVar(&f.adopt, "adopt", false, "keep a chart another tool (kubepkg) already published under this version and build when its files and Chart.yaml meaning are the same")
 }
 
@@ -94,7 +96,6 @@ func (f *buildFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.registry, "registry", "", "push charts to oci://HOST/PATH (default $KBUILD_REGISTRY; without either, build into the local OCI layout DIST/oci)")
 	fs.StringVarP(&f.out, "output", "o", "dist", "directory for build records and the local OCI layout")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "recipes and charts built at once")
-	fs.StringVar(&f.workDir, "work-dir", "", "build each recipe in DIR/<package> and keep it for inspection (default: a temporary directory)")
 	f.sourceFlags.addFlags(fs)
 	f.renderFlags.addFlags(fs)
 }

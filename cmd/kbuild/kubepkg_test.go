@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,6 +77,34 @@ func TestKubepkgRecipesBuildAll(t *testing.T) {
 		t.Errorf("local-path provides %v", got)
 	}
 
+	// A PackageSource written by hand, naming a published chart without
+	// its digest: repo index pins it by downloading it, as kubepkg does.
+	lp := x.Packages["local-path"].Versions[0].Spec.Variants[0].Components[0].Chart
+	hand := fmt.Sprintf(`apiVersion: kubepkg.dev/v1
+kind: PackageSource
+metadata:
+  name: local-path-mirror
+spec:
+  version: 0.0.31
+  build: 1
+  variants:
+    - name: default
+      components:
+        - name: provisioner
+          chart:
+            repository: %s
+            name: %s
+            version: %s
+`, lp.Repository, lp.Name, lp.Version)
+	if err := os.WriteFile(filepath.Join(work, "dist", "local-path-mirror.yaml"), []byte(hand), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := kbuild(t, work, nil, "repo", "index", "dist", "-o", "-", "--plain-http"); r.code != 0 || !strings.Contains(r.stdout, "\n  local-path-mirror:\n") ||
+		strings.Count(r.stdout, "digest: "+lp.Digest) != 2 || !strings.Contains(r.stderr, "pinned chart "+lp.Repository+"/"+lp.Name+" "+lp.Version+" at "+lp.Digest) {
+		t.Fatalf("repo index of a PackageSource without a chart digest (want %s twice): %s", lp.Digest, r)
+	}
+	os.Remove(filepath.Join(work, "dist", "local-path-mirror.yaml"))
+
 	// Signed and verified, every chart pulled back from the registry.
 	key := keygen(t, t.TempDir(), "index")
 	site := filepath.Join(work, "signed")
@@ -134,5 +163,59 @@ func TestRepoIndexRelocate(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(work, "bad", "index.yaml")); err == nil {
 		t.Error("a refused relocation wrote an index")
+	}
+}
+
+// TestMergeKubepkgIndex verifies an index written by kubepkg
+// (testdata/kubepkg/published) and publishes over it with repo index
+// --merge: every version kubepkg published is kept, unknown fields are
+// named in warnings, and the merged index verifies.
+func TestMergeKubepkgIndex(t *testing.T) {
+	work := t.TempDir()
+	key := keygen(t, work, "index")
+	data, err := os.ReadFile(filepath.Join("testdata", "kubepkg", "published", "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey, _ := os.ReadFile(key + ".key")
+	k, err := index.ParsePrivateKey(pemKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs, err := index.Sign(data, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, _ := index.MarshalSignatures(sigs)
+	site := filepath.Join(work, "site")
+	os.MkdirAll(site, 0o755)
+	os.WriteFile(filepath.Join(site, "index.yaml"), data, 0o644)
+	os.WriteFile(filepath.Join(site, "index.yaml.sig"), sig, 0o644)
+
+	r := kbuild(t, work, nil, "repo", "verify", filepath.Join(site, "index.yaml"), "--public-key", key+".pub")
+	if r.code != 0 || !strings.Contains(r.stdout, "2 packages, 4 versions") || !strings.Contains(r.stderr, "field keywords is not known to kbuild; ignored") ||
+		!strings.Contains(r.stderr, "index.yaml: field mirror is not known") {
+		t.Fatalf("repo verify of kubepkg's index: %s", r)
+	}
+	distDir := filepath.Join(work, "dist")
+	os.MkdirAll(distDir, 0o755)
+	writeRecord(t, distDir, "kubevirt", "1.10.0", 1, "oci://ghcr.io/example/charts", hexDigest([]byte("new")))
+	out := filepath.Join(work, "out")
+	r = kbuild(t, work, nil, "repo", "index", distDir, "-o", filepath.Join(out, "index.yaml"), "--sign-key", key+".key",
+		"--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub")
+	if r.code != 0 || !strings.Contains(r.stdout, "2 packages, 5 versions") {
+		t.Fatalf("repo index --merge over kubepkg's index: %s", r)
+	}
+	merged, _ := os.ReadFile(filepath.Join(out, "index.yaml"))
+	for _, want := range []string{"version: v1.8.0", "path: kubevirt/charts/operator", "verbs: null", "version: 1.10.0"} {
+		if !strings.Contains(string(merged), want) {
+			t.Errorf("merged index lacks %q", want)
+		}
+	}
+	if strings.Contains(string(merged), "keywords") || strings.Contains(string(merged), "mirror:") {
+		t.Errorf("kbuild wrote fields it does not know:\n%s", merged)
+	}
+	if r := kbuild(t, work, nil, "repo", "verify", filepath.Join(out, "index.yaml"), "--public-key", key+".pub"); r.code != 0 {
+		t.Fatalf("repo verify of the merged index: %s", r)
 	}
 }

@@ -71,7 +71,10 @@ index in place and can be re-run.
 The base index is --merge (a file or URL), verified with --merge-public-key
 or --merge-root; without --merge, an index already in --site is the base,
 verified with the signing keys. A base that is missing is an error unless
---allow-new; a base that fails verification stops the publish.
+--allow-new; a base that fails verification stops the publish. Moving a
+repository from kubepkg, --adopt keeps the charts kubepkg pushed under the
+same version and build when their files and Chart.yaml meaning are the
+same (see 'kbuild build --help').
 
 With no arguments it builds the bundled examples into the local OCI layout
 dist/oci and the site _site, signed with a throwaway key kept in
@@ -96,7 +99,7 @@ Examples:
 			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan -o json report to publish as scan.json")
 			fs.StringVar(&f.title, "title", "", "title of the catalog (default: kubepkg repository)")
 			f.buildFlags.addFlags(fs)
-			f.buildFlags.addAdoptFlag(fs)
+			f.buildFlags.addPublishFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 1 {

@@ -16,12 +16,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/recipe"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/sources"
 )
 
 // exitFetch is the exit status of repo verify when the site cannot be read
@@ -277,18 +279,21 @@ root of trust (trust.rootKeys) and 'kbuild repo verify' refuse an expired
 index; kubepkg clusters subscribed with plain publicKeys never check
 expires, so for them only a key rotation retires an old signed index.
 
-The flags of 'kubepkg repo index' work with its meaning: -o - writes the
-index to stdout (unsigned only), --verify pulls every chart the records in
-DIST pin and checks its archive digest (with --plain-http for loopback
-registries), --relocate oci://OLD=oci://NEW moves the --merge base's charts
-to a new registry path (each must already be there with its published
-digest; the moved versions get new spec digests; a version with delegated
-signatures cannot move), and without --sign-key or --sign-key-env the index is written
-unsigned, with a warning (kubepkg subscribers then need allowUnsigned).
-kbuild is stricter in one place: --merge also needs the base's
---merge-public-key or --merge-root, because an unverified base is never
-re-signed. The mistake to avoid: merging without the base's key, or
-signing with a key that the root's index role does not list.
+As kubepkg does, a PackageSource whose chart has no digest (one written by
+hand) gets it pinned by downloading the chart; the file is left as it is
+and the index pins what was downloaded. The flags of 'kubepkg repo index'
+work with its meaning: -o - writes the index to stdout (unsigned only);
+--verify pulls every chart the records in DIST pin and checks its archive
+digest (--plain-http for loopback registries); --relocate
+oci://OLD=oci://NEW moves the --merge base's charts to a new registry path
+(each must already be there with its published digest; the moved versions
+get new spec digests; a version with delegated signatures cannot move);
+without --sign-key or --sign-key-env the index is written unsigned, with a
+warning (kubepkg subscribers then need allowUnsigned). kbuild is stricter
+in one place: --merge also needs the base's --merge-public-key or
+--merge-root, because an unverified base is never re-signed. The mistake
+to avoid: merging without the base's key, or signing with a key that the
+root's index role does not list.
 
 Examples:
   # first publication
@@ -297,6 +302,9 @@ Examples:
   # in CI: merge with what is published, key from a secret
   kbuild repo index dist/ -o _site/index.yaml --sign-key-env KBUILD_SIGN_KEY \
     --merge https://example.github.io/packages/index.yaml --merge-public-key keys/index.pub
+
+  # as kubepkg-recipes' build script runs it: unsigned, charts checked
+  kbuild repo index dist -o site/index.yaml --plain-http --verify
 
   # under a root of trust, starting the repository if nothing is published yet
   kbuild repo index dist/ -o _site/index.yaml --sign-key keys/index.key \
@@ -379,7 +387,11 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 			return err
 		}
 	}
-	if err := distindex.Add(ctx, b, args[0]); err != nil {
+	pin, err := chartPinner(env, f.plainHTTP)
+	if err != nil {
+		return err
+	}
+	if err := distindex.AddPinning(ctx, b, args[0], pin); err != nil {
 		return err
 	}
 	pkgs, versions := b.Counts()
@@ -427,6 +439,25 @@ func writeUnsigned(env *Env, path string, b *index.Builder, generated, expires t
 	return nil
 }
 
+// chartPinner pins a chart a PackageSource names without a digest by
+// downloading it, as kubepkg repo index does (trust on first use: the
+// record file is not changed, the index carries the digest).
+func chartPinner(env *Env, plainHTTP bool) (distindex.Pinner, error) {
+	fetch, err := sources.New(sources.WithPlainHTTP(plainHTTP), sources.WithLogger(progress(env)))
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, c *index.ChartRef) error {
+		src, err := fetch.Pin(ctx, recipe.Source{Chart: &recipe.ChartSource{Repository: c.Repository, Name: c.Name, Version: c.Version}})
+		if err != nil {
+			return err
+		}
+		c.Digest = src.Chart.Digest
+		fmt.Fprintf(env.Stderr, "pinned chart %s/%s %s at %s (it had no digest; the index now pins what was downloaded)\n", strings.TrimSuffix(c.Repository, "/"), c.Name, c.Version, c.Digest)
+		return nil
+	}, nil
+}
+
 // parseRelocate reads --relocate oci://OLD=oci://NEW values.
 func parseRelocate(vals []string) (map[string]string, error) {
 	moves := map[string]string{}
@@ -448,16 +479,23 @@ func checkRelocated(ctx context.Context, env *Env, b *index.Builder, plainHTTP b
 	if x == nil {
 		return nil
 	}
-	n, bad := chartpin.Check(ctx, x, chartpin.Options{PlainHTTP: plainHTTP})
-	for _, m := range bad {
-		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("--relocate: %d of %d moved charts are not at their new place with their published digest; copy them there first (for example with crane cp or skopeo copy); nothing was written", len(bad), n)
+	n, bad := checkCharts(ctx, env, x, plainHTTP, 0)
+	if bad > 0 {
+		return fmt.Errorf("--relocate: %d of %d moved charts are not at their new place with their published digest; copy them there first (for example with crane cp or skopeo copy); nothing was written", bad, n)
 	}
 	_, versions := x.Counts()
 	fmt.Fprintf(env.Stderr, "relocated %d published versions; %d charts are at their new place with their published digests\n", versions, n)
 	return nil
+}
+
+// checkCharts pulls every chart x pins, checks its archive digest and
+// prints each one refused; it returns how many were checked and refused.
+func checkCharts(ctx context.Context, env *Env, x *index.RepositoryIndex, plainHTTP bool, timeout time.Duration) (checked, refused int) {
+	n, bad := chartpin.Check(ctx, x, chartpin.Options{PlainHTTP: plainHTTP, Timeout: timeout})
+	for _, m := range bad {
+		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
+	}
+	return n, len(bad)
 }
 
 // verifyRecordCharts pulls every chart the build records under dir pin
@@ -471,12 +509,9 @@ func verifyRecordCharts(ctx context.Context, env *Env, dir string, plainHTTP boo
 	if err != nil {
 		return err
 	}
-	n, bad := chartpin.Check(ctx, x, chartpin.Options{PlainHTTP: plainHTTP})
-	for _, m := range bad {
-		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("--verify: %d of %d charts do not match their pins; nothing was written", len(bad), n)
+	n, bad := checkCharts(ctx, env, x, plainHTTP, 0)
+	if bad > 0 {
+		return fmt.Errorf("--verify: %d of %d charts do not match their pins; nothing was written", bad, n)
 	}
 	fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
 	return nil
@@ -744,12 +779,9 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	if f.charts {
-		n, bad := chartpin.Check(ctx, v.Index, chartpin.Options{PlainHTTP: f.plainHTTP, Timeout: f.timeout})
-		if len(bad) > 0 {
-			for _, m := range bad {
-				fmt.Fprintf(env.Stderr, "refused: %v\n", m)
-			}
-			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", len(bad), n)
+		n, bad := checkCharts(ctx, env, v.Index, f.plainHTTP, f.timeout)
+		if bad > 0 {
+			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", bad, n)
 			return &exitError{code: 1}
 		}
 		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)

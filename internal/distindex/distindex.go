@@ -46,6 +46,17 @@ func Build(ctx context.Context, dir string, generated time.Time) (*index.Reposit
 // other kinds, and adds each record's sidecar signatures. Errors of all
 // records are returned together.
 func Add(ctx context.Context, b *index.Builder, dir string) error {
+	return AddPinning(ctx, b, dir, nil)
+}
+
+// Pinner fills in the archive digest of a chart a record names without
+// one (trust on first use, as kubepkg repo index does).
+type Pinner func(ctx context.Context, c *index.ChartRef) error
+
+// AddPinning is Add; with pin, a record whose components name charts
+// without a digest has them pinned by pin before it is added (the record
+// file is left as it is). Without pin such a record is refused.
+func AddPinning(ctx context.Context, b *index.Builder, dir string, pin Pinner) error {
 	// Walk and read at once. A directory is walked in lexical order, so a
 	// record's sidecar (X.sig.yaml) is seen before the record (X.yaml).
 	type job struct{ record, sidecar string }
@@ -65,7 +76,7 @@ func Add(ctx context.Context, b *index.Builder, dir string) error {
 			var buf []byte // reused: a compact Builder keeps nothing of it
 			for j := range jobs {
 				var err error
-				if buf, err = add(b, j.record, j.sidecar, buf); err != nil {
+				if buf, err = add(ctx, b, j.record, j.sidecar, buf, pin); err != nil {
 					fail(err)
 				}
 			}
@@ -111,7 +122,7 @@ func Add(ctx context.Context, b *index.Builder, dir string) error {
 
 // add reads the record at p into buf and adds it to b with the
 // signatures of sidecar; it returns buf for reuse.
-func add(b *index.Builder, p, sidecar string, buf []byte) ([]byte, error) {
+func add(ctx context.Context, b *index.Builder, p, sidecar string, buf []byte, pin Pinner) ([]byte, error) {
 	data, err := readCapped(p, index.MaxRecordSize, buf)
 	if err != nil {
 		return buf, err
@@ -126,10 +137,37 @@ func add(b *index.Builder, p, sidecar string, buf []byte) ([]byte, error) {
 			return data, fmt.Errorf("signature sidecar %s: %w", sidecar, err)
 		}
 	}
+	if pin != nil {
+		if rec, err := index.ParseRecord(data); err == nil && unpinned(rec) {
+			for vi := range rec.Spec.Variants {
+				for ci := range rec.Spec.Variants[vi].Components {
+					if c := rec.Spec.Variants[vi].Components[ci].Chart; c != nil && c.Digest == "" {
+						if err := pin(ctx, c); err != nil {
+							return data, fmt.Errorf("%s: chart %s %s: %w", p, c.Name, c.Version, err)
+						}
+					}
+				}
+			}
+			return data, b.Add(p, rec, sigs)
+		}
+	}
 	if err := b.AddRecord(p, data, sigs); err != nil && !errors.Is(err, index.ErrNotRecord) {
 		return data, err
 	}
 	return data, nil
+}
+
+// unpinned reports whether a component of rec names a chart without a
+// digest.
+func unpinned(rec *index.PackageSource) bool {
+	for _, v := range rec.Spec.Variants {
+		for _, c := range v.Components {
+			if c.Chart != nil && c.Chart.Digest == "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readCapped reads the file p of at most limit bytes into buf (grown as
