@@ -18,9 +18,10 @@ import (
 type Builder struct {
 	compact bool
 
-	mu       sync.Mutex
-	pkgs     map[string]*builtPkg
-	baseTime time.Time // generated time of the base, if any
+	mu        sync.Mutex
+	pkgs      map[string]*builtPkg
+	withdrawn map[withdrawnKey]*Withdrawal
+	baseTime  time.Time // generated time of the base, if any
 }
 
 // BuilderOption configures NewBuilder.
@@ -97,6 +98,10 @@ func (b *Builder) Add(origin string, rec *PackageSource, sigs []Signature) error
 	// A version already added (published in the base, typically) is only
 	// compared, not written again.
 	b.mu.Lock()
+	if t := b.withdrawn[withdrawnKey{name, bv.v.Version, bv.v.Build}]; t != nil {
+		b.mu.Unlock()
+		return &WithdrawnError{Origin: origin, Withdrawal: *t}
+	}
 	if p := b.pkgs[name]; p != nil {
 		if old := p.versions[versionKey{bv.v.Version, bv.v.Build}]; old != nil {
 			defer b.mu.Unlock()
@@ -144,6 +149,9 @@ func (b *Builder) AddBase(base *Verified) error {
 	}
 	b.mu.Lock()
 	b.baseTime = x.Generated
+	for _, t := range base.Withdrawn {
+		b.addWithdrawn(&t)
+	}
 	b.mu.Unlock()
 	return nil
 }
@@ -188,6 +196,9 @@ func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts Ve
 	}
 	b.mu.Lock()
 	b.baseTime = v.Generated
+	for _, t := range v.Withdrawn {
+		b.addWithdrawn(&t)
+	}
 	b.mu.Unlock()
 	return v, nil
 }
@@ -320,7 +331,16 @@ func (b *Builder) merge(name string, old, bv *builtVersion) error {
 func (b *Builder) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.pkgs, b.baseTime = map[string]*builtPkg{}, time.Time{}
+	b.pkgs, b.withdrawn, b.baseTime = map[string]*builtPkg{}, nil, time.Time{}
+}
+
+// Has reports whether version and build of package name has been added
+// (from the base or a record).
+func (b *Builder) Has(name, version string, build int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.pkgs[name]
+	return p != nil && p.versions[versionKey{version, build}] != nil
 }
 
 // Counts returns the number of packages and versions added.
@@ -390,6 +410,9 @@ func (b *Builder) Index(generated time.Time) (*RepositoryIndex, error) {
 			p.Versions[i] = bv.v
 		}
 		x.Packages[name] = p
+	}
+	if len(b.withdrawn) > 0 {
+		x.Withdrawn = b.withdrawals()
 	}
 	return x, nil
 }
@@ -468,10 +491,17 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 	names, vs, meta := b.sorted()
 	head := &ywriter{}
 	writeHead(head, IndexAPIVersion, IndexKind, generated, expires)
+	tail := &ywriter{}
+	if err := writeWithdrawn(tail, b.withdrawals()); err != nil {
+		return err
+	}
 	if len(names) == 0 {
 		head.empty("{}")
-		size(len(head.b))
-		return write(head.b)
+		size(len(head.b) + len(tail.b))
+		if err := write(head.b); err != nil {
+			return err
+		}
+		return write(tail.b)
 	}
 	head.newline()
 	// Each package's lines before its versions, and each version's
@@ -501,7 +531,7 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 			}
 		}
 	}
-	size(total)
+	size(total + len(tail.b))
 	if err := write(head.b); err != nil {
 		return err
 	}
@@ -517,7 +547,7 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 			}
 		}
 	}
-	return nil
+	return write(tail.b)
 }
 
 // parallel runs f(0) … f(n-1) on GOMAXPROCS goroutines and returns the

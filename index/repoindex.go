@@ -43,6 +43,9 @@ type RepositoryIndex struct {
 	// Expires, when set, is when subscribers stop accepting the index.
 	Expires  time.Time                `json:"expires,omitzero"`
 	Packages map[string]*IndexPackage `json:"packages"`
+	// Withdrawn are the versions taken out of the index, sorted by
+	// package, version and build; none of them is among Packages.
+	Withdrawn []Withdrawal `json:"withdrawn,omitempty"`
 }
 
 // IndexPackage is one package of the index.
@@ -193,6 +196,9 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		if err := writePackages(w, x, names); err != nil {
 			return nil, err
 		}
+		if err := writeWithdrawn(w, x.Withdrawn); err != nil {
+			return nil, err
+		}
 		return w.b, nil
 	}
 	// Write runs of packages in parallel, each from the start of a line,
@@ -224,13 +230,17 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		}
 		total += len(parts[p])
 	}
-	out := make([]byte, 0, total)
+	tail := &ywriter{}
+	if err := writeWithdrawn(tail, x.Withdrawn); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, total+len(tail.b))
 	out = append(out, w.b...)
 	for p := range parts {
 		out = append(out, parts[p]...)
 		parts[p] = nil
 	}
-	return out, nil
+	return append(out, tail.b...), nil
 }
 
 // writePackages writes the packages names of x, in that order.
@@ -448,7 +458,7 @@ func (x *RepositoryIndex) check() error {
 	if !x.Expires.IsZero() && !x.Expires.After(x.Generated) {
 		return fmt.Errorf("index expires %s, not after it was generated (%s)", x.Expires.Format(time.RFC3339), x.Generated.Format(time.RFC3339))
 	}
-	return nil
+	return x.checkWithdrawn()
 }
 
 // checkPackage checks one package of an index: a DNS-1123 name, versions
@@ -500,6 +510,8 @@ func readIndex(r *yreader, x *RepositoryIndex, visit visitor) error {
 			x.Expires, err = r.readTime(k)
 		case "packages":
 			x.Packages, err = readPackagesParallel(r, visit)
+		case "withdrawn":
+			x.Withdrawn, err = readWithdrawn(r)
 		default:
 			err = r.unknown("index", k)
 		}

@@ -72,6 +72,15 @@ type packagePage struct {
 	// scheme is shown as text only.
 	HomeLink bool
 	Versions []versionView
+	// Withdrawn are the package's withdrawn versions, with the reason.
+	Withdrawn []withdrawnView
+}
+
+type withdrawnView struct {
+	Version      string
+	Build        int
+	Digest       string
+	Reason, Date string
 }
 
 type versionView struct {
@@ -188,6 +197,11 @@ func newPackagePage(idx *index.RepositoryIndex, name string, o *options) package
 	}
 	for i, v := range pkg.Versions {
 		pp.Versions = append(pp.Versions, newVersionView(name, v, i == 0, o))
+	}
+	for _, w := range idx.Withdrawn {
+		if w.Package == name {
+			pp.Withdrawn = append(pp.Withdrawn, withdrawnView{Version: w.Version, Build: w.Build, Digest: w.Digest, Reason: w.Reason, Date: w.Withdrawn.Format("2006-01-02")})
+		}
 	}
 	return pp
 }

@@ -186,6 +186,13 @@ func sortedCopy(idx *index.RepositoryIndex) *index.RepositoryIndex {
 		}
 		c.Packages[name] = cp
 	}
+	// A package whose every version was withdrawn keeps its page, which
+	// says so.
+	for _, w := range idx.Withdrawn {
+		if c.Packages[w.Package] == nil {
+			c.Packages[w.Package] = &index.IndexPackage{}
+		}
+	}
 	c.SortVersions()
 	return &c
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -19,8 +18,8 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/publish"
 )
 
 // exitFetch is the exit status of repo verify when the site cannot be read
@@ -330,86 +329,30 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		}
 	}
 	tuneGC(env)
-	// Versions are kept as their YAML: an index of 100,000 versions fits in
-	// a few hundred MB. The base comes first, so that a version built again
-	// with other content fails as soon as it is read.
-	b := index.NewBuilder(index.Compact())
+	opts := []publish.Option{publish.WithSigners(signers...), publish.WithGenerated(generated), publish.WithTimeout(f.mergeTimeo),
+		publish.WithOutput(env.Stdout, env.Stderr)}
+	if !f.noExpiry {
+		opts = append(opts, publish.WithExpires(f.expires))
+	} else {
+		opts = append(opts, publish.WithExpires(0))
+	}
 	if f.merge != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
 			return err
 		}
-		if err := f.addBase(ctx, env, b, trust, now); err != nil {
-			return err
-		}
+		opts = append(opts, publish.WithMerge(f.merge, trust, f.allowNew))
 	}
-	if err := distindex.Add(ctx, b, args[0]); err != nil {
+	p, err := publish.New(opts...)
+	if err != nil {
 		return err
 	}
-	pkgs, versions := b.Counts()
-	if err := writeSigned(f.out, b, generated, expires, signers); err != nil {
+	res, err := p.Index(ctx, args[0], f.out)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", f.out, pkgs, versions)
-	ids := make([]string, len(signers))
-	for i, s := range signers {
-		ids[i] = s.KeyID()
-	}
-	label := "keyid"
-	if len(ids) > 1 {
-		label = "keyids"
-	}
-	fmt.Fprintf(env.Stdout, "signed %s.sig (%s %s)\n", f.out, label, strings.Join(ids, ", "))
+	printSigned(env, res, signers)
 	return nil
-}
-
-// writeSigned writes the index of b to path and its signature to path.sig,
-// each through a temporary file and a rename, the signature first. The
-// index goes to its temporary file straight from b, whose memory is then
-// released, and is read back (mapped) to be signed: the versions and the
-// index are never in memory together.
-func writeSigned(path string, b *index.Builder, generated, expires time.Time, signers []index.Signer) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	w := bufio.NewWriterSize(f, 1<<20)
-	_, err = b.WriteTo(w, generated, expires)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	b.Reset() // nothing of it is needed any more
-	debug.FreeOSMemory()
-	data, err := fetchsite.ReadFile(tmp, index.MaxIndexSize)
-	if err != nil {
-		return err
-	}
-	sigData, err := signatureFile(data, signers)
-	if err != nil {
-		return err
-	}
-	if err := dist.WriteFile(path+".sig", sigData, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // mergeFlags name the published index a new one is merged over, and what
@@ -446,68 +389,10 @@ func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--merge-root %s: %w", f.mergeRoot, err)
 	}
-	if err := checkIndexRole(root, f.mergeRoot, signers); err != nil {
+	if err := publish.CheckIndexRole(root, f.mergeRoot, signers); err != nil {
 		return nil, err
 	}
 	return &index.Trust{TrustedRoot: root}, nil
-}
-
-// checkIndexRole refuses signers that do not meet the index role of root
-// (read from file): subscribers would refuse what they sign.
-func checkIndexRole(root *index.Root, file string, signers []index.Signer) error {
-	role := root.Signed.Roles[index.RoleIndex]
-	n := 0
-	for _, s := range signers {
-		for _, id := range role.KeyIDs {
-			if s.KeyID() == id {
-				n++
-				break
-			}
-		}
-	}
-	if n < role.Threshold {
-		return fmt.Errorf("the signing keys include %d of the index role's keys in %s (version %d), which needs %d: subscribers would refuse the index; sign with the index keys the root lists",
-			n, file, root.Signed.Version, role.Threshold)
-	}
-	return nil
-}
-
-// addBase fetches the base index, verifies it and adds its versions to b;
-// a missing base is an error unless --allow-new.
-func (f *repoIndexFlags) addBase(ctx context.Context, env *Env, b *index.Builder, trust *index.Trust, now time.Time) error {
-	site, err := fetchsite.New(f.merge, fetchsite.WithTimeout(f.mergeTimeo))
-	if err != nil {
-		return err
-	}
-	loc := site.Location(site.IndexName())
-	data, sig, err := site.Index(ctx)
-	switch {
-	case errors.Is(err, fetchsite.ErrNotFound) && !f.allowNew:
-		return fmt.Errorf("base index %s does not exist; pass --allow-new to start a new index (only for the first publication)", loc)
-	case errors.Is(err, fetchsite.ErrNotFound):
-		fmt.Fprintf(env.Stderr, "no base index at %s: starting a new index (--allow-new)\n", loc)
-		return nil
-	case err != nil:
-		return fmt.Errorf("base index: %w", err)
-	}
-	defer fetchsite.Release(data) // the compact Builder keeps nothing of it
-	if trust.TrustedRoot != nil {
-		if err := site.Roots(ctx, trust, trust.TrustedRoot.Signed.Version); err != nil {
-			return fmt.Errorf("base index: %w", err)
-		}
-	}
-	v, err := b.AddVerified(data, sig, trust, index.VerifyOptions{Now: now, AllowExpired: true})
-	var ve *index.VerificationError
-	if errors.As(err, &ve) {
-		return fmt.Errorf("base index %s failed verification, refusing to merge and re-sign it: %w", loc, err)
-	}
-	if err != nil {
-		return err
-	}
-	for _, w := range v.Warnings {
-		fmt.Fprintf(env.Stderr, "warning: base index: %s\n", w)
-	}
-	return nil
 }
 
 // repoVerifyFlags are the flags of repo verify.
@@ -670,14 +555,4 @@ func expiresIn(t, now time.Time) string {
 	default:
 		return fmt.Sprintf("expires in %d minutes", int(d/time.Minute))
 	}
-}
-
-// signatureFile signs data with every signer and returns the content of
-// its .sig file.
-func signatureFile(data []byte, signers []index.Signer) ([]byte, error) {
-	sigs, err := index.Sign(data, signers...)
-	if err != nil {
-		return nil, err
-	}
-	return index.MarshalSignatures(sigs)
 }

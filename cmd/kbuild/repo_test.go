@@ -105,7 +105,7 @@ func TestRepoKeygen(t *testing.T) {
 }
 
 // site publishes dist with key into a new site directory and returns it.
-func publish(t *testing.T, distDir, out string, extra ...string) result {
+func repoIndex(t *testing.T, distDir, out string, extra ...string) result {
 	t.Helper()
 	return runInProcess(append([]string{"repo", "index", distDir, "-o", filepath.Join(out, "index.yaml")}, extra...)...)
 }
@@ -126,7 +126,7 @@ func TestRepoIndexAndVerify(t *testing.T) {
 	epoch := epochEnv(t, time.Hour)
 
 	site := filepath.Join(dir, "site")
-	r := publish(t, distDir, site, "--sign-key", key+".key")
+	r := repoIndex(t, distDir, site, "--sign-key", key+".key")
 	if r.code != 0 {
 		t.Fatal(r)
 	}
@@ -146,7 +146,7 @@ func TestRepoIndexAndVerify(t *testing.T) {
 	}
 	mustContain(t, "index.yaml", string(data), "version: '>=1.2 <2'", "    - build: 1\n")
 	// Same inputs, same bytes.
-	r = publish(t, distDir, filepath.Join(dir, "site2"), "--sign-key", key+".key")
+	r = repoIndex(t, distDir, filepath.Join(dir, "site2"), "--sign-key", key+".key")
 	again, _ := os.ReadFile(filepath.Join(dir, "site2", "index.yaml"))
 	if r.code != 0 || string(again) != string(data) {
 		t.Fatalf("a second run differs: %s", r)
@@ -163,12 +163,12 @@ func TestRepoIndexAndVerify(t *testing.T) {
 
 	// Two keys: the several-keys signature form and a threshold.
 	site3 := filepath.Join(dir, "site3")
-	if r := publish(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY"); r.code != 1 || !strings.Contains(r.stderr, "--sign-key-env SECOND_KEY: the variable is unset or empty") {
+	if r := repoIndex(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY"); r.code != 1 || !strings.Contains(r.stderr, "--sign-key-env SECOND_KEY: the variable is unset or empty") {
 		t.Fatalf("unset --sign-key-env: %s", r)
 	}
 	priv2, _ := os.ReadFile(key2 + ".key")
 	t.Setenv("SECOND_KEY", string(priv2))
-	r = publish(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY")
+	r = repoIndex(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY")
 	if r.code != 0 || !strings.Contains(r.stdout, "(keyids ") || strings.Contains(r.stdout+r.stderr, "PRIVATE") {
 		t.Fatalf("two keys: %s", r)
 	}
@@ -201,17 +201,17 @@ func TestRepoIndexFlags(t *testing.T) {
 		{"allow-new without merge", []string{"--sign-key", key + ".key", "--allow-new"}, 2, "need --merge"},
 		{"public key to sign", []string{"--sign-key", key + ".pub"}, 1, `PEM block is "PUBLIC KEY", want "PRIVATE KEY"`},
 	} {
-		r := publish(t, distDir, site, tc.args...)
+		r := repoIndex(t, distDir, site, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%s: %s\nwant exit %d and %q", tc.name, r, tc.code, tc.want)
 		}
 	}
 	// An epoch so old that the index would be born expired.
 	t.Setenv("SOURCE_DATE_EPOCH", "1000000000")
-	if r := publish(t, distDir, site, "--sign-key", key+".key"); r.code != 1 || !strings.Contains(r.stderr, "which is past") {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 1 || !strings.Contains(r.stderr, "which is past") {
 		t.Errorf("expired at birth: %s", r)
 	}
-	if r := publish(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 0 {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 0 {
 		t.Errorf("--no-expiry: %s", r)
 	}
 	data, _ := os.ReadFile(filepath.Join(site, "index.yaml"))
@@ -222,7 +222,7 @@ func TestRepoIndexFlags(t *testing.T) {
 	rec, _ := os.ReadFile(filepath.Join(distDir, "kubevirt-1.9.0-4.yaml"))
 	bad := strings.Replace(string(rec), "    - chart:", "    - path: charts/operator\n      chart:", 1)
 	os.WriteFile(filepath.Join(distDir, "kubevirt-1.9.0-4.yaml"), []byte(bad), 0o644)
-	if r := publish(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 1 || !strings.Contains(r.stderr, `kubevirt-1.9.0-4.yaml: kubevirt 1.9.0 build 4: variant "default" component "operator" uses path "charts/operator"`) {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 1 || !strings.Contains(r.stderr, `kubevirt-1.9.0-4.yaml: kubevirt 1.9.0 build 4: variant "default" component "operator" uses path "charts/operator"`) {
 		t.Errorf("path component: %s", r)
 	}
 }
@@ -237,11 +237,11 @@ func TestRepoIndexMerge(t *testing.T) {
 	writeRecord(t, dist1, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", chart)
 	epochEnv(t, 2*time.Hour)
 	base := filepath.Join(dir, "base")
-	if r := publish(t, dist1, base, "--sign-key", key+".key"); r.code != 0 {
+	if r := repoIndex(t, dist1, base, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	strangerBase := filepath.Join(dir, "stranger-base")
-	if r := publish(t, dist1, strangerBase, "--sign-key", stranger+".key"); r.code != 0 {
+	if r := repoIndex(t, dist1, strangerBase, "--sign-key", stranger+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
@@ -283,16 +283,16 @@ func TestRepoIndexMerge(t *testing.T) {
 	}{
 		{"merge a file", dist2, []string{"--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
 		{"merge a URL", dist2, []string{"--merge", srv.URL + "/base/index.yaml", "--merge-public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
-		{"base signed by a stranger", dist2, []string{"--merge", srv.URL + "/stranger-base/index.yaml", "--merge-public-key", key + ".pub"}, 1, "failed verification, refusing to merge and re-sign it: index.yaml: index is not signed by a trusted key"},
+		{"base signed by a stranger", dist2, []string{"--merge", srv.URL + "/stranger-base/index.yaml", "--merge-public-key", key + ".pub"}, 1, "failed verification, so nothing was published or re-signed: index.yaml: index is not signed by a trusted key"},
 		{"conflict", distConflict, []string{"--merge", srv.URL + "/base/", "--merge-public-key", key + ".pub"}, 1,
 			"kubevirt 1.9.0 build 4 is already published with different content (published " + published + ", built " + conflictDigest + "); published versions do not change, give the recipe a new build number"},
-		{"404 base without --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub"}, 1, "does not exist; pass --allow-new to start a new index"},
-		{"missing file base without --allow-new", dist2, []string{"--merge", filepath.Join(dir, "nothing", "index.yaml"), "--merge-public-key", key + ".pub"}, 1, "does not exist; pass --allow-new"},
+		{"404 base without --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub"}, 1, "does not exist; check the URL, or pass --allow-new to start a new repository"},
+		{"missing file base without --allow-new", dist2, []string{"--merge", filepath.Join(dir, "nothing", "index.yaml"), "--merge-public-key", key + ".pub"}, 1, "does not exist; check the URL, or pass --allow-new"},
 		{"404 base with --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub", "--allow-new"}, 0, "1 packages, 2 versions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "site")
-			r := publish(t, tc.dist, out, append([]string{"--sign-key", key + ".key"}, tc.args...)...)
+			r := repoIndex(t, tc.dist, out, append([]string{"--sign-key", key + ".key"}, tc.args...)...)
 			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
 				t.Fatalf("%s\nwant exit %d and %q", r, tc.code, tc.want)
 			}
@@ -305,13 +305,13 @@ func TestRepoIndexMerge(t *testing.T) {
 	}
 	// Merging keeps every published version.
 	out := filepath.Join(dir, "merged")
-	if r := publish(t, dist1, out, "--sign-key", key+".key", "--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
+	if r := repoIndex(t, dist1, out, "--sign-key", key+".key", "--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
 		t.Fatal(r)
 	}
 	dist4 := filepath.Join(dir, "dist4")
 	os.MkdirAll(dist4, 0o755)
 	writeRecord(t, dist4, "cdi", "1.66.1", 1, "oci://r/cdi", chart)
-	if r := publish(t, dist4, out, "--sign-key", key+".key", "--merge", filepath.Join(out, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
+	if r := repoIndex(t, dist4, out, "--sign-key", key+".key", "--merge", filepath.Join(out, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
 		t.Fatal(r)
 	}
 	if p, v := x(out).Counts(); p != 2 || v != 2 {
@@ -327,7 +327,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", hexDigest([]byte("c")))
 	epochEnv(t, time.Hour)
 	site := filepath.Join(dir, "site")
-	if r := publish(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	state := filepath.Join(dir, "state.json")
@@ -340,7 +340,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	// An older index is a rollback for the recorded state.
 	epochEnv(t, 2*time.Hour)
 	old := filepath.Join(dir, "old")
-	if r := publish(t, distDir, old, "--sign-key", key+".key"); r.code != 0 {
+	if r := repoIndex(t, distDir, old, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	r := runInProcess("repo", "verify", old, "--public-key", key+".pub", "--state", state)

@@ -109,6 +109,32 @@ func Add(ctx context.Context, b *index.Builder, dir string) error {
 	return nil
 }
 
+// AddRecords adds the build records at paths to b, each with its
+// signature sidecar when one exists beside it (see SidecarPath). Unlike
+// Add it reads only the files named: publish signs what its run built, not
+// whatever else the build directory holds. A file that is not a record is
+// an error.
+func AddRecords(b *index.Builder, paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		sidecar := SidecarPath(p)
+		if _, err := os.Stat(sidecar); err != nil {
+			sidecar = ""
+		}
+		data, err := readCapped(p, index.MaxRecordSize, nil)
+		if err == nil {
+			err = addData(b, p, data, sidecar)
+		}
+		if errors.Is(err, index.ErrNotRecord) {
+			err = fmt.Errorf("%s: not a build record (kind %s)", p, index.RecordKind)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // add reads the record at p into buf and adds it to b with the
 // signatures of sidecar; it returns buf for reuse.
 func add(b *index.Builder, p, sidecar string, buf []byte) ([]byte, error) {
@@ -116,20 +142,26 @@ func add(b *index.Builder, p, sidecar string, buf []byte) ([]byte, error) {
 	if err != nil {
 		return buf, err
 	}
+	if err := addData(b, p, data, sidecar); err != nil && !errors.Is(err, index.ErrNotRecord) {
+		return data, err
+	}
+	return data, nil
+}
+
+// addData adds the record data read from p with the signatures of
+// sidecar ("" for none).
+func addData(b *index.Builder, p string, data []byte, sidecar string) error {
 	var sigs []index.Signature
 	if sidecar != "" {
 		sd, err := readCapped(sidecar, index.MaxSignaturesSize, nil)
 		if err != nil {
-			return data, err
+			return err
 		}
 		if sigs, err = index.ParseSignatures(sd); err != nil {
-			return data, fmt.Errorf("signature sidecar %s: %w", sidecar, err)
+			return fmt.Errorf("signature sidecar %s: %w", sidecar, err)
 		}
 	}
-	if err := b.AddRecord(p, data, sigs); err != nil && !errors.Is(err, index.ErrNotRecord) {
-		return data, err
-	}
-	return data, nil
+	return b.AddRecord(p, data, sigs)
 }
 
 // readCapped reads the file p of at most limit bytes into buf (grown as

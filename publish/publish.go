@@ -1,0 +1,432 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/site"
+	"kbuild.dev/kbuild/sources"
+)
+
+// Result is what a publish signed.
+type Result struct {
+	// Index is the path of the index written.
+	Index              string
+	Packages, Versions int
+	// Built are the versions this run built and pushed.
+	Built []*builder.Result
+}
+
+// Publish builds every recipe under recipesDir that is not published yet
+// (all of them WithRebuild), pushes and mirrors, and publishes the site.
+// What is signed is the verified base plus what this run built and pushed,
+// each new chart's manifest confirmed in the target first; other build
+// records left in the build directory are ignored with a warning. With
+// nothing new to build, the base is re-signed with a fresh expiry. On any
+// error the index and its signature in the site are the previous ones.
+func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, error) {
+	if p.builder == nil || p.target == nil {
+		return nil, errors.New("publish: no builder (WithBuilder)")
+	}
+	rootData, err := p.checkRoot()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := lockSite(p.site)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	indexPath := filepath.Join(p.site, IndexFile)
+	start, err := fileDigest(indexPath)
+	if err != nil {
+		return nil, err
+	}
+
+	b := index.NewBuilder(index.Compact())
+	base, err := p.loadBase(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+
+	dirs, err := builder.FindRecipes([]string{recipesDir})
+	if err != nil {
+		return nil, err
+	}
+	var todo []string
+	for _, d := range dirs {
+		l, err := p.builder.Load(d)
+		if err != nil {
+			return nil, err
+		}
+		if r := l.Recipe; r != nil && !p.rebuild {
+			v := strings.TrimPrefix(r.Spec.Version, "v")
+			if t := b.Withdrawn(r.Metadata.Name, v, r.Spec.Build); t != nil {
+				p.printf("%s: withdrawn (%s %s build %d: %s); not built", p.display(d), r.Metadata.Name, v, r.Spec.Build, t.Reason)
+				continue
+			}
+			if b.Has(r.Metadata.Name, v, r.Spec.Build) {
+				p.printf("%s: up to date (%s %s build %d is published)", p.display(d), r.Metadata.Name, v, r.Spec.Build)
+				continue
+			}
+		}
+		todo = append(todo, d)
+	}
+	var results []*builder.Result
+	if len(todo) > 0 {
+		results, err = p.builder.Build(ctx, todo)
+	}
+	if err := p.report(results, err); err != nil {
+		return nil, err
+	}
+	if rt, ok := p.target.(*builder.RegistryTarget); ok {
+		if err := p.mirror(ctx, rt, results); err != nil {
+			return nil, err
+		}
+	}
+	w := &siteWriter{dir: p.site, written: map[string]bool{}}
+	if err := p.provenance(ctx, w, results); err != nil {
+		return nil, err
+	}
+	if err := p.confirmPushed(ctx, results); err != nil {
+		return nil, err
+	}
+	records := make([]string, len(results))
+	for i, r := range results {
+		records[i] = r.RecordFile
+	}
+	if err := distindex.AddRecords(b, records); err != nil {
+		return nil, err
+	}
+	if err := p.warnStale(b, records); err != nil {
+		return nil, err
+	}
+
+	pkgs, versions := b.Counts()
+	s, err := prepareSigned(indexPath, b, p.generated, p.expiry(true), p.signers)
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			s.discard()
+		}
+	}()
+	idx, err := index.ParseIndex(s.data)
+	if err != nil {
+		return nil, fmt.Errorf("the index just written does not parse back: %w", err)
+	}
+	if err := p.supplyChain(ctx, w, idx, results, base); err != nil {
+		return nil, err
+	}
+	if err := p.writeKeys(w); err != nil {
+		return nil, err
+	}
+	if err := p.copyRoot(w, rootData); err != nil {
+		return nil, err
+	}
+	if p.scanReport != "" {
+		rep, err := os.ReadFile(p.scanReport)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.write(ScanFile, rep); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.catalog(w, idx, results); err != nil {
+		return nil, err
+	}
+	committed = true
+	if err := s.commit(&start); err != nil {
+		return nil, err
+	}
+	return &Result{Index: indexPath, Packages: pkgs, Versions: versions, Built: results}, nil
+}
+
+// loadBase verifies the base into b: WithMerge's, or the index in the
+// site, verified with the signing keys (a site without one starts anew).
+func (p *Publisher) loadBase(ctx context.Context, b *index.Builder) (*Base, error) {
+	ref, allowNew := p.merge, p.allowNew
+	if ref == "" {
+		ref, allowNew = filepath.Join(p.site, IndexFile), true
+	}
+	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, fetchsite.WithTimeout(p.timeout))
+	if err != nil {
+		return nil, err
+	}
+	if base == nil && p.merge != "" {
+		fmt.Fprintf(p.stderr, "no published index at %s: starting a new repository (--allow-new)\n", ref)
+	}
+	if base != nil {
+		for _, w := range base.Verified.Warnings {
+			p.warnf("base index: %s", w)
+		}
+	}
+	return base, nil
+}
+
+// confirmPushed checks that every chart of this run is in the target
+// under its tag with the manifest digest that was built: what is signed
+// next must be pullable.
+func (p *Publisher) confirmPushed(ctx context.Context, results []*builder.Result) error {
+	for _, r := range results {
+		for _, c := range r.Charts {
+			have, ok, err := p.target.Lookup(ctx, c.Repo, c.Tag)
+			ref := p.target.Ref(c.Repo, c.Tag)
+			switch {
+			case err != nil:
+				return fmt.Errorf("%s: confirming chart %s is in the registry: %w; nothing was signed, run the publish again", r.Name, ref, err)
+			case !ok:
+				return fmt.Errorf("%s: chart %s is not in the registry although it was pushed; nothing was signed, run the publish again", r.Name, ref)
+			case have != c.Manifest.Digest:
+				return fmt.Errorf("%s: chart %s holds manifest %s, but %s was pushed; nothing was signed", r.Name, ref, have, c.Manifest.Digest)
+			}
+		}
+	}
+	return nil
+}
+
+// warnStale warns about build records in the build directory that are
+// neither built by this run (built) nor in the base: they are not signed.
+// Ignoring them, rather than refusing, keeps a build directory that is
+// reused between runs (a developer's dist/) usable; nothing of them can
+// reach the index.
+func (p *Publisher) warnStale(b *index.Builder, built []string) error {
+	if p.distDir == "" {
+		return nil
+	}
+	builds, err := dist.Read(p.distDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, d := range builds {
+		r := d.Record
+		if slices.Contains(built, d.File) || b.Has(r.Metadata.Name, r.Spec.Version, r.Spec.Build) {
+			continue
+		}
+		p.warnf("%s: not built by this publish and not in the published index; ignored, not signed (remove it, or publish its recipe)", d.File)
+	}
+	return nil
+}
+
+// mirror copies the image sources of the builds into the registry, under
+// the mirror path of each original repository.
+func (p *Publisher) mirror(ctx context.Context, t *builder.RegistryTarget, results []*builder.Result) error {
+	for _, r := range results {
+		for _, s := range r.Info.Sources {
+			if s.Kind != "image" {
+				continue
+			}
+			if p.fetcher == nil {
+				return fmt.Errorf("%s: image source %s: no fetcher to mirror it with", r.Name, s.Origin)
+			}
+			var opts []name.Option
+			if p.plainHTTP {
+				opts = append(opts, name.Insecure)
+			}
+			dst, err := name.NewRepository(t.Base()+"/"+sources.MirrorPath(s.Origin), opts...)
+			if err != nil {
+				return err
+			}
+			d, err := p.fetcher.Mirror(ctx, s.Origin, dst)
+			if err != nil {
+				return fmt.Errorf("%s: mirror image %s: %w", r.Name, s.Origin, err)
+			}
+			p.printf("mirrored %s to %s", s.Origin, d)
+		}
+	}
+	return nil
+}
+
+// provenance signs an in-toto statement for each build of this run, writes
+// it into the site and attaches it to every chart as an OCI referrer.
+func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*builder.Result) error {
+	id, invocation := builder.BuilderIdentity(p.getenv)
+	for _, r := range results {
+		if len(r.Charts) == 0 {
+			continue
+		}
+		env, err := builder.SignStatement(builder.Provenance(&r.Info, id, invocation, p.epoch), p.signers[0])
+		if err != nil {
+			return err
+		}
+		if err := w.write(ProvenanceFile(r.Name, r.Version, r.Build), env); err != nil {
+			return err
+		}
+		for _, c := range r.Charts {
+			img, err := builder.ReferrerImage(c.Manifest, builder.ProvenanceArtifactType, builder.DSSEEnvelopeMediaType, env, p.epoch)
+			if err != nil {
+				return err
+			}
+			if err := p.target.PushReferrer(ctx, c.Repo, img); err != nil {
+				return fmt.Errorf("%s: attach provenance to chart %s: %w", r.Name, c.Key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeKeys publishes the public keys of the signers.
+func (p *Publisher) writeKeys(w *siteWriter) error {
+	for _, k := range p.signers {
+		pub := PublicOf(k).PEM()
+		if err := w.write(KeyFile(k.KeyID()), pub); err != nil {
+			return err
+		}
+		if len(p.signers) == 1 {
+			if err := w.write(SingleKeyFile, pub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkRoot reads the WithRoot file and checks the signers meet its index
+// role; nil without a root.
+func (p *Publisher) checkRoot() ([]byte, error) {
+	if p.root == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(p.root)
+	if err != nil {
+		return nil, err
+	}
+	r, err := index.ParseRoot(data)
+	if err != nil {
+		return nil, fmt.Errorf("--root %s: %w", p.root, err)
+	}
+	if err := CheckIndexRole(r, p.root, p.signers); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// copyRoot publishes the root of trust (data is its content): root.yaml
+// and root/1.yaml … N.yaml from root/ beside the file.
+func (p *Publisher) copyRoot(w *siteWriter, data []byte) error {
+	if data == nil {
+		return nil
+	}
+	r, err := index.ParseRoot(data)
+	if err != nil {
+		return fmt.Errorf("--root %s: %w", p.root, err)
+	}
+	dir := filepath.Join(filepath.Dir(p.root), RootDir)
+	for v := 1; v < r.Signed.Version; v++ {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.yaml", v)))
+		if err != nil {
+			return fmt.Errorf("--root %s is version %d, and its chain needs %w", p.root, r.Signed.Version, err)
+		}
+		if err := w.write(RootVersionFile(v), b); err != nil {
+			return err
+		}
+	}
+	if err := w.write(RootVersionFile(r.Signed.Version), data); err != nil {
+		return err
+	}
+	return w.write(RootFile, data)
+}
+
+// CheckIndexRole refuses signers that do not meet the index role of root
+// (read from file): subscribers would refuse what they sign.
+func CheckIndexRole(root *index.Root, file string, signers []index.Signer) error {
+	role := root.Signed.Roles[index.RoleIndex]
+	n := 0
+	for _, s := range signers {
+		if slices.Contains(role.KeyIDs, s.KeyID()) {
+			n++
+		}
+	}
+	if n < role.Threshold {
+		return fmt.Errorf("the signing keys include %d of the index role's keys in %s (version %d), which needs %d: subscribers would refuse the index; sign with the index keys the root lists",
+			n, file, root.Signed.Version, role.Threshold)
+	}
+	return nil
+}
+
+// catalog writes the HTML catalog of idx, linking the files the site has.
+func (p *Publisher) catalog(w *siteWriter, idx *index.RepositoryIndex, results []*builder.Result) error {
+	manifests := map[string]string{}
+	for _, r := range results {
+		for _, c := range r.Info.Charts {
+			manifests[c.Digest] = c.Manifest
+		}
+	}
+	// Charts published before: their manifests from the site's build info.
+	published := []string{SignatureFile}
+	for _, f := range []string{RootFile, ScanFile} {
+		if w.exists(f) {
+			published = append(published, f)
+		}
+	}
+	for name, pkg := range idx.Packages {
+		for _, v := range pkg.Versions {
+			for _, f := range []string{SBOMFile(name, v.Version, v.Build), ProvenanceFile(name, v.Version, v.Build)} {
+				if w.exists(f) {
+					published = append(published, f)
+				}
+			}
+			if info := w.info[dist.Key(name, v.Version, v.Build)]; info != nil {
+				for _, c := range info.Charts {
+					manifests[c.Digest] = c.Manifest
+				}
+			}
+		}
+	}
+	opts := []site.Option{site.WithPublished(published...), site.WithManifestDigests(manifests)}
+	if p.title != "" {
+		opts = append(opts, site.WithTitle(p.title))
+	}
+	return site.Write(p.site, idx, opts...)
+}
+
+// siteWriter writes files into the site through temp files and renames,
+// and remembers what it wrote and the build info of each version.
+type siteWriter struct {
+	dir     string
+	written map[string]bool
+	info    map[string]*index.BuildInfo
+}
+
+func (w *siteWriter) write(rel string, data []byte) error {
+	if err := dist.WriteFile(w.path(rel), data, 0o644); err != nil {
+		return err
+	}
+	w.written[rel] = true
+	return nil
+}
+
+func (w *siteWriter) path(rel string) string { return filepath.Join(w.dir, filepath.FromSlash(rel)) }
+
+// exists reports whether the site has the file rel, written by this run
+// or before.
+func (w *siteWriter) exists(rel string) bool {
+	if w.written[rel] {
+		return true
+	}
+	_, err := os.Stat(w.path(rel))
+	return err == nil
+}
+
+// now is the clock of expiry checks.
+var now = time.Now

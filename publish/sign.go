@@ -1,0 +1,151 @@
+package publish
+
+import (
+	"bufio"
+		"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fetchsite"
+)
+
+// SignatureFileOf signs data with every signer and returns the content of
+// its .sig file.
+func SignatureFileOf(data []byte, signers []index.Signer) ([]byte, error) {
+	if len(signers) == 0 {
+		return nil, errors.New("no signing key")
+	}
+	sigs, err := index.Sign(data, signers...)
+	if err != nil {
+		return nil, err
+	}
+	return index.MarshalSignatures(sigs)
+}
+
+// signed is an index written to a temporary file and signed, not yet in
+// place.
+type signed struct {
+	path    string // where the index goes
+	tmp     string // the index, written and synced
+	data    []byte // the index, mapped or read from tmp
+	sigData []byte
+}
+
+// prepareSigned writes the index of b, generated and expiring at the times
+// given, to a temporary file beside path and signs it. The index goes to
+// the file straight from b, whose memory is then released, and is read
+// back (mapped) to be signed: the versions and the index are never in
+// memory together. Call commit to put it in place, or discard.
+func prepareSigned(path string, b *index.Builder, generated, expires time.Time, signers []index.Signer) (*signed, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	s := &signed{path: path, tmp: f.Name()}
+	w := bufio.NewWriterSize(f, 1<<20)
+	_, err = b.WriteTo(w, generated, expires)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(s.tmp)
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	b.Reset() // nothing of it is needed any more
+	debug.FreeOSMemory()
+	if s.data, err = fetchsite.ReadFile(s.tmp, index.MaxIndexSize); err != nil {
+		s.discard()
+		return nil, err
+	}
+	if s.sigData, err = SignatureFileOf(s.data, signers); err != nil {
+		s.discard()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *signed) discard() {
+	if s.data != nil {
+		fetchsite.Release(s.data)
+		s.data = nil
+	}
+	os.Remove(s.tmp)
+}
+
+// commit puts the signed index in place: first its content-addressed copy
+// and its signature by digest under by-hash/ beside it, then index.yaml.sig
+// and last index.yaml, each through a rename. With expect set, the index
+// at path must still have that digest ("" for none) when it is replaced:
+// a publish that raced another fails instead of overwriting what the other
+// signed.
+func (s *signed) commit(expect *string) error {
+	defer s.discard()
+	dir := filepath.Dir(s.path)
+	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(ByHashFile(s.data))), s.data, 0o644); err != nil {
+		return err
+	}
+	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(ByHashSignatureFile(s.data))), s.sigData, 0o644); err != nil {
+		return err
+	}
+	if expect != nil {
+		now, err := fileDigest(s.path)
+		if err != nil {
+			return err
+		}
+		if now != *expect {
+			was := *expect
+			if was == "" {
+				was = "none"
+			}
+			if now == "" {
+				now = "none"
+			}
+			return fmt.Errorf("%s changed while this publish ran (it was %s, it is %s): another publish wrote the site; nothing of this one was signed into place, run it again", s.path, was, now)
+		}
+	}
+	if err := dist.WriteFile(s.path+".sig", s.sigData, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(s.tmp, s.path)
+}
+
+// fileDigest returns "sha256:<hex>" of the file at path, or "" when it
+// does not exist.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
