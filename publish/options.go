@@ -85,7 +85,9 @@ func WithRebuild(on bool) Option { return func(p *Publisher) { p.rebuild = on } 
 // its build records in distDir; fetcher mirrors image sources into a
 // registry target (plainHTTP for loopback registries).
 func WithBuilder(b *builder.Builder, target builder.Target, distDir string, fetcher *sources.Fetcher, plainHTTP bool) Option {
-	return func(p *Publisher) { p.builder, p.target, p.distDir, p.fetcher, p.plainHTTP = b, target, distDir, fetcher, plainHTTP }
+	return func(p *Publisher) {
+		p.builder, p.target, p.distDir, p.fetcher, p.plainHTTP = b, target, distDir, fetcher, plainHTTP
+	}
 }
 
 // WithProvenance sets what provenance and SBOMs say about the builder:

@@ -2,7 +2,7 @@ package publish
 
 import (
 	"bufio"
-		"crypto/sha256"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -148,4 +148,3 @@ func fileDigest(path string) (string, error) {
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
-
