@@ -1,0 +1,308 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/sources"
+)
+
+// fixture is a work directory with recipes, a key and a registry path on
+// the real registry.
+type fixture struct {
+	t        *testing.T
+	work     string
+	registry string // oci://HOST:PORT/PATH, unique to the test
+	key      *index.PrivateKey
+	epoch    time.Time
+	stdout   bytes.Buffer
+	stderr   bytes.Buffer
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	reg := testenv.Registry(t)
+	b := make([]byte, 4)
+	rand.Read(b)
+	k, err := index.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, work: t.TempDir(), registry: "oci://" + reg + "/p" + hex.EncodeToString(b), key: k,
+		epoch: time.Now().Add(-time.Hour).UTC().Truncate(time.Second)}
+	return f
+}
+
+// recipe writes recipes/NAME: a chart of one ConfigMap at version v build n.
+func (f *fixture) recipe(pkg, v string, n int) {
+	f.t.Helper()
+	dir := filepath.Join(f.work, "recipes", pkg)
+	files := map[string]string{
+		"recipe.yaml": fmt.Sprintf(`apiVersion: kubepkg.dev/v1
+kind: Recipe
+metadata:
+  name: %[1]s
+  annotations: {kubepkg.dev/description: "the %[1]s package"}
+spec:
+  version: %[2]s
+  build: %[3]d
+  sources:
+    chart: {dir: chart}
+  charts:
+    %[1]s: {from: [chart]}
+  package:
+    rollback: {safe: true}
+    variants:
+      - name: default
+        components: [{name: %[1]s, path: %[1]s}]
+`, pkg, v, n),
+		"chart/Chart.yaml":        "apiVersion: v2\nname: " + pkg + "\nversion: 0.1.0\n",
+		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + pkg + "}\ndata: {v: \"" + v + "\"}\n",
+	}
+	for p, c := range files {
+		p = filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// publisher returns a Publisher over the fixture's recipes into site;
+// wrap, when given, wraps the registry target.
+func (f *fixture) publisher(site string, wrap func(builder.Target) builder.Target, extra ...Option) *Publisher {
+	f.t.Helper()
+	rt, err := builder.NewRegistryTarget(f.registry, true)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var t builder.Target = rt
+	if wrap != nil {
+		t = wrap(rt)
+	}
+	fetch, err := sources.New(sources.WithCacheDir(filepath.Join(f.work, "cache")), sources.WithPlainHTTP(true))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	distDir := filepath.Join(f.work, "dist")
+	b, err := builder.New(fetch, t, builder.WithOutputDir(distDir), builder.WithEpoch(f.epoch), builder.WithJobs(2), builder.WithRecipesRoot(filepath.Join(f.work, "recipes")))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.stdout.Reset()
+	f.stderr.Reset()
+	opts := []Option{WithSite(filepath.Join(f.work, site)), WithSigners(f.key), WithGenerated(f.epoch),
+		WithBuilder(b, t, distDir, fetch, true), WithProvenance("kbuild", "test", f.epoch, func(string) string { return "" }),
+		WithOutput(&f.stdout, &f.stderr)}
+	p, err := New(append(opts, extra...)...)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+func (f *fixture) publish(site string, wrap func(builder.Target) builder.Target, extra ...Option) (*Result, error) {
+	return f.publisher(site, wrap, extra...).Publish(context.Background(), filepath.Join(f.work, "recipes"))
+}
+
+// verified reads and verifies the index of site as a subscriber does.
+func (f *fixture) verified(site string) *index.RepositoryIndex {
+	f.t.Helper()
+	data, err := os.ReadFile(filepath.Join(f.work, site, IndexFile))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	sig, err := os.ReadFile(filepath.Join(f.work, site, SignatureFile))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	v, err := index.Verify(data, sig, &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}}, index.VerifyOptions{Now: time.Now()})
+	if err != nil {
+		f.t.Fatalf("the published index does not verify: %v", err)
+	}
+	// The signature by digest is the same file.
+	byHash, err := os.ReadFile(filepath.Join(f.work, site, filepath.FromSlash(ByHashSignatureFile(data))))
+	if err != nil || !bytes.Equal(byHash, sig) {
+		f.t.Errorf("%s: %v; it must equal index.yaml.sig", ByHashSignatureFile(data), err)
+	}
+	return v.Index
+}
+
+// checkPullable fails unless every chart x pins is in the registry with
+// the manifest the site's build info names.
+func (f *fixture) checkPullable(x *index.RepositoryIndex) {
+	f.t.Helper()
+	for pkg, p := range x.Packages {
+		for _, v := range p.Versions {
+			for _, va := range v.Spec.Variants {
+				for _, c := range va.Components {
+					ref, err := name.NewTag(strings.TrimPrefix(c.Chart.Repository, "oci://")+"/"+c.Chart.Name+":"+strings.ReplaceAll(c.Chart.Version, "+", "_"), name.Insecure)
+					if err != nil {
+						f.t.Fatal(err)
+					}
+					if _, err := remote.Head(ref); err != nil {
+						f.t.Errorf("%s %s build %d: the index pins %s, which the registry does not have: %v", pkg, v.Version, v.Build, ref, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+func versionsOf(x *index.RepositoryIndex) []string {
+	var out []string
+	for pkg, p := range x.Packages {
+		for _, v := range p.Versions {
+			out = append(out, fmt.Sprintf("%s@%s-%d", pkg, v.Version, v.Build))
+		}
+	}
+	return out
+}
+
+// TestPublishSignsOnlyWhatItPushed leaves a record in dist/ that points at
+// a chart never pushed (as a developer's old dist/ does): publish warns
+// about it and signs only the version it built, whose chart the registry
+// has.
+func TestPublishSignsOnlyWhatItPushed(t *testing.T) {
+	f := newFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	stale := filepath.Join(f.work, "dist", "ghost-9.9.9-1.yaml")
+	os.MkdirAll(filepath.Dir(stale), 0o755)
+	rec := &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: "ghost"},
+		Spec: index.PackageSpec{Version: "9.9.9", Build: 1, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: "ghost",
+			Chart: &index.ChartRef{Repository: "oci://127.0.0.1:8080/ghost", Name: "ghost", Version: "9.9.9-1", Digest: "sha256:" + strings.Repeat("a", 64)}}}}}}}
+	data, err := index.MarshalRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(stale, data, 0o644)
+
+	res, err := f.publish("site", nil)
+	if err != nil {
+		t.Fatalf("publish: %v\n%s%s", err, f.stdout.String(), f.stderr.String())
+	}
+	if res.Packages != 1 || res.Versions != 1 {
+		t.Errorf("signed %d packages, %d versions; want only alpha", res.Packages, res.Versions)
+	}
+	if !strings.Contains(f.stderr.String(), "warning: "+stale+": not built by this publish and not in the published index; ignored, not signed") {
+		t.Errorf("no warning about the stale record: %s", f.stderr.String())
+	}
+	x := f.verified("site")
+	if got := versionsOf(x); len(got) != 1 || got[0] != "alpha@1.0.0-1" {
+		t.Errorf("the signed index holds %v, want [alpha@1.0.0-1]", got)
+	}
+	f.checkPullable(x)
+}
+
+// dropPushes is a target whose pushes of charts succeed without storing
+// anything: what a registry that loses a write looks like to a client.
+type dropPushes struct{ builder.Target }
+
+func (dropPushes) Push(context.Context, string, string, v1.Image) error { return nil }
+
+// TestPublishConfirmsManifests: a chart that the registry does not hold
+// after its push is never signed; the index stays the previous one and a
+// re-run with a working registry completes.
+func TestPublishConfirmsManifests(t *testing.T) {
+	f := newFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	f.recipe("beta", "2.0.0", 1)
+	_, err := f.publish("site", func(t builder.Target) builder.Target { return dropPushes{t} })
+	if err == nil || !strings.Contains(err.Error(), "beta: chart "+strings.TrimPrefix(f.registry, "oci://")+"/beta/beta:2.0.0-1 is not in the registry although it was pushed; nothing was signed") {
+		t.Fatalf("publish with lost pushes: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile)); !bytes.Equal(after, before) {
+		t.Errorf("a failed publish changed index.yaml")
+	}
+	f.verified("site")
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatalf("re-run: %v", err)
+	}
+	x := f.verified("site")
+	if len(versionsOf(x)) != 2 {
+		t.Errorf("after the re-run the index holds %v", versionsOf(x))
+	}
+	f.checkPullable(x)
+}
+
+// TestPublishNothingNew: with every recipe published and no dist/ (a fresh
+// CI checkout), publish succeeds and re-signs the same versions with a
+// fresh expiry.
+func TestPublishNothingNew(t *testing.T) {
+	f := newFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	first := f.verified("site")
+	firstData, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	os.RemoveAll(filepath.Join(f.work, "dist"))
+	later := time.Now().Add(48 * time.Hour)
+	now = func() time.Time { return later }
+	defer func() { now = time.Now }()
+	res, err := f.publish("site", nil)
+	if err != nil {
+		t.Fatalf("publish with nothing new and no dist/: %v", err)
+	}
+	if !strings.Contains(f.stdout.String(), "alpha: up to date (alpha 1.0.0 build 1 is published)") {
+		t.Errorf("publish output: %s", f.stdout.String())
+	}
+	if res.Versions != 1 {
+		t.Errorf("re-signed %d versions, want 1", res.Versions)
+	}
+	data, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	x, err := index.ParseIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := later.UTC().Truncate(time.Second).Add(30 * 24 * time.Hour); !x.Expires.Equal(want) || !x.Expires.After(first.Expires) {
+		t.Errorf("expires %s after the re-sign (was %s), want %s", x.Expires, first.Expires, want)
+	}
+	if bytes.Equal(data, firstData) {
+		t.Error("the index was not re-signed")
+	}
+	if got := versionsOf(f.verified("site")); len(got) != 1 || got[0] != "alpha@1.0.0-1" {
+		t.Errorf("re-signed index holds %v", got)
+	}
+}
+
+// TestPublishLocked: a publish to a site another publish holds fails at
+// once and writes nothing.
+func TestPublishLocked(t *testing.T) {
+	f := newFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	unlock, err := lockSite(filepath.Join(f.work, "site"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.publish("site", nil)
+	unlock()
+	if err == nil || !strings.Contains(err.Error(), "another publish is writing") {
+		t.Fatalf("publish into a locked site: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.work, "site", IndexFile)); err == nil {
+		t.Error("a refused publish wrote index.yaml")
+	}
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatalf("publish after the lock is released: %v", err)
+	}
+}
