@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
@@ -304,5 +306,108 @@ func TestPublishLocked(t *testing.T) {
 	}
 	if _, err := f.publish("site", nil); err != nil {
 		t.Fatalf("publish after the lock is released: %v", err)
+	}
+}
+
+// TestWithdraw withdraws one version: it leaves the signed index, its
+// tombstone stays there and in the catalog, a publish of the same recipe
+// skips it, a merge carries the tombstone, 'repo index' refuses its record,
+// and a kubepkg-style lenient reader still reads the index.
+func TestWithdraw(t *testing.T) {
+	f := newFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	f.recipe("beta", "1.1.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	before := f.verified("site")
+	digest := before.Packages["beta"].Versions[0].Digest
+	ctx := context.Background()
+	later := f.epoch.Add(time.Minute)
+	p, err := New(WithSite(filepath.Join(f.work, "site")), WithSigners(f.key), WithGenerated(later), WithOutput(&f.stdout, &f.stderr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Withdraw(ctx, "beta", "1.1.0", 2, "no such build"); err == nil || !strings.Contains(err.Error(), "beta 1.1.0 build 2 is not in the index; nothing to withdraw") {
+		t.Errorf("withdrawing a version that is not published: %v", err)
+	}
+	w, res, err := p.Withdraw(ctx, "beta", "1.1.0", 1, "breaks upgrades from 1.0 (issue 7)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Digest != digest || res.Versions != 1 {
+		t.Errorf("tombstone %+v, %d versions left", w, res.Versions)
+	}
+	x := f.verified("site")
+	if got := versionsOf(x); len(got) != 1 || got[0] != "alpha@1.0.0-1" {
+		t.Errorf("after withdrawing, the index offers %v", got)
+	}
+	want := index.Withdrawal{Package: "beta", Version: "1.1.0", Build: 1, Digest: digest, Reason: "breaks upgrades from 1.0 (issue 7)", Withdrawn: later}
+	if len(x.Withdrawn) != 1 || x.Withdrawn[0] != want {
+		t.Errorf("withdrawn = %+v, want %+v", x.Withdrawn, want)
+	}
+	page, _ := os.ReadFile(filepath.Join(f.work, "site", "packages", "beta.html"))
+	for _, s := range []string{"Withdrawn", "breaks upgrades from 1.0 (issue 7)", digest, "No published versions."} {
+		if !strings.Contains(string(page), s) {
+			t.Errorf("packages/beta.html lacks %q", s)
+		}
+	}
+	if p, err = New(WithSite(filepath.Join(f.work, "site")), WithSigners(f.key), WithGenerated(later)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Withdraw(ctx, "beta", "1.1.0", 1, "again"); err == nil || !strings.Contains(err.Error(), "already withdrawn") {
+		t.Errorf("withdrawing twice: %v", err)
+	}
+
+	// The recipe is unchanged: publish skips the withdrawn version.
+	f.epoch = later
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.stdout.String(), "beta: withdrawn (beta 1.1.0 build 1: breaks upgrades from 1.0 (issue 7)); not built") {
+		t.Errorf("publish output: %s", f.stdout.String())
+	}
+	if x := f.verified("site"); len(x.Withdrawn) != 1 || len(versionsOf(x)) != 1 {
+		t.Errorf("after a publish: versions %v, withdrawn %v", versionsOf(x), x.Withdrawn)
+	}
+
+	// A merge into another site keeps the tombstone.
+	trust := &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}}
+	if _, err := f.publish("site2", nil, WithMerge(filepath.Join(f.work, "site", IndexFile), trust, false)); err != nil {
+		t.Fatal(err)
+	}
+	if x := f.verified("site2"); len(x.Withdrawn) != 1 || x.Withdrawn[0] != want {
+		t.Errorf("merged index: withdrawn %+v", x.Withdrawn)
+	}
+
+	// repo index refuses the record of the withdrawn version.
+	ip, err := New(WithSigners(f.key), WithGenerated(later), WithMerge(filepath.Join(f.work, "site", IndexFile), trust, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ip.Index(ctx, filepath.Join(f.work, "dist"), filepath.Join(f.work, "site3", IndexFile))
+	var we *index.WithdrawnError
+	if !errors.As(err, &we) || !strings.Contains(err.Error(), "beta 1.1.0 build 1 was withdrawn on") {
+		t.Errorf("repo index of a withdrawn record: %v", err)
+	}
+
+	// A kubepkg client decodes the index leniently and no longer sees the
+	// version; the signature covers the tombstones too.
+	data, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	var kp struct {
+		Kind     string `json:"kind"`
+		Packages map[string]struct {
+			Versions []struct {
+				Version string `json:"version"`
+				Build   int32  `json:"build,omitempty"`
+				Digest  string `json:"digest"`
+			} `json:"versions"`
+		} `json:"packages"`
+	}
+	if err := sigsyaml.Unmarshal(data, &kp); err != nil {
+		t.Fatalf("a lenient reader cannot read the index: %v", err)
+	}
+	if len(kp.Packages) != 1 || len(kp.Packages["alpha"].Versions) != 1 {
+		t.Errorf("a lenient reader sees %+v", kp.Packages)
 	}
 }

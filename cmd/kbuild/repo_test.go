@@ -374,3 +374,52 @@ func TestRepoVerifyRefusals(t *testing.T) {
 		t.Fatalf("no keys: %s", r)
 	}
 }
+
+// TestRepoWithdraw withdraws a version from a site written by repo index:
+// a subscriber's verify accepts the new index, which no longer offers it,
+// and repo index refuses to bring it back.
+func TestRepoWithdraw(t *testing.T) {
+	dir := t.TempDir()
+	key := keygen(t, dir, "index")
+	distDir := filepath.Join(dir, "dist")
+	os.MkdirAll(distDir, 0o755)
+	chart := hexDigest([]byte("chart"))
+	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://127.0.0.1:5000/kubevirt", chart)
+	writeRecord(t, distDir, "kubevirt", "1.10.0", 1, "oci://127.0.0.1:5000/kubevirt", chart)
+	epochEnv(t, time.Hour)
+	site := filepath.Join(dir, "site")
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	state := filepath.Join(dir, "state.json")
+	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kubevirt"}, "withdraw takes one NAME@VERSION"},
+		{[]string{"kubevirt@1.9.0", "--reason", "x"}, "--build N is required"},
+		{[]string{"kubevirt@1.9.0", "--build", "4"}, "--reason TEXT is required"},
+		{[]string{"kubevirt@1.9.0", "--build", "4", "--reason", "x"}, "withdraw needs the signing key"},
+		{[]string{"kubevirt@1.9.0", "--build", "4", "--reason", "two\nlines", "--sign-key", key + ".key", "--site", site}, "--reason: the reason holds '\\n'"},
+		{[]string{"kubevirt@1.9.0", "--build", "5", "--reason", "x", "--sign-key", key + ".key", "--site", site}, "kubevirt 1.9.0 build 5 is not in the index; nothing to withdraw"},
+	} {
+		if r := runInProcess(append([]string{"repo", "withdraw"}, tc.args...)...); r.code == 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("withdraw %q: %s\nwant %q", tc.args, r, tc.want)
+		}
+	}
+	r := runInProcess("repo", "withdraw", "kubevirt@1.9.0", "--build", "4", "--reason", "breaks upgrades", "--sign-key", key+".key", "--site", site)
+	if r.code != 0 || !strings.Contains(r.stdout, "withdrew kubevirt 1.9.0 build 4 (digest sha256:") {
+		t.Fatalf("withdraw: %s", r)
+	}
+	// The subscriber accepts the newer index (its rollback state moves on).
+	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 || !strings.Contains(r.stdout, "1 packages, 1 versions") {
+		t.Fatalf("verify after withdraw: %s", r)
+	}
+	r = repoIndex(t, distDir, filepath.Join(dir, "again"), "--sign-key", key+".key", "--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub")
+	if r.code == 0 || !strings.Contains(r.stderr, "kubevirt 1.9.0 build 4 was withdrawn on") {
+		t.Fatalf("repo index of a withdrawn record: %s", r)
+	}
+}
