@@ -36,7 +36,7 @@ var ErrNoBase = errors.New("no published index")
 // This is the one path by which publish, repo index and repo withdraw read
 // what they extend: nothing unverified is ever re-signed.
 func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool, b *index.Builder, opts ...fetchsite.Option) (*Base, error) {
-	site, err := fetchsite.New(ref, opts...)
+	site, err := Open(ref, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 		return nil, err
 	}
 	defer unlock()
+	removeTemps(p.site)
 	indexPath := filepath.Join(p.site, IndexFile)
 	start, err := fileDigest(indexPath)
 	if err != nil {
@@ -105,6 +106,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if err := p.confirmPushed(ctx, results); err != nil {
 		return nil, err
 	}
+	pauseAt("pushed")
 	records := make([]string, len(results))
 	for i, r := range results {
 		records[i] = r.RecordFile
@@ -430,3 +432,20 @@ func (w *siteWriter) exists(rel string) bool {
 
 // now is the clock of expiry checks.
 var now = time.Now
+
+// pauseAt is called at the phases of a publish that a crash test kills it
+// in; it does nothing outside tests.
+var pauseAt = func(phase string) {}
+
+// removeTemps removes the temporary files a killed publish left in the
+// site's top directory and in by-hash/ (the large ones: copies of the
+// index); the ones beside other files are small and replaced by the next
+// write of the same file.
+func removeTemps(site string) {
+	for _, dir := range []string{site, filepath.Join(site, filepath.FromSlash(ByHashDir))} {
+		tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}
+}

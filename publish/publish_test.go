@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,33 +90,39 @@ spec:
 // wrap, when given, wraps the registry target.
 func (f *fixture) publisher(site string, wrap func(builder.Target) builder.Target, extra ...Option) *Publisher {
 	f.t.Helper()
-	rt, err := builder.NewRegistryTarget(f.registry, true)
+	f.stdout.Reset()
+	f.stderr.Reset()
+	p, err := testPublisher(f.work, f.registry, f.key, f.epoch, site, wrap, &f.stdout, &f.stderr, extra...)
 	if err != nil {
 		f.t.Fatal(err)
+	}
+	return p
+}
+
+// testPublisher returns a Publisher of the recipes under work/recipes
+// into work/site, pushing to registry (plain HTTP), built at epoch.
+func testPublisher(work, registry string, key *index.PrivateKey, epoch time.Time, site string, wrap func(builder.Target) builder.Target, stdout, stderr io.Writer, extra ...Option) (*Publisher, error) {
+	rt, err := builder.NewRegistryTarget(registry, true)
+	if err != nil {
+		return nil, err
 	}
 	var t builder.Target = rt
 	if wrap != nil {
 		t = wrap(rt)
 	}
-	fetch, err := sources.New(sources.WithCacheDir(filepath.Join(f.work, "cache")), sources.WithPlainHTTP(true))
+	fetch, err := sources.New(sources.WithCacheDir(filepath.Join(work, "cache")), sources.WithPlainHTTP(true))
 	if err != nil {
-		f.t.Fatal(err)
+		return nil, err
 	}
-	distDir := filepath.Join(f.work, "dist")
-	b, err := builder.New(fetch, t, builder.WithOutputDir(distDir), builder.WithEpoch(f.epoch), builder.WithJobs(2), builder.WithRecipesRoot(filepath.Join(f.work, "recipes")))
+	distDir := filepath.Join(work, "dist")
+	b, err := builder.New(fetch, t, builder.WithOutputDir(distDir), builder.WithEpoch(epoch), builder.WithJobs(2), builder.WithRecipesRoot(filepath.Join(work, "recipes")))
 	if err != nil {
-		f.t.Fatal(err)
+		return nil, err
 	}
-	f.stdout.Reset()
-	f.stderr.Reset()
-	opts := []Option{WithSite(filepath.Join(f.work, site)), WithSigners(f.key), WithGenerated(f.epoch),
-		WithBuilder(b, t, distDir, fetch, true), WithProvenance("kbuild", "test", f.epoch, func(string) string { return "" }),
-		WithOutput(&f.stdout, &f.stderr)}
-	p, err := New(append(opts, extra...)...)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return p
+	opts := []Option{WithSite(filepath.Join(work, site)), WithSigners(key), WithGenerated(epoch),
+		WithBuilder(b, t, distDir, fetch, true), WithProvenance("kbuild", "test", epoch, func(string) string { return "" }),
+		WithOutput(stdout, stderr)}
+	return New(append(opts, extra...)...)
 }
 
 func (f *fixture) publish(site string, wrap func(builder.Target) builder.Target, extra ...Option) (*Result, error) {

@@ -24,7 +24,7 @@ type Published struct {
 // for its content (sbom, scan) reads it here; a refusal is an
 // *index.VerificationError.
 func ReadIndex(ctx context.Context, ref string, trust *index.Trust, opts ...fetchsite.Option) (*Published, error) {
-	site, err := fetchsite.New(ref, opts...)
+	site, err := Open(ref, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +39,15 @@ func ReadIndex(ctx context.Context, ref string, trust *index.Trust, opts ...fetc
 		return nil, fmt.Errorf("index %s: %w", site.Location(site.IndexName()), err)
 	}
 	return &Published{Site: site, Verified: v}, nil
+}
+
+// Open returns the site at ref (a directory, a path of its index.yaml or
+// an http(s) URL) for reading as a subscriber: its Index takes the
+// signature by the index's digest (ByHashSignatureFile) when the site has
+// one, so a reader that fetches while a publish replaces index.yaml and
+// index.yaml.sig never pairs one index with another's signature.
+func Open(ref string, opts ...fetchsite.Option) (*fetchsite.Site, error) {
+	return fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(ByHashSignatureFile))...)
 }
 
 // BuildInfo returns the build info of a version from beside the index,

@@ -106,6 +106,7 @@ func (s *signed) commit(expect *string) error {
 	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(ByHashFile(s.data))), s.data, 0o644); err != nil {
 		return err
 	}
+	pauseAt("by-hash")
 	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(ByHashSignatureFile(s.data))), s.sigData, 0o644); err != nil {
 		return err
 	}
@@ -128,6 +129,7 @@ func (s *signed) commit(expect *string) error {
 	if err := dist.WriteFile(s.path+".sig", s.sigData, 0o644); err != nil {
 		return err
 	}
+	pauseAt("signature")
 	return os.Rename(s.tmp, s.path)
 }
 

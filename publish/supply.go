@@ -97,6 +97,7 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, idx *index.R
 		if err := w.write(file, data); err != nil {
 			return err
 		}
+		pauseAt("sbom")
 	}
 	bom, err := sbom.ForRepository(ctx, IndexFile, boms, sbom.WithTimestamp(idx.Generated), sbom.WithTool(p.tool[0], p.tool[1]))
 	if err != nil {

@@ -576,7 +576,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 			}
 		}
 	}
-	site, err := fetchsite.New(args[0], fetchsite.WithTimeout(f.timeout))
+	site, err := publish.Open(args[0], fetchsite.WithTimeout(f.timeout))
 	if err != nil {
 		return err
 	}
