@@ -418,3 +418,76 @@ func TestWithdraw(t *testing.T) {
 		t.Errorf("a lenient reader sees %+v", kp.Packages)
 	}
 }
+
+// TestConcurrentPublish runs a second publish into the site while the
+// first is between its pushes and its signing: the second fails at once,
+// the first completes, and the site holds the first's index whole.
+func TestConcurrentPublish(t *testing.T) {
+	f := newFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	reached, release := make(chan struct{}), make(chan struct{})
+	pauseAt = func(phase string) {
+		if phase == "pushed" {
+			close(reached)
+			<-release
+		}
+	}
+	defer func() { pauseAt = func(string) {} }()
+	first := make(chan error, 1)
+	p := f.publisher("site", nil)
+	go func() {
+		_, err := p.Publish(context.Background(), filepath.Join(f.work, "recipes"))
+		first <- err
+	}()
+	<-reached
+	var out bytes.Buffer
+	second, err := testPublisher(f.work, f.registry, f.key, f.epoch, "site", nil, &out, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = second.Publish(context.Background(), filepath.Join(f.work, "recipes"))
+	close(release)
+	if err == nil || !strings.Contains(err.Error(), "another publish is writing "+filepath.Join(f.work, "site")) {
+		t.Errorf("the second publish: %v", err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the first publish: %v", err)
+	}
+	if got := versionsOf(f.verified("site")); len(got) != 1 {
+		t.Errorf("index holds %v", got)
+	}
+}
+
+// TestCommitCompareAndSwap: an index replaced by someone else after this
+// publish read it is not overwritten (for sites the lock does not cover,
+// such as one shared over NFS).
+func TestCommitCompareAndSwap(t *testing.T) {
+	dir := t.TempDir()
+	k, _ := index.GenerateKey(rand.Reader)
+	path := filepath.Join(dir, IndexFile)
+	os.WriteFile(path, []byte("the index this publish read\n"), 0o644)
+	read, err := fileDigest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := index.NewBuilder(index.Compact())
+	if err := b.Add("r", &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: "a"},
+		Spec: index.PackageSpec{Version: "1.0.0", Build: 1, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: "a",
+			Chart: &index.ChartRef{Repository: "oci://r/a", Name: "a", Version: "1.0.0-1", Digest: "sha256:" + strings.Repeat("b", 64)}}}}}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := prepareSigned(path, b, time.Now(), time.Time{}, []index.Signer{k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, []byte("another publish's index\n"), 0o644)
+	if err := s.commit(&read); err == nil || !strings.Contains(err.Error(), "changed while this publish ran") {
+		t.Fatalf("commit over a changed index: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "another publish's index\n" {
+		t.Errorf("the other publish's index was overwritten: %q", got)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(tmps) > 0 {
+		t.Errorf("temporary files left: %v", tmps)
+	}
+}
