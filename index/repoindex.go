@@ -394,6 +394,23 @@ func slowPart(v map[string]any, skip int) ([]byte, error) {
 // digests or signatures; Verify does.
 func ParseIndex(b []byte) (*RepositoryIndex, error) { return parseIndex(b, false, nil) }
 
+// ParseIndexFunc parses and checks index.yaml as ParseIndex does, giving
+// each package to visit as soon as it is decoded — possibly from several
+// goroutines at once — which says whether the returned index keeps it. A
+// package not kept must not be referenced after visit returns (its memory
+// is used again): copy what is needed. The index's strings share b, which
+// must not be modified or released while they are in use. It reads an
+// index of 100,000 versions keeping only what a caller needs of most
+// packages.
+func ParseIndexFunc(b []byte, visit func(name string, p *IndexPackage) (keep bool, err error)) (*RepositoryIndex, error) {
+	return parseIndex(b, true, func(name string, p *IndexPackage) (bool, error) {
+		if err := checkPackage(name, p); err != nil {
+			return false, err
+		}
+		return visit(name, p)
+	})
+}
+
 // visitor is called with each package as soon as it is decoded, possibly
 // from several goroutines at once; it checks the package and reports
 // whether to keep it in the index. A package not kept must not be

@@ -102,18 +102,18 @@ func (p *Publisher) Withdraw(ctx context.Context, name, version string, build in
 			s.discard()
 		}
 	}()
-	idx, err := index.ParseIndex(s.data)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the index just written does not parse back: %w", err)
-	}
 	w := &siteWriter{dir: p.site, written: map[string]bool{}}
-	if err := p.supplyChain(ctx, w, idx, nil, base); err != nil {
+	cat, err := readCatalog(s.data, w, func(n string) bool { return n == name })
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.supplyChain(ctx, w, cat, nil, base); err != nil {
 		return nil, nil, err
 	}
 	if err := p.writeKeys(w); err != nil {
 		return nil, nil, err
 	}
-	if err := p.catalog(w, idx, nil); err != nil {
+	if err := p.catalog(w, cat, map[string]string{}); err != nil {
 		return nil, nil, err
 	}
 	committed = true

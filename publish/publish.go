@@ -18,7 +18,6 @@ import (
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -57,6 +56,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if err != nil {
 		return nil, err
 	}
+	p.start = start
 
 	b := index.NewBuilder(index.Compact())
 	base, err := p.loadBase(ctx, b)
@@ -129,11 +129,15 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 			s.discard()
 		}
 	}()
-	idx, err := index.ParseIndex(s.data)
-	if err != nil {
-		return nil, fmt.Errorf("the index just written does not parse back: %w", err)
+	built := map[string]bool{}
+	for _, r := range results {
+		built[r.Name] = true
 	}
-	if err := p.supplyChain(ctx, w, idx, results, base); err != nil {
+	cat, err := readCatalog(s.data, w, func(name string) bool { return built[name] })
+	if err != nil {
+		return nil, err
+	}
+	if err := p.supplyChain(ctx, w, cat, results, base); err != nil {
 		return nil, err
 	}
 	if err := p.writeKeys(w); err != nil {
@@ -151,7 +155,13 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 			return nil, err
 		}
 	}
-	if err := p.catalog(w, idx, results); err != nil {
+	manifests := map[string]string{}
+	for _, r := range results {
+		for _, c := range r.Info.Charts {
+			manifests[c.Digest] = c.Manifest
+		}
+	}
+	if err := p.catalog(w, cat, manifests); err != nil {
 		return nil, err
 	}
 	committed = true
@@ -364,42 +374,6 @@ func CheckIndexRole(root *index.Root, file string, signers []index.Signer) error
 			n, file, root.Signed.Version, role.Threshold)
 	}
 	return nil
-}
-
-// catalog writes the HTML catalog of idx, linking the files the site has.
-func (p *Publisher) catalog(w *siteWriter, idx *index.RepositoryIndex, results []*builder.Result) error {
-	manifests := map[string]string{}
-	for _, r := range results {
-		for _, c := range r.Info.Charts {
-			manifests[c.Digest] = c.Manifest
-		}
-	}
-	// Charts published before: their manifests from the site's build info.
-	published := []string{SignatureFile}
-	for _, f := range []string{RootFile, ScanFile} {
-		if w.exists(f) {
-			published = append(published, f)
-		}
-	}
-	for name, pkg := range idx.Packages {
-		for _, v := range pkg.Versions {
-			for _, f := range []string{SBOMFile(name, v.Version, v.Build), ProvenanceFile(name, v.Version, v.Build)} {
-				if w.exists(f) {
-					published = append(published, f)
-				}
-			}
-			if info := w.info[dist.Key(name, v.Version, v.Build)]; info != nil {
-				for _, c := range info.Charts {
-					manifests[c.Digest] = c.Manifest
-				}
-			}
-		}
-	}
-	opts := []site.Option{site.WithPublished(published...), site.WithManifestDigests(manifests)}
-	if p.title != "" {
-		opts = append(opts, site.WithTitle(p.title))
-	}
-	return site.Write(p.site, idx, opts...)
 }
 
 // siteWriter writes files into the site through temp files and renames,

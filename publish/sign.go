@@ -103,8 +103,16 @@ func (s *signed) discard() {
 func (s *signed) commit(expect *string) error {
 	defer s.discard()
 	dir := filepath.Dir(s.path)
-	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(ByHashFile(s.data))), s.data, 0o644); err != nil {
+	// The content-addressed copy is a hard link to the index (no second
+	// copy on disk or in a tar of the site), made before the rename.
+	byHash := filepath.Join(dir, filepath.FromSlash(ByHashFile(s.data)))
+	if err := os.MkdirAll(filepath.Dir(byHash), 0o755); err != nil {
 		return err
+	}
+	if err := os.Link(s.tmp, byHash); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := dist.WriteFile(byHash, s.data, 0o644); err != nil {
+			return err
+		}
 	}
 	pauseAt("by-hash")
 	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(ByHashSignatureFile(s.data))), s.sigData, 0o644); err != nil {
@@ -130,7 +138,23 @@ func (s *signed) commit(expect *string) error {
 		return err
 	}
 	pauseAt("signature")
-	return os.Rename(s.tmp, s.path)
+	if err := os.Rename(s.tmp, s.path); err != nil {
+		return err
+	}
+	pruneByHash(filepath.Dir(byHash), filepath.Base(byHash))
+	return nil
+}
+
+// pruneByHash removes the content-addressed copies of earlier indexes from
+// dir, keeping current and every signature file (<hex>.sig, small): a
+// reader that fetched an earlier index.yaml still finds its signature.
+func pruneByHash(dir, current string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); n != current && len(n) == 64 && !e.IsDir() {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
 }
 
 // fileDigest returns "sha256:<hex>" of the file at path, or "" when it

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
+	"strings"
 	"sync"
 
 	"kbuild.dev/kbuild/builder"
@@ -23,83 +22,62 @@ const fetchWorkers = 16
 const maxSidecarSize = 16 << 20
 
 // supplyChain writes the build info and SBOM of each version this run
-// built, and the repository SBOM over every version of idx. A version
-// published before keeps the files the site already has; only when the
-// base is another site (WithMerge) are its missing build info and
-// provenance fetched from there, concurrently — a CI job that restores
-// the previous site first fetches nothing (see CONTRIBUTING.md).
-func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, idx *index.RepositoryIndex, results []*builder.Result, base *Base) error {
-	local := map[string]*builder.Result{}
-	for _, r := range results {
-		local[dist.Key(r.Name, r.Version, r.Build)] = r
-	}
+// built, and the repository SBOM, which lists every version of the index
+// with a reference to its own SBOM (sbom/<key>.cdx.json) rather than
+// inlining them. A version published before keeps the files the site
+// already has: nothing is rewritten for it. Only when the base is another
+// site (WithMerge) and the site directory is not a copy of it (its
+// index.yaml is another, and it lacks the base index's by-hash copy) are the base's build info and provenance
+// files that the directory lacks fetched from there, concurrently; a CI
+// job that restores the previous site first fetches nothing (see
+// CONTRIBUTING.md).
+func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalogData, results []*builder.Result, base *Base) error {
 	w.info = map[string]*index.BuildInfo{}
-	type version struct {
-		name string
-		pkg  *index.IndexPackage
-		v    index.IndexVersion
-	}
-	var all []version
-	var fetch []string
-	remote := base != nil && p.merge != ""
-	for _, name := range slices.Sorted(maps.Keys(idx.Packages)) {
-		pkg := idx.Packages[name]
-		for _, v := range pkg.Versions {
-			all = append(all, version{name, pkg, v})
-			key := dist.Key(name, v.Version, v.Build)
-			if r := local[key]; r != nil {
-				data, err := dist.Marshal(r.Info)
-				if err != nil {
-					return err
-				}
-				if err := w.write(BuildInfoFile(name, v.Version, v.Build), data); err != nil {
-					return err
-				}
-				w.info[key] = &r.Info
-				continue
-			}
-			if remote {
-				for _, f := range []string{BuildInfoFile(name, v.Version, v.Build), ProvenanceFile(name, v.Version, v.Build)} {
-					if !w.exists(f) {
-						fetch = append(fetch, f)
-					}
-				}
-			}
-		}
-	}
-	if err := p.fetchAll(ctx, w, base, fetch); err != nil {
-		return err
-	}
-	var boms []sbom.Build
-	for _, x := range all {
-		key := dist.Key(x.name, x.v.Version, x.v.Build)
-		sb := sbom.Build{Name: x.name, Description: x.pkg.Description, Home: x.pkg.Home, Spec: x.v.Spec, Digest: x.v.Digest, Info: w.info[key]}
-		if sb.Info == nil {
-			info, err := w.readInfo(BuildInfoFile(x.name, x.v.Version, x.v.Build))
-			if err != nil {
-				return err
-			}
-			sb.Info, w.info[key] = info, info
-		}
-		boms = append(boms, sb)
-		file := SBOMFile(x.name, x.v.Version, x.v.Build)
-		if local[key] == nil && w.exists(file) {
-			continue // an SBOM describes its version, which does not change
-		}
-		bom, err := sbom.ForBuild(ctx, sb, sbom.WithTimestamp(idx.Generated), sbom.WithTool(p.tool[0], p.tool[1]))
+	for _, r := range results {
+		data, err := dist.Marshal(r.Info)
 		if err != nil {
 			return err
 		}
-		data, err := sbom.Marshal(bom)
+		if err := w.write(BuildInfoFile(r.Name, r.Version, r.Build), data); err != nil {
+			return err
+		}
+		w.info[dist.Key(r.Name, r.Version, r.Build)] = &r.Info
+		digest, err := r.Record.Spec.Digest()
 		if err != nil {
 			return err
 		}
-		if err := w.write(file, data); err != nil {
+		ann := r.Record.Metadata.Annotations
+		sb := sbom.Build{Name: r.Name, Description: ann[index.DescriptionAnnotation], Home: ann[index.HomeAnnotation], Spec: r.Record.Spec, Digest: digest, Info: &r.Info}
+		bom, err := sbom.ForBuild(ctx, sb, sbom.WithTimestamp(p.generated), sbom.WithTool(p.tool[0], p.tool[1]))
+		if err != nil {
+			return err
+		}
+		if data, err = sbom.Marshal(bom); err != nil {
+			return err
+		}
+		if err := w.write(SBOMFile(r.Name, r.Version, r.Build), data); err != nil {
 			return err
 		}
 		pauseAt("sbom")
 	}
-	bom, err := sbom.ForRepository(ctx, IndexFile, boms, sbom.WithTimestamp(idx.Generated), sbom.WithTool(p.tool[0], p.tool[1]))
+	if base != nil && p.merge != "" && p.start != base.Digest && !w.exists(ByHashDir+"/"+strings.TrimPrefix(base.Digest, "sha256:")) {
+		var fetch []string
+		for _, v := range cat.versions {
+			for _, f := range []string{BuildInfoFile(v.Name, v.Version, v.Build), ProvenanceFile(v.Name, v.Version, v.Build)} {
+				if !w.exists(f) {
+					fetch = append(fetch, f)
+				}
+			}
+		}
+		if len(fetch) > 0 {
+			p.warnf("%s is not a copy of the published site: fetching %d build info and provenance files from %s (restore the previous site first to skip this; see CONTRIBUTING.md)",
+				p.site, len(fetch), base.Site.Location(""))
+		}
+		if err := p.fetchAll(ctx, w, base, fetch); err != nil {
+			return err
+		}
+	}
+	bom, err := sbom.ForRepositoryRefs(IndexFile, cat.versions, sbom.WithTimestamp(p.generated), sbom.WithTool(p.tool[0], p.tool[1]))
 	if err != nil {
 		return err
 	}
