@@ -17,8 +17,8 @@ import (
 // fetchWorkers is how many files are fetched from a base site at once.
 const fetchWorkers = 16
 
-// maxSidecarSize caps a build info or provenance file fetched from a base
-// site.
+// maxSidecarSize caps a build info, provenance or SBOM file fetched from a
+// base site.
 const maxSidecarSize = 16 << 20
 
 // supplyChain writes the build info and SBOM of each version this run
@@ -27,10 +27,10 @@ const maxSidecarSize = 16 << 20
 // inlining them. A version published before keeps the files the site
 // already has: nothing is rewritten for it. Only when the base is another
 // site (WithMerge) and the site directory is not a copy of it (its
-// index.yaml is another, and it lacks the base index's by-hash copy) are the base's build info and provenance
-// files that the directory lacks fetched from there, concurrently; a CI
-// job that restores the previous site first fetches nothing (see
-// CONTRIBUTING.md).
+// index.yaml is another, and it lacks the base index's by-hash copy) are
+// the build info, provenance and SBOM files that the directory lacks
+// fetched from there, concurrently; a CI job that restores the previous
+// site first fetches nothing (see CONTRIBUTING.md).
 func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalogData, results []*builder.Result, base *Base) error {
 	w.info = map[string]*index.BuildInfo{}
 	for _, r := range results {
@@ -63,14 +63,14 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 	if base != nil && p.merge != "" && p.start != base.Digest && !w.exists(ByHashDir+"/"+strings.TrimPrefix(base.Digest, "sha256:")) {
 		var fetch []string
 		for _, v := range cat.versions {
-			for _, f := range []string{BuildInfoFile(v.Name, v.Version, v.Build), ProvenanceFile(v.Name, v.Version, v.Build)} {
+			for _, f := range []string{BuildInfoFile(v.Name, v.Version, v.Build), ProvenanceFile(v.Name, v.Version, v.Build), v.BOM} {
 				if !w.exists(f) {
 					fetch = append(fetch, f)
 				}
 			}
 		}
 		if len(fetch) > 0 {
-			p.warnf("%s is not a copy of the published site: fetching %d build info and provenance files from %s (restore the previous site first to skip this; see CONTRIBUTING.md)",
+			p.warnf("%s is not a copy of the published site: fetching the %d build info, provenance and SBOM files it lacks from %s (restore the previous site first to skip this; see CONTRIBUTING.md)",
 				p.site, len(fetch), base.Site.Location(""))
 		}
 		if err := p.fetchAll(ctx, w, base, fetch); err != nil {
