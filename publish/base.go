@@ -2,8 +2,6 @@ package publish
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -36,7 +34,12 @@ var ErrNoBase = errors.New("no published index")
 // This is the one path by which publish, repo index and repo withdraw read
 // what they extend: nothing unverified is ever re-signed.
 func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool, b *index.Builder, opts ...fetchsite.Option) (*Base, error) {
-	site, err := Open(ref, opts...)
+	// The index's digest names its signature; it is computed once.
+	var hexSum string
+	site, err := fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(func(b []byte) string {
+		hexSum = hexDigest(b)
+		return byHashSignatureOf(hexSum)
+	}))...)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +54,10 @@ func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool
 		return nil, fmt.Errorf("reading the published index: %w", err)
 	}
 	defer fetchsite.Release(data) // the compact Builder keeps nothing of it
-	sum := sha256.Sum256(data)
-	digest := "sha256:" + hex.EncodeToString(sum[:])
+	if hexSum == "" {
+		hexSum = hexDigest(data)
+	}
+	digest := "sha256:" + hexSum
 	if trust.TrustedRoot != nil {
 		if err := site.Roots(ctx, trust, trust.TrustedRoot.Signed.Version); err != nil {
 			return nil, fmt.Errorf("the published index %s: %w", loc, err)

@@ -21,7 +21,7 @@ func (p *Publisher) Index(ctx context.Context, distDir, out string) (*Result, er
 		return nil, err
 	}
 	defer unlock()
-	start, err := fileDigest(out)
+	start, err := fileID(out)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (p *Publisher) Withdraw(ctx context.Context, name, version string, build in
 	}
 	defer unlock()
 	indexPath := filepath.Join(p.site, IndexFile)
-	start, err := fileDigest(indexPath)
+	start, err := fileID(indexPath)
 	if err != nil {
 		return nil, nil, err
 	}

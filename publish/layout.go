@@ -55,11 +55,16 @@ func KeyFile(keyid string) string { return KeysDir + "/" + keyid + ".pub" }
 const SingleKeyFile = KeysDir + "/index.pub"
 
 // ByHashFile is the content-addressed copy of data.
-func ByHashFile(data []byte) string {
-	sum := sha256.Sum256(data)
-	return ByHashDir + "/" + hex.EncodeToString(sum[:])
-}
+func ByHashFile(data []byte) string { return ByHashDir + "/" + hexDigest(data) }
 
 // ByHashSignatureFile is the signature file of the index whose bytes are
 // data: ByHashFile(data) + ".sig".
 func ByHashSignatureFile(data []byte) string { return ByHashFile(data) + ".sig" }
+
+// byHashSignatureOf is ByHashSignatureFile of the data whose sha256 is hex.
+func byHashSignatureOf(hex string) string { return ByHashDir + "/" + hex + ".sig" }
+
+func hexDigest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

@@ -36,7 +36,6 @@ type Publisher struct {
 	report     func([]*builder.Result, error) error
 	stdout     io.Writer
 	stderr     io.Writer
-	start      string // digest of the site's index.yaml when the run began
 }
 
 // Option configures New.

@@ -52,11 +52,10 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	defer unlock()
 	removeTemps(p.site)
 	indexPath := filepath.Join(p.site, IndexFile)
-	start, err := fileDigest(indexPath)
+	start, err := fileID(indexPath)
 	if err != nil {
 		return nil, err
 	}
-	p.start = start
 
 	b := index.NewBuilder(index.Compact())
 	base, err := p.loadBase(ctx, b)

@@ -466,7 +466,7 @@ func TestCommitCompareAndSwap(t *testing.T) {
 	k, _ := index.GenerateKey(rand.Reader)
 	path := filepath.Join(dir, IndexFile)
 	os.WriteFile(path, []byte("the index this publish read\n"), 0o644)
-	read, err := fileDigest(path)
+	read, err := fileID(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,9 @@ func TestCommitCompareAndSwap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(path, []byte("another publish's index\n"), 0o644)
+	// Another publish renames its index into place.
+	os.WriteFile(path+".other", []byte("another publish's index\n"), 0o644)
+	os.Rename(path+".other", path)
 	if err := s.commit(&read); err == nil || !strings.Contains(err.Error(), "changed while this publish ran") {
 		t.Fatalf("commit over a changed index: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"kbuild.dev/kbuild/index"
@@ -37,6 +38,7 @@ type signed struct {
 	path    string // where the index goes
 	tmp     string // the index, written and synced
 	data    []byte // the index, mapped or read from tmp
+	hex     string // its sha256
 	sigData []byte
 }
 
@@ -79,6 +81,7 @@ func prepareSigned(path string, b *index.Builder, generated, expires time.Time, 
 		s.discard()
 		return nil, err
 	}
+	s.hex = hexDigest(s.data)
 	if s.sigData, err = SignatureFileOf(s.data, signers); err != nil {
 		s.discard()
 		return nil, err
@@ -99,13 +102,13 @@ func (s *signed) discard() {
 // and last index.yaml, each through a rename. With expect set, the index
 // at path must still have that digest ("" for none) when it is replaced:
 // a publish that raced another fails instead of overwriting what the other
-// signed.
+// signed. expect is a fileID.
 func (s *signed) commit(expect *string) error {
 	defer s.discard()
 	dir := filepath.Dir(s.path)
 	// The content-addressed copy is a hard link to the index (no second
 	// copy on disk or in a tar of the site), made before the rename.
-	byHash := filepath.Join(dir, filepath.FromSlash(ByHashFile(s.data)))
+	byHash := filepath.Join(dir, filepath.FromSlash(ByHashDir+"/"+s.hex))
 	if err := os.MkdirAll(filepath.Dir(byHash), 0o755); err != nil {
 		return err
 	}
@@ -115,11 +118,11 @@ func (s *signed) commit(expect *string) error {
 		}
 	}
 	pauseAt("by-hash")
-	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(ByHashSignatureFile(s.data))), s.sigData, 0o644); err != nil {
+	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(byHashSignatureOf(s.hex))), s.sigData, 0o644); err != nil {
 		return err
 	}
 	if expect != nil {
-		now, err := fileDigest(s.path)
+		now, err := fileID(s.path)
 		if err != nil {
 			return err
 		}
@@ -155,6 +158,24 @@ func pruneByHash(dir, current string) {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
+}
+
+// fileID identifies the file at path — device, inode, size and
+// modification time, which a replacement through a rename changes — or is
+// "" when it does not exist.
+func fileID(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	id := fmt.Sprintf("size %d, modified %s", fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano))
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id = fmt.Sprintf("inode %d:%d, ", st.Dev, st.Ino) + id
+	}
+	return id, nil
 }
 
 // fileDigest returns "sha256:<hex>" of the file at path, or "" when it

@@ -60,7 +60,7 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 		}
 		pauseAt("sbom")
 	}
-	if base != nil && p.merge != "" && p.start != base.Digest && !w.exists(ByHashDir+"/"+strings.TrimPrefix(base.Digest, "sha256:")) {
+	if base != nil && p.merge != "" && !w.copyOf(base.Digest) {
 		var fetch []string
 		for _, v := range cat.versions {
 			for _, f := range []string{BuildInfoFile(v.Name, v.Version, v.Build), ProvenanceFile(v.Name, v.Version, v.Build), v.BOM} {
@@ -86,6 +86,17 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 		return err
 	}
 	return w.write(RepositoryBOMFile, data)
+}
+
+// copyOf reports whether the site directory is a copy of the site whose
+// index has digest: it has that index's by-hash copy, or its index.yaml is
+// that index.
+func (w *siteWriter) copyOf(digest string) bool {
+	if w.exists(ByHashDir + "/" + strings.TrimPrefix(digest, "sha256:")) {
+		return true
+	}
+	d, err := fileDigest(w.path(IndexFile))
+	return err == nil && d == digest
 }
 
 // readInfo returns the build info at rel in the site, nil when absent.
