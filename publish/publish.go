@@ -318,18 +318,26 @@ func (p *Publisher) checkRoot() ([]byte, error) {
 	if p.root == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(p.root)
+	_, data, err := LoadRoot(p.root, p.signers)
+	return data, err
+}
+
+// LoadRoot reads and parses the root of trust in file and checks that the
+// signers meet its index role (CheckIndexRole); it returns the root and
+// the file's bytes.
+func LoadRoot(file string, signers []index.Signer) (*index.Root, []byte, error) {
+	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := index.ParseRoot(data)
 	if err != nil {
-		return nil, fmt.Errorf("--root %s: %w", p.root, err)
+		return nil, nil, fmt.Errorf("root %s: %w", file, err)
 	}
-	if err := CheckIndexRole(r, p.root, p.signers); err != nil {
-		return nil, err
+	if err := CheckIndexRole(r, file, signers); err != nil {
+		return nil, nil, err
 	}
-	return data, nil
+	return r, data, nil
 }
 
 // copyRoot publishes the root of trust (data is its content): root.yaml

@@ -381,16 +381,9 @@ func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
 		}
 		return &index.Trust{IndexKeys: keys}, nil
 	}
-	b, err := os.ReadFile(f.mergeRoot)
+	root, _, err := publish.LoadRoot(f.mergeRoot, signers)
 	if err != nil {
-		return nil, err
-	}
-	root, err := index.ParseRoot(b)
-	if err != nil {
-		return nil, fmt.Errorf("--merge-root %s: %w", f.mergeRoot, err)
-	}
-	if err := publish.CheckIndexRole(root, f.mergeRoot, signers); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--merge-root: %w", err)
 	}
 	return &index.Trust{TrustedRoot: root}, nil
 }
