@@ -80,8 +80,7 @@ func (t *pauseAfterPush) Push(ctx context.Context, repo, tag string, img v1.Imag
 // checkSite checks what a subscriber could read from the site at this
 // instant: index.yaml verifies with the signature named by its digest,
 // every chart it pins is in the registry, and index.yaml.sig signs either
-// index.yaml or the index about to replace it (whose content-addressed
-// copy is already in by-hash/).
+// index.yaml or the index about to be renamed over it.
 func (f *fixture) checkSite(site, when string) {
 	f.t.Helper()
 	dir := filepath.Join(f.work, site)
@@ -106,14 +105,14 @@ func (f *fixture) checkSite(site, when string) {
 	if _, err := index.Verify(data, sig, trust, index.VerifyOptions{Now: time.Now()}); err == nil {
 		return
 	}
-	copies, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(ByHashDir), "*[0-9a-f]"))
+	copies, _ := filepath.Glob(filepath.Join(dir, ".index.yaml.tmp-*"))
 	for _, c := range copies {
 		next, _ := os.ReadFile(c)
 		if _, err := index.Verify(next, sig, trust, index.VerifyOptions{Now: time.Now()}); err == nil {
 			return
 		}
 	}
-	f.t.Errorf("%s: index.yaml.sig signs neither index.yaml nor a next index in by-hash/", when)
+	f.t.Errorf("%s: index.yaml.sig signs neither index.yaml nor the index about to replace it", when)
 }
 
 // TestPublishCrash kills a publish with SIGKILL at each phase, checks the

@@ -19,8 +19,8 @@ const (
 	RootDir  = "root"
 	// KeysDir holds the public keys that sign the index.
 	KeysDir = "keys"
-	// ByHashDir holds content-addressed copies of each index and, beside
-	// each, its signature (<hex>.sig).
+	// ByHashDir holds the signature of every index published, named by
+	// the index's sha256: <hex>.sig.
 	ByHashDir = "by-hash/sha256"
 	// ScanFile is the vulnerability report given with --scan-report.
 	ScanFile = "scan.json"
@@ -54,12 +54,9 @@ func KeyFile(keyid string) string { return KeysDir + "/" + keyid + ".pub" }
 // SingleKeyFile is the public key when one key signs the index.
 const SingleKeyFile = KeysDir + "/index.pub"
 
-// ByHashFile is the content-addressed copy of data.
-func ByHashFile(data []byte) string { return ByHashDir + "/" + hexDigest(data) }
-
 // ByHashSignatureFile is the signature file of the index whose bytes are
-// data: ByHashFile(data) + ".sig".
-func ByHashSignatureFile(data []byte) string { return ByHashFile(data) + ".sig" }
+// data: by-hash/sha256/<hex of its sha256>.sig.
+func ByHashSignatureFile(data []byte) string { return byHashSignatureOf(hexDigest(data)) }
 
 // byHashSignatureOf is ByHashSignatureFile of the data whose sha256 is hex.
 func byHashSignatureOf(hex string) string { return ByHashDir + "/" + hex + ".sig" }

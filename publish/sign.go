@@ -97,30 +97,22 @@ func (s *signed) discard() {
 	os.Remove(s.tmp)
 }
 
-// commit puts the signed index in place: first its content-addressed copy
-// and its signature by digest under by-hash/ beside it, then index.yaml.sig
-// and last index.yaml, each through a rename. With expect set, the index
+// commit puts the signed index in place: first its signature by digest,
+// by-hash/sha256/<hex>.sig beside it (kept for good: 89 bytes a publish,
+// so that a reader that fetched an earlier index.yaml still finds its
+// signature), then index.yaml.sig and last index.yaml, each through a
+// rename. The index itself is not copied under by-hash/: a Pages artifact
+// may not hold hard links, and a copy would double the site. With expect set, the index
 // at path must still have that digest ("" for none) when it is replaced:
 // a publish that raced another fails instead of overwriting what the other
 // signed. expect is a fileID.
 func (s *signed) commit(expect *string) error {
 	defer s.discard()
 	dir := filepath.Dir(s.path)
-	// The content-addressed copy is a hard link to the index (no second
-	// copy on disk or in a tar of the site), made before the rename.
-	byHash := filepath.Join(dir, filepath.FromSlash(ByHashDir+"/"+s.hex))
-	if err := os.MkdirAll(filepath.Dir(byHash), 0o755); err != nil {
-		return err
-	}
-	if err := os.Link(s.tmp, byHash); err != nil && !errors.Is(err, fs.ErrExist) {
-		if err := dist.WriteFile(byHash, s.data, 0o644); err != nil {
-			return err
-		}
-	}
-	pauseAt("by-hash")
 	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(byHashSignatureOf(s.hex))), s.sigData, 0o644); err != nil {
 		return err
 	}
+	pauseAt("by-hash")
 	if expect != nil {
 		now, err := fileID(s.path)
 		if err != nil {
@@ -141,23 +133,7 @@ func (s *signed) commit(expect *string) error {
 		return err
 	}
 	pauseAt("signature")
-	if err := os.Rename(s.tmp, s.path); err != nil {
-		return err
-	}
-	pruneByHash(filepath.Dir(byHash), filepath.Base(byHash))
-	return nil
-}
-
-// pruneByHash removes the content-addressed copies of earlier indexes from
-// dir, keeping current and every signature file (<hex>.sig, small): a
-// reader that fetched an earlier index.yaml still finds its signature.
-func pruneByHash(dir, current string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if n := e.Name(); n != current && len(n) == 64 && !e.IsDir() {
-			os.Remove(filepath.Join(dir, n))
-		}
-	}
+	return os.Rename(s.tmp, s.path)
 }
 
 // fileID identifies the file at path — device, inode, size and

@@ -27,7 +27,7 @@ const maxSidecarSize = 16 << 20
 // inlining them. A version published before keeps the files the site
 // already has: nothing is rewritten for it. Only when the base is another
 // site (WithMerge) and the site directory is not a copy of it (its
-// index.yaml is another, and it lacks the base index's by-hash copy) are
+// index.yaml is another, and it lacks the base index's signature by digest) are
 // the build info, provenance and SBOM files that the directory lacks
 // fetched from there, concurrently; a CI job that restores the previous
 // site first fetches nothing (see CONTRIBUTING.md).
@@ -89,10 +89,11 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 }
 
 // copyOf reports whether the site directory is a copy of the site whose
-// index has digest: it has that index's by-hash copy, or its index.yaml is
+// index has digest, or a later one: it has that index's signature by
+// digest (which only a publish of that index wrote), or its index.yaml is
 // that index.
 func (w *siteWriter) copyOf(digest string) bool {
-	if w.exists(ByHashDir + "/" + strings.TrimPrefix(digest, "sha256:")) {
+	if w.exists(byHashSignatureOf(strings.TrimPrefix(digest, "sha256:"))) {
 		return true
 	}
 	d, err := fileDigest(w.path(IndexFile))

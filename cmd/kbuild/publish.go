@@ -47,17 +47,27 @@ func newPublishCmd() *Command {
 parallel, pushes the charts (and copies the recipes' image sources) into the
 registry, merges the builds into the published index after verifying that
 index's signature, signs the new index and writes the site: index.yaml and
-index.yaml.sig, the public keys under keys/, root.yaml and root/N.yaml when
---root is given, content-addressed copies under by-hash/sha256/, SBOMs under
-sbom/, signed build provenance under provenance/ (also attached to each
-chart in the registry as an OCI referrer), and an HTML catalog.
+index.yaml.sig, the same signature under by-hash/sha256/<index sha256>.sig,
+the public keys under keys/, root.yaml and root/N.yaml when --root is given,
+SBOMs under sbom/ (sbom.cdx.json references one per version), signed build
+provenance under provenance/ (also attached to each chart in the registry as
+an OCI referrer), and an HTML catalog.
 
-Publishing is incremental and atomic: a recipe whose name@version build N is
-already published is not rebuilt ("up to date") unless --rebuild is given,
-and then its digests must equal the published ones. Everything is pushed and
-every other file is written before index.yaml.sig and index.yaml, which are
-replaced last through a rename; a publish that fails leaves the previous
-index in place and can be re-run.
+Only what this run pushed, or the verified base already had, is signed:
+other build records in the output directory are ignored with a warning, and
+every new chart's manifest is confirmed in the registry before signing. A
+recipe whose name@version build N is published is not rebuilt ("up to
+date") unless --rebuild is given, and then its digests must equal the
+published ones; a withdrawn one ('kbuild repo withdraw') is skipped. With
+nothing new the base is re-signed with a fresh expiry.
+
+Publishing is incremental: the files of versions published before are left
+as they are in --site, so --site must start as a copy of the published site
+(CI restores it; see CONTRIBUTING.md). It is atomic: everything is pushed
+and every other file written before index.yaml.sig and index.yaml, which
+are replaced last through renames; a publish that fails leaves the previous
+index in place and can be re-run. A second publish into the same --site
+fails while the first runs.
 
 The base index is --merge (a file or URL), verified with --merge-public-key
 or --merge-root; without --merge, an index already in --site is the base,
