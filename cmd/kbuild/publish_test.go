@@ -303,3 +303,25 @@ func TestPublishRoot(t *testing.T) {
 		t.Errorf("a refused publish wrote a site")
 	}
 }
+
+// TestPublishNothingNewNoDist is every push to main that changes no
+// recipe, on a fresh checkout: no dist/, everything published. publish
+// re-signs the published versions and exits 0.
+func TestPublishNothingNewNoDist(t *testing.T) {
+	work := t.TempDir()
+	key := filepath.Join(work, "index")
+	if r := kbuild(t, work, nil, "repo", "keygen", key); r.code != 0 {
+		t.Fatalf("keygen: %s", r)
+	}
+	if r := kbuild(t, work, nil, "publish", "--sign-key", key+".key"); r.code != 0 {
+		t.Fatalf("publish: %s", r)
+	}
+	os.RemoveAll(filepath.Join(work, "dist"))
+	r := kbuild(t, work, nil, "publish", "--sign-key", key+".key")
+	if r.code != 0 || strings.Count(r.stdout, ": up to date (") != 3 || !strings.Contains(r.stdout, "wrote _site/index.yaml: 3 packages, 3 versions") {
+		t.Fatalf("publish with nothing new and no dist/: %s", r)
+	}
+	if r := kbuild(t, work, nil, "repo", "verify", "_site/index.yaml", "--public-key", key+".pub"); r.code != 0 {
+		t.Fatalf("verify: %s", r)
+	}
+}
