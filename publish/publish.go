@@ -62,6 +62,12 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if err != nil {
 		return nil, err
 	}
+	if base != nil && p.generated.Before(base.Verified.Generated) {
+		// The base was re-signed later than this run's SOURCE_DATE_EPOCH
+		// (by 'repo withdraw', say): generated must not go back, or
+		// subscribers would refuse the index as a rollback.
+		p.generated = base.Verified.Generated
+	}
 
 	dirs, err := builder.FindRecipes([]string{recipesDir})
 	if err != nil {

@@ -493,3 +493,30 @@ func TestCommitCompareAndSwap(t *testing.T) {
 		t.Errorf("temporary files left: %v", tmps)
 	}
 }
+
+// TestPublishAfterWithdrawKeepsTime: a withdrawal re-signs the index at
+// now; a publish at an earlier SOURCE_DATE_EPOCH then keeps the base's
+// generated time instead of going back (a rollback to subscribers).
+func TestPublishAfterWithdrawKeepsTime(t *testing.T) {
+	f := newFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	f.recipe("beta", "1.0.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	later := f.epoch.Add(30 * time.Minute)
+	p, err := New(WithSite(filepath.Join(f.work, "site")), WithSigners(f.key), WithGenerated(later))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Withdraw(context.Background(), "beta", "1.0.0", 1, "bad"); err != nil {
+		t.Fatal(err)
+	}
+	f.recipe("gamma", "1.0.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatalf("publish at the earlier epoch after a withdrawal: %v", err)
+	}
+	if x := f.verified("site"); !x.Generated.Equal(later) || len(versionsOf(x)) != 2 {
+		t.Errorf("generated %s (want %s), versions %v", x.Generated, later, versionsOf(x))
+	}
+}
