@@ -363,4 +363,3 @@ func TestParseImageRef(t *testing.T) {
 		}
 	}
 }
-

@@ -47,7 +47,6 @@ func (b *Build) String() string {
 	return fmt.Sprintf("%s@%s build %d", b.Name, b.Spec.Version, b.Spec.Build)
 }
 
-
 // key returns "<name>-<version>-<build>", the base of the build's file
 // names.
 func (b *Build) key() string {
