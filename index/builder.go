@@ -163,15 +163,36 @@ func (b *Builder) AddBase(base *Verified) error {
 // over an index of 100,000 versions does not hold it twice. On error the
 // Builder may hold part of the base: Reset it or drop it.
 func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions) (*Verified, error) {
+	return b.AddVerifiedFunc(indexBytes, sigBytes, trust, opts, nil)
+}
+
+// AddVerifiedFunc is AddVerified that also gives each package of the base
+// to each (when not nil) as it is added, possibly from several goroutines
+// at once: a caller that needs something of every package (a catalog)
+// takes it then instead of reading the index again. In compact mode the
+// package must not be referenced after each returns.
+func (b *Builder) AddVerifiedFunc(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each func(name string, p *IndexPackage) error) (*Verified, error) {
 	if !b.compact {
 		v, err := Verify(indexBytes, sigBytes, trust, opts)
 		if err != nil {
 			return nil, err
 		}
+		if each != nil {
+			for name, p := range v.all.Packages {
+				if err := each(name, p); err != nil {
+					return nil, err
+				}
+			}
+		}
 		return v, b.AddBase(v)
 	}
 	opts.DiscardIndex = true
 	v, err := verify(indexBytes, sigBytes, trust, opts, func(name string, p *IndexPackage) error {
+		if each != nil {
+			if err := each(name, p); err != nil {
+				return err
+			}
+		}
 		bvs := make([]*builtVersion, len(p.Versions))
 		for i := range p.Versions {
 			bvs[i] = &builtVersion{v: p.Versions[i]}

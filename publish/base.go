@@ -33,7 +33,10 @@ var ErrNoBase = errors.New("no published index")
 // index gives a nil Base when allowNew, else an error wrapping ErrNoBase.
 // This is the one path by which publish, repo index and repo withdraw read
 // what they extend: nothing unverified is ever re-signed.
-func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool, b *index.Builder, opts ...fetchsite.Option) (*Base, error) {
+//
+// each, when not nil, is given every package of the base as it is added
+// (see index.Builder.AddVerifiedFunc).
+func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool, b *index.Builder, each func(string, *index.IndexPackage) error, opts ...fetchsite.Option) (*Base, error) {
 	// The index's digest names its signature; it is computed once.
 	var hexSum string
 	site, err := fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(func(b []byte) string {
@@ -63,7 +66,7 @@ func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool
 			return nil, fmt.Errorf("the published index %s: %w", loc, err)
 		}
 	}
-	v, err := b.AddVerified(data, sig, trust, index.VerifyOptions{Now: time.Now(), AllowExpired: true})
+	v, err := b.AddVerifiedFunc(data, sig, trust, index.VerifyOptions{Now: time.Now(), AllowExpired: true}, each)
 	var ve *index.VerificationError
 	if errors.As(err, &ve) {
 		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed: %w", loc, err)

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/sbom"
@@ -24,52 +26,101 @@ type catalogData struct {
 	versions []sbom.VersionBOM
 }
 
-// readCatalog reads the signed index data. A package gets its page
-// rewritten when changed says so or the site has no page for it yet. The
-// returned index shares data, which must stay mapped while it is used.
-func readCatalog(data []byte, w *siteWriter, changed func(name string) bool) (*catalogData, error) {
-	c := &catalogData{counts: map[string]int{}}
-	var mu sync.Mutex
-	summaries := map[string]*index.IndexPackage{}
-	x, err := index.ParseIndexFunc(data, func(name string, p *index.IndexPackage) (bool, error) {
-		vs := make([]sbom.VersionBOM, len(p.Versions))
-		for i, v := range p.Versions {
-			vs[i] = sbom.VersionBOM{Name: strings.Clone(name), Version: strings.Clone(v.Version), Build: v.Build, Digest: strings.Clone(v.Digest), BOM: SBOMFile(name, v.Version, v.Build)}
-		}
-		full := changed(name) || !w.exists(site.PagePath(name))
-		var sum *index.IndexPackage
-		if !full {
-			// Only the newest version (versions are written newest
-			// first), copied: the package's memory is used again once it
-			// is dropped.
-			b, err := json.Marshal(p.Versions[0])
-			if err != nil {
-				return false, err
-			}
-			sum = &index.IndexPackage{Description: strings.Clone(p.Description), Home: strings.Clone(p.Home), Versions: make([]index.IndexVersion, 1)}
-			if err := json.Unmarshal(b, &sum.Versions[0]); err != nil {
-				return false, fmt.Errorf("package %s: %w", name, err)
-			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		c.versions = append(c.versions, vs...)
-		if full {
-			c.pages = append(c.pages, strings.Clone(name))
-		} else {
-			summaries[strings.Clone(name)] = sum
-			c.counts[strings.Clone(name)] = len(p.Versions)
-		}
-		return full, nil
-	})
+// collector gathers catalogData from packages as they are decoded: in
+// full those that keep(name) names or that have no page yet, of the others
+// only their newest version and how many they have.
+type collector struct {
+	w    *siteWriter
+	keep func(name string) bool
+	mu   sync.Mutex
+	c    *catalogData
+	full map[string]bool
+}
+
+func newCollector(w *siteWriter, keep func(string) bool) *collector {
+	return &collector{w: w, keep: keep, full: map[string]bool{},
+		c: &catalogData{idx: &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{}}, counts: map[string]int{}}}
+}
+
+// visit takes what the catalog needs of package name; p's memory may be
+// used again once it returns, so what is kept is copied.
+func (cl *collector) visit(name string, p *index.IndexPackage) error {
+	vs := make([]sbom.VersionBOM, len(p.Versions))
+	for i, v := range p.Versions {
+		vs[i] = sbom.VersionBOM{Name: strings.Clone(name), Version: strings.Clone(v.Version), Build: v.Build, Digest: strings.Clone(v.Digest), BOM: SBOMFile(name, v.Version, v.Build)}
+	}
+	full := cl.keep(name) || !cl.w.exists(site.PagePath(name))
+	kept := p.Versions
+	if !full {
+		kept = p.Versions[:1] // versions are written newest first
+	}
+	b, err := json.Marshal(kept)
 	if err != nil {
-		return nil, fmt.Errorf("the index just written does not parse back: %w", err)
+		return err
 	}
-	for name, sum := range summaries {
-		x.Packages[name] = sum
+	cp := &index.IndexPackage{Description: strings.Clone(p.Description), Home: strings.Clone(p.Home)}
+	if err := json.Unmarshal(b, &cp.Versions); err != nil {
+		return fmt.Errorf("package %s: %w", name, err)
 	}
-	for _, t := range x.Withdrawn {
-		if changed(t.Package) || !w.exists(site.PagePath(t.Package)) {
+	name = strings.Clone(name)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	cl.c.versions = append(cl.c.versions, vs...)
+	cl.c.idx.Packages[name] = cp
+	if full {
+		cl.full[name] = true
+	} else {
+		cl.c.counts[name] = len(p.Versions)
+	}
+	return nil
+}
+
+// addBuilt adds the versions this run built (not in the base) to the
+// packages they belong to, whose pages are rewritten.
+func (cl *collector) addBuilt(results []*builder.Result, inBase func(name, version string, build int) bool) error {
+	for _, r := range results {
+		if inBase(r.Name, r.Version, r.Build) {
+			continue
+		}
+		digest, err := r.Record.Spec.Digest()
+		if err != nil {
+			return err
+		}
+		pkg := cl.c.idx.Packages[r.Name]
+		if pkg == nil || !cl.full[r.Name] {
+			if pkg != nil {
+				return fmt.Errorf("package %s: its published versions were not kept for its page", r.Name)
+			}
+			pkg = &index.IndexPackage{}
+			cl.c.idx.Packages[r.Name] = pkg
+			cl.full[r.Name] = true
+		}
+		if d := r.Record.Metadata.Annotations[index.DescriptionAnnotation]; d != "" {
+			pkg.Description = d
+		}
+		if h := r.Record.Metadata.Annotations[index.HomeAnnotation]; h != "" {
+			pkg.Home = h
+		}
+		pkg.Versions = append(pkg.Versions, index.IndexVersion{Version: r.Version, Build: r.Build, Digest: digest, Spec: r.Record.Spec})
+		cl.c.versions = append(cl.c.versions, sbom.VersionBOM{Name: r.Name, Version: r.Version, Build: r.Build, Digest: digest, BOM: SBOMFile(r.Name, r.Version, r.Build)})
+	}
+	return nil
+}
+
+// done returns the catalog data of an index generated and expiring at the
+// times given, with the tombstones withdrawn; pages are rewritten for the
+// packages changed names and those without one.
+func (cl *collector) done(generated, expires time.Time, withdrawn []index.Withdrawal, changed func(string) bool) *catalogData {
+	c := cl.c
+	c.idx.APIVersion, c.idx.Kind, c.idx.Generated, c.idx.Expires = index.IndexAPIVersion, index.IndexKind, generated, expires
+	c.idx.Withdrawn = withdrawn
+	for name := range cl.full {
+		if changed(name) || !cl.w.exists(site.PagePath(name)) {
+			c.pages = append(c.pages, name)
+		}
+	}
+	for _, t := range withdrawn {
+		if changed(t.Package) || !cl.w.exists(site.PagePath(t.Package)) {
 			c.pages = append(c.pages, t.Package)
 		}
 	}
@@ -78,8 +129,21 @@ func readCatalog(data []byte, w *siteWriter, changed func(name string) bool) (*c
 	slices.SortFunc(c.versions, func(a, b sbom.VersionBOM) int {
 		return strings.Compare(dist.Key(a.Name, a.Version, a.Build), dist.Key(b.Name, b.Version, b.Build))
 	})
-	c.idx = x
-	return c, nil
+	return c
+}
+
+// readCatalog reads the catalog data of the signed index data, whose
+// pages are rewritten for the packages changed names (and those without
+// one).
+func readCatalog(data []byte, w *siteWriter, changed func(name string) bool) (*catalogData, error) {
+	cl := newCollector(w, changed)
+	x, err := index.ParseIndexFunc(data, func(name string, p *index.IndexPackage) (bool, error) {
+		return false, cl.visit(name, p)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the index just written does not parse back: %w", err)
+	}
+	return cl.done(x.Generated, x.Expires, slices.Clone(x.Withdrawn), changed), nil
 }
 
 // catalog writes index.html and the pages of the packages c names,

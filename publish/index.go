@@ -30,7 +30,7 @@ func (p *Publisher) Index(ctx context.Context, distDir, out string) (*Result, er
 	// with other content fails as soon as it is read.
 	b := index.NewBuilder(index.Compact())
 	if p.merge != "" {
-		base, err := LoadBase(ctx, p.merge, p.trust, p.allowNew, b, fetchsite.WithTimeout(p.timeout))
+		base, err := LoadBase(ctx, p.merge, p.trust, p.allowNew, b, nil, fetchsite.WithTimeout(p.timeout))
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +83,7 @@ func (p *Publisher) Withdraw(ctx context.Context, name, version string, build in
 	if ref == "" {
 		ref = indexPath
 	}
-	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, fetchsite.WithTimeout(p.timeout))
+	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, nil, fetchsite.WithTimeout(p.timeout))
 	if err != nil {
 		return nil, nil, err
 	}

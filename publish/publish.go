@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/recipe"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
@@ -57,8 +58,33 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 		return nil, err
 	}
 
+	// The recipes first: the catalog keeps the published versions of
+	// their packages in full while the base is read, in case they change.
+	dirs, err := builder.FindRecipes([]string{recipesDir})
+	if err != nil {
+		return nil, err
+	}
+	type recipeAt struct {
+		dir string
+		r   *recipe.Recipe
+	}
+	var recipes []recipeAt
+	names := map[string]bool{}
+	for _, d := range dirs {
+		l, err := p.builder.Load(d)
+		if err != nil {
+			return nil, err
+		}
+		recipes = append(recipes, recipeAt{d, l.Recipe})
+		if l.Recipe != nil {
+			names[l.Recipe.Metadata.Name] = true
+		}
+	}
+	w := &siteWriter{dir: p.site, written: map[string]bool{}}
+	cl := newCollector(w, func(name string) bool { return names[name] })
+
 	b := index.NewBuilder(index.Compact())
-	base, err := p.loadBase(ctx, b)
+	base, err := p.loadBase(ctx, b, cl.visit)
 	if err != nil {
 		return nil, err
 	}
@@ -69,17 +95,10 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 		p.generated = base.Verified.Generated
 	}
 
-	dirs, err := builder.FindRecipes([]string{recipesDir})
-	if err != nil {
-		return nil, err
-	}
 	var todo []string
-	for _, d := range dirs {
-		l, err := p.builder.Load(d)
-		if err != nil {
-			return nil, err
-		}
-		if r := l.Recipe; r != nil && !p.rebuild {
+	for _, ra := range recipes {
+		d := ra.dir
+		if r := ra.r; r != nil && !p.rebuild {
 			v := strings.TrimPrefix(r.Spec.Version, "v")
 			if t := b.Withdrawn(r.Metadata.Name, v, r.Spec.Build); t != nil {
 				p.printf("%s: withdrawn (%s %s build %d: %s); not built", p.display(d), r.Metadata.Name, v, r.Spec.Build, t.Reason)
@@ -104,7 +123,6 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 			return nil, err
 		}
 	}
-	w := &siteWriter{dir: p.site, written: map[string]bool{}}
 	if err := p.provenance(ctx, w, results); err != nil {
 		return nil, err
 	}
@@ -113,8 +131,13 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	}
 	pauseAt("pushed")
 	records := make([]string, len(results))
+	inBase := map[string]bool{}
 	for i, r := range results {
 		records[i] = r.RecordFile
+		inBase[dist.Key(r.Name, r.Version, r.Build)] = b.Has(r.Name, r.Version, r.Build)
+	}
+	if err := cl.addBuilt(results, func(name, version string, build int) bool { return inBase[dist.Key(name, version, build)] }); err != nil {
+		return nil, err
 	}
 	if err := distindex.AddRecords(b, records); err != nil {
 		return nil, err
@@ -124,7 +147,8 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	}
 
 	pkgs, versions := b.Counts()
-	s, err := prepareSigned(indexPath, b, p.generated, p.expiry(true), p.signers)
+	expires := p.expiry(true)
+	s, err := prepareSigned(indexPath, b, p.generated, expires, p.signers)
 	if err != nil {
 		return nil, err
 	}
@@ -138,10 +162,11 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	for _, r := range results {
 		built[r.Name] = true
 	}
-	cat, err := readCatalog(s.data, w, func(name string) bool { return built[name] })
-	if err != nil {
-		return nil, err
+	var withdrawn []index.Withdrawal
+	if base != nil {
+		withdrawn = base.Verified.Withdrawn
 	}
+	cat := cl.done(p.generated, expires, withdrawn, func(name string) bool { return built[name] })
 	if err := p.supplyChain(ctx, w, cat, results, base); err != nil {
 		return nil, err
 	}
@@ -178,12 +203,12 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 
 // loadBase verifies the base into b: WithMerge's, or the index in the
 // site, verified with the signing keys (a site without one starts anew).
-func (p *Publisher) loadBase(ctx context.Context, b *index.Builder) (*Base, error) {
+func (p *Publisher) loadBase(ctx context.Context, b *index.Builder, each func(string, *index.IndexPackage) error) (*Base, error) {
 	ref, allowNew := p.merge, p.allowNew
 	if ref == "" {
 		ref, allowNew = filepath.Join(p.site, IndexFile), true
 	}
-	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, fetchsite.WithTimeout(p.timeout))
+	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, each, fetchsite.WithTimeout(p.timeout))
 	if err != nil {
 		return nil, err
 	}

@@ -520,3 +520,44 @@ func TestPublishAfterWithdrawKeepsTime(t *testing.T) {
 		t.Errorf("generated %s (want %s), versions %v", x.Generated, later, versionsOf(x))
 	}
 }
+
+// TestIncrementalCatalog: the catalog a publish writes from summaries of
+// the packages it did not change (index.html) and from the published
+// versions it kept of those it did equals the catalog written from the
+// whole index into an empty site.
+func TestIncrementalCatalog(t *testing.T) {
+	f := newFixture(t)
+	fixed := time.Now().UTC().Truncate(time.Second)
+	now = func() time.Time { return fixed }
+	defer func() { now = time.Now }()
+	f.recipe("alpha", "1.0.0", 1)
+	f.recipe("beta", "1.0.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	f.recipe("beta", "1.1.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	// beta, now of two versions, leaves the recipes directory: the next
+	// publish only summarizes it.
+	os.RemoveAll(filepath.Join(f.work, "recipes", "beta"))
+	f.recipe("alpha", "1.1.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	trust := &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}}
+	if _, err := f.publish("fresh", nil, WithMerge(filepath.Join(f.work, "site", IndexFile), trust, false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{"index.html", "packages/alpha.html", IndexFile, RepositoryBOMFile} {
+		got, _ := os.ReadFile(filepath.Join(f.work, "site", file))
+		want, err := os.ReadFile(filepath.Join(f.work, "fresh", file))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s of the incremental publish differs from the one written from the whole index (%v)", file, err)
+		}
+	}
+	if page, _ := os.ReadFile(filepath.Join(f.work, "site", "index.html")); !strings.Contains(string(page), "beta") {
+		t.Error("index.html lost the package it only summarized")
+	}
+}

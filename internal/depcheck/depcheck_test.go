@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"internal/chartpin":  {"index"},
 	"internal/ociserve":  {},
 	"internal/review":    {"builder", "builder/recipe", "index", "internal/fetchsite"},
-	"publish":            {"builder", "index", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
+	"publish":            {"builder", "builder/recipe", "index", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
 	"internal/testenv":   {},
 	"index":              {},
 	"examples":           {},
