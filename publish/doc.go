@@ -11,13 +11,14 @@
 // layout of a site — which file is where — is named here once (Layout),
 // for what writes a site and what reads one.
 //
-// What a reader sees while a publish runs: every file but index.yaml and
-// index.yaml.sig is new or unchanged (nothing is removed), and the
-// signature of each index is first written as by-hash/sha256/<hex>.sig,
-// named by the sha256 of the index it signs, before index.yaml.sig and
-// then index.yaml are renamed into place. A reader that fetches index.yaml
-// and then its signature by the index's digest always gets a matching
-// pair; a reader of index.yaml.sig may, for the instant between the two
-// renames, get the new signature with the old index (it then fails
-// verification and should retry).
+// What a reader sees while a publish runs: files are added or replaced,
+// each whole (a temporary file and a rename), and none is removed; the
+// catalog pages may show new versions a moment before index.yaml lists
+// them. The signature of the new index is first written as
+// by-hash/sha256/<hex>.sig, named by the sha256 of the index it signs,
+// then index.yaml.sig, then index.yaml is renamed into place. A reader that
+// fetches index.yaml and then the signature named by its digest (Open,
+// ReadIndex, LoadBase do) always gets a matching pair; a reader of
+// index.yaml.sig may, in the instant between the two renames, get the new
+// signature with the old index: it fails verification and should retry.
 package publish
