@@ -29,7 +29,8 @@ func TestWithdrawnFormat(t *testing.T) {
 		if _, err := b.Withdraw("kubevirt", "1.9.0", 4, "breaks upgrades: see 'issue #7'", at); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.Withdraw("cdi", "1.66.1", 1, "bad image", at); err != nil {
+		long := "the operator image of this build crash-loops on clusters with more than one hundred nodes; use 1.66.2 build 1, see \"issue 12\""
+		if _, err := b.Withdraw("cdi", "1.66.1", 1, long, at); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.Withdraw("cdi", "1.66.1", 1, "again", at); err == nil {
