@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -84,11 +85,25 @@ func NewRegistryTarget(url string, plainHTTP bool, ropts ...RegistryOption) (*Re
 	if _, err := name.NewRepository(base+"/x", opts...); err != nil {
 		return nil, fmt.Errorf("registry %q: %w", url, err)
 	}
-	t := &RegistryTarget{base: base, plainHTTP: plainHTTP, keychain: authn.DefaultKeychain, transport: remote.DefaultTransport}
+	t := &RegistryTarget{base: base, plainHTTP: plainHTTP, keychain: authn.DefaultKeychain}
+	t.SetTimeout(DefaultRegistryTimeout)
 	for _, o := range ropts {
 		o(t)
 	}
 	return t, nil
+}
+
+// DefaultRegistryTimeout bounds how long a registry may take to start
+// answering one request.
+const DefaultRegistryTimeout = 60 * time.Second
+
+// SetTimeout sets how long the registry may take to start answering each
+// request (its response headers): a registry that stalls fails the request,
+// which go-containerregistry retries a bounded number of times.
+func (r *RegistryTarget) SetTimeout(d time.Duration) {
+	t := remote.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = d
+	r.transport = t
 }
 
 func (r *RegistryTarget) tag(repo, tag string) (name.Tag, error) {

@@ -18,9 +18,10 @@ import (
 type Builder struct {
 	compact bool
 
-	mu       sync.Mutex
-	pkgs     map[string]*builtPkg
-	baseTime time.Time // generated time of the base, if any
+	mu        sync.Mutex
+	pkgs      map[string]*builtPkg
+	withdrawn map[withdrawnKey]*Withdrawal
+	baseTime  time.Time // generated time of the base, if any
 
 	moves     map[string]string // Relocate
 	moveOrder []string
@@ -101,6 +102,10 @@ func (b *Builder) Add(origin string, rec *PackageSource, sigs []Signature) error
 	// A version already added (published in the base, typically) is only
 	// compared, not written again.
 	b.mu.Lock()
+	if t := b.withdrawn[withdrawnKey{name, bv.v.Version, bv.v.Build}]; t != nil {
+		b.mu.Unlock()
+		return &WithdrawnError{Origin: origin, Withdrawal: *t}
+	}
 	if p := b.pkgs[name]; p != nil {
 		if old := p.versions[versionKey{bv.v.Version, bv.v.Build}]; old != nil {
 			defer b.mu.Unlock()
@@ -155,6 +160,9 @@ func (b *Builder) AddBase(base *Verified) error {
 	}
 	b.mu.Lock()
 	b.baseTime = x.Generated
+	for _, t := range base.Withdrawn {
+		b.addWithdrawn(&t)
+	}
 	b.mu.Unlock()
 	return nil
 }
@@ -166,15 +174,36 @@ func (b *Builder) AddBase(base *Verified) error {
 // over an index of 100,000 versions does not hold it twice. On error the
 // Builder may hold part of the base: Reset it or drop it.
 func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions) (*Verified, error) {
+	return b.AddVerifiedFunc(indexBytes, sigBytes, trust, opts, nil)
+}
+
+// AddVerifiedFunc is AddVerified that also gives each package of the base
+// to each (when not nil) as it is added, possibly from several goroutines
+// at once: a caller that needs something of every package (a catalog)
+// takes it then instead of reading the index again. In compact mode the
+// package must not be referenced after each returns.
+func (b *Builder) AddVerifiedFunc(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each func(name string, p *IndexPackage) error) (*Verified, error) {
 	if !b.compact {
 		v, err := Verify(indexBytes, sigBytes, trust, opts)
 		if err != nil {
 			return nil, err
 		}
+		if each != nil {
+			for name, p := range v.all.Packages {
+				if err := each(name, p); err != nil {
+					return nil, err
+				}
+			}
+		}
 		return v, b.AddBase(v)
 	}
 	opts.DiscardIndex = true
 	v, err := verify(indexBytes, sigBytes, trust, opts, func(name string, p *IndexPackage) error {
+		if each != nil {
+			if err := each(name, p); err != nil {
+				return err
+			}
+		}
 		bvs := make([]*builtVersion, len(p.Versions))
 		for i := range p.Versions {
 			bvs[i] = &builtVersion{v: p.Versions[i]}
@@ -205,6 +234,9 @@ func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts Ve
 	}
 	b.mu.Lock()
 	b.baseTime = v.Generated
+	for _, t := range v.Withdrawn {
+		b.addWithdrawn(&t)
+	}
 	b.mu.Unlock()
 	return v, nil
 }
@@ -337,7 +369,16 @@ func (b *Builder) merge(name string, old, bv *builtVersion) error {
 func (b *Builder) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.pkgs, b.baseTime = map[string]*builtPkg{}, time.Time{}
+	b.pkgs, b.withdrawn, b.baseTime = map[string]*builtPkg{}, nil, time.Time{}
+}
+
+// Has reports whether version and build of package name has been added
+// (from the base or a record).
+func (b *Builder) Has(name, version string, build int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.pkgs[name]
+	return p != nil && p.versions[versionKey{version, build}] != nil
 }
 
 // Counts returns the number of packages and versions added.
@@ -407,6 +448,9 @@ func (b *Builder) Index(generated time.Time) (*RepositoryIndex, error) {
 			p.Versions[i] = bv.v
 		}
 		x.Packages[name] = p
+	}
+	if len(b.withdrawn) > 0 {
+		x.Withdrawn = b.withdrawals()
 	}
 	return x, nil
 }
@@ -485,10 +529,17 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 	names, vs, meta := b.sorted()
 	head := &ywriter{}
 	writeHead(head, IndexAPIVersion, IndexKind, generated, expires)
+	tail := &ywriter{}
+	if err := writeWithdrawn(tail, b.withdrawals()); err != nil {
+		return err
+	}
 	if len(names) == 0 {
 		head.empty("{}")
-		size(len(head.b))
-		return write(head.b)
+		size(len(head.b) + len(tail.b))
+		if err := write(head.b); err != nil {
+			return err
+		}
+		return write(tail.b)
 	}
 	head.newline()
 	// Each package's lines before its versions, and each version's
@@ -518,7 +569,7 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 			}
 		}
 	}
-	size(total)
+	size(total + len(tail.b))
 	if err := write(head.b); err != nil {
 		return err
 	}
@@ -534,7 +585,7 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 			}
 		}
 	}
-	return nil
+	return write(tail.b)
 }
 
 // parallel runs f(0) … f(n-1) on GOMAXPROCS goroutines and returns the

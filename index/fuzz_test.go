@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ func FuzzParseIndex(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: kubepkg.dev/v1alpha1\nkind: RepositoryIndex\ngenerated: \"2026-10-10T12:00:00Z\"\npackages: {}\n"))
 	f.Add([]byte("a: &a [*a, *a]\nb: &b [*a, *a]\n"))
+	f.Add([]byte("apiVersion: kubepkg.dev/v1alpha1\nkind: RepositoryIndex\ngenerated: \"2026-10-10T12:00:00Z\"\npackages: {}\nwithdrawn:\n- build: 1\n  digest: sha256:" + strings.Repeat("a", 64) + "\n  package: x\n  reason: 'bad: see #7'\n  version: 1.0.0\n  withdrawn: \"2026-10-11T12:00:00Z\"\n"))
 	f.Add([]byte("packages:\n  x:\n    versions:\n    - spec:\n        images: ['a', \"b\\u0041\", c]\n        version: |-\n          x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		x, err := ParseIndex(data)

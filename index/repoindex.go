@@ -44,6 +44,9 @@ type RepositoryIndex struct {
 	// Expires, when set, is when subscribers stop accepting the index.
 	Expires  time.Time                `json:"expires,omitzero"`
 	Packages map[string]*IndexPackage `json:"packages"`
+	// Withdrawn are the versions taken out of the index, sorted by
+	// package, version and build; none of them is among Packages.
+	Withdrawn []Withdrawal `json:"withdrawn,omitempty"`
 
 	// Unknown lists the fields read that kbuild's types do not have, in
 	// file order; versions whose spec has one are not in Packages.
@@ -230,6 +233,9 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		if err := writePackages(w, x, names); err != nil {
 			return nil, err
 		}
+		if err := writeWithdrawn(w, x.Withdrawn); err != nil {
+			return nil, err
+		}
 		return w.b, nil
 	}
 	// Write runs of packages in parallel, each from the start of a line,
@@ -261,13 +267,17 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		}
 		total += len(parts[p])
 	}
-	out := make([]byte, 0, total)
+	tail := &ywriter{}
+	if err := writeWithdrawn(tail, x.Withdrawn); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, total+len(tail.b))
 	out = append(out, w.b...)
 	for p := range parts {
 		out = append(out, parts[p]...)
 		parts[p] = nil
 	}
-	return out, nil
+	return append(out, tail.b...), nil
 }
 
 // writePackages writes the packages names of x, in that order.
@@ -421,6 +431,23 @@ func slowPart(v map[string]any, skip int) ([]byte, error) {
 // digests or signatures; Verify does.
 func ParseIndex(b []byte) (*RepositoryIndex, error) { return parseIndex(b, false, nil) }
 
+// ParseIndexFunc parses and checks index.yaml as ParseIndex does, giving
+// each package to visit as soon as it is decoded — possibly from several
+// goroutines at once — which says whether the returned index keeps it. A
+// package not kept must not be referenced after visit returns (its memory
+// is used again): copy what is needed. The index's strings share b, which
+// must not be modified or released while they are in use. It reads an
+// index of 100,000 versions keeping only what a caller needs of most
+// packages.
+func ParseIndexFunc(b []byte, visit func(name string, p *IndexPackage) (keep bool, err error)) (*RepositoryIndex, error) {
+	return parseIndex(b, true, func(name string, p *IndexPackage) (bool, error) {
+		if err := checkPackage(name, p); err != nil {
+			return false, err
+		}
+		return visit(name, p)
+	})
+}
+
 // visitor is called with each package as soon as it is decoded, possibly
 // from several goroutines at once; it checks the package and reports
 // whether to keep it in the index. A package not kept must not be
@@ -491,7 +518,7 @@ func (x *RepositoryIndex) check() error {
 	if !x.Expires.IsZero() && !x.Expires.After(x.Generated) {
 		return fmt.Errorf("index expires %s, not after it was generated (%s)", x.Expires.Format(time.RFC3339), x.Generated.Format(time.RFC3339))
 	}
-	return nil
+	return x.checkWithdrawn()
 }
 
 // checkPackage checks one package of an index as read: a DNS-1123 name,
@@ -543,6 +570,8 @@ func readIndex(r *yreader, x *RepositoryIndex, visit visitor) error {
 			x.Expires, err = r.readTime(k)
 		case "packages":
 			x.Packages, err = readPackagesParallel(r, visit)
+		case "withdrawn":
+			x.Withdrawn, err = readWithdrawn(r)
 		default:
 			err = r.unknown("index", k)
 		}

@@ -118,6 +118,8 @@ type Verified struct {
 	LeftOut []string
 	// State is what to record for the next verification.
 	State State
+	// Withdrawn are the index's tombstones (also in Index.Withdrawn).
+	Withdrawn []Withdrawal
 
 	all *RepositoryIndex // every version, for Merge
 }
@@ -268,6 +270,7 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 		res.State.Generated = x.Generated
 	}
 	res.Generated, res.Expires = x.Generated, x.Expires
+	res.Withdrawn = cloneWithdrawals(x.Withdrawn)
 
 	// 4. What a subscriber uses.
 	names := make([]string, 0, len(results))

@@ -363,10 +363,3 @@ func TestParseImageRef(t *testing.T) {
 		}
 	}
 }
-
-func TestBOMFile(t *testing.T) {
-	b := Build{Name: "kubevirt", Spec: index.PackageSpec{Version: "1.9.0", Build: 4}}
-	if got, want := b.BOMFile(), "sbom/kubevirt-1.9.0-4.cdx.json"; got != want {
-		t.Errorf("BOMFile() = %s, want %s", got, want)
-	}
-}

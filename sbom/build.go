@@ -47,14 +47,6 @@ func (b *Build) String() string {
 	return fmt.Sprintf("%s@%s build %d", b.Name, b.Spec.Version, b.Spec.Build)
 }
 
-// RepositoryBOMFile is where a published repository's BOM goes, beside
-// index.yaml.
-const RepositoryBOMFile = "sbom.cdx.json"
-
-// BOMFile returns where a build's BOM goes beside index.yaml:
-// "sbom/<name>-<version>-<build>.cdx.json".
-func (b *Build) BOMFile() string { return "sbom/" + b.key() + ".cdx.json" }
-
 // key returns "<name>-<version>-<build>", the base of the build's file
 // names.
 func (b *Build) key() string {

@@ -75,9 +75,29 @@ type packagePage struct {
 	// scheme is shown as text only.
 	HomeLink bool
 	Versions []versionView
+	// Withdrawn are the package's withdrawn versions, with the reason.
+	Withdrawn []withdrawnView
+	// Detailed is how many versions are shown in full; Older whether
+	// there are more.
+	Detailed int
+	Older    bool
+}
+
+// MaxDetailed is how many of a package's versions, newest first, its page
+// shows in full; the others are rows of its versions table. A page then
+// stays a few tens of KB however many versions a package has.
+const MaxDetailed = 10
+
+type withdrawnView struct {
+	Version      string
+	Build        int
+	Digest       string
+	Reason, Date string
 }
 
 type versionView struct {
+	// Detailed is whether the version is shown in full.
+	Detailed    bool
 	ID, Version string
 	Build       int
 	Digest      string
@@ -167,6 +187,9 @@ func newIndexPage(idx *index.RepositoryIndex, o *options) indexPage {
 			Description: pkg.Description,
 			Versions:    len(pkg.Versions),
 		}
+		if n, ok := o.counts[name]; ok {
+			row.Versions = n
+		}
 		if len(pkg.Versions) > 0 {
 			v := pkg.Versions[0]
 			row.Latest, row.Build = v.Version, v.Build
@@ -190,7 +213,19 @@ func newPackagePage(idx *index.RepositoryIndex, name string, o *options) package
 		HomeLink:    strings.HasPrefix(pkg.Home, "https://") || strings.HasPrefix(pkg.Home, "http://"),
 	}
 	for i, v := range pkg.Versions {
-		pp.Versions = append(pp.Versions, newVersionView(name, v, i == 0, o))
+		vv := versionView{ID: fmt.Sprintf("v%s-%d", v.Version, v.Build), Version: v.Version, Build: v.Build, Digest: v.Digest, Rollback: newRollback(v.Spec.Rollback)}
+		if i < MaxDetailed {
+			vv = newVersionView(name, v, i == 0, o)
+			vv.Detailed = true
+			pp.Detailed = i + 1
+		}
+		pp.Versions = append(pp.Versions, vv)
+	}
+	pp.Older = len(pkg.Versions) > MaxDetailed
+	for _, w := range idx.Withdrawn {
+		if w.Package == name {
+			pp.Withdrawn = append(pp.Withdrawn, withdrawnView{Version: w.Version, Build: w.Build, Digest: w.Digest, Reason: w.Reason, Date: w.Withdrawn.Format("2006-01-02")})
+		}
 	}
 	return pp
 }

@@ -25,6 +25,37 @@ type options struct {
 	publicKeys    []string
 	rootKeys      []string
 	rootThreshold int
+	pages         map[string]bool // nil: every package's page
+	counts        map[string]int
+}
+
+// WithPages limits the package pages Write writes to those of the packages
+// named (index.html still lists every package): a publish rewrites only
+// the pages of packages it changed, the others being in the site already.
+// It may be given more than once.
+func WithPages(names ...string) Option {
+	return func(o *options) {
+		if o.pages == nil {
+			o.pages = map[string]bool{}
+		}
+		for _, n := range names {
+			o.pages[n] = true
+		}
+	}
+}
+
+// WithVersionCounts gives the number of versions of packages whose index
+// entry holds only their newest version (a summary): index.html shows the
+// count given here instead of the versions present.
+func WithVersionCounts(counts map[string]int) Option {
+	return func(o *options) {
+		if o.counts == nil {
+			o.counts = map[string]int{}
+		}
+		for k, v := range counts {
+			o.counts[k] = v
+		}
+	}
 }
 
 // WithTitle sets the repository's name, shown in page titles and headers
@@ -100,13 +131,16 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"join": strings.Join,
 }).ParseFS(templateFS, "assets/*.html"))
 
+// PagePath is the path of package name's page, relative to the site root.
+func PagePath(name string) string { return "packages/" + name + ".html" }
+
 // Files returns the paths, relative to the site root and slash-separated,
 // that Write writes for idx: the same set for the same package names.
 func Files(idx *index.RepositoryIndex) []string {
 	files := []string{"index.html"}
 	files = append(files, staticFiles...)
 	for _, name := range sortedNames(idx) {
-		files = append(files, "packages/"+name+".html")
+		files = append(files, PagePath(name))
 	}
 	sort.Strings(files)
 	return files
@@ -140,11 +174,14 @@ func Write(dir string, idx *index.RepositoryIndex, opts ...Option) error {
 	}
 	files["index.html"] = bytes.Clone(buf.Bytes())
 	for _, name := range sortedNames(idx) {
+		if o.pages != nil && !o.pages[name] {
+			continue
+		}
 		buf.Reset()
 		if err := templates.ExecuteTemplate(&buf, "package.html", newPackagePage(idx, name, o)); err != nil {
 			return fmt.Errorf("site %s: package %s: %w", dir, name, err)
 		}
-		files["packages/"+name+".html"] = bytes.Clone(buf.Bytes())
+		files[PagePath(name)] = bytes.Clone(buf.Bytes())
 	}
 	for _, f := range staticFiles {
 		b, err := staticFS.ReadFile("assets/" + f)
@@ -154,6 +191,9 @@ func Write(dir string, idx *index.RepositoryIndex, opts ...Option) error {
 		files[f] = b
 	}
 	for _, f := range Files(idx) {
+		if files[f] == nil {
+			continue // a page not asked for (WithPages)
+		}
 		if err := writeFileAtomic(filepath.Join(dir, filepath.FromSlash(f)), files[f]); err != nil {
 			return fmt.Errorf("site %s: %w", dir, err)
 		}
@@ -203,6 +243,13 @@ func sortedCopy(idx *index.RepositoryIndex) *index.RepositoryIndex {
 			cp.Versions = slices.Clone(p.Versions)
 		}
 		c.Packages[name] = cp
+	}
+	// A package whose every version was withdrawn keeps its page, which
+	// says so.
+	for _, w := range idx.Withdrawn {
+		if c.Packages[w.Package] == nil {
+			c.Packages[w.Package] = &index.IndexPackage{}
+		}
 	}
 	c.SortVersions()
 	return &c

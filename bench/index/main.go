@@ -3,8 +3,10 @@
 // variants, components, RBAC, health checks and real-looking pinned images)
 // and their BuildInfo sidecars, then times `kbuild repo index` (read,
 // digest, write and sign) and `kbuild repo verify`, reporting wall time,
-// CPU time and peak RSS of each against the targets (index+sign ≤ 10 s,
-// verify ≤ 3 s, peak RSS ≤ 1 GiB) and the index size per version.
+// CPU time and peak RSS of each against the targets (index+sign ≤ 5 s,
+// verify ≤ 2 s, peak RSS ≤ 1 GiB), then kbuild publish over that index
+// (one new recipe and nothing new, the base in --site and behind --merge
+// URL; ≤ 15 s, ≤ 1 GiB, and the site ≤ 2.5 × index.yaml) and the index size per version.
 //
 //	go run ./bench/index                      # in a temporary directory
 //	go run ./bench/index -dir /tmp/kb -keep   # keep the records and site
@@ -20,10 +22,12 @@ import (
 	"crypto/rand"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,12 +43,13 @@ var (
 	packages = flag.Int("packages", 1000, "packages to generate")
 	versions = flag.Int("versions", 100, "versions per package")
 	kbuild   = flag.String("kbuild", "", "kbuild binary (default: built from ./cmd/kbuild)")
+	pub      = flag.Bool("publish", true, "also measure kbuild publish over the index")
 )
 
 // Targets on the reference machine (2 cores).
 const (
-	targetIndex  = 10 * time.Second
-	targetVerify = 3 * time.Second
+	targetIndex  = 5 * time.Second
+	targetVerify = 2 * time.Second
 	targetRSS    = 1 << 30
 )
 
@@ -136,6 +141,38 @@ func run() error {
 		fmt.Printf("%-12s wall %6.2fs (target %2.0fs)  cpu %6.2fs  peak RSS %5.0f MiB (target 1024)  %s\n",
 			r.m.name, r.m.wall.Seconds(), r.target.Seconds(), r.m.cpu.Seconds(), float64(r.m.maxRSS)/(1<<20), verdict)
 		fmt.Printf("             %s\n", strings.TrimSpace(r.m.stdout))
+	}
+	if *pub {
+		runs, err := benchPublish(bin, work, site, keyFile, pubFile, env)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			verdict := "(no target)"
+			if r.target > 0 {
+				verdict = "ok"
+				if r.m.wall > r.target || r.m.maxRSS > targetRSS {
+					verdict, ok = "MISSED", false
+				}
+			}
+			fmt.Printf("%-44s wall %6.2fs  cpu %6.2fs  peak RSS %5.0f MiB  requests %d  %s\n",
+				r.m.name, r.m.wall.Seconds(), r.m.cpu.Seconds(), float64(r.m.maxRSS)/(1<<20), r.requests, verdict)
+		}
+		sizes, total, err := siteSizes(site)
+		if err != nil {
+			return err
+		}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(sizes)) {
+			if sizes[k] > 1<<20 {
+				parts = append(parts, fmt.Sprintf("%s %.0f MB", k, float64(sizes[k])/1e6))
+			}
+		}
+		verdict := "ok"
+		if float64(total) > siteFactor*float64(fi.Size()) {
+			verdict, ok = "MISSED", false
+		}
+		fmt.Printf("site: %.0f MB = %.2f × index.yaml (target ≤ %.1f×), hard links once: %s  %s\n", float64(total)/1e6, float64(total)/float64(fi.Size()), siteFactor, strings.Join(parts, ", "), verdict)
 	}
 	if *keep {
 		fmt.Printf("kept %s\n", work)

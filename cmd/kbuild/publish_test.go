@@ -73,8 +73,8 @@ func TestPublishMainJob(t *testing.T) {
 	if want := "  publicKeys:\n    - |\n      " + strings.ReplaceAll(strings.TrimSpace(string(pub)), "\n", "\n      "); len(pub) == 0 || !strings.Contains(string(page), want) {
 		t.Errorf("index.html does not inline keys/index.pub in the Repository snippet (want %q)", want)
 	}
-	if byHash, _ := filepath.Glob(filepath.Join(work, "_site", "by-hash", "sha256", "*")); len(byHash) != 2 {
-		t.Errorf("by-hash holds %v, want the index and its signature", byHash)
+	if byHash, _ := filepath.Glob(filepath.Join(work, "_site", "by-hash", "sha256", "*.sig")); len(byHash) != 1 {
+		t.Errorf("by-hash holds %v, want the signature of the index by its digest", byHash)
 	}
 
 	addr, _, _ := startServe(t, work, "--site", "_site", "--layout", "dist/oci")
@@ -316,5 +316,27 @@ func TestPublishRoot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(work, "other")); err == nil {
 		t.Errorf("a refused publish wrote a site")
+	}
+}
+
+// TestPublishNothingNewNoDist is every push to main that changes no
+// recipe, on a fresh checkout: no dist/, everything published. publish
+// re-signs the published versions and exits 0.
+func TestPublishNothingNewNoDist(t *testing.T) {
+	work := t.TempDir()
+	key := filepath.Join(work, "index")
+	if r := kbuild(t, work, nil, "repo", "keygen", key); r.code != 0 {
+		t.Fatalf("keygen: %s", r)
+	}
+	if r := kbuild(t, work, nil, "publish", "--sign-key", key+".key"); r.code != 0 {
+		t.Fatalf("publish: %s", r)
+	}
+	os.RemoveAll(filepath.Join(work, "dist"))
+	r := kbuild(t, work, nil, "publish", "--sign-key", key+".key")
+	if r.code != 0 || strings.Count(r.stdout, ": up to date (") != 3 || !strings.Contains(r.stdout, "wrote _site/index.yaml: 3 packages, 3 versions") {
+		t.Fatalf("publish with nothing new and no dist/: %s", r)
+	}
+	if r := kbuild(t, work, nil, "repo", "verify", "_site/index.yaml", "--public-key", key+".pub"); r.code != 0 {
+		t.Fatalf("verify: %s", r)
 	}
 }

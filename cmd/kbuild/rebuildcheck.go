@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/publish"
 )
 
 func newRebuildCheckCmd() *Command {
@@ -58,18 +57,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			s, err := fetchsite.New(indexRef)
+			pub, err := publish.ReadIndex(ctx, indexRef, &index.Trust{IndexKeys: keys})
 			if err != nil {
 				return err
 			}
-			data, sig, err := s.Index(ctx)
-			if err != nil {
-				return err
-			}
-			v, err := index.Verify(data, sig, &index.Trust{IndexKeys: keys}, index.VerifyOptions{Now: time.Now()})
-			if err != nil {
-				return fmt.Errorf("%s: %w", s.Location(s.IndexName()), err)
-			}
+			v := pub.Verified
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
 				return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -23,6 +22,7 @@ import (
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -39,7 +39,7 @@ func newRepoCmd() *Command {
 package, with its spec digest), index.yaml.sig (ed25519 signatures of its
 exact bytes) and, with a root of trust, root.yaml and root/<N>.yaml (see
 'kbuild trust'). kubepkg clusters subscribe to the URL of index.yaml.`,
-		Subcommands: []*Command{newRepoKeygenCmd(), newRepoIndexCmd(), newRepoVerifyCmd()},
+		Subcommands: []*Command{newRepoKeygenCmd(), newRepoIndexCmd(), newRepoVerifyCmd(), newRepoWithdrawCmd()},
 	}
 }
 
@@ -371,71 +371,40 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		}
 	}
 	tuneGC(env)
-	// Versions are kept as their YAML: an index of 100,000 versions fits in
-	// a few hundred MB. The base comes first, so that a version built again
-	// with other content fails as soon as it is read.
-	b := index.NewBuilder(index.Compact(), index.Relocate(moves))
+	pin, err := chartPinner(env, f.plainHTTP)
+	if err != nil {
+		return err
+	}
+	opts := []publish.Option{publish.WithSigners(signers...), publish.WithGenerated(generated), publish.WithTimeout(f.mergeTimeo),
+		publish.WithOutput(env.Stdout, env.Stderr),
+		publish.WithRelocate(moves, f.plainHTTP), publish.WithChartPinner(pin)}
+	if !f.noExpiry {
+		opts = append(opts, publish.WithExpires(f.expires))
+	} else {
+		opts = append(opts, publish.WithExpires(0))
+	}
 	if f.merge != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
 			return err
 		}
-		if err := f.addBase(ctx, env, b, trust, now); err != nil {
-			return err
-		}
-		if err := checkRelocated(ctx, env, b, f.plainHTTP); err != nil {
-			return err
-		}
+		opts = append(opts, publish.WithMerge(f.merge, trust, f.allowNew))
 	}
-	pin, err := chartPinner(env, f.plainHTTP)
+	p, err := publish.New(opts...)
 	if err != nil {
 		return err
 	}
-	if err := distindex.AddPinning(ctx, b, args[0], pin); err != nil {
-		return err
-	}
-	pkgs, versions := b.Counts()
-	if len(signers) == 0 {
-		// As kubepkg repo index without --sign-key.
-		return writeUnsigned(env, f.out, b, generated, expires, pkgs, versions)
-	}
-	if err := writeSigned(f.out, b, generated, expires, signers); err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", f.out, pkgs, versions)
-	ids := make([]string, len(signers))
-	for i, s := range signers {
-		ids[i] = s.KeyID()
-	}
-	label := "keyid"
-	if len(ids) > 1 {
-		label = "keyids"
-	}
-	fmt.Fprintf(env.Stdout, "signed %s.sig (%s %s)\n", f.out, label, strings.Join(ids, ", "))
-	return nil
-}
-
-// writeUnsigned writes the index of b to path (through a temporary file
-// and a rename) or, for "-", to stdout, with no signature: kubepkg
-// subscribers accept it only with allowUnsigned. A signature left beside
-// path from an earlier index would not match; it is removed.
-func writeUnsigned(env *Env, path string, b *index.Builder, generated, expires time.Time, pkgs, versions int) error {
-	data, err := b.Marshal(generated, expires)
+	res, err := p.Index(ctx, args[0], f.out)
 	if err != nil {
 		return err
 	}
-	if path == "-" {
-		_, err := env.Stdout.Write(data)
-		return err
+	if res.Unsigned {
+		if f.out != "-" {
+			fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", res.Index, res.Packages, res.Versions)
+		}
+		return nil
 	}
-	if err := dist.WriteFile(path, data, 0o644); err != nil {
-		return err
-	}
-	if err := os.Remove(path + ".sig"); err == nil {
-		fmt.Fprintf(env.Stderr, "removed %s.sig, which signed an earlier index\n", path)
-	}
-	fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", path, pkgs, versions)
-	fmt.Fprintf(env.Stderr, "warning: %s is not signed: kubepkg subscribers accept it only with allowUnsigned: true, and anyone who can change the file changes what they install; sign it with --sign-key FILE or --sign-key-env VAR\n", path)
+	printSigned(env, res, signers)
 	return nil
 }
 
@@ -472,22 +441,6 @@ func parseRelocate(vals []string) (map[string]string, error) {
 	return moves, nil
 }
 
-// checkRelocated pulls every chart --relocate moved from its new place and
-// checks its archive digest: a move only rewrites where subscribers look.
-func checkRelocated(ctx context.Context, env *Env, b *index.Builder, plainHTTP bool) error {
-	x := b.Relocated()
-	if x == nil {
-		return nil
-	}
-	n, bad := checkCharts(ctx, env, x, plainHTTP, 0)
-	if bad > 0 {
-		return fmt.Errorf("--relocate: %d of %d moved charts are not at their new place with their published digest; copy them there first (for example with crane cp or skopeo copy); nothing was written", bad, n)
-	}
-	_, versions := x.Counts()
-	fmt.Fprintf(env.Stderr, "relocated %d published versions; %d charts are at their new place with their published digests\n", versions, n)
-	return nil
-}
-
 // checkCharts pulls every chart x pins, checks its archive digest and
 // prints each one refused; it returns how many were checked and refused.
 func checkCharts(ctx context.Context, env *Env, x *index.RepositoryIndex, plainHTTP bool, timeout time.Duration) (checked, refused int) {
@@ -517,55 +470,6 @@ func verifyRecordCharts(ctx context.Context, env *Env, dir string, plainHTTP boo
 	return nil
 }
 
-// writeSigned writes the index of b to path and its signature to path.sig,
-// each through a temporary file and a rename, the signature first. The
-// index goes to its temporary file straight from b, whose memory is then
-// released, and is read back (mapped) to be signed: the versions and the
-// index are never in memory together.
-func writeSigned(path string, b *index.Builder, generated, expires time.Time, signers []index.Signer) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	w := bufio.NewWriterSize(f, 1<<20)
-	_, err = b.WriteTo(w, generated, expires)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	b.Reset() // nothing of it is needed any more
-	debug.FreeOSMemory()
-	data, err := fetchsite.ReadFile(tmp, index.MaxIndexSize)
-	if err != nil {
-		return err
-	}
-	sigData, err := signatureFile(data, signers)
-	if err != nil {
-		return err
-	}
-	if err := dist.WriteFile(path+".sig", sigData, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
 // mergeFlags name the published index a new one is merged over, and what
 // verifies it.
 type mergeFlags struct {
@@ -592,75 +496,106 @@ func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
 		}
 		return &index.Trust{IndexKeys: keys}, nil
 	}
-	b, err := os.ReadFile(f.mergeRoot)
+	root, _, err := publish.LoadRoot(f.mergeRoot, signers)
 	if err != nil {
-		return nil, err
-	}
-	root, err := index.ParseRoot(b)
-	if err != nil {
-		return nil, fmt.Errorf("--merge-root %s: %w", f.mergeRoot, err)
-	}
-	if err := checkIndexRole(root, f.mergeRoot, signers); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--merge-root: %w", err)
 	}
 	return &index.Trust{TrustedRoot: root}, nil
 }
 
-// checkIndexRole refuses signers that do not meet the index role of root
-// (read from file): subscribers would refuse what they sign.
-func checkIndexRole(root *index.Root, file string, signers []index.Signer) error {
-	role := root.Signed.Roles[index.RoleIndex]
-	n := 0
-	for _, s := range signers {
-		for _, id := range role.KeyIDs {
-			if s.KeyID() == id {
-				n++
-				break
-			}
-		}
-	}
-	if n < role.Threshold {
-		return fmt.Errorf("the signing keys include %d of the index role's keys in %s (version %d), which needs %d: subscribers would refuse the index; sign with the index keys the root lists",
-			n, file, root.Signed.Version, role.Threshold)
-	}
-	return nil
+// repoWithdrawFlags are the flags of repo withdraw.
+type repoWithdrawFlags struct {
+	site    string
+	build   int
+	reason  string
+	keys    signerFlags
+	expires time.Duration
+	mergeFlags
 }
 
-// addBase fetches the base index, verifies it and adds its versions to b;
-// a missing base is an error unless --allow-new.
-func (f *repoIndexFlags) addBase(ctx context.Context, env *Env, b *index.Builder, trust *index.Trust, now time.Time) error {
-	site, err := fetchsite.New(f.merge, fetchsite.WithTimeout(f.mergeTimeo))
-	if err != nil {
-		return err
+func newRepoWithdrawCmd() *Command {
+	f := &repoWithdrawFlags{}
+	return &Command{
+		Name:    "withdraw",
+		Usage:   "kbuild repo withdraw NAME@VERSION --build N --reason TEXT [--site DIR] --sign-key FILE",
+		Summary: "Take one published version out of the signed index, for good.",
+		Help: `withdraw removes NAME VERSION build N from the site's index.yaml and records a
+tombstone in its place (under "withdrawn:", with the spec digest, the date
+and TEXT), then re-signs the index with a fresh expiry and rewrites the
+catalog, which lists the withdrawn version with its reason. The same
+version and build can never be published again — publish skips the
+recipe, and 'repo index' and merges refuse it — so a bad version is fixed
+by raising spec.build in its recipe. Tombstones are kept by every later
+publish and travel through --merge.
+
+The index is verified first, with the signing keys (or --merge-public-key /
+--merge-root for an index elsewhere). The charts stay in the registry:
+clusters that installed the version keep running it, and subscribers'
+rollback protection is unaffected (the new index is newer). kubepkg
+clients ignore the "withdrawn:" key and simply no longer see the version.
+
+Examples:
+  # a chart of kubevirt 1.9.0 build 4 breaks upgrades
+  kbuild repo withdraw kubevirt@1.9.0 --build 4 --reason "breaks upgrades from 1.8 (issue 812)" \
+    --site _site --sign-key-env KBUILD_SIGN_KEY`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&f.site, "site", "_site", "site directory whose index.yaml is changed")
+			fs.IntVar(&f.build, "build", 0, "build number of the version to withdraw (required)")
+			fs.StringVar(&f.reason, "reason", "", "why, shown in the catalog: one line (required)")
+			f.keys.addFlags(fs, "the index")
+			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the new index")
+			f.mergeFlags.addFlags(fs)
+		},
+		Run: f.run,
 	}
-	loc := site.Location(site.IndexName())
-	data, sig, err := site.Index(ctx)
+}
+
+func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 || !strings.Contains(args[0], "@") {
+		return usagef("withdraw takes one NAME@VERSION")
+	}
+	pkg, ver, _ := strings.Cut(args[0], "@")
+	ver = strings.TrimPrefix(ver, "v")
 	switch {
-	case errors.Is(err, fetchsite.ErrNotFound) && !f.allowNew:
-		return fmt.Errorf("base index %s does not exist; pass --allow-new to start a new index (only for the first publication)", loc)
-	case errors.Is(err, fetchsite.ErrNotFound):
-		fmt.Fprintf(env.Stderr, "no base index at %s: starting a new index (--allow-new)\n", loc)
-		return nil
-	case err != nil:
-		return fmt.Errorf("base index: %w", err)
+	case f.build < 1:
+		return usagef("--build N is required: the build number of %s to withdraw", args[0])
+	case strings.TrimSpace(f.reason) == "":
+		return usagef("--reason TEXT is required: it is shown to users in the catalog")
+	case len(f.keys.files) == 0 && f.keys.env == "":
+		return usagef("withdraw needs the signing key: --sign-key FILE or --sign-key-env VAR")
+	case f.expires <= 0:
+		return usagef("--expires %s: a re-signed index must expire", f.expires)
 	}
-	defer fetchsite.Release(data) // the compact Builder keeps nothing of it
-	if trust.TrustedRoot != nil {
-		if err := site.Roots(ctx, trust, trust.TrustedRoot.Signed.Version); err != nil {
-			return fmt.Errorf("base index: %w", err)
-		}
-	}
-	v, err := b.AddVerified(data, sig, trust, index.VerifyOptions{Now: now, AllowExpired: true})
-	var ve *index.VerificationError
-	if errors.As(err, &ve) {
-		return fmt.Errorf("base index %s failed verification, refusing to merge and re-sign it: %w", loc, err)
-	}
+	signers, err := f.keys.signers(env)
 	if err != nil {
 		return err
 	}
-	for _, w := range v.Warnings {
-		fmt.Fprintf(env.Stderr, "warning: base index: %s\n", w)
+	generated, err := epochOrNow(env)
+	if err != nil {
+		return err
 	}
+	if now := time.Now().UTC().Truncate(time.Second); generated.Before(now) {
+		generated = now // a withdrawal is news: subscribers must see a newer index
+	}
+	opts := []publish.Option{publish.WithSite(f.site), publish.WithSigners(signers...), publish.WithGenerated(generated),
+		publish.WithExpires(f.expires), publish.WithOutput(env.Stdout, env.Stderr)}
+	if f.merge != "" {
+		trust, err := f.mergeTrust(signers)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, publish.WithMerge(f.merge, trust, false))
+	}
+	p, err := publish.New(opts...)
+	if err != nil {
+		return err
+	}
+	w, res, err := p.Withdraw(ctx, pkg, ver, f.build, f.reason)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "withdrew %s (digest %s): %s\n", w, w.Digest, w.Reason)
+	printSigned(env, res, signers)
 	return nil
 }
 
@@ -758,7 +693,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 			}
 		}
 	}
-	site, err := fetchsite.New(args[0], fetchsite.WithTimeout(f.timeout))
+	site, err := publish.Open(args[0], fetchsite.WithTimeout(f.timeout))
 	if err != nil {
 		return err
 	}
@@ -830,14 +765,4 @@ func expiresIn(t, now time.Time) string {
 	default:
 		return fmt.Sprintf("expires in %d minutes", int(d/time.Minute))
 	}
-}
-
-// signatureFile signs data with every signer and returns the content of
-// its .sig file.
-func signatureFile(data []byte, signers []index.Signer) ([]byte, error) {
-	sigs, err := index.Sign(data, signers...)
-	if err != nil {
-		return nil, err
-	}
-	return index.MarshalSignatures(sigs)
 }

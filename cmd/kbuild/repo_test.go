@@ -106,7 +106,7 @@ func TestRepoKeygen(t *testing.T) {
 }
 
 // site publishes dist with key into a new site directory and returns it.
-func publish(t *testing.T, distDir, out string, extra ...string) result {
+func repoIndex(t *testing.T, distDir, out string, extra ...string) result {
 	t.Helper()
 	return runInProcess(append([]string{"repo", "index", distDir, "-o", filepath.Join(out, "index.yaml")}, extra...)...)
 }
@@ -127,7 +127,7 @@ func TestRepoIndexAndVerify(t *testing.T) {
 	epoch := epochEnv(t, time.Hour)
 
 	site := filepath.Join(dir, "site")
-	r := publish(t, distDir, site, "--sign-key", key+".key")
+	r := repoIndex(t, distDir, site, "--sign-key", key+".key")
 	if r.code != 0 {
 		t.Fatal(r)
 	}
@@ -147,7 +147,7 @@ func TestRepoIndexAndVerify(t *testing.T) {
 	}
 	mustContain(t, "index.yaml", string(data), "version: '>=1.2 <2'", "    - build: 1\n")
 	// Same inputs, same bytes.
-	r = publish(t, distDir, filepath.Join(dir, "site2"), "--sign-key", key+".key")
+	r = repoIndex(t, distDir, filepath.Join(dir, "site2"), "--sign-key", key+".key")
 	again, _ := os.ReadFile(filepath.Join(dir, "site2", "index.yaml"))
 	if r.code != 0 || string(again) != string(data) {
 		t.Fatalf("a second run differs: %s", r)
@@ -164,12 +164,12 @@ func TestRepoIndexAndVerify(t *testing.T) {
 
 	// Two keys: the several-keys signature form and a threshold.
 	site3 := filepath.Join(dir, "site3")
-	if r := publish(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY"); r.code != 1 || !strings.Contains(r.stderr, "--sign-key-env SECOND_KEY: the variable is unset or empty") {
+	if r := repoIndex(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY"); r.code != 1 || !strings.Contains(r.stderr, "--sign-key-env SECOND_KEY: the variable is unset or empty") {
 		t.Fatalf("unset --sign-key-env: %s", r)
 	}
 	priv2, _ := os.ReadFile(key2 + ".key")
 	t.Setenv("SECOND_KEY", string(priv2))
-	r = publish(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY")
+	r = repoIndex(t, distDir, site3, "--sign-key", key+".key", "--sign-key-env", "SECOND_KEY")
 	if r.code != 0 || !strings.Contains(r.stdout, "(keyids ") || strings.Contains(r.stdout+r.stderr, "PRIVATE") {
 		t.Fatalf("two keys: %s", r)
 	}
@@ -205,17 +205,17 @@ func TestRepoIndexFlags(t *testing.T) {
 		{"allow-new without merge", []string{"--sign-key", key + ".key", "--allow-new"}, 2, "need --merge"},
 		{"public key to sign", []string{"--sign-key", key + ".pub"}, 1, `PEM block is "PUBLIC KEY", want "PRIVATE KEY"`},
 	} {
-		r := publish(t, distDir, site, tc.args...)
+		r := repoIndex(t, distDir, site, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%s: %s\nwant exit %d and %q", tc.name, r, tc.code, tc.want)
 		}
 	}
 	// An epoch so old that the index would be born expired.
 	t.Setenv("SOURCE_DATE_EPOCH", "1000000000")
-	if r := publish(t, distDir, site, "--sign-key", key+".key"); r.code != 1 || !strings.Contains(r.stderr, "which is past") {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 1 || !strings.Contains(r.stderr, "which is past") {
 		t.Errorf("expired at birth: %s", r)
 	}
-	if r := publish(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 0 {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 0 {
 		t.Errorf("--no-expiry: %s", r)
 	}
 	data, _ := os.ReadFile(filepath.Join(site, "index.yaml"))
@@ -226,7 +226,7 @@ func TestRepoIndexFlags(t *testing.T) {
 	rec, _ := os.ReadFile(filepath.Join(distDir, "kubevirt-1.9.0-4.yaml"))
 	bad := strings.Replace(string(rec), "    - chart:", "    - path: charts/operator\n      chart:", 1)
 	os.WriteFile(filepath.Join(distDir, "kubevirt-1.9.0-4.yaml"), []byte(bad), 0o644)
-	if r := publish(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 1 || !strings.Contains(r.stderr, `kubevirt-1.9.0-4.yaml: kubevirt 1.9.0 build 4: variant "default" component "operator" uses path "charts/operator"`) {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 1 || !strings.Contains(r.stderr, `kubevirt-1.9.0-4.yaml: kubevirt 1.9.0 build 4: variant "default" component "operator" uses path "charts/operator"`) {
 		t.Errorf("path component: %s", r)
 	}
 }
@@ -242,10 +242,10 @@ func TestRepoIndexUnsigned(t *testing.T) {
 	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", hexDigest([]byte("c")))
 	epochEnv(t, time.Hour)
 	site := filepath.Join(dir, "site")
-	if r := publish(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
-	r := publish(t, distDir, site)
+	r := repoIndex(t, distDir, site)
 	if r.code != 0 || !strings.Contains(r.stderr, "removed "+filepath.Join(site, "index.yaml")+".sig") {
 		t.Fatalf("unsigned over a signed index: %s", r)
 	}
@@ -263,7 +263,7 @@ func TestRepoIndexUnsigned(t *testing.T) {
 	if _, err := index.ParseIndex([]byte(out.stdout)); err != nil {
 		t.Errorf("-o - wrote no index: %v", err)
 	}
-	if r := publish(t, distDir, site, "--merge", site, "--merge-public-key", key+".pub", "--relocate", "r=s"); r.code != 2 || !strings.Contains(r.stderr, "want oci://OLD=oci://NEW") {
+	if r := repoIndex(t, distDir, site, "--merge", site, "--merge-public-key", key+".pub", "--relocate", "r=s"); r.code != 2 || !strings.Contains(r.stderr, "want oci://OLD=oci://NEW") {
 		t.Errorf("--relocate without oci://: %s", r)
 	}
 }
@@ -278,11 +278,11 @@ func TestRepoIndexMerge(t *testing.T) {
 	writeRecord(t, dist1, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", chart)
 	epochEnv(t, 2*time.Hour)
 	base := filepath.Join(dir, "base")
-	if r := publish(t, dist1, base, "--sign-key", key+".key"); r.code != 0 {
+	if r := repoIndex(t, dist1, base, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	strangerBase := filepath.Join(dir, "stranger-base")
-	if r := publish(t, dist1, strangerBase, "--sign-key", stranger+".key"); r.code != 0 {
+	if r := repoIndex(t, dist1, strangerBase, "--sign-key", stranger+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
@@ -324,16 +324,16 @@ func TestRepoIndexMerge(t *testing.T) {
 	}{
 		{"merge a file", dist2, []string{"--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
 		{"merge a URL", dist2, []string{"--merge", srv.URL + "/base/index.yaml", "--merge-public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
-		{"base signed by a stranger", dist2, []string{"--merge", srv.URL + "/stranger-base/index.yaml", "--merge-public-key", key + ".pub"}, 1, "failed verification, refusing to merge and re-sign it: index.yaml: index is not signed by a trusted key"},
+		{"base signed by a stranger", dist2, []string{"--merge", srv.URL + "/stranger-base/index.yaml", "--merge-public-key", key + ".pub"}, 1, "failed verification, so nothing was published or re-signed: index.yaml: index is not signed by a trusted key"},
 		{"conflict", distConflict, []string{"--merge", srv.URL + "/base/", "--merge-public-key", key + ".pub"}, 1,
 			"kubevirt 1.9.0 build 4 is already published with different content (published " + published + ", built " + conflictDigest + "); published versions do not change, give the recipe a new build number"},
-		{"404 base without --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub"}, 1, "does not exist; pass --allow-new to start a new index"},
-		{"missing file base without --allow-new", dist2, []string{"--merge", filepath.Join(dir, "nothing", "index.yaml"), "--merge-public-key", key + ".pub"}, 1, "does not exist; pass --allow-new"},
+		{"404 base without --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub"}, 1, "does not exist; check the URL, or pass --allow-new to start a new repository"},
+		{"missing file base without --allow-new", dist2, []string{"--merge", filepath.Join(dir, "nothing", "index.yaml"), "--merge-public-key", key + ".pub"}, 1, "does not exist; check the URL, or pass --allow-new"},
 		{"404 base with --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub", "--allow-new"}, 0, "1 packages, 2 versions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "site")
-			r := publish(t, tc.dist, out, append([]string{"--sign-key", key + ".key"}, tc.args...)...)
+			r := repoIndex(t, tc.dist, out, append([]string{"--sign-key", key + ".key"}, tc.args...)...)
 			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
 				t.Fatalf("%s\nwant exit %d and %q", r, tc.code, tc.want)
 			}
@@ -346,13 +346,13 @@ func TestRepoIndexMerge(t *testing.T) {
 	}
 	// Merging keeps every published version.
 	out := filepath.Join(dir, "merged")
-	if r := publish(t, dist1, out, "--sign-key", key+".key", "--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
+	if r := repoIndex(t, dist1, out, "--sign-key", key+".key", "--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
 		t.Fatal(r)
 	}
 	dist4 := filepath.Join(dir, "dist4")
 	os.MkdirAll(dist4, 0o755)
 	writeRecord(t, dist4, "cdi", "1.66.1", 1, "oci://r/cdi", chart)
-	if r := publish(t, dist4, out, "--sign-key", key+".key", "--merge", filepath.Join(out, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
+	if r := repoIndex(t, dist4, out, "--sign-key", key+".key", "--merge", filepath.Join(out, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
 		t.Fatal(r)
 	}
 	if p, v := x(out).Counts(); p != 2 || v != 2 {
@@ -368,7 +368,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", hexDigest([]byte("c")))
 	epochEnv(t, time.Hour)
 	site := filepath.Join(dir, "site")
-	if r := publish(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	state := filepath.Join(dir, "state.json")
@@ -381,7 +381,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	// An older index is a rollback for the recorded state.
 	epochEnv(t, 2*time.Hour)
 	old := filepath.Join(dir, "old")
-	if r := publish(t, distDir, old, "--sign-key", key+".key"); r.code != 0 {
+	if r := repoIndex(t, distDir, old, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	r := runInProcess("repo", "verify", old, "--public-key", key+".pub", "--state", state)
@@ -413,5 +413,54 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	}
 	if r := runInProcess("repo", "verify", site); r.code != 2 {
 		t.Fatalf("no keys: %s", r)
+	}
+}
+
+// TestRepoWithdraw withdraws a version from a site written by repo index:
+// a subscriber's verify accepts the new index, which no longer offers it,
+// and repo index refuses to bring it back.
+func TestRepoWithdraw(t *testing.T) {
+	dir := t.TempDir()
+	key := keygen(t, dir, "index")
+	distDir := filepath.Join(dir, "dist")
+	os.MkdirAll(distDir, 0o755)
+	chart := hexDigest([]byte("chart"))
+	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://127.0.0.1:5000/kubevirt", chart)
+	writeRecord(t, distDir, "kubevirt", "1.10.0", 1, "oci://127.0.0.1:5000/kubevirt", chart)
+	epochEnv(t, time.Hour)
+	site := filepath.Join(dir, "site")
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	state := filepath.Join(dir, "state.json")
+	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kubevirt"}, "withdraw takes one NAME@VERSION"},
+		{[]string{"kubevirt@1.9.0", "--reason", "x"}, "--build N is required"},
+		{[]string{"kubevirt@1.9.0", "--build", "4"}, "--reason TEXT is required"},
+		{[]string{"kubevirt@1.9.0", "--build", "4", "--reason", "x"}, "withdraw needs the signing key"},
+		{[]string{"kubevirt@1.9.0", "--build", "4", "--reason", "two\nlines", "--sign-key", key + ".key", "--site", site}, "--reason: the reason holds '\\n'"},
+		{[]string{"kubevirt@1.9.0", "--build", "5", "--reason", "x", "--sign-key", key + ".key", "--site", site}, "kubevirt 1.9.0 build 5 is not in the index; nothing to withdraw"},
+	} {
+		if r := runInProcess(append([]string{"repo", "withdraw"}, tc.args...)...); r.code == 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("withdraw %q: %s\nwant %q", tc.args, r, tc.want)
+		}
+	}
+	r := runInProcess("repo", "withdraw", "kubevirt@1.9.0", "--build", "4", "--reason", "breaks upgrades", "--sign-key", key+".key", "--site", site)
+	if r.code != 0 || !strings.Contains(r.stdout, "withdrew kubevirt 1.9.0 build 4 (digest sha256:") {
+		t.Fatalf("withdraw: %s", r)
+	}
+	// The subscriber accepts the newer index (its rollback state moves on).
+	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 || !strings.Contains(r.stdout, "1 packages, 1 versions") {
+		t.Fatalf("verify after withdraw: %s", r)
+	}
+	r = repoIndex(t, distDir, filepath.Join(dir, "again"), "--sign-key", key+".key", "--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub")
+	if r.code == 0 || !strings.Contains(r.stderr, "kubevirt 1.9.0 build 4 was withdrawn on") {
+		t.Fatalf("repo index of a withdrawn record: %s", r)
 	}
 }

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,6 +16,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
 )
 
@@ -28,13 +25,15 @@ func newSBOMCmd() *Command {
 		out      string
 		contents bool
 		tf       trivyFlags
+		it       indexTrust
 	)
 	return &Command{
 		Name:    "sbom",
-		Usage:   "kbuild sbom DIST|INDEX [PACKAGE[@VERSION]...] -o FILE [--with-image-contents] [--trivy PATH]",
+		Usage:   "kbuild sbom DIST|INDEX [PACKAGE[@VERSION]...] -o FILE [--public-key FILE] [--with-image-contents] [--trivy PATH]",
 		Summary: "Write a CycloneDX 1.6 SBOM of built or published packages.",
 		Help: `Reads the build records of a dist directory (kbuild build -o DIST), or an
-index.yaml by path or http(s) URL, and writes one CycloneDX 1.6 JSON BOM of
+index.yaml by path or http(s) URL — verified first, as a subscriber does,
+with --public-key or --root-key — and writes one CycloneDX 1.6 JSON BOM of
 every package in it, or of the PACKAGEs named (all their versions, or the one
 VERSION). Naming exactly one build writes that build's BOM, with the package
 as the BOM's subject. The BOM lists each package, the charts it installs, the
@@ -55,7 +54,8 @@ Examples:
   kbuild sbom dist -o sbom.cdx.json
 
   # one build of a published repository
-  kbuild sbom https://charts.example.com/index.yaml kubevirt@1.9.0 -o kubevirt.cdx.json
+  kbuild sbom https://charts.example.com/index.yaml kubevirt@1.9.0 -o kubevirt.cdx.json \
+    --public-key keys/index.pub
 
   # with the packages inside the images, as Trivy sees them
   kbuild sbom dist --with-image-contents --trivy ~/go/bin/trivy -o sbom.cdx.json`,
@@ -63,6 +63,7 @@ Examples:
 			fs.StringVarP(&out, "output", "o", "", "write the BOM to FILE (- for stdout); required")
 			fs.BoolVar(&contents, "with-image-contents", false, "nest each pinned image's contents as Trivy lists them")
 			tf.addFlags(fs)
+			it.addFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {
@@ -71,7 +72,11 @@ Examples:
 			if out == "" {
 				return usagef("-o FILE is required")
 			}
-			in, err := loadBuilds(ctx, args[0], true)
+			trust, err := it.trust()
+			if err != nil {
+				return err
+			}
+			in, err := loadBuilds(ctx, env, args[0], true, trust)
 			if err != nil {
 				return err
 			}
@@ -158,56 +163,73 @@ type buildsInput struct {
 	generated time.Time
 }
 
-// maxSidecarSize caps a BuildInfo sidecar fetched beside an index.
-const maxSidecarSize = 16 << 20
+// indexTrust are the flags that verify an index read by sbom and scan.
+type indexTrust struct {
+	publicKeys, rootKeys []string
+}
+
+func (f *indexTrust) addFlags(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.publicKeys, "public-key", nil, "with an INDEX: public key trusted to sign it; repeat for several")
+	fs.StringArrayVar(&f.rootKeys, "root-key", nil, "with an INDEX: pinned root public key, to verify it under its root of trust")
+}
+
+// trust returns what verifies an index, nil when no key is given.
+func (f *indexTrust) trust() (*index.Trust, error) {
+	if len(f.publicKeys) == 0 && len(f.rootKeys) == 0 {
+		return nil, nil
+	}
+	if len(f.publicKeys) > 0 && len(f.rootKeys) > 0 {
+		return nil, usagef("give --public-key or --root-key, not both")
+	}
+	t := &index.Trust{}
+	var err error
+	if t.IndexKeys, err = loadPublicKeys(f.publicKeys, false); err != nil {
+		return nil, err
+	}
+	if t.RootKeys, err = loadPublicKeys(f.rootKeys, false); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
 
 // loadBuilds reads src: an http(s) URL of an index.yaml, a path of one, or
-// a dist directory. With infos, the BuildInfo sidecars of an index are
-// looked up at build/<name>-<version>-<build>.build.yaml beside it.
-func loadBuilds(ctx context.Context, src string, infos bool) (*buildsInput, error) {
-	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
-		u, err := url.Parse(src)
+// a dist directory. An index is read through publish.ReadIndex, verified
+// with trust, which it needs. With infos, the BuildInfo sidecars of an
+// index are looked up at build/<name>-<version>-<build>.build.yaml beside
+// it.
+func loadBuilds(ctx context.Context, env *Env, src string, infos bool, trust *index.Trust) (*buildsInput, error) {
+	remote := strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://")
+	name := src
+	if !remote {
+		name = filepath.ToSlash(filepath.Clean(src))
+		fi, err := os.Stat(src)
 		if err != nil {
-			return nil, fmt.Errorf("index %s: %w", src, err)
+			return nil, fmt.Errorf("%w; expected a dist directory (kbuild build -o DIST) or an index.yaml", err)
 		}
-		data, found, err := httpGet(ctx, u, index.MaxIndexSize)
-		if err != nil {
-			return nil, fmt.Errorf("index %s: %w", src, err)
+		if fi.IsDir() {
+			return fromDist(src, name)
 		}
-		if !found {
-			return nil, fmt.Errorf("index %s: 404 not found; expected the URL of an index.yaml", src)
-		}
-		return fromIndex(src, data, func(key string) ([]byte, bool, error) {
-			if !infos {
-				return nil, false, nil
-			}
-			return httpGet(ctx, u.ResolveReference(&url.URL{Path: "build/" + key + ".build.yaml"}), maxSidecarSize)
-		})
 	}
-	name := filepath.ToSlash(filepath.Clean(src))
-	fi, err := os.Stat(src)
+	if trust == nil {
+		return nil, usagef("reading the index %s needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified", src)
+	}
+	pub, err := publish.ReadIndex(ctx, src, trust)
 	if err != nil {
-		return nil, fmt.Errorf("%w; expected a dist directory (kbuild build -o DIST) or an index.yaml", err)
+		return nil, err
 	}
-	if !fi.IsDir() {
-		if fi.Size() > index.MaxIndexSize {
-			return nil, fmt.Errorf("index %s: %d bytes, more than the %d allowed", src, fi.Size(), index.MaxIndexSize)
-		}
-		data, err := os.ReadFile(src)
-		if err != nil {
-			return nil, err
-		}
-		return fromIndex(name, data, func(key string) ([]byte, bool, error) {
-			if !infos {
-				return nil, false, nil
-			}
-			b, err := os.ReadFile(filepath.Join(filepath.Dir(src), "build", key+".build.yaml"))
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, false, nil
-			}
-			return b, err == nil, err
-		})
+	for _, w := range pub.Verified.Warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
+	return fromIndex(name, pub.Verified.Index, func(n, v string, b int) ([]byte, bool, error) {
+		if !infos {
+			return nil, false, nil
+		}
+		return pub.BuildInfo(ctx, n, v, b)
+	})
+}
+
+// fromDist reads the build records of a dist directory.
+func fromDist(src, name string) (*buildsInput, error) {
 	recs, err := dist.Read(src)
 	if err != nil {
 		return nil, err
@@ -222,11 +244,7 @@ func loadBuilds(ctx context.Context, src string, infos bool) (*buildsInput, erro
 	return in, nil
 }
 
-func fromIndex(name string, data []byte, sidecar func(key string) ([]byte, bool, error)) (*buildsInput, error) {
-	x, err := index.ParseIndex(data)
-	if err != nil {
-		return nil, fmt.Errorf("index %s: %w", name, err)
-	}
+func fromIndex(name string, x *index.RepositoryIndex, sidecar func(name, version string, build int) ([]byte, bool, error)) (*buildsInput, error) {
 	in := &buildsInput{name: name, what: "index " + name, generated: x.Generated}
 	names := make([]string, 0, len(x.Packages))
 	for n := range x.Packages {
@@ -238,7 +256,7 @@ func fromIndex(name string, data []byte, sidecar func(key string) ([]byte, bool,
 		for _, v := range p.Versions {
 			b := sbom.Build{Name: n, Description: p.Description, Home: p.Home, Spec: v.Spec, Digest: v.Digest}
 			key := dist.Key(n, v.Version, v.Build)
-			data, found, err := sidecar(key)
+			data, found, err := sidecar(n, v.Version, v.Build)
 			if err != nil {
 				return nil, fmt.Errorf("build info build/%s.build.yaml beside %s: %w", key, name, err)
 			}
@@ -256,35 +274,6 @@ func fromIndex(name string, data []byte, sidecar func(key string) ([]byte, bool,
 		}
 	}
 	return in, nil
-}
-
-// httpGet fetches u, at most max bytes; found is false on 404.
-func httpGet(ctx context.Context, u *url.URL, max int64) (data []byte, found bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, false, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, false, err
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		return nil, false, nil
-	case resp.StatusCode != http.StatusOK:
-		return nil, false, fmt.Errorf("GET %s: %s", u, resp.Status)
-	}
-	data, err = io.ReadAll(io.LimitReader(resp.Body, max+1))
-	if err != nil {
-		return nil, false, fmt.Errorf("GET %s: %w", u, err)
-	}
-	if int64(len(data)) > max {
-		return nil, false, fmt.Errorf("GET %s: more than the %d bytes allowed", u, max)
-	}
-	return data, true, nil
 }
 
 // selectBuilds returns the builds that PACKAGE[@VERSION] arguments name,

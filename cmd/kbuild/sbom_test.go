@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"flag"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/publish"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -173,8 +175,9 @@ func TestSBOMErrors(t *testing.T) {
 }
 
 // writeIndex writes dir/index.yaml made of the records in sbomDist,
-// generated at generated, and the BuildInfo sidecars under dir/build/.
-func writeIndex(t *testing.T, dir string, generated time.Time) {
+// generated at generated, signed (index.yaml.sig), and the BuildInfo
+// sidecars under dir/build/; it returns the path of the public key.
+func writeIndex(t *testing.T, dir string, generated time.Time) string {
 	t.Helper()
 	recs, err := dist.Read(sbomDist)
 	if err != nil {
@@ -207,13 +210,29 @@ func writeIndex(t *testing.T, dir string, generated time.Time) {
 	if err := os.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	k, err := index.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := publish.SignatureFileOf(data, []index.Signer{k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.yaml.sig"), sig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(t.TempDir(), "index.pub")
+	if err := os.WriteFile(pub, k.Public().PEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return pub
 }
 
 func TestSBOMIndex(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	site := t.TempDir()
 	generated := time.Date(2026, 10, 10, 12, 0, 0, 0, time.UTC)
-	writeIndex(t, site, generated)
+	pub := writeIndex(t, site, generated)
 	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
 	defer srv.Close()
 
@@ -223,7 +242,7 @@ func TestSBOMIndex(t *testing.T) {
 	}
 	for _, src := range []string{filepath.Join(site, "index.yaml"), srv.URL + "/index.yaml"} {
 		out := filepath.Join(t.TempDir(), "index.json")
-		if r := runInProcess("sbom", src, "-o", out); r.code != 0 {
+		if r := runInProcess("sbom", src, "-o", out, "--public-key", pub); r.code != 0 {
 			t.Fatalf("kbuild sbom %s: %s", src, r)
 		}
 		bom := readBOM(t, out)
@@ -246,11 +265,26 @@ func TestSBOMIndex(t *testing.T) {
 	if err := os.Rename(filepath.Join(site, "build", "cdi-1.66.1-1.build.yaml"), filepath.Join(site, "build", "kubevirt-1.8.2-1.build.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	r := runInProcess("sbom", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"))
+	r := runInProcess("sbom", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub)
 	if want := "expected kind BuildInfo of kubevirt@1.8.2 build 1, got kind \"BuildInfo\" of cdi@1.66.1 build 1"; r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Errorf("kbuild sbom with a wrong sidecar: %s\nwant exit 1 and %q", r, want)
 	}
-	if r := runInProcess("sbom", srv.URL+"/no/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json")); r.code != 1 || !strings.Contains(r.stderr, "404 not found") {
+	if r := runInProcess("sbom", srv.URL+"/no/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub); r.code != 1 || !strings.Contains(r.stderr, "404 Not Found: not found") {
 		t.Errorf("kbuild sbom of a missing URL: %s", r)
+	}
+	// An index is read only once verified: without a key, or signed by
+	// another, it is refused.
+	for _, cmd := range []string{"sbom", "scan"} {
+		args := []string{cmd, srv.URL + "/index.yaml", "-o", "json"}
+		if cmd == "sbom" {
+			args[3] = filepath.Join(t.TempDir(), "x.json")
+		}
+		if r := runInProcess(args...); r.code != 2 || !strings.Contains(r.stderr, "needs --public-key FILE or --root-key FILE") {
+			t.Errorf("kbuild %s of an index without a key: %s", cmd, r)
+		}
+	}
+	stranger := keygen(t, t.TempDir(), "stranger")
+	if r := runInProcess("sbom", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", stranger+".pub"); r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
+		t.Errorf("kbuild sbom of an index signed by another key: %s", r)
 	}
 }

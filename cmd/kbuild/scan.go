@@ -19,13 +19,15 @@ func newScanCmd() *Command {
 		format  string
 		outFile string
 		tf      trivyFlags
+		it      indexTrust
 	)
 	return &Command{
 		Name:    "scan",
-		Usage:   "kbuild scan DIST|INDEX [PACKAGE[@VERSION]...] [--fail-on CRITICAL|HIGH|MEDIUM|LOW] [--trivy PATH] [--offline] [--cache-dir DIR] [-j N] [-o table|json] [--output-file FILE]",
+		Usage:   "kbuild scan DIST|INDEX [PACKAGE[@VERSION]...] [--public-key FILE] [--fail-on CRITICAL|HIGH|MEDIUM|LOW] [--trivy PATH] [--offline] [--cache-dir DIR] [-j N] [-o table|json] [--output-file FILE]",
 		Summary: "Scan the images that packages run for known vulnerabilities with Trivy.",
 		Help: `Runs Trivy once on every distinct image pinned by digest that the builds of a
-dist directory, or the versions of an index.yaml (path or http(s) URL), run
+dist directory, or the versions of an index.yaml (path or http(s) URL,
+verified first with --public-key or --root-key), run
 (all packages, or the PACKAGEs named), several at once, and prints one row
 per package version and image:
 
@@ -49,11 +51,12 @@ Examples:
   kbuild scan dist --fail-on CRITICAL --offline --cache-dir .cache/trivy
 
   # a machine-readable report of a published repository
-  kbuild scan https://charts.example.com/index.yaml -o json --output-file scan.json`,
+  kbuild scan https://charts.example.com/index.yaml --public-key keys/index.pub -o json --output-file scan.json`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&failOn, "fail-on", "", "exit 1 when an image has a vulnerability of this severity or higher: CRITICAL, HIGH, MEDIUM or LOW")
 			fs.BoolVar(&offline, "offline", false, "use the vulnerability DB in the cache directory as it is; contact nothing but the images' registries")
 			tf.addFlags(fs)
+			it.addFlags(fs)
 			fs.IntVarP(&jobs, "jobs", "j", 0, "images scanned at once (default: the number of CPUs)")
 			fs.StringVarP(&format, "output", "o", "table", "report format: table or json")
 			fs.StringVar(&outFile, "output-file", "", "write the report to FILE instead of stdout")
@@ -79,7 +82,11 @@ Examples:
 				}
 				threshold = s
 			}
-			in, err := loadBuilds(ctx, args[0], false)
+			trust, err := it.trust()
+			if err != nil {
+				return err
+			}
+			in, err := loadBuilds(ctx, env, args[0], false, trust)
 			if err != nil {
 				return err
 			}

@@ -65,10 +65,10 @@ func TestTrustRootChain(t *testing.T) {
 		t.Fatalf("trust sign: %s", r)
 	}
 	epochEnv(t, 2*time.Hour)
-	if r := publish(t, distDir, site, "--sign-key", idx+".key", "--merge", site, "--merge-root", rootFile, "--allow-new"); r.code != 0 {
+	if r := repoIndex(t, distDir, site, "--sign-key", idx+".key", "--merge", site, "--merge-root", rootFile, "--allow-new"); r.code != 0 {
 		t.Fatalf("publish under the root: %s", r)
 	}
-	if r := publish(t, distDir, filepath.Join(dir, "other"), "--sign-key", virt+".key", "--merge", site, "--merge-root", rootFile); r.code != 1 || !strings.Contains(r.stderr, "index role") {
+	if r := repoIndex(t, distDir, filepath.Join(dir, "other"), "--sign-key", virt+".key", "--merge", site, "--merge-root", rootFile); r.code != 1 || !strings.Contains(r.stderr, "index role") {
 		t.Fatalf("publish with a key outside the index role: %s", r)
 	}
 
@@ -154,7 +154,7 @@ func TestRepoVerifyCharts(t *testing.T) {
 	writeRecord(t, distDir, "kubevirt", "1.9.0", 4, "oci://"+host+"/kubevirt", digest)
 	epochEnv(t, time.Hour)
 	site := filepath.Join(dir, "site")
-	if r := publish(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--charts", "--plain-http")

@@ -120,6 +120,32 @@ func AddPinning(ctx context.Context, b *index.Builder, dir string, pin Pinner) e
 	return nil
 }
 
+// AddRecords adds the build records at paths to b, each with its
+// signature sidecar when one exists beside it (see SidecarPath). Unlike
+// Add it reads only the files named: publish signs what its run built, not
+// whatever else the build directory holds. A file that is not a record is
+// an error.
+func AddRecords(b *index.Builder, paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		sidecar := SidecarPath(p)
+		if _, err := os.Stat(sidecar); err != nil {
+			sidecar = ""
+		}
+		data, err := readCapped(p, index.MaxRecordSize, nil)
+		if err == nil {
+			err = addData(context.Background(), b, p, data, sidecar, nil)
+		}
+		if errors.Is(err, index.ErrNotRecord) {
+			err = fmt.Errorf("%s: not a build record (kind %s)", p, index.RecordKind)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // add reads the record at p into buf and adds it to b with the
 // signatures of sidecar; it returns buf for reuse.
 func add(ctx context.Context, b *index.Builder, p, sidecar string, buf []byte, pin Pinner) ([]byte, error) {
@@ -127,14 +153,24 @@ func add(ctx context.Context, b *index.Builder, p, sidecar string, buf []byte, p
 	if err != nil {
 		return buf, err
 	}
+	if err := addData(ctx, b, p, data, sidecar, pin); err != nil && !errors.Is(err, index.ErrNotRecord) {
+		return data, err
+	}
+	return data, nil
+}
+
+// addData adds the record data read from p with the signatures of
+// sidecar ("" for none); with pin, charts the record names without a
+// digest are pinned first.
+func addData(ctx context.Context, b *index.Builder, p string, data []byte, sidecar string, pin Pinner) error {
 	var sigs []index.Signature
 	if sidecar != "" {
 		sd, err := readCapped(sidecar, index.MaxSignaturesSize, nil)
 		if err != nil {
-			return data, err
+			return err
 		}
 		if sigs, err = index.ParseSignatures(sd); err != nil {
-			return data, fmt.Errorf("signature sidecar %s: %w", sidecar, err)
+			return fmt.Errorf("signature sidecar %s: %w", sidecar, err)
 		}
 	}
 	if pin != nil {
@@ -143,18 +179,15 @@ func add(ctx context.Context, b *index.Builder, p, sidecar string, buf []byte, p
 				for ci := range rec.Spec.Variants[vi].Components {
 					if c := rec.Spec.Variants[vi].Components[ci].Chart; c != nil && c.Digest == "" {
 						if err := pin(ctx, c); err != nil {
-							return data, fmt.Errorf("%s: chart %s %s: %w", p, c.Name, c.Version, err)
+							return fmt.Errorf("%s: chart %s %s: %w", p, c.Name, c.Version, err)
 						}
 					}
 				}
 			}
-			return data, b.Add(p, rec, sigs)
+			return b.Add(p, rec, sigs)
 		}
 	}
-	if err := b.AddRecord(p, data, sigs); err != nil && !errors.Is(err, index.ErrNotRecord) {
-		return data, err
-	}
-	return data, nil
+	return b.AddRecord(p, data, sigs)
 }
 
 // unpinned reports whether a component of rec names a chart without a

@@ -37,6 +37,7 @@ type Site struct {
 	remote bool
 	index  string // "index.yaml"
 	client *http.Client
+	sigFor func(index []byte) string
 }
 
 // Option configures New.
@@ -48,6 +49,15 @@ type Option func(*Site)
 // netdeadline.Budget of its size.
 func WithTimeout(d time.Duration) Option {
 	return func(s *Site) { s.client.Transport = netdeadline.Transport(http.DefaultTransport, d) }
+}
+
+// WithSignatureFor makes Index look for the signature of an index first at
+// name(index) — a file named by the index's digest, which a publisher
+// writes before it replaces index.yaml and never changes — and only when
+// that is missing at index.yaml.sig. A reader then never pairs an index
+// with the signature of another one while a publish replaces both.
+func WithSignatureFor(name func(index []byte) string) Option {
+	return func(s *Site) { s.sigFor = name }
 }
 
 // New returns the site of ref: a directory, a path to its index.yaml, an
@@ -254,6 +264,12 @@ func (s *Site) Index(ctx context.Context) (indexBytes, sigBytes []byte, err erro
 	indexBytes, err = s.Fetch(ctx, s.index, index.MaxIndexSize)
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.sigFor != nil {
+		sigBytes, err = s.Fetch(ctx, s.sigFor(indexBytes), index.MaxSignaturesSize)
+		if !errors.Is(err, ErrNotFound) {
+			return indexBytes, sigBytes, err
+		}
 	}
 	sigBytes, err = s.Fetch(ctx, s.index+".sig", index.MaxSignaturesSize)
 	if errors.Is(err, ErrNotFound) {

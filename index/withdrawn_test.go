@@ -1,0 +1,96 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// TestWithdrawnFormat: an index with tombstones is written as
+// sigs.k8s.io/yaml writes it (by Marshal and by a compact Builder alike),
+// reads back equal, and withdrawn versions are refused by Add.
+func TestWithdrawnFormat(t *testing.T) {
+	for _, compact := range []bool{false, true} {
+		var opts []BuilderOption
+		if compact {
+			opts = append(opts, Compact())
+		}
+		b := NewBuilder(opts...)
+		for _, r := range []*PackageSource{record("kubevirt", "1.9.0", 4), record("kubevirt", "1.10.0", 1), record("cdi", "1.66.1", 1)} {
+			if err := b.Add("r", r, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at := testTime.Add(time.Hour)
+		if _, err := b.Withdraw("kubevirt", "1.9.0", 4, "breaks upgrades: see 'issue #7'", at); err != nil {
+			t.Fatal(err)
+		}
+		long := "the operator image of this build crash-loops on clusters with more than one hundred nodes; use 1.66.2 build 1, see \"issue 12\""
+		if _, err := b.Withdraw("cdi", "1.66.1", 1, long, at); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Withdraw("cdi", "1.66.1", 1, "again", at); err == nil {
+			t.Error("a version was withdrawn twice")
+		}
+		if _, err := b.Withdraw("cdi", "1.0.0", 1, "never published", at); err == nil {
+			t.Error("a version never published was withdrawn")
+		}
+		if err := b.Add("again.yaml", record("kubevirt", "1.9.0", 4), nil); !errors.As(err, new(*WithdrawnError)) || !strings.Contains(err.Error(), "again.yaml: kubevirt 1.9.0 build 4 was withdrawn on") {
+			t.Errorf("adding a withdrawn version: %v", err)
+		}
+		got, err := b.Marshal(at, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := ParseIndex(got)
+		if err != nil {
+			t.Fatalf("compact %v: %v\n%s", compact, err, got)
+		}
+		if len(x.Withdrawn) != 2 || x.Withdrawn[0].Package != "cdi" || x.Withdrawn[1].Reason != "breaks upgrades: see 'issue #7'" || x.Packages["cdi"] != nil {
+			t.Errorf("compact %v: read back %+v, packages %v", compact, x.Withdrawn, x.Packages)
+		}
+		want, err := sigsyaml.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("compact %v: differs from sigs.k8s.io/yaml\n%s", compact, firstDiff(got, want))
+		}
+		if again, err := x.Marshal(); err != nil || !bytes.Equal(again, got) {
+			t.Errorf("compact %v: Marshal of the parsed index differs: %v\n%s", compact, err, firstDiff(again, got))
+		}
+	}
+}
+
+// TestWithdrawnRefused: an index that withdraws a version it also
+// publishes, or with a malformed tombstone, does not parse.
+func TestWithdrawnRefused(t *testing.T) {
+	x := buildIndex(t, record("kubevirt", "1.9.0", 4))
+	ok := Withdrawal{Package: "kubevirt", Version: "1.9.0", Build: 3, Digest: testDigest(3), Reason: "bad", Withdrawn: testTime}
+	for _, tc := range []struct {
+		name string
+		w    []Withdrawal
+		want string
+	}{
+		{"published and withdrawn", []Withdrawal{{Package: "kubevirt", Version: "1.9.0", Build: 4, Digest: testDigest(4), Reason: "bad", Withdrawn: testTime}}, "kubevirt 1.9.0 build 4 is both published and withdrawn"},
+		{"no reason", []Withdrawal{{Package: "kubevirt", Version: "1.9.0", Build: 3, Digest: testDigest(3), Withdrawn: testTime}}, "a withdrawal needs a reason"},
+		{"bad digest", []Withdrawal{{Package: "kubevirt", Version: "1.9.0", Build: 3, Digest: "md5:x", Reason: "bad", Withdrawn: testTime}}, "withdrawn kubevirt 1.9.0 build 3"},
+		{"twice", []Withdrawal{ok, ok}, "out of order or twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := *x
+			c.Withdrawn = tc.w
+			data, err := sigsyaml.Marshal(&c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ParseIndex(data); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ParseIndex: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

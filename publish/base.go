@@ -1,0 +1,78 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fetchsite"
+)
+
+// Base is the published index a publish extends, verified.
+type Base struct {
+	// Site is where it was read from.
+	Site *fetchsite.Site
+	// Verified is what verification found; its Index is nil (the versions
+	// went into the Builder).
+	Verified *index.Verified
+	// Digest is "sha256:<hex>" of the index bytes that were verified.
+	Digest string
+}
+
+// ErrNoBase is wrapped by LoadBase's error when there is no published
+// index and a new one may not be started.
+var ErrNoBase = errors.New("no published index")
+
+// LoadBase fetches the index at ref (a site directory, a path of its
+// index.yaml or an http(s) URL), verifies it with trust as a subscriber
+// does — the root chain when trust has a root, the signatures, every spec
+// digest — and adds every version of it to b. An expired base is accepted
+// (re-signing it is how its expiry is renewed), with a warning. A missing
+// index gives a nil Base when allowNew, else an error wrapping ErrNoBase.
+// This is the one path by which publish, repo index and repo withdraw read
+// what they extend: nothing unverified is ever re-signed.
+//
+// each, when not nil, is given every package of the base as it is added
+// (see index.Builder.AddVerifiedFunc).
+func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool, b *index.Builder, each func(string, *index.IndexPackage) error, opts ...fetchsite.Option) (*Base, error) {
+	// The index's digest names its signature; it is computed once.
+	var hexSum string
+	site, err := fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(func(b []byte) string {
+		hexSum = hexDigest(b)
+		return byHashSignatureOf(hexSum)
+	}))...)
+	if err != nil {
+		return nil, err
+	}
+	loc := site.Location(site.IndexName())
+	data, sig, err := site.Index(ctx)
+	switch {
+	case errors.Is(err, fetchsite.ErrNotFound) && allowNew:
+		return nil, nil
+	case errors.Is(err, fetchsite.ErrNotFound):
+		return nil, fmt.Errorf("the published index %s does not exist; check the URL, or pass --allow-new to start a new repository (only for the first publication): %w", loc, ErrNoBase)
+	case err != nil:
+		return nil, fmt.Errorf("reading the published index: %w", err)
+	}
+	defer fetchsite.Release(data) // the compact Builder keeps nothing of it
+	if hexSum == "" {
+		hexSum = hexDigest(data)
+	}
+	digest := "sha256:" + hexSum
+	if trust.TrustedRoot != nil {
+		if err := site.Roots(ctx, trust, trust.TrustedRoot.Signed.Version); err != nil {
+			return nil, fmt.Errorf("the published index %s: %w", loc, err)
+		}
+	}
+	v, err := b.AddVerifiedFunc(data, sig, trust, index.VerifyOptions{Now: time.Now(), AllowExpired: true}, each)
+	var ve *index.VerificationError
+	if errors.As(err, &ve) {
+		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed: %w", loc, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the published index %s: %w", loc, err)
+	}
+	return &Base{Site: site, Verified: v, Digest: digest}, nil
+}

@@ -1,0 +1,228 @@
+package publish
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/site"
+)
+
+// catalogData is what the catalog and the repository SBOM need of the
+// index just signed, read in one pass without holding every version: the
+// packages whose pages are rewritten in full, and of the others only
+// their newest version and how many they have.
+type catalogData struct {
+	idx      *index.RepositoryIndex
+	pages    []string       // packages whose pages are written
+	counts   map[string]int // versions of the summarized packages
+	versions []sbom.VersionBOM
+}
+
+// collector gathers catalogData from packages as they are decoded: in
+// full those that keep(name) names or that have no page yet, of the others
+// only their newest version and how many they have.
+type collector struct {
+	w    *siteWriter
+	keep func(name string) bool
+	mu   sync.Mutex
+	c    *catalogData
+	full map[string]bool
+}
+
+func newCollector(w *siteWriter, keep func(string) bool) *collector {
+	return &collector{w: w, keep: keep, full: map[string]bool{},
+		c: &catalogData{idx: &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{}}, counts: map[string]int{}}}
+}
+
+// visit takes what the catalog needs of package name; p's memory may be
+// used again once it returns, so what is kept is copied.
+func (cl *collector) visit(name string, p *index.IndexPackage) error {
+	vs := make([]sbom.VersionBOM, len(p.Versions))
+	for i, v := range p.Versions {
+		vs[i] = sbom.VersionBOM{Name: strings.Clone(name), Version: strings.Clone(v.Version), Build: v.Build, Digest: strings.Clone(v.Digest), BOM: SBOMFile(name, v.Version, v.Build)}
+	}
+	full := cl.keep(name) || !cl.w.exists(site.PagePath(name))
+	kept := p.Versions
+	if !full {
+		kept = p.Versions[:1] // versions are written newest first
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return err
+	}
+	cp := &index.IndexPackage{Description: strings.Clone(p.Description), Home: strings.Clone(p.Home)}
+	if err := json.Unmarshal(b, &cp.Versions); err != nil {
+		return fmt.Errorf("package %s: %w", name, err)
+	}
+	name = strings.Clone(name)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	cl.c.versions = append(cl.c.versions, vs...)
+	cl.c.idx.Packages[name] = cp
+	if full {
+		cl.full[name] = true
+	} else {
+		cl.c.counts[name] = len(p.Versions)
+	}
+	return nil
+}
+
+// addBuilt adds the versions this run built (not in the base) to the
+// packages they belong to, whose pages are rewritten.
+func (cl *collector) addBuilt(results []*builder.Result, inBase func(name, version string, build int) bool) error {
+	for _, r := range results {
+		if inBase(r.Name, r.Version, r.Build) {
+			continue
+		}
+		digest, err := r.Record.Spec.Digest()
+		if err != nil {
+			return err
+		}
+		pkg := cl.c.idx.Packages[r.Name]
+		if pkg == nil || !cl.full[r.Name] {
+			if pkg != nil {
+				return fmt.Errorf("package %s: its published versions were not kept for its page", r.Name)
+			}
+			pkg = &index.IndexPackage{}
+			cl.c.idx.Packages[r.Name] = pkg
+			cl.full[r.Name] = true
+		}
+		if d := r.Record.Metadata.Annotations[index.DescriptionAnnotation]; d != "" {
+			pkg.Description = d
+		}
+		if h := r.Record.Metadata.Annotations[index.HomeAnnotation]; h != "" {
+			pkg.Home = h
+		}
+		pkg.Versions = append(pkg.Versions, index.IndexVersion{Version: r.Version, Build: r.Build, Digest: digest, Spec: r.Record.Spec})
+		cl.c.versions = append(cl.c.versions, sbom.VersionBOM{Name: r.Name, Version: r.Version, Build: r.Build, Digest: digest, BOM: SBOMFile(r.Name, r.Version, r.Build)})
+	}
+	return nil
+}
+
+// done returns the catalog data of an index generated and expiring at the
+// times given, with the tombstones withdrawn; pages are rewritten for the
+// packages changed names and those without one.
+func (cl *collector) done(generated, expires time.Time, withdrawn []index.Withdrawal, changed func(string) bool) *catalogData {
+	c := cl.c
+	c.idx.APIVersion, c.idx.Kind, c.idx.Generated, c.idx.Expires = index.IndexAPIVersion, index.IndexKind, generated, expires
+	c.idx.Withdrawn = withdrawn
+	for name := range cl.full {
+		if changed(name) || !cl.w.exists(site.PagePath(name)) {
+			c.pages = append(c.pages, name)
+		}
+	}
+	for _, t := range withdrawn {
+		if changed(t.Package) || !cl.w.exists(site.PagePath(t.Package)) {
+			c.pages = append(c.pages, t.Package)
+		}
+	}
+	slices.Sort(c.pages)
+	c.pages = slices.Compact(c.pages)
+	slices.SortFunc(c.versions, func(a, b sbom.VersionBOM) int {
+		return strings.Compare(dist.Key(a.Name, a.Version, a.Build), dist.Key(b.Name, b.Version, b.Build))
+	})
+	return c
+}
+
+// readCatalog reads the catalog data of the signed index data, whose
+// pages are rewritten for the packages changed names (and those without
+// one).
+func readCatalog(data []byte, w *siteWriter, changed func(name string) bool) (*catalogData, error) {
+	cl := newCollector(w, changed)
+	x, err := index.ParseIndexFunc(data, func(name string, p *index.IndexPackage) (bool, error) {
+		return false, cl.visit(name, p)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the index just written does not parse back: %w", err)
+	}
+	return cl.done(x.Generated, x.Expires, slices.Clone(x.Withdrawn), changed), nil
+}
+
+// catalog writes index.html and the pages of the packages c names,
+// linking the supply-chain files the site has for their versions.
+func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]string) error {
+	published := []string{SignatureFile}
+	for _, f := range []string{RootFile, ScanFile} {
+		if w.exists(f) {
+			published = append(published, f)
+		}
+	}
+	for _, name := range c.pages {
+		pkg := c.idx.Packages[name]
+		if pkg == nil {
+			continue
+		}
+		for _, v := range pkg.Versions {
+			for _, f := range []string{SBOMFile(name, v.Version, v.Build), ProvenanceFile(name, v.Version, v.Build)} {
+				if w.exists(f) {
+					published = append(published, f)
+				}
+			}
+			key := dist.Key(name, v.Version, v.Build)
+			info := w.info[key]
+			if info == nil {
+				var err error
+				if info, err = w.readInfo(BuildInfoFile(name, v.Version, v.Build)); err != nil {
+					return err
+				}
+			}
+			if info != nil {
+				for _, ch := range info.Charts {
+					manifests[ch.Digest] = ch.Manifest
+				}
+			}
+		}
+	}
+	keys, err := p.siteKeys()
+	if err != nil {
+		return err
+	}
+	opts := []site.Option{site.WithPublished(published...), site.WithManifestDigests(manifests), site.WithPages(c.pages...), site.WithVersionCounts(c.counts), keys}
+	if p.title != "" {
+		opts = append(opts, site.WithTitle(p.title))
+	}
+	return site.Write(p.site, c.idx, opts...)
+}
+
+// siteKeys returns the keys the catalog's Repository snippet pins: the
+// root keys of version 1 of the root (root/1.yaml beside WithRoot's file)
+// with their threshold, or else the public keys of the signers.
+func (p *Publisher) siteKeys() (site.Option, error) {
+	if p.root == "" {
+		pems := make([]string, len(p.signers))
+		for i, s := range p.signers {
+			pems[i] = string(PublicOf(s).PEM())
+		}
+		return site.WithPublicKeys(pems...), nil
+	}
+	data, err := os.ReadFile(p.root)
+	if err != nil {
+		return nil, err
+	}
+	r, err := index.ParseRoot(data)
+	if err == nil && r.Signed.Version != 1 {
+		var first []byte
+		if first, err = os.ReadFile(filepath.Join(filepath.Dir(p.root), RootDir, "1.yaml")); err == nil {
+			r, err = index.ParseRoot(first)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--root %s: the catalog pins version 1 of the root: %w", p.root, err)
+	}
+	role := r.Signed.Roles[index.RoleRoot]
+	pems := make([]string, 0, len(role.KeyIDs))
+	for _, id := range role.KeyIDs {
+		pems = append(pems, r.Signed.Keys[id])
+	}
+	return site.WithRootKeys(role.Threshold, pems...), nil
+}

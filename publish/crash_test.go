@@ -1,0 +1,189 @@
+package publish
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
+)
+
+// The crash test runs this test binary again as a publish that stops at a
+// phase (KBUILD_CRASH_CHILD), and kills it there with SIGKILL.
+func TestMain(m *testing.M) {
+	if phase := os.Getenv("KBUILD_CRASH_CHILD"); phase != "" {
+		os.Exit(crashChild(phase))
+	}
+	os.Exit(m.Run())
+}
+
+func crashChild(phase string) int {
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, "child:", err); return 1 }
+	work := os.Getenv("KBUILD_CRASH_WORK")
+	pem, err := os.ReadFile(filepath.Join(work, "index.key"))
+	if err != nil {
+		return fail(err)
+	}
+	key, err := index.ParsePrivateKey(pem)
+	if err != nil {
+		return fail(err)
+	}
+	epoch, _ := strconv.ParseInt(os.Getenv("KBUILD_CRASH_EPOCH"), 10, 64)
+	fixed, _ := strconv.ParseInt(os.Getenv("KBUILD_CRASH_NOW"), 10, 64)
+	now = func() time.Time { return time.Unix(fixed, 0) }
+	pause := func(p string) {
+		if p == phase {
+			fmt.Println("paused at " + p)
+			select {} // until killed
+		}
+	}
+	pauseAt = pause
+	wrap := func(t builder.Target) builder.Target { return &pauseAfterPush{Target: t, pause: pause} }
+	p, err := testPublisher(work, os.Getenv("KBUILD_CRASH_REGISTRY"), key, time.Unix(epoch, 0), "site", wrap, os.Stderr, os.Stderr)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := p.Publish(context.Background(), filepath.Join(work, "recipes")); err != nil {
+		return fail(err)
+	}
+	fmt.Println("done")
+	return 0
+}
+
+// pauseAfterPush pauses after the first chart push that succeeds.
+type pauseAfterPush struct {
+	builder.Target
+	pause func(string)
+}
+
+func (t *pauseAfterPush) Push(ctx context.Context, repo, tag string, img v1.Image) error {
+	err := t.Target.Push(ctx, repo, tag, img)
+	if err == nil {
+		t.pause("first push")
+	}
+	return err
+}
+
+// checkSite checks what a subscriber could read from the site at this
+// instant: index.yaml verifies with the signature named by its digest,
+// every chart it pins is in the registry, and index.yaml.sig signs either
+// index.yaml or the index about to be renamed over it.
+func (f *fixture) checkSite(site, when string) {
+	f.t.Helper()
+	dir := filepath.Join(f.work, site)
+	data, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	if err != nil {
+		f.t.Fatalf("%s: %v", when, err)
+	}
+	trust := &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}}
+	byHash, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ByHashSignatureFile(data))))
+	if err != nil {
+		f.t.Fatalf("%s: the signature of index.yaml by its digest: %v", when, err)
+	}
+	v, err := index.Verify(data, byHash, trust, index.VerifyOptions{Now: time.Now()})
+	if err != nil {
+		f.t.Fatalf("%s: index.yaml does not verify: %v", when, err)
+	}
+	f.checkPullable(v.Index)
+	sig, err := os.ReadFile(filepath.Join(dir, SignatureFile))
+	if err != nil {
+		f.t.Fatalf("%s: %v", when, err)
+	}
+	if _, err := index.Verify(data, sig, trust, index.VerifyOptions{Now: time.Now()}); err == nil {
+		return
+	}
+	copies, _ := filepath.Glob(filepath.Join(dir, ".index.yaml.tmp-*"))
+	for _, c := range copies {
+		next, _ := os.ReadFile(c)
+		if _, err := index.Verify(next, sig, trust, index.VerifyOptions{Now: time.Now()}); err == nil {
+			return
+		}
+	}
+	f.t.Errorf("%s: index.yaml.sig signs neither index.yaml nor the index about to replace it", when)
+}
+
+// TestPublishCrash kills a publish with SIGKILL at each phase, checks the
+// site at the kill point and after it, and re-runs the publish: the result
+// is byte for byte that of an uninterrupted publish.
+func TestPublishCrash(t *testing.T) {
+	for _, phase := range []string{"first push", "pushed", "sbom", "by-hash", "signature"} {
+		t.Run(phase, func(t *testing.T) {
+			f := newFixture(t)
+			fixed := time.Now().UTC().Truncate(time.Second)
+			now = func() time.Time { return fixed }
+			defer func() { now = time.Now }()
+			pem, _ := f.key.MarshalPEM()
+			if err := os.WriteFile(filepath.Join(f.work, "index.key"), pem, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f.recipe("alpha", "1.0.0", 1)
+			if _, err := f.publish("site", nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.CopyFS(filepath.Join(f.work, "ref"), os.DirFS(filepath.Join(f.work, "site"))); err != nil {
+				t.Fatal(err)
+			}
+			f.recipe("beta", "2.0.0", 1)
+			f.recipe("gamma", "3.0.0", 1)
+
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "KBUILD_CRASH_CHILD="+phase, "KBUILD_CRASH_WORK="+f.work, "KBUILD_CRASH_REGISTRY="+f.registry,
+				"KBUILD_CRASH_EPOCH="+strconv.FormatInt(f.epoch.Unix(), 10), "KBUILD_CRASH_NOW="+strconv.FormatInt(fixed.Unix(), 10))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if strings.TrimSpace(line) != "paused at "+phase {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("the child did not stop at %s: %q %v\n%s", phase, line, err, stderr.String())
+			}
+			f.checkSite("site", "paused at "+phase)
+			cmd.Process.Signal(syscall.SIGKILL)
+			go io.Copy(io.Discard, out)
+			cmd.Wait()
+			f.checkSite("site", "killed at "+phase)
+
+			f.epoch = f.epoch.Add(0)
+			if _, err := f.publish("site", nil); err != nil {
+				t.Fatalf("re-run after the kill: %v", err)
+			}
+			if _, err := f.publish("ref", nil); err != nil {
+				t.Fatalf("uninterrupted publish: %v", err)
+			}
+			f.checkSite("site", "after the re-run")
+			for _, file := range []string{IndexFile, SignatureFile, RepositoryBOMFile, SBOMFile("beta", "2.0.0", 1), ProvenanceFile("gamma", "3.0.0", 1), "packages/beta.html", "index.html"} {
+				got, _ := os.ReadFile(filepath.Join(f.work, "site", file))
+				want, err := os.ReadFile(filepath.Join(f.work, "ref", file))
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s after a kill at %s and a re-run differs from an uninterrupted publish's (%v)", file, phase, err)
+				}
+			}
+			if got := versionsOf(f.verified("site")); len(got) != 3 {
+				t.Errorf("after the re-run the index holds %v", got)
+			}
+			if tmps, _ := filepath.Glob(filepath.Join(f.work, "site", ".*.tmp-*")); len(tmps) > 0 {
+				t.Errorf("temporary files left after the re-run: %v", tmps)
+			}
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package publish
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/internal/testenv"
+)
+
+// fault is what the proxy does to the requests it matches, times times.
+type fault struct {
+	name   string
+	match  func(*http.Request) bool
+	times  int
+	status int           // answer this status instead of forwarding
+	header http.Header   // with these headers
+	reset  bool          // read a little of the request, then reset the connection
+	stall  time.Duration // wait this long before answering 503
+	ack500 bool          // forward, then answer 500 whatever the registry said
+}
+
+// faultProxy is a loopback HTTP proxy in front of the real registry that
+// injects faults into the requests its rules match.
+type faultProxy struct {
+	srv    *httptest.Server
+	proxy  *httputil.ReverseProxy
+	mu     sync.Mutex
+	faults []*fault
+	hits   int
+}
+
+func newFaultProxy(t *testing.T, registry string) *faultProxy {
+	t.Helper()
+	u, err := url.Parse("http://" + registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProxy{proxy: httputil.NewSingleHostReverseProxy(u)}
+	p.srv = httptest.NewServer(p)
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// host is host:port of the proxy.
+func (p *faultProxy) host() string { return strings.TrimPrefix(p.srv.URL, "http://") }
+
+func (p *faultProxy) set(f *fault) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.faults, p.hits = []*fault{f}, 0
+}
+
+// take returns the fault for r, if one is left.
+func (p *faultProxy) take(r *http.Request) *fault {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range p.faults {
+		if f.times > 0 && f.match(r) {
+			f.times--
+			p.hits++
+			return f
+		}
+	}
+	return nil
+}
+
+func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f := p.take(r)
+	switch {
+	case f == nil:
+		p.proxy.ServeHTTP(w, r)
+	case f.reset:
+		io.CopyN(io.Discard, r.Body, 16)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		if tc, ok := conn.(*net.TCPConn); ok {
+			tc.SetLinger(0) // close with RST
+		}
+		conn.Close()
+	case f.stall > 0:
+		select {
+		case <-time.After(f.stall):
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	case f.ack500:
+		rec := httptest.NewRecorder()
+		p.proxy.ServeHTTP(rec, r)
+		w.WriteHeader(http.StatusInternalServerError)
+	default:
+		for k, v := range f.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(f.status)
+	}
+}
+
+func onRepo(repo string, methods ...string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		if !strings.Contains(r.URL.Path, "/"+repo+"/") {
+			return false
+		}
+		for _, m := range methods {
+			if r.Method == m {
+				return true
+			}
+		}
+		return len(methods) == 0
+	}
+}
+
+func manifestPut(repo string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/"+repo+"/manifests/")
+	}
+}
+
+func blobUpload(repo string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		return (r.Method == http.MethodPatch || r.Method == http.MethodPut) && strings.Contains(r.URL.Path, "/"+repo+"/blobs/uploads/")
+	}
+}
+
+// TestPublishRegistryFaults publishes a new package through a proxy that
+// injects one kind of fault each time. Publish either completes (bounded
+// retries) with a verified index whose charts are all in the registry, or
+// fails with a message naming the chart and leaves the index exactly as it
+// was; a re-run without the fault then completes.
+func TestPublishRegistryFaults(t *testing.T) {
+	reg := testenv.Registry(t)
+	for _, f := range []*fault{
+		{name: "503 burst on pushes", match: onRepo("beta", http.MethodPut, http.MethodPost, http.MethodPatch), times: 2, status: http.StatusServiceUnavailable},
+		{name: "500 and 502", match: onRepo("beta"), times: 2, status: http.StatusBadGateway},
+		{name: "429 with Retry-After", match: onRepo("beta"), times: 2, status: http.StatusTooManyRequests, header: http.Header{"Retry-After": {"1"}}},
+		{name: "unending 503", match: onRepo("beta"), times: 1000, status: http.StatusServiceUnavailable},
+		{name: "reset mid-blob", match: blobUpload("beta"), times: 1, reset: true},
+		{name: "stalled past the timeout", match: onRepo("beta", http.MethodHead, http.MethodGet), times: 1, stall: 5 * time.Second},
+		{name: "manifest PUT stored but answered 500", match: manifestPut("beta"), times: 1, ack500: true},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			proxy := newFaultProxy(t, reg)
+			fx := newFixture(t)
+			fx.registry = "oci://" + proxy.host() + strings.TrimPrefix(fx.registry, "oci://"+reg)
+			short := func(tg builder.Target) builder.Target {
+				tg.(*builder.RegistryTarget).SetTimeout(time.Second)
+				return tg
+			}
+			fx.recipe("alpha", "1.0.0", 1)
+			if _, err := fx.publish("site", short); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.ReadFile(filepath.Join(fx.work, "site", IndexFile))
+			beforeSig, _ := os.ReadFile(filepath.Join(fx.work, "site", SignatureFile))
+
+			fx.recipe("beta", "2.0.0", 1)
+			proxy.set(f)
+			_, err := fx.publish("site", short)
+			if proxy.hits == 0 {
+				t.Fatal("the fault never happened")
+			}
+			after, _ := os.ReadFile(filepath.Join(fx.work, "site", IndexFile))
+			if err != nil {
+				msg := err.Error()
+				var be *builder.BuildErrors
+				if errors.As(err, &be) {
+					msg = be.Failed[0].Err.Error()
+				}
+				if !strings.Contains(msg, "chart beta") && !strings.Contains(msg, "beta/beta") {
+					t.Errorf("the failure does not name the chart: %s", msg)
+				}
+				afterSig, _ := os.ReadFile(filepath.Join(fx.work, "site", SignatureFile))
+				if !bytes.Equal(after, before) || !bytes.Equal(afterSig, beforeSig) {
+					t.Fatal("a failed publish changed index.yaml or its signature")
+				}
+				t.Logf("failed as allowed: %s", msg)
+				proxy.set(&fault{match: func(*http.Request) bool { return false }})
+				if _, err := fx.publish("site", short); err != nil {
+					t.Fatalf("re-run without the fault: %v", err)
+				}
+			} else {
+				t.Logf("completed after %d injected faults", proxy.hits)
+			}
+			x := fx.verified("site")
+			if got := versionsOf(x); len(got) != 2 {
+				t.Errorf("the index holds %v, want alpha and beta", got)
+			}
+			fx.checkPullable(x)
+		})
+	}
+}

@@ -1,0 +1,188 @@
+package publish
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/sources"
+)
+
+// Publisher publishes into one site. Make it with New.
+type Publisher struct {
+	site       string
+	merge      string
+	trust      *index.Trust
+	allowNew   bool
+	signers    []index.Signer
+	generated  time.Time
+	expires    time.Duration
+	timeout    time.Duration
+	root       string
+	title      string
+	scanReport string
+	rebuild    bool
+	distDir    string
+	builder    *builder.Builder
+	target     builder.Target
+	fetcher    *sources.Fetcher
+	plainHTTP  bool
+	moves      map[string]string
+	pin        distindex.Pinner
+	tool       [2]string
+	epoch      time.Time
+	getenv     func(string) string
+	display    func(string) string
+	report     func([]*builder.Result, error) error
+	stdout     io.Writer
+	stderr     io.Writer
+}
+
+// Option configures New.
+type Option func(*Publisher)
+
+// WithSite sets the site directory (default _site).
+func WithSite(dir string) Option { return func(p *Publisher) { p.site = dir } }
+
+// WithMerge makes the index at ref (a path or an http(s) URL) the base,
+// verified with trust, instead of the index in the site directory; with
+// allowNew a missing base starts a new repository.
+func WithMerge(ref string, trust *index.Trust, allowNew bool) Option {
+	return func(p *Publisher) { p.merge, p.trust, p.allowNew = ref, trust, allowNew }
+}
+
+// WithSigners sets the keys that sign the index and the provenance; the
+// first signs provenance. Without WithMerge, an index already in the site
+// is verified with them.
+func WithSigners(s ...index.Signer) Option { return func(p *Publisher) { p.signers = s } }
+
+// WithGenerated sets the index's generated time (default now).
+func WithGenerated(t time.Time) Option { return func(p *Publisher) { p.generated = t } }
+
+// WithExpires sets how long after generated the index expires (default 30
+// days; 0 for never).
+func WithExpires(d time.Duration) Option { return func(p *Publisher) { p.expires = d } }
+
+// WithTimeout sets the timeout of each HTTP request for the base (default
+// 60 s).
+func WithTimeout(d time.Duration) Option { return func(p *Publisher) { p.timeout = d } }
+
+// WithRoot publishes the root of trust in file beside the index, with the
+// versions before it from root/<N>.yaml in its directory.
+func WithRoot(file string) Option { return func(p *Publisher) { p.root = file } }
+
+// WithTitle sets the catalog's title.
+func WithTitle(t string) Option { return func(p *Publisher) { p.title = t } }
+
+// WithScanReport publishes the kbuild scan report in file as scan.json.
+func WithScanReport(file string) Option { return func(p *Publisher) { p.scanReport = file } }
+
+// WithRebuild rebuilds published versions too; their digests must not
+// change.
+func WithRebuild(on bool) Option { return func(p *Publisher) { p.rebuild = on } }
+
+// WithBuilder sets what builds and pushes the recipes, into target, with
+// its build records in distDir; fetcher mirrors image sources into a
+// registry target (plainHTTP for loopback registries).
+func WithBuilder(b *builder.Builder, target builder.Target, distDir string, fetcher *sources.Fetcher, plainHTTP bool) Option {
+	return func(p *Publisher) {
+		p.builder, p.target, p.distDir, p.fetcher, p.plainHTTP = b, target, distDir, fetcher, plainHTTP
+	}
+}
+
+// WithProvenance sets what provenance and SBOMs say about the builder:
+// the tool's name and version, SOURCE_DATE_EPOCH and the environment
+// (for the CI identity).
+func WithProvenance(tool, version string, epoch time.Time, getenv func(string) string) Option {
+	return func(p *Publisher) { p.tool, p.epoch, p.getenv = [2]string{tool, version}, epoch, getenv }
+}
+
+// WithReport sets what prints the results of the builds and turns build
+// failures into the error Publish returns; display maps a recipe
+// directory to how messages show it.
+func WithReport(report func([]*builder.Result, error) error, display func(string) string) Option {
+	return func(p *Publisher) { p.report, p.display = report, display }
+}
+
+// WithRelocate moves the charts of the base's versions from one registry
+// path to another (oci://OLD to oci://NEW); Index checks that each moved
+// chart is at its new place with its published digest (plainHTTP for
+// loopback registries) before it writes anything.
+func WithRelocate(moves map[string]string, plainHTTP bool) Option {
+	return func(p *Publisher) { p.moves, p.plainHTTP = moves, plainHTTP }
+}
+
+// WithChartPinner makes Index pin, with pin, the charts that records name
+// without a digest (as kubepkg repo index does); without it such a record
+// is refused.
+func WithChartPinner(pin distindex.Pinner) Option { return func(p *Publisher) { p.pin = pin } }
+
+// WithOutput sets where results (stdout) and warnings (stderr) go.
+func WithOutput(stdout, stderr io.Writer) Option {
+	return func(p *Publisher) { p.stdout, p.stderr = stdout, stderr }
+}
+
+// New returns a Publisher.
+func New(opts ...Option) (*Publisher, error) {
+	p := &Publisher{
+		site: "_site", expires: 30 * 24 * time.Hour, timeout: 60 * time.Second,
+		tool: [2]string{"kbuild", "devel"}, getenv: func(string) string { return "" },
+		display: func(s string) string { return s }, stdout: io.Discard, stderr: io.Discard,
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.generated.IsZero() {
+		p.generated = time.Now()
+	}
+	p.generated = p.generated.UTC().Truncate(time.Second)
+	if p.report == nil {
+		p.report = func(_ []*builder.Result, err error) error { return err }
+	}
+	return p, nil
+}
+
+func (p *Publisher) warnf(format string, args ...any) {
+	fmt.Fprintf(p.stderr, "warning: "+format+"\n", args...)
+}
+
+func (p *Publisher) printf(format string, args ...any) {
+	fmt.Fprintf(p.stdout, format+"\n", args...)
+}
+
+// expiry returns the index's expiry time, zero for none: WithExpires
+// after generated or, when fresh, after now if that is later — a publish
+// that re-signs the same versions at the same SOURCE_DATE_EPOCH still
+// renews the expiry.
+func (p *Publisher) expiry(fresh bool) time.Time {
+	if p.expires <= 0 {
+		return time.Time{}
+	}
+	from := p.generated
+	if n := now().UTC().Truncate(time.Second); fresh && n.After(from) {
+		from = n
+	}
+	return from.Add(p.expires)
+}
+
+// baseTrust returns what verifies the base: the WithMerge trust, or the
+// signing keys for an index already in the site (only what we signed is
+// extended).
+func (p *Publisher) baseTrust() *index.Trust {
+	if p.merge != "" {
+		return p.trust
+	}
+	t := &index.Trust{}
+	for _, k := range p.signers {
+		t.IndexKeys = append(t.IndexKeys, PublicOf(k))
+	}
+	return t
+}
+
+// PublicOf returns a signer's public key.
+func PublicOf(s index.Signer) *index.PublicKey {
+	return s.(interface{ Public() *index.PublicKey }).Public()
+}

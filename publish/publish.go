@@ -1,0 +1,472 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sources"
+)
+
+// Result is what a publish signed.
+type Result struct {
+	// Index is the path of the index written.
+	Index              string
+	Packages, Versions int
+	// Unsigned is true when Index wrote the index without a signature
+	// (no signers).
+	Unsigned bool
+	// Built are the versions this run built and pushed.
+	Built []*builder.Result
+}
+
+// errNoSigner is returned by Publish and Withdraw without WithSigners.
+var errNoSigner = errors.New("publish needs a signing key")
+
+// Publish builds every recipe under recipesDir that is not published yet
+// (all of them WithRebuild), pushes and mirrors, and publishes the site.
+// What is signed is the verified base plus what this run built and pushed,
+// each new chart's manifest confirmed in the target first; other build
+// records left in the build directory are ignored with a warning. With
+// nothing new to build, the base is re-signed with a fresh expiry. On any
+// error the index and its signature in the site are the previous ones.
+func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, error) {
+	if p.builder == nil || p.target == nil {
+		return nil, errors.New("publish: no builder (WithBuilder)")
+	}
+	if len(p.signers) == 0 {
+		return nil, errNoSigner
+	}
+	rootData, err := p.checkRoot()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := lockSite(p.site)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	removeTemps(p.site)
+	indexPath := filepath.Join(p.site, IndexFile)
+	start, err := fileID(indexPath)
+	if err != nil {
+		return nil, err
+	}
+
+	// The recipes first: the catalog keeps the published versions of
+	// their packages in full while the base is read, in case they change.
+	dirs, err := builder.FindRecipes([]string{recipesDir})
+	if err != nil {
+		return nil, err
+	}
+	type recipeAt struct {
+		dir string
+		r   *recipe.Recipe
+	}
+	var recipes []recipeAt
+	names := map[string]bool{}
+	for _, d := range dirs {
+		l, err := p.builder.Load(d)
+		if err != nil {
+			return nil, err
+		}
+		recipes = append(recipes, recipeAt{d, l.Recipe})
+		if l.Recipe != nil {
+			names[l.Recipe.Metadata.Name] = true
+		}
+	}
+	w := &siteWriter{dir: p.site, written: map[string]bool{}}
+	cl := newCollector(w, func(name string) bool { return names[name] })
+
+	b := index.NewBuilder(index.Compact())
+	base, err := p.loadBase(ctx, b, cl.visit)
+	if err != nil {
+		return nil, err
+	}
+	if base != nil && p.generated.Before(base.Verified.Generated) {
+		// The base was re-signed later than this run's SOURCE_DATE_EPOCH
+		// (by 'repo withdraw', say): generated must not go back, or
+		// subscribers would refuse the index as a rollback.
+		p.generated = base.Verified.Generated
+	}
+
+	var todo []string
+	for _, ra := range recipes {
+		d := ra.dir
+		if r := ra.r; r != nil && !p.rebuild {
+			v := strings.TrimPrefix(r.Spec.Version, "v")
+			if t := b.Withdrawn(r.Metadata.Name, v, r.Spec.Build); t != nil {
+				p.printf("%s: withdrawn (%s %s build %d: %s); not built", p.display(d), r.Metadata.Name, v, r.Spec.Build, t.Reason)
+				continue
+			}
+			if b.Has(r.Metadata.Name, v, r.Spec.Build) {
+				p.printf("%s: up to date (%s %s build %d is published)", p.display(d), r.Metadata.Name, v, r.Spec.Build)
+				continue
+			}
+		}
+		todo = append(todo, d)
+	}
+	var results []*builder.Result
+	if len(todo) > 0 {
+		results, err = p.builder.Build(ctx, todo)
+	}
+	if err := p.report(results, err); err != nil {
+		return nil, err
+	}
+	if rt, ok := p.target.(*builder.RegistryTarget); ok {
+		if err := p.mirror(ctx, rt, results); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.provenance(ctx, w, results); err != nil {
+		return nil, err
+	}
+	if err := p.confirmPushed(ctx, results); err != nil {
+		return nil, err
+	}
+	pauseAt("pushed")
+	records := make([]string, len(results))
+	inBase := map[string]bool{}
+	for i, r := range results {
+		records[i] = r.RecordFile
+		inBase[dist.Key(r.Name, r.Version, r.Build)] = b.Has(r.Name, r.Version, r.Build)
+	}
+	if err := cl.addBuilt(results, func(name, version string, build int) bool { return inBase[dist.Key(name, version, build)] }); err != nil {
+		return nil, err
+	}
+	if err := distindex.AddRecords(b, records); err != nil {
+		return nil, err
+	}
+	if err := p.warnStale(b, records); err != nil {
+		return nil, err
+	}
+
+	pkgs, versions := b.Counts()
+	expires := p.expiry(true)
+	s, err := prepareSigned(indexPath, b, p.generated, expires, p.signers)
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			s.discard()
+		}
+	}()
+	built := map[string]bool{}
+	for _, r := range results {
+		built[r.Name] = true
+	}
+	var withdrawn []index.Withdrawal
+	if base != nil {
+		withdrawn = base.Verified.Withdrawn
+	}
+	cat := cl.done(p.generated, expires, withdrawn, func(name string) bool { return built[name] })
+	if err := p.supplyChain(ctx, w, cat, results, base); err != nil {
+		return nil, err
+	}
+	if err := p.writeKeys(w); err != nil {
+		return nil, err
+	}
+	if err := p.copyRoot(w, rootData); err != nil {
+		return nil, err
+	}
+	if p.scanReport != "" {
+		rep, err := os.ReadFile(p.scanReport)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.write(ScanFile, rep); err != nil {
+			return nil, err
+		}
+	}
+	manifests := map[string]string{}
+	for _, r := range results {
+		for _, c := range r.Info.Charts {
+			manifests[c.Digest] = c.Manifest
+		}
+	}
+	if err := p.catalog(w, cat, manifests); err != nil {
+		return nil, err
+	}
+	committed = true
+	if err := s.commit(&start); err != nil {
+		return nil, err
+	}
+	return &Result{Index: indexPath, Packages: pkgs, Versions: versions, Built: results}, nil
+}
+
+// loadBase verifies the base into b: WithMerge's, or the index in the
+// site, verified with the signing keys (a site without one starts anew).
+func (p *Publisher) loadBase(ctx context.Context, b *index.Builder, each func(string, *index.IndexPackage) error) (*Base, error) {
+	ref, allowNew := p.merge, p.allowNew
+	if ref == "" {
+		ref, allowNew = filepath.Join(p.site, IndexFile), true
+	}
+	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, each, fetchsite.WithTimeout(p.timeout))
+	if err != nil {
+		return nil, err
+	}
+	if base == nil && p.merge != "" {
+		fmt.Fprintf(p.stderr, "no published index at %s: starting a new repository (--allow-new)\n", ref)
+	}
+	if base != nil {
+		for _, w := range base.Verified.Warnings {
+			p.warnf("base index: %s", w)
+		}
+	}
+	return base, nil
+}
+
+// confirmPushed checks that every chart of this run is in the target
+// under its tag with the manifest digest that was built: what is signed
+// next must be pullable.
+func (p *Publisher) confirmPushed(ctx context.Context, results []*builder.Result) error {
+	for _, r := range results {
+		for _, c := range r.Charts {
+			have, ok, err := p.target.Lookup(ctx, c.Repo, c.Tag)
+			ref := p.target.Ref(c.Repo, c.Tag)
+			switch {
+			case err != nil:
+				return fmt.Errorf("%s: confirming chart %s is in the registry: %w; nothing was signed, run the publish again", r.Name, ref, err)
+			case !ok:
+				return fmt.Errorf("%s: chart %s is not in the registry although it was pushed; nothing was signed, run the publish again", r.Name, ref)
+			case have != c.Manifest.Digest:
+				return fmt.Errorf("%s: chart %s holds manifest %s, but %s was pushed; nothing was signed", r.Name, ref, have, c.Manifest.Digest)
+			}
+		}
+	}
+	return nil
+}
+
+// warnStale warns about build records in the build directory that are
+// neither built by this run (built) nor in the base: they are not signed.
+// Ignoring them, rather than refusing, keeps a build directory that is
+// reused between runs (a developer's dist/) usable; nothing of them can
+// reach the index.
+func (p *Publisher) warnStale(b *index.Builder, built []string) error {
+	if p.distDir == "" {
+		return nil
+	}
+	builds, err := dist.Read(p.distDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, d := range builds {
+		r := d.Record
+		if slices.Contains(built, d.File) || b.Has(r.Metadata.Name, r.Spec.Version, r.Spec.Build) {
+			continue
+		}
+		p.warnf("%s: not built by this publish and not in the published index; ignored, not signed (remove it, or publish its recipe)", d.File)
+	}
+	return nil
+}
+
+// mirror copies the image sources of the builds into the registry, under
+// the mirror path of each original repository.
+func (p *Publisher) mirror(ctx context.Context, t *builder.RegistryTarget, results []*builder.Result) error {
+	for _, r := range results {
+		for _, s := range r.Info.Sources {
+			if s.Kind != "image" {
+				continue
+			}
+			if p.fetcher == nil {
+				return fmt.Errorf("%s: image source %s: no fetcher to mirror it with", r.Name, s.Origin)
+			}
+			var opts []name.Option
+			if p.plainHTTP {
+				opts = append(opts, name.Insecure)
+			}
+			dst, err := name.NewRepository(t.Base()+"/"+sources.MirrorPath(s.Origin), opts...)
+			if err != nil {
+				return err
+			}
+			d, err := p.fetcher.Mirror(ctx, s.Origin, dst)
+			if err != nil {
+				return fmt.Errorf("%s: mirror image %s: %w", r.Name, s.Origin, err)
+			}
+			p.printf("mirrored %s to %s", s.Origin, d)
+		}
+	}
+	return nil
+}
+
+// provenance signs an in-toto statement for each build of this run, writes
+// it into the site and attaches it to every chart as an OCI referrer.
+func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*builder.Result) error {
+	id, invocation := builder.BuilderIdentity(p.getenv)
+	for _, r := range results {
+		if len(r.Charts) == 0 {
+			continue
+		}
+		env, err := builder.SignStatement(builder.Provenance(&r.Info, id, invocation, p.epoch), p.signers[0])
+		if err != nil {
+			return err
+		}
+		if err := w.write(ProvenanceFile(r.Name, r.Version, r.Build), env); err != nil {
+			return err
+		}
+		for _, c := range r.Charts {
+			img, err := builder.ReferrerImage(c.Manifest, builder.ProvenanceArtifactType, builder.DSSEEnvelopeMediaType, env, p.epoch)
+			if err != nil {
+				return err
+			}
+			if err := p.target.PushReferrer(ctx, c.Repo, img); err != nil {
+				return fmt.Errorf("%s: attach provenance to chart %s: %w", r.Name, c.Key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeKeys publishes the public keys of the signers.
+func (p *Publisher) writeKeys(w *siteWriter) error {
+	for _, k := range p.signers {
+		pub := PublicOf(k).PEM()
+		if err := w.write(KeyFile(k.KeyID()), pub); err != nil {
+			return err
+		}
+		if len(p.signers) == 1 {
+			if err := w.write(SingleKeyFile, pub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkRoot reads the WithRoot file and checks the signers meet its index
+// role; nil without a root.
+func (p *Publisher) checkRoot() ([]byte, error) {
+	if p.root == "" {
+		return nil, nil
+	}
+	_, data, err := LoadRoot(p.root, p.signers)
+	return data, err
+}
+
+// LoadRoot reads and parses the root of trust in file and checks that the
+// signers meet its index role (CheckIndexRole); it returns the root and
+// the file's bytes.
+func LoadRoot(file string, signers []index.Signer) (*index.Root, []byte, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := index.ParseRoot(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("root %s: %w", file, err)
+	}
+	if err := CheckIndexRole(r, file, signers); err != nil {
+		return nil, nil, err
+	}
+	return r, data, nil
+}
+
+// copyRoot publishes the root of trust (data is its content): root.yaml
+// and root/1.yaml … N.yaml from root/ beside the file.
+func (p *Publisher) copyRoot(w *siteWriter, data []byte) error {
+	if data == nil {
+		return nil
+	}
+	r, err := index.ParseRoot(data)
+	if err != nil {
+		return fmt.Errorf("--root %s: %w", p.root, err)
+	}
+	dir := filepath.Join(filepath.Dir(p.root), RootDir)
+	for v := 1; v < r.Signed.Version; v++ {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.yaml", v)))
+		if err != nil {
+			return fmt.Errorf("--root %s is version %d, and its chain needs %w", p.root, r.Signed.Version, err)
+		}
+		if err := w.write(RootVersionFile(v), b); err != nil {
+			return err
+		}
+	}
+	if err := w.write(RootVersionFile(r.Signed.Version), data); err != nil {
+		return err
+	}
+	return w.write(RootFile, data)
+}
+
+// CheckIndexRole refuses signers that do not meet the index role of root
+// (read from file): subscribers would refuse what they sign.
+func CheckIndexRole(root *index.Root, file string, signers []index.Signer) error {
+	role := root.Signed.Roles[index.RoleIndex]
+	n := 0
+	for _, s := range signers {
+		if slices.Contains(role.KeyIDs, s.KeyID()) {
+			n++
+		}
+	}
+	if n < role.Threshold {
+		return fmt.Errorf("the signing keys include %d of the index role's keys in %s (version %d), which needs %d: subscribers would refuse the index; sign with the index keys the root lists",
+			n, file, root.Signed.Version, role.Threshold)
+	}
+	return nil
+}
+
+// siteWriter writes files into the site through temp files and renames,
+// and remembers what it wrote and the build info of each version.
+type siteWriter struct {
+	dir     string
+	written map[string]bool
+	info    map[string]*index.BuildInfo
+}
+
+func (w *siteWriter) write(rel string, data []byte) error {
+	if err := dist.WriteFile(w.path(rel), data, 0o644); err != nil {
+		return err
+	}
+	w.written[rel] = true
+	return nil
+}
+
+func (w *siteWriter) path(rel string) string { return filepath.Join(w.dir, filepath.FromSlash(rel)) }
+
+// exists reports whether the site has the file rel, written by this run
+// or before.
+func (w *siteWriter) exists(rel string) bool {
+	if w.written[rel] {
+		return true
+	}
+	_, err := os.Stat(w.path(rel))
+	return err == nil
+}
+
+// now is the clock of expiry checks.
+var now = time.Now
+
+// pauseAt is called at the phases of a publish that a crash test kills it
+// in; it does nothing outside tests.
+var pauseAt = func(phase string) {}
+
+// removeTemps removes the temporary files a killed publish left in the
+// site's top directory and in by-hash/ (the large ones: copies of the
+// index); the ones beside other files are small and replaced by the next
+// write of the same file.
+func removeTemps(site string) {
+	for _, dir := range []string{site, filepath.Join(site, filepath.FromSlash(ByHashDir))} {
+		tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}
+}

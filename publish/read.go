@@ -1,0 +1,61 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fetchsite"
+)
+
+// Published is a published index read and verified as a subscriber does,
+// with the site it came from (for the files beside it).
+type Published struct {
+	Site     *fetchsite.Site
+	Verified *index.Verified
+}
+
+// ReadIndex fetches the index at ref (a site directory, a path of its
+// index.yaml or an http(s) URL) with its signature and, when trust pins
+// root keys, the root chain, and verifies it as a subscriber does: an
+// expired index is refused. Every command that reads a published index
+// for its content (sbom, scan) reads it here; a refusal is an
+// *index.VerificationError.
+func ReadIndex(ctx context.Context, ref string, trust *index.Trust, opts ...fetchsite.Option) (*Published, error) {
+	site, err := Open(ref, opts...)
+	if err != nil {
+		return nil, err
+	}
+	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: time.Now()})
+	var ve *index.VerificationError
+	switch {
+	case errors.Is(err, fetchsite.ErrNotFound):
+		return nil, fmt.Errorf("index %s: %w; expected the URL or path of a published index.yaml", site.Location(site.IndexName()), err)
+	case errors.As(err, &ve):
+		return nil, fmt.Errorf("index %s refused: %w", site.Location(site.IndexName()), err)
+	case err != nil:
+		return nil, fmt.Errorf("index %s: %w", site.Location(site.IndexName()), err)
+	}
+	return &Published{Site: site, Verified: v}, nil
+}
+
+// Open returns the site at ref (a directory, a path of its index.yaml or
+// an http(s) URL) for reading as a subscriber: its Index takes the
+// signature by the index's digest (ByHashSignatureFile) when the site has
+// one, so a reader that fetches while a publish replaces index.yaml and
+// index.yaml.sig never pairs one index with another's signature.
+func Open(ref string, opts ...fetchsite.Option) (*fetchsite.Site, error) {
+	return fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(ByHashSignatureFile))...)
+}
+
+// BuildInfo returns the build info of a version from beside the index,
+// found false when the site has none.
+func (p *Published) BuildInfo(ctx context.Context, name, version string, build int) (data []byte, found bool, err error) {
+	data, err = p.Site.Fetch(ctx, BuildInfoFile(name, version, build), maxSidecarSize)
+	if errors.Is(err, fetchsite.ErrNotFound) {
+		return nil, false, nil
+	}
+	return data, err == nil, err
+}

@@ -1,0 +1,173 @@
+package publish
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fetchsite"
+)
+
+// SignatureFileOf signs data with every signer and returns the content of
+// its .sig file.
+func SignatureFileOf(data []byte, signers []index.Signer) ([]byte, error) {
+	if len(signers) == 0 {
+		return nil, errors.New("no signing key")
+	}
+	sigs, err := index.Sign(data, signers...)
+	if err != nil {
+		return nil, err
+	}
+	return index.MarshalSignatures(sigs)
+}
+
+// signed is an index written to a temporary file and signed, not yet in
+// place.
+type signed struct {
+	path    string // where the index goes
+	tmp     string // the index, written and synced
+	data    []byte // the index, mapped or read from tmp
+	hex     string // its sha256
+	sigData []byte
+}
+
+// prepareSigned writes the index of b, generated and expiring at the times
+// given, to a temporary file beside path and signs it. The index goes to
+// the file straight from b, whose memory is then released, and is read
+// back (mapped) to be signed: the versions and the index are never in
+// memory together. Call commit to put it in place, or discard.
+func prepareSigned(path string, b *index.Builder, generated, expires time.Time, signers []index.Signer) (*signed, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	s := &signed{path: path, tmp: f.Name()}
+	w := bufio.NewWriterSize(f, 1<<20)
+	_, err = b.WriteTo(w, generated, expires)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(s.tmp)
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	b.Reset() // nothing of it is needed any more
+	debug.FreeOSMemory()
+	if s.data, err = fetchsite.ReadFile(s.tmp, index.MaxIndexSize); err != nil {
+		s.discard()
+		return nil, err
+	}
+	s.hex = hexDigest(s.data)
+	if s.sigData, err = SignatureFileOf(s.data, signers); err != nil {
+		s.discard()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *signed) discard() {
+	if s.data != nil {
+		fetchsite.Release(s.data)
+		s.data = nil
+	}
+	os.Remove(s.tmp)
+}
+
+// commit puts the signed index in place: first its signature by digest,
+// by-hash/sha256/<hex>.sig beside it (kept for good: 89 bytes a publish,
+// so that a reader that fetched an earlier index.yaml still finds its
+// signature), then index.yaml.sig and last index.yaml, each through a
+// rename. The index itself is not copied under by-hash/: a Pages artifact
+// may not hold hard links, and a copy would double the site. With expect set, the index
+// at path must still have that digest ("" for none) when it is replaced:
+// a publish that raced another fails instead of overwriting what the other
+// signed. expect is a fileID.
+func (s *signed) commit(expect *string) error {
+	defer s.discard()
+	dir := filepath.Dir(s.path)
+	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(byHashSignatureOf(s.hex))), s.sigData, 0o644); err != nil {
+		return err
+	}
+	pauseAt("by-hash")
+	if expect != nil {
+		now, err := fileID(s.path)
+		if err != nil {
+			return err
+		}
+		if now != *expect {
+			was := *expect
+			if was == "" {
+				was = "none"
+			}
+			if now == "" {
+				now = "none"
+			}
+			return fmt.Errorf("%s changed while this publish ran (it was %s, it is %s): another publish wrote the site; nothing of this one was signed into place, run it again", s.path, was, now)
+		}
+	}
+	if err := dist.WriteFile(s.path+".sig", s.sigData, 0o644); err != nil {
+		return err
+	}
+	pauseAt("signature")
+	return os.Rename(s.tmp, s.path)
+}
+
+// fileID identifies the file at path — device, inode, size and
+// modification time, which a replacement through a rename changes — or is
+// "" when it does not exist.
+func fileID(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	id := fmt.Sprintf("size %d, modified %s", fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano))
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id = fmt.Sprintf("inode %d:%d, ", st.Dev, st.Ino) + id
+	}
+	return id, nil
+}
+
+// fileDigest returns "sha256:<hex>" of the file at path, or "" when it
+// does not exist.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

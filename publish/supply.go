@@ -1,0 +1,162 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sbom"
+)
+
+// fetchWorkers is how many files are fetched from a base site at once.
+const fetchWorkers = 16
+
+// maxSidecarSize caps a build info, provenance or SBOM file fetched from a
+// base site.
+const maxSidecarSize = 16 << 20
+
+// supplyChain writes the build info and SBOM of each version this run
+// built, and the repository SBOM, which lists every version of the index
+// with a reference to its own SBOM (sbom/<key>.cdx.json) rather than
+// inlining them. A version published before keeps the files the site
+// already has: nothing is rewritten for it. Only when the base is another
+// site (WithMerge) and the site directory is not a copy of it (its
+// index.yaml is another, and it lacks the base index's signature by digest) are
+// the build info, provenance and SBOM files that the directory lacks
+// fetched from there, concurrently; a CI job that restores the previous
+// site first fetches nothing (see CONTRIBUTING.md).
+func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalogData, results []*builder.Result, base *Base) error {
+	w.info = map[string]*index.BuildInfo{}
+	for _, r := range results {
+		data, err := dist.Marshal(r.Info)
+		if err != nil {
+			return err
+		}
+		if err := w.write(BuildInfoFile(r.Name, r.Version, r.Build), data); err != nil {
+			return err
+		}
+		w.info[dist.Key(r.Name, r.Version, r.Build)] = &r.Info
+		digest, err := r.Record.Spec.Digest()
+		if err != nil {
+			return err
+		}
+		ann := r.Record.Metadata.Annotations
+		sb := sbom.Build{Name: r.Name, Description: ann[index.DescriptionAnnotation], Home: ann[index.HomeAnnotation], Spec: r.Record.Spec, Digest: digest, Info: &r.Info}
+		bom, err := sbom.ForBuild(ctx, sb, sbom.WithTimestamp(p.generated), sbom.WithTool(p.tool[0], p.tool[1]))
+		if err != nil {
+			return err
+		}
+		if data, err = sbom.Marshal(bom); err != nil {
+			return err
+		}
+		if err := w.write(SBOMFile(r.Name, r.Version, r.Build), data); err != nil {
+			return err
+		}
+		pauseAt("sbom")
+	}
+	if base != nil && p.merge != "" && !w.copyOf(base.Digest) {
+		var fetch []string
+		for _, v := range cat.versions {
+			for _, f := range []string{BuildInfoFile(v.Name, v.Version, v.Build), ProvenanceFile(v.Name, v.Version, v.Build), v.BOM} {
+				if !w.exists(f) {
+					fetch = append(fetch, f)
+				}
+			}
+		}
+		if len(fetch) > 0 {
+			p.warnf("%s is not a copy of the published site: fetching the %d build info, provenance and SBOM files it lacks from %s (restore the previous site first to skip this; see CONTRIBUTING.md)",
+				p.site, len(fetch), base.Site.Location(""))
+		}
+		if err := p.fetchAll(ctx, w, base, fetch); err != nil {
+			return err
+		}
+	}
+	bom, err := sbom.ForRepositoryRefs(IndexFile, cat.versions, sbom.WithTimestamp(p.generated), sbom.WithTool(p.tool[0], p.tool[1]))
+	if err != nil {
+		return err
+	}
+	data, err := sbom.Marshal(bom)
+	if err != nil {
+		return err
+	}
+	return w.write(RepositoryBOMFile, data)
+}
+
+// copyOf reports whether the site directory is a copy of the site whose
+// index has digest, or a later one: it has that index's signature by
+// digest (which only a publish of that index wrote), or its index.yaml is
+// that index.
+func (w *siteWriter) copyOf(digest string) bool {
+	if w.exists(byHashSignatureOf(strings.TrimPrefix(digest, "sha256:"))) {
+		return true
+	}
+	d, err := fileDigest(w.path(IndexFile))
+	return err == nil && d == digest
+}
+
+// readInfo returns the build info at rel in the site, nil when absent.
+func (w *siteWriter) readInfo(rel string) (*index.BuildInfo, error) {
+	data, err := fetchsite.ReadFile(w.path(rel), maxSidecarSize)
+	if errors.Is(err, fetchsite.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	info := new(index.BuildInfo)
+	if err := dist.Unmarshal(data, info); err != nil {
+		return nil, fmt.Errorf("%s: %w", w.path(rel), err)
+	}
+	return info, nil
+}
+
+// fetchAll fetches files from the base site into the site, fetchWorkers
+// at a time; a file the base site lacks is skipped.
+func (p *Publisher) fetchAll(ctx context.Context, w *siteWriter, base *Base, files []string) error {
+	if len(files) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int)
+	errs := make([]error, len(files))
+	var mu sync.Mutex // guards w.written
+	var wg sync.WaitGroup
+	for range min(fetchWorkers, len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				f := files[i]
+				data, err := base.Site.Fetch(ctx, f, maxSidecarSize)
+				if errors.Is(err, fetchsite.ErrNotFound) {
+					continue
+				}
+				if err == nil {
+					mu.Lock()
+					err = w.write(f, data)
+					mu.Unlock()
+				}
+				if err != nil {
+					errs[i] = err
+					cancel()
+				}
+			}
+		}()
+	}
+	for i := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return errors.Join(errs...)
+}
