@@ -244,7 +244,8 @@ type indexMeta struct {
 
 // chartIndex returns the parsed index of a chart repository and its URL.
 // The last index is cached by URL and revalidated with If-None-Match and
-// If-Modified-Since, so an unchanged index is not downloaded again.
+// If-Modified-Since, so an unchanged index is not downloaded again. Offline
+// the cached index is used as it is.
 func (f *Fetcher) chartIndex(ctx context.Context, repo string) (*chartIndex, string, error) {
 	idxURL := strings.TrimSuffix(repo, "/") + "/index.yaml"
 	what := "chart repository index " + redact(idxURL)
@@ -259,6 +260,16 @@ func (f *Fetcher) chartIndex(ctx context.Context, repo string) (*chartIndex, str
 				cached = nil
 			}
 		}
+	}
+	if f.offline {
+		if cached == nil {
+			return nil, "", fmt.Errorf("%w: %s is not in the cache %s; run once without --offline", ErrOffline, what, f.cache.dir)
+		}
+		idx, err := parseChartIndex(cached)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s (cached): %w", what, err)
+		}
+		return idx, idxURL, nil
 	}
 	hdr := http.Header{}
 	if cached != nil && meta.ETag != "" {

@@ -216,6 +216,12 @@ func TestInitWithoutRegistryAccess(t *testing.T) {
 			if !connected {
 				t.Errorf("no HTTPS lookup of Docker Hub went through the proxy: %q", reqs)
 			}
+			// Offline, from the cache the first init filled: the same draft.
+			r = kbuild(t, work, env, append([]string{"init", "rec-offline", "--offline", "--name", "tools", "--cache-dir", cache, "--chart", repo.URL + "/tools@0.4.0"}, tc.flags...)...)
+			again, _ := os.ReadFile(filepath.Join(work, "rec-offline", "recipe.yaml"))
+			if r.code != 0 || string(again) != string(data) || !strings.Contains(r.stderr, "warning: 2 images are not pinned") {
+				t.Errorf("init --offline: %s\ndraft:\n%s", r, again)
+			}
 			r = kbuild(t, work, env, "validate", "--offline", "--cache-dir", cache, "rec")
 			for _, w := range []string{`image "docker.io/giantswarm/tiny-tools:latest" is not pinned by digest`, `image "docker.io/library/nginx:1.27" is not pinned by digest`} {
 				if !strings.Contains(r.stdout, w) {
