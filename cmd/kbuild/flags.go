@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -27,6 +28,12 @@ func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to OCI registries on loopback (never to other registries)")
 	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
+}
+
+// plainPolicy returns the registries --plain-http and --plain-http-host
+// allow plain HTTP to.
+func (f *sourceFlags) plainPolicy() plainhttp.Policy {
+	return plainhttp.Policy{Loopback: f.plainHTTP, Hosts: f.plainHosts}
 }
 
 func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {

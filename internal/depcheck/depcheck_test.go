@@ -20,7 +20,7 @@ const module = "kbuild.dev/kbuild/"
 var allowed = map[string][]string{
 	"builder/recipe":     {"index"},
 	"builder":            {"builder/recipe", "index", "internal/dist", "patches", "sources"},
-	"sources":            {"builder/recipe", "index"},
+	"sources":            {"builder/recipe", "index", "internal/plainhttp"},
 	"patches":            {"builder/recipe"},
 	"sbom":               {"index"},
 	"sbom/trivytest":     {},
@@ -28,7 +28,8 @@ var allowed = map[string][]string{
 	"internal/dist":      {"index"},
 	"internal/distindex": {"index"},
 	"internal/fetchsite": {"index"},
-	"internal/chartpin":  {"index"},
+	"internal/chartpin":  {"index", "internal/plainhttp"},
+	"internal/plainhttp": {},
 	"internal/ociserve":  {},
 	"internal/review":    {"builder", "builder/recipe", "index", "internal/fetchsite"},
 	"internal/testenv":   {},
