@@ -2,6 +2,7 @@ package patches
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,4 +223,16 @@ func TestSplitAliasAcrossDocuments(t *testing.T) {
 	}
 	_, err = Split("cross-doc.yaml", data)
 	errMatch(t, err, "cross-doc.yaml document 2: yaml: unknown anchor 'labels' referenced; an alias can only refer to an anchor of its own document")
+}
+
+// TestResolveAliasesBomb refuses a List whose items expand, through nested
+// aliases, into more nodes than any real manifest has.
+func TestResolveAliasesBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: bomb}\n  data:\n    a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 8; i++ {
+		fmt.Fprintf(&b, "    a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	_, err := Split("bomb.yaml", []byte(b.String()))
+	errMatch(t, err, "aliases expand to more than")
 }
