@@ -59,6 +59,18 @@ func TestCorpus(t *testing.T) {
 				if r.code != 0 || r.stdout != want {
 					t.Errorf("images printed\n%s\nwant\n%s\n%s", r.stdout, want, r)
 				}
+				if len(tc.images) > 0 {
+					return
+				}
+				// No images: list to rewrite: the block is printed to paste.
+				cp := filepath.Join(t.TempDir(), tc.name)
+				if err := copyDir(dir, cp); err != nil {
+					t.Fatal(err)
+				}
+				r = kbuild(t, repoRoot, nil, "images", "--write", "--offline", "--cache-dir", cache, cp)
+				if r.code == 0 || r.stdout != want || !strings.Contains(r.stderr, "paste the printed block instead") {
+					t.Errorf("images --write without an images: list: %s", r)
+				}
 			})
 			t.Run("build", func(t *testing.T) {
 				var outs [2]map[string]string
