@@ -210,6 +210,11 @@ func TestInitWithoutRegistryAccess(t *testing.T) {
 					t.Errorf("draft lacks %q:\n%s", w, data)
 				}
 			}
+			// kbuild images looks the same digests up the same way.
+			r = kbuild(t, work, env, append([]string{"images", "rec", "--cache-dir", cache}, tc.flags...)...)
+			if r.code != 1 || !strings.Contains(r.stderr, "2 images are not pinned") || !strings.Contains(r.stdout, "docker.io/library/nginx:1.27  # TODO: pin") {
+				t.Errorf("images without registry access: %s", r)
+			}
 			reqs := proxy.requests()
 			connected := false
 			for _, req := range reqs {
