@@ -2,11 +2,14 @@ package builder
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -53,5 +56,53 @@ func TestFetchNamesEveryMissingSource(t *testing.T) {
 	}
 	if a, g, z := strings.Index(first, "sources.alpha"), strings.Index(first, "sources.tree"), strings.Index(first, "sources.zeta"); !(a < g && g < z) {
 		t.Errorf("sources not in name order:\n%s", first)
+	}
+}
+
+// TestFetchUnknownCommit prepares a recipe whose git source names a commit
+// the repository does not have: the error names the recipe file, the line
+// of the source and the commit.
+func TestFetchUnknownCommit(t *testing.T) {
+	gitBin := testenv.Tool(t, "git")
+	repo := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(gitBin, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q")
+	if err := os.WriteFile(filepath.Join(repo, "a.yaml"), []byte("kind: ConfigMap\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", ".")
+	run("commit", "-q", "-m", "x")
+	dir := filepath.Join(t.TempDir(), "demo")
+	missing := strings.Repeat("ab", 20)
+	data, err := os.ReadFile(filepath.Join("testdata", "missing-sources", RecipeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.NewReplacer("https://example.invalid/repo.git", "file://"+repo, "ABCDEFABCDEFABCDEFABCDEFABCDEFABCDEFABCD", strings.ToUpper(missing)).Replace(string(data)))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, RecipeFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := sources.New(sources.WithCacheDir(t.TempDir()), sources.WithRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Prepare(context.Background(), dir)
+	want := filepath.Join(dir, RecipeFile) + " line 17: spec.sources.tree: source \"tree\": git file://" + repo + "@" + missing
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Prepare = %v\nwant an error containing %q", err, want)
 	}
 }

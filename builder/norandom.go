@@ -13,7 +13,11 @@ import (
 
 // randomFuncs are the Sprig template functions whose results change on
 // every render. deterministicTemplates replaces their calls.
-var randomFuncs = []string{"randAlphaNum", "randAlpha", "randNumeric", "randAscii", "randBytes", "randInt", "uuidv4"}
+var randomFuncs = []string{
+	"randAlphaNum", "randAlpha", "randNumeric", "randAscii", "randBytes", "randInt", "uuidv4",
+	"genCA", "genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey", "genSignedCert", "genSignedCertWithKey",
+	"genPrivateKey", "bcrypt", "htpasswd",
+}
 
 // deterministicTemplates rewrites the templates of ch and its dependencies,
 // in memory, so that the random functions of Sprig give values derived from
@@ -21,10 +25,15 @@ var randomFuncs = []string{"randAlphaNum", "randAlpha", "randNumeric", "randAsci
 // then renders the same bytes every time, and a diff of an unchanged chart
 // is empty. The values keep their shape (randAlphaNum 5 gives five
 // lowercase letters and digits, uuidv4 a version 4 UUID), so names made
-// from them stay valid. A call inside a loop gives the same value on every
-// iteration. Certificates and keys (genCA, genPrivateKey, ...) stay random;
-// kbuild never writes rendered output into an artifact, so only its checks
-// and diffs see these values.
+// from them stay valid. Certificates (genCA, genSelfSignedCert,
+// genSignedCert, ...) become objects whose .Cert and .Key are PEM blocks
+// holding a value derived the same way, genPrivateKey such a PEM block,
+// bcrypt and htpasswd a fixed-shape hash: charts put them into Secrets, and
+// none of them is a working key. A call gives the same value each time it
+// runs: in every iteration of a loop, and in every include of a helper that
+// makes it. kbuild never writes rendered output into an artifact (the chart
+// is published as upstream wrote it), so only its checks and diffs see
+// these values.
 //
 // Only files that name a random function are rewritten; they are parsed as
 // Helm would parse them and written back from the parse tree.
@@ -149,6 +158,17 @@ func replaceRandom(c *parse.CommandNode, seed string) {
 			return
 		}
 		c.Args = []parse.Node{ident("add"), args[0], pipe(cmd(ident("mod"), pipe(cmd(ident("adler32sum"), str(seed))), pipe(cmd(ident("sub"), args[1], args[0]))))}
+	case "genCA", "genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey", "genSignedCert", "genSignedCertWithKey":
+		c.Args = []parse.Node{ident("dict"), str("Cert"), pem("CERTIFICATE", seed), str("Key"), pem("RSA PRIVATE KEY", seed+"/key")}
+	case "genPrivateKey":
+		c.Args = []parse.Node{ident("printf"), str("%[1]s"), pem("PRIVATE KEY", seed)}
+	case "bcrypt":
+		c.Args = []parse.Node{ident("printf"), str("$2a$10$%.53[1]s"), hexPipe(seed)}
+	case "htpasswd":
+		if len(args) != 2 {
+			return
+		}
+		c.Args = []parse.Node{ident("printf"), str("%[1]s:$2a$10$%.53[2]s"), args[0], hexPipe(seed)}
 	case "uuidv4":
 		h := func() parse.Node { return pipe(cmd(ident("sha256sum"), str(seed))) }
 		sub := func(a, b int) parse.Node {
@@ -156,6 +176,11 @@ func replaceRandom(c *parse.CommandNode, seed string) {
 		}
 		c.Args = []parse.Node{ident("printf"), str("%s-%s-4%s-8%s-%s"), sub(0, 8), sub(8, 12), sub(13, 16), sub(17, 20), sub(20, 32)}
 	}
+}
+
+// pem is a PEM block of the given type whose body is derived from seed.
+func pem(typ, seed string) parse.Node {
+	return pipe(cmd(ident("printf"), str("-----BEGIN "+typ+"-----\n%[1]s\n-----END "+typ+"-----\n"), pipe(cmd(ident("b64enc"), pipe(cmd(ident("sha256sum"), str(seed)))))))
 }
 
 // hexPipe is (sha256sum SEED | replace A B ... | repeat 16): 1024 hex digits,

@@ -16,9 +16,9 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/releaseutil"
+	k8syaml "sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/builder/recipe"
-	k8syaml "sigs.k8s.io/yaml"
 )
 
 // Rendered is what a chart installs with its default values: the objects of

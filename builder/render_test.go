@@ -67,7 +67,8 @@ func objectsText(t *testing.T, r *Rendered) string {
 }
 
 // TestRenderDeterministic renders a chart whose hooks and test pods use
-// randAlphaNum, randAlpha, randNumeric and uuidv4: every render gives the
+// randAlphaNum, randAlpha, randNumeric, uuidv4, genCA, genSignedCert and
+// htpasswd: every render gives the
 // same bytes, while Helm alone gives different ones (so the test chart is
 // really random), and the values keep the shape of the functions' output.
 func TestRenderDeterministic(t *testing.T) {
@@ -101,6 +102,17 @@ func TestRenderDeterministic(t *testing.T) {
 			}
 			checks++
 		case "Secret":
+			if name == "demo-tests-webhook-tls" {
+				for k, want := range map[string]string{"ca.crt": "-----BEGIN CERTIFICATE-----\n", "tls.crt": "-----BEGIN CERTIFICATE-----\n", "tls.key": "-----BEGIN RSA PRIVATE KEY-----\n", "htpasswd": "admin:$2a$10$"} {
+					data, _ := o["data"].(map[string]any)
+					s, _ := data[k].(string)
+					if v, _ := base64.StdEncoding.DecodeString(s); !strings.HasPrefix(string(v), want) {
+						t.Errorf("%s = %q, want it to start with %q", k, v, want)
+					}
+				}
+				checks++
+				break
+			}
 			if id := field(o, "metadata.annotations.install-id"); !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(id) {
 				t.Errorf("uuidv4 gave %q, want a version 4 UUID", id)
 			}
@@ -124,8 +136,8 @@ func TestRenderDeterministic(t *testing.T) {
 		}
 		seen[name] = true
 	}
-	if checks != 5 {
-		t.Errorf("checked %d objects, want 5 (3 pods, a secret, a deployment)", checks)
+	if checks != 6 {
+		t.Errorf("checked %d objects, want 6 (3 pods, 2 secrets, a deployment)", checks)
 	}
 	want := []string{"docker.io/giantswarm/tiny-tools:latest", "docker.io/library/busybox@sha256:2919d0172f7524b2d8df9e50066a682669e6d170ac0f6a49676d54358fe970b5", "docker.io/library/nginx:1.27"}
 	if strings.Join(first.Images, " ") != strings.Join(want, " ") {

@@ -9,7 +9,7 @@ import (
 // maxResolvedNodes bounds the nodes resolveAliases may create, so that a
 // document whose aliases nest into billions of nodes is refused rather than
 // exhausting memory. The largest upstream CRDs hold about a hundred thousand.
-const maxResolvedNodes = 4 << 20
+const maxResolvedNodes = 1 << 20
 
 // resolveAliases returns a deep copy of n in which every alias is replaced
 // by a copy of the node it refers to, no node carries an anchor, and every

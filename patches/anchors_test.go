@@ -2,6 +2,7 @@ package patches
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,11 +89,14 @@ func TestPatchAnchoredCRD(t *testing.T) {
 		name string
 		ops  []recipe.JSONPatchOp
 		want map[string]string // path -> JSON value ("" absent)
+		same bool              // stored as upstream wrote it
 	}{
-		{name: "unpatched", want: map[string]string{
+		{name: "unpatched", same: true, want: map[string]string{
 			alpha + retention + "/minimum": "1", beta + retention + "/minimum": "1",
 			beta + "/additionalPrinterColumns/0/name": `"Phase"`,
 		}},
+		{name: "test only", same: true, ops: []recipe.JSONPatchOp{{Op: "test", Path: beta + retention + "/minimum", Value: json.RawMessage("1")}},
+			want: map[string]string{beta + retention + "/minimum": "1"}},
 		{name: "on the anchor", ops: []recipe.JSONPatchOp{{Op: "replace", Path: alpha + retention + "/minimum", Value: json.RawMessage("0")}},
 			want: map[string]string{alpha + retention + "/minimum": "0", beta + retention + "/minimum": "1"}},
 		{name: "through the alias", ops: []recipe.JSONPatchOp{{Op: "add", Path: beta + schedule + "/pattern", Value: json.RawMessage(`"^@daily$"`)}},
@@ -123,8 +127,8 @@ func TestPatchAnchoredCRD(t *testing.T) {
 				t.Fatal(err)
 			}
 			src, _ := os.ReadFile("testdata/anchors/crd.yaml")
-			if same := string(stored) == string(src); same != (tc.ops == nil) {
-				t.Errorf("stored CRD byte-identical to upstream = %v, want %v", same, tc.ops == nil)
+			if same := string(stored) == string(src); same != tc.same {
+				t.Errorf("stored CRD byte-identical to upstream = %v, want %v", same, tc.same)
 			}
 		})
 	}
@@ -222,4 +226,16 @@ func TestSplitAliasAcrossDocuments(t *testing.T) {
 	}
 	_, err = Split("cross-doc.yaml", data)
 	errMatch(t, err, "cross-doc.yaml document 2: yaml: unknown anchor 'labels' referenced; an alias can only refer to an anchor of its own document")
+}
+
+// TestResolveAliasesBomb refuses a List whose items expand, through nested
+// aliases, into more nodes than any real manifest has.
+func TestResolveAliasesBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: bomb}\n  data:\n    a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 8; i++ {
+		fmt.Fprintf(&b, "    a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	_, err := Split("bomb.yaml", []byte(b.String()))
+	errMatch(t, err, "aliases expand to more than")
 }

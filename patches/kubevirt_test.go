@@ -101,7 +101,7 @@ func TestKubevirtOperator(t *testing.T) {
 
 // upstreamFixture reads a file of ../shared/fixtures/upstream beside the
 // repository root, skipping the test when it is absent.
-func upstreamFixture(t *testing.T, name string) []byte {
+func upstreamFixture(t testing.TB, name string) []byte {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -193,5 +193,30 @@ func TestKubevirtByteForByte(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkKubevirtWrap measures the manifest path on the upstream KubeVirt
+// operator manifest (about 500 kB): split, one patch on the operator
+// Deployment, one json6902 patch on the 467 kB CRD (anchors resolved,
+// re-serialized), wrap.
+func BenchmarkKubevirtWrap(b *testing.B) {
+	data := upstreamFixture(b, "kubevirt-operator-v1.9.0.yaml")
+	ps := []recipe.Patch{
+		{Kind: "Deployment", Name: "virt-operator", Merge: map[string]any{"spec": map[string]any{"replicas": 3}}},
+		{Kind: "CustomResourceDefinition", JSON6902: []recipe.JSONPatchOp{{Op: "add", Path: "/metadata/labels/bench", Value: []byte(`"x"`)}}},
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		objs, err := Split("kubevirt.yaml", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Apply(objs, ps); err != nil {
+			b.Fatal(err)
+		}
+		if err := Wrap(filepath.Join(b.TempDir(), "c"), "kubevirt", objs, WrapOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -85,17 +85,27 @@ func apply(objs []*Object, i int, p recipe.Patch) error {
 		if err != nil {
 			return fmt.Errorf("patch %d (%s) on %s: %w", i, forms[0], o, err)
 		}
-		if !o.changed {
-			before, err1 := o.Node.String()
-			after, err2 := n.String()
-			o.changed = err1 != nil || err2 != nil || before != after
-		}
+		o.changed = o.changed || !onlyTests(p)
 		o.Node = n
 	}
 	if !matched {
 		return fmt.Errorf("patch %d (%s) %s: %w; %s", i, forms[0], selector(p.Kind, p.Name), ErrNoMatch, present(objs, p.Kind))
 	}
 	return nil
+}
+
+// onlyTests reports whether p is a json6902 patch of test operations only,
+// which change nothing: the object keeps its upstream bytes.
+func onlyTests(p recipe.Patch) bool {
+	if p.JSON6902 == nil {
+		return false
+	}
+	for _, op := range p.JSON6902 {
+		if op.Op != "test" {
+			return false
+		}
+	}
+	return true
 }
 
 // mergePatch applies an RFC 7386 merge patch to the object n.

@@ -187,7 +187,7 @@ type indexMeta struct {
 // by URL and revalidated with If-None-Match and If-Modified-Since, so an
 // unchanged index is not downloaded again. The index is streamed to the
 // cache and read from there with lookupChart: neither memory nor time
-// grows faster than its size.
+// grows faster than its size. Offline the cached index is used as it is.
 func (f *Fetcher) chartEntry(ctx context.Context, repo, name, version string) (*chartVersion, string, error) {
 	idxURL := strings.TrimSuffix(repo, "/") + "/index.yaml"
 	what := "chart repository index " + redact(idxURL)
@@ -196,6 +196,9 @@ func (f *Fetcher) chartEntry(ctx context.Context, repo, name, version string) (*
 	cached := ""
 	if b, err := f.cache.readRef(ref); err == nil && json.Unmarshal(b, &meta) == nil && meta.URL == idxURL && f.cache.has(meta.Blob) {
 		cached = meta.Blob
+	}
+	if f.offline && cached == "" {
+		return nil, "", fmt.Errorf("%w: %s is not in the cache %s; run once without --offline", ErrOffline, what, f.cache.dir)
 	}
 	hdr := http.Header{}
 	if cached != "" && meta.ETag != "" {
@@ -208,6 +211,9 @@ func (f *Fetcher) chartEntry(ctx context.Context, repo, name, version string) (*
 	blob := cached
 	fresh := false
 	err := f.withRetries(ctx, what, func(ctx context.Context) error {
+		if f.offline {
+			return nil // the cached copy, as it is
+		}
 		resp, err := f.get(ctx, f.client, idxURL, hdr, cached != "")
 		if err != nil {
 			return err

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -16,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/internal/plainhttp"
 )
 
 // HelmChartLayerMediaType is the media type of the chart archive layer of
@@ -110,21 +109,7 @@ func (f *Fetcher) nameOptions(ref string) []name.Option {
 // over plain HTTP: it is on loopback and WithPlainHTTP is set, or it is
 // named by WithPlainHTTPHosts.
 func (f *Fetcher) PlainHTTP(registry string) bool {
-	if slices.Contains(f.plainHosts, registry) {
-		return true
-	}
-	if !f.plainHTTP {
-		return false
-	}
-	host := registry
-	if h, _, err := net.SplitHostPort(registry); err == nil {
-		host = h
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return plainhttp.Policy{Loopback: f.plainHTTP, Hosts: f.plainHosts}.Allows(registry)
 }
 
 func (f *Fetcher) remoteOptions(ctx context.Context) []remote.Option {

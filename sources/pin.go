@@ -14,8 +14,12 @@ import (
 // chart. This is trust on first use: `kbuild init` writes the pin into a
 // draft recipe for the maintainer to review, and every later build verifies
 // against it. A chart whose repository index lists a digest must match it.
+//
+// Offline, only a chart from an HTTP(S) repository can be pinned: from the
+// cached index.yaml, when the archive it lists is in the cache too (an
+// earlier pin downloaded both).
 func (f *Fetcher) Pin(ctx context.Context, src recipe.Source) (recipe.Source, error) {
-	if f.offline {
+	if f.offline && (src.Chart == nil || strings.HasPrefix(src.Chart.Repository, "oci://")) {
 		return src, fmt.Errorf("pinning needs the network: %w", ErrOffline)
 	}
 	accept := func(string, int64) error { return nil }
@@ -55,6 +59,14 @@ func (f *Fetcher) Pin(ctx context.Context, src recipe.Source) (recipe.Source, er
 			if listed, err = parseDigest(entry.Digest); err != nil {
 				return src, fmt.Errorf("%s: the repository index lists the digest %q: %w", what, entry.Digest, err)
 			}
+		}
+		if f.offline {
+			if listed == "" || !f.cache.has(listed) {
+				return src, fmt.Errorf("%w: %s is not in the cache %s; pin it once without --offline", ErrOffline, what, f.cache.dir)
+			}
+			c.Digest = listed
+			src.Chart = &c
+			return src, nil
 		}
 		d, err := f.download(ctx, archive, func(got string, n int64) error {
 			if listed != "" && got != listed {

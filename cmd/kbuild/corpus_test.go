@@ -59,6 +59,18 @@ func TestCorpus(t *testing.T) {
 				if r.code != 0 || r.stdout != want {
 					t.Errorf("images printed\n%s\nwant\n%s\n%s", r.stdout, want, r)
 				}
+				if len(tc.images) > 0 {
+					return
+				}
+				// No images: list to rewrite: the block is printed to paste.
+				cp := filepath.Join(t.TempDir(), tc.name)
+				if err := copyDir(dir, cp); err != nil {
+					t.Fatal(err)
+				}
+				r = kbuild(t, repoRoot, nil, "images", "--write", "--offline", "--cache-dir", cache, cp)
+				if r.code == 0 || r.stdout != want || !strings.Contains(r.stderr, "paste the printed block instead") {
+					t.Errorf("images --write without an images: list: %s", r)
+				}
 			})
 			t.Run("build", func(t *testing.T) {
 				var outs [2]map[string]string
@@ -310,5 +322,27 @@ func TestHelmAgrees(t *testing.T) {
 	r = kbuild(t, work, nil, "validate", "--cache-dir", filepath.Join(work, "cache"), "bad")
 	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "unknown anchor") {
 		t.Errorf("kbuild validate accepts what helm refuses: %s", r)
+	}
+}
+
+// TestKubeVersionFlag builds the corpus chart that branches on
+// .Capabilities with --kube-version: the sidecar records the version and
+// its API set, and a version outside the chart's kubeVersion is refused.
+func TestKubeVersionFlag(t *testing.T) {
+	dir := filepath.Join(corpus, "capabilities")
+	out := filepath.Join(t.TempDir(), "dist")
+	r := kbuild(t, repoRoot, nil, "build", "--kube-version", "1.24", "--offline", "--cache-dir", t.TempDir(), "-o", out, dir)
+	if r.code != 0 {
+		t.Fatalf("build --kube-version 1.24: %s", r)
+	}
+	info := readTree(t, out)["capabilities-0.3.0-1.build.yaml"]
+	for _, w := range []string{"kubeVersion: v1.24.0", "- policy/v1beta1/PodDisruptionBudget", "- policy/v1/PodDisruptionBudget"} {
+		if !strings.Contains(info, w) {
+			t.Errorf("BuildInfo lacks %q:\n%s", w, info)
+		}
+	}
+	r = kbuild(t, repoRoot, nil, "validate", "--kube-version", "1.18", "--offline", "--cache-dir", t.TempDir(), dir)
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, `chart capabilities requires kubeVersion ">=1.19.0-0", which Kubernetes v1.18.0 does not satisfy`) {
+		t.Errorf("validate --kube-version 1.18: %s", r)
 	}
 }

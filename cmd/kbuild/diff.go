@@ -20,6 +20,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/internal/review"
 )
 
@@ -159,7 +160,7 @@ func (f *diffFlags) compare(ctx context.Context, env *Env, b *builder.Builder, d
 	}
 	var base *review.Package
 	if published != nil {
-		base, err = publishedPackage(ctx, published, head, f.plainHTTP, f.kubeVersion)
+		base, err = publishedPackage(ctx, published, head, f.plainPolicy(), f.kubeVersion)
 		if err != nil {
 			return nil, fmt.Errorf("recipe %s: published version: %w", dir, err)
 		}
@@ -220,14 +221,14 @@ func preparePackage(ctx context.Context, env *Env, b *builder.Builder, dir, labe
 // publishedPackage returns the version of head's package in x to compare
 // with (see review.Counterpart), its charts pulled by digest and rendered;
 // nil when x does not have the package.
-func publishedPackage(ctx context.Context, x *index.RepositoryIndex, head *review.Package, plainHTTP bool, kubeVersion string) (*review.Package, error) {
+func publishedPackage(ctx context.Context, x *index.RepositoryIndex, head *review.Package, plain plainhttp.Policy, kubeVersion string) (*review.Package, error) {
 	v, ok := review.Counterpart(x, head.Name, head.Spec.Version, head.Spec.Build)
 	if !ok {
 		return nil, nil
 	}
 	pkg := &review.Package{Name: head.Name, Spec: v.Spec}
 	for _, c := range review.Charts(&v.Spec) {
-		data, err := chartpin.PullPinned(ctx, c.Ref, plainHTTP)
+		data, err := chartpin.PullPinned(ctx, c.Ref, plain)
 		if err != nil {
 			return nil, err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -48,6 +49,12 @@ func (f *sourceFlags) keychain() (authn.Keychain, error) {
 		return authn.DefaultKeychain, nil
 	}
 	return configKeychain(f.registryConfig)
+}
+
+// plainPolicy returns the registries --plain-http and --plain-http-host
+// allow plain HTTP to.
+func (f *sourceFlags) plainPolicy() plainhttp.Policy {
+	return plainhttp.Policy{Loopback: f.plainHTTP, Hosts: f.plainHosts}
 }
 
 func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {

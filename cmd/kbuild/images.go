@@ -36,7 +36,8 @@ whether or not a chart renders it: operators deploy images no chart names
 (KubeVirt's operator starts eight of the nine KubeVirt images). Each line
 says which charts render the image, or that none does. With --write the
 recipe's images: block is rewritten in place instead: changed entries are
-replaced on their line, new ones appended, every comment kept.
+replaced on their line, new ones appended, every comment kept (a recipe
+without a one-entry-a-line images: list gets the block printed to paste).
 
 An image whose digest cannot be looked up (no network, a private registry)
 is printed unpinned with a TODO comment, and images exits 1 naming it.
@@ -84,6 +85,7 @@ Examples:
 			entries := builder.PlanImages(ctx, p, fetch.ResolveImage)
 			if write {
 				if err := writeImages(l.File, entries); err != nil {
+					printImages(env, entries)
 					return err
 				}
 				fmt.Fprintf(env.Stdout, "wrote %s\n", l.File)

@@ -37,9 +37,8 @@ file, the archive digest of a chart), takes the description and home page
 from Chart.yaml, renders the charts with Helm's engine to list the CRDs they
 ship into package.crds and every image they run into package.images, each
 resolved to its digest in its registry (an image without a tag is
-IMAGE:latest). Plain manifests that carry a
-Namespace get exclude: [{kind: Namespace}] (the installer creates the
-release namespace). The draft has build: 1, rollback: {safe: false} to be
+IMAGE:latest). Plain manifests that carry a Namespace get exclude:
+[{kind: Namespace}] (the installer creates the release namespace). The draft has build: 1, rollback: {safe: false} to be
 reviewed, and a default variant with one component per chart in namespace
 NAME. init checks the draft with the full validation, rendering included,
 before it ends; review every line before publishing it.
@@ -52,7 +51,9 @@ the command that pins them later (kbuild images DIR --write); it exits 0.
 hosts named); the public registries of a chart's images are always HTTPS.
 
 REPO is an https:// chart repository or an oci:// registry path; the pins are
-taken on first use, so check them against what upstream publishes.
+taken on first use, so check them against what upstream publishes. With
+--offline a chart of an https:// repository is pinned from the cache an
+earlier init filled.
 
 Examples:
   # a chart from a Helm repository
@@ -60,6 +61,10 @@ Examples:
 
   # a chart from an OCI registry
   kbuild init recipes/podinfo --chart oci://ghcr.io/stefanprodan/charts/podinfo@6.7.1
+
+  # no access to the image registries here: draft now, pin the images later
+  kbuild init recipes/redis --chart https://charts.example.com/redis@7.2.4
+  kbuild images recipes/redis --write
 
   # release manifests, wrapped into a chart
   kbuild init recipes/kubevirt --version 1.9.0 \

@@ -35,12 +35,17 @@ func TestInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	imgDigest, _ := img.Digest()
+	// A tagless reference means :latest.
+	latest, _ := name.NewTag(base+"/tools:latest", name.Insecure)
+	if err := remote.Write(latest, img); err != nil {
+		t.Fatal(err)
+	}
 
 	chartDir := t.TempDir()
 	writeFiles(t, chartDir, map[string]string{
 		"Chart.yaml":            "apiVersion: v2\nname: app\nversion: 2.1.0\ndescription: An app for tests\nhome: https://app.example.com\n",
 		"values.yaml":           fmt.Sprintf("image: %s/app:1.0\n", base),
-		"templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  template:\n    spec:\n      containers:\n        - {name: app, image: \"{{ .Values.image }}\"}\n",
+		"templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  template:\n    spec:\n      containers:\n        - {name: app, image: \"{{ .Values.image }}\"}\n        - {name: tools, image: " + base + "/tools}\n",
 		"crds/widgets.yaml":     "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec: {group: example.com, names: {kind: Widget, plural: widgets}, scope: Namespaced, versions: []}\n",
 	})
 	archive, err := builder.Pack(chartDir, "app", "2.1.0", time.Unix(0, 0))
@@ -76,7 +81,7 @@ func TestInit(t *testing.T) {
 	}{
 		{"http chart", []string{"--chart", srv.URL + "/charts/app@2.1.0"}, []string{
 			"name: app\n", `version: "2.1.0"`, `digest: "` + archive.Digest + `"`, "- widgets.example.com", `kubepkg.dev/home: "https://app.example.com"`,
-			"- " + base + "/app:1.0@" + imgDigest.String(), "rollback: {safe: false}", "namespace: app"}},
+			"- " + base + "/app:1.0@" + imgDigest.String(), "- " + base + "/tools:latest@" + imgDigest.String(), "rollback: {safe: false}", "namespace: app"}},
 		{"oci chart", []string{"--chart", "oci://" + base + "/charts/app@2.1.0", "--name", "app-oci"}, []string{
 			"name: app-oci\n", `digest: "` + archive.Digest + `"`, `repository: "oci://` + base + `/charts"`}},
 		{"manifests", []string{"--manifest", srv.URL + "/release/app.yaml", "--version", "v3.0.0"}, []string{
@@ -205,6 +210,11 @@ func TestInitWithoutRegistryAccess(t *testing.T) {
 					t.Errorf("draft lacks %q:\n%s", w, data)
 				}
 			}
+			// kbuild images looks the same digests up the same way.
+			r = kbuild(t, work, env, append([]string{"images", "rec", "--cache-dir", cache}, tc.flags...)...)
+			if r.code != 1 || !strings.Contains(r.stderr, "2 images are not pinned") || !strings.Contains(r.stdout, "docker.io/library/nginx:1.27  # TODO: pin") {
+				t.Errorf("images without registry access: %s", r)
+			}
 			reqs := proxy.requests()
 			connected := false
 			for _, req := range reqs {
@@ -215,6 +225,12 @@ func TestInitWithoutRegistryAccess(t *testing.T) {
 			}
 			if !connected {
 				t.Errorf("no HTTPS lookup of Docker Hub went through the proxy: %q", reqs)
+			}
+			// Offline, from the cache the first init filled: the same draft.
+			r = kbuild(t, work, env, append([]string{"init", "rec-offline", "--offline", "--name", "tools", "--cache-dir", cache, "--chart", repo.URL + "/tools@0.4.0"}, tc.flags...)...)
+			again, _ := os.ReadFile(filepath.Join(work, "rec-offline", "recipe.yaml"))
+			if r.code != 0 || string(again) != string(data) || !strings.Contains(r.stderr, "warning: 2 images are not pinned") {
+				t.Errorf("init --offline: %s\ndraft:\n%s", r, again)
 			}
 			r = kbuild(t, work, env, "validate", "--offline", "--cache-dir", cache, "rec")
 			for _, w := range []string{`image "docker.io/giantswarm/tiny-tools:latest" is not pinned by digest`, `image "docker.io/library/nginx:1.27" is not pinned by digest`} {

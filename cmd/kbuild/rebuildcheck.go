@@ -12,6 +12,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/internal/plainhttp"
 )
 
 func newRebuildCheckCmd() *Command {
@@ -72,7 +73,7 @@ Examples:
 			}
 			differ := 0
 			for _, d := range dirs {
-				msg, err := rebuildCheck(ctx, b, v.Index, d, f.plainHTTP)
+				msg, err := rebuildCheck(ctx, b, v.Index, d, f.plainPolicy())
 				var de *differError
 				switch {
 				case errors.As(err, &de):
@@ -102,7 +103,7 @@ func (e *differError) Error() string { return e.err.Error() }
 
 // rebuildCheck rebuilds one recipe and compares it with its published
 // version; it returns what matched, or a *differError saying what differs.
-func rebuildCheck(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex, dir string, plainHTTP bool) (string, error) {
+func rebuildCheck(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex, dir string, plain plainhttp.Policy) (string, error) {
 	p, err := b.Prepare(ctx, dir)
 	if err != nil {
 		return "", err
@@ -143,7 +144,7 @@ func rebuildCheck(ctx context.Context, b *builder.Builder, idx *index.Repository
 			continue
 		}
 		diff := fmt.Errorf("chart %s: archive published %s, rebuilt %s", c.Key, pc.Digest, c.Archive.Digest)
-		data, err := chartpin.PullPinned(ctx, *pc, plainHTTP)
+		data, err := chartpin.PullPinned(ctx, *pc, plain)
 		switch {
 		case err != nil:
 			diff = fmt.Errorf("%w; the published chart could not be pulled to find the file: %v", diff, err)

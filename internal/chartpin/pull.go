@@ -13,13 +13,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/plainhttp"
 )
 
 // PullPinned pulls the chart archive that ref pins, by its digest, from the
 // OCI repository <ref.Repository>/<ref.Name> with the default keychain's
 // credentials, and returns its bytes after checking their sha256 against
-// ref.Digest while reading (at most MaxChartSize bytes).
-func PullPinned(ctx context.Context, ref index.ChartRef, plainHTTP bool) ([]byte, error) {
+// ref.Digest while reading (at most MaxChartSize bytes). plain says which
+// registries may be reached over plain HTTP.
+func PullPinned(ctx context.Context, ref index.ChartRef, plain plainhttp.Policy) ([]byte, error) {
 	repo, ok := strings.CutPrefix(ref.Repository, "oci://")
 	if !ok {
 		return nil, fmt.Errorf("chart %s: repository %q is not oci://HOST/PATH", ref.Name, ref.Repository)
@@ -27,11 +29,11 @@ func PullPinned(ctx context.Context, ref index.ChartRef, plainHTTP bool) ([]byte
 	if !strings.HasPrefix(ref.Digest, "sha256:") {
 		return nil, fmt.Errorf("chart %s: digest %q is not sha256:<hex>", ref.Name, ref.Digest)
 	}
+	where := strings.TrimSuffix(repo, "/") + "/" + ref.Name + "@" + ref.Digest
 	nopts := []name.Option{name.StrictValidation}
-	if plainHTTP {
+	if d, err := name.NewDigest(where, nopts...); err == nil && plain.Allows(d.RegistryStr()) {
 		nopts = append(nopts, name.Insecure)
 	}
-	where := strings.TrimSuffix(repo, "/") + "/" + ref.Name + "@" + ref.Digest
 	d, err := name.NewDigest(where, nopts...)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", ref.Name, err)

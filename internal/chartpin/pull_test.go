@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/plainhttp"
 )
 
 const digestA = "sha256:" + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -48,7 +49,7 @@ func TestPullPinned(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := PullPinned(context.Background(), tc.ref, true)
+			got, err := PullPinned(context.Background(), tc.ref, plainhttp.Policy{Loopback: true})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("PullPinned(%+v) = %v, want an error with %q", tc.ref, err, tc.wantErr)
@@ -73,7 +74,7 @@ func TestPullPinnedMismatch(t *testing.T) {
 	}))
 	defer srv.Close()
 	ref := index.ChartRef{Repository: "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/p", Name: "op", Digest: digestA}
-	_, err := PullPinned(context.Background(), ref, true)
+	_, err := PullPinned(context.Background(), ref, plainhttp.Policy{Loopback: true})
 	if err == nil || !strings.Contains(err.Error(), digestA) {
 		t.Fatalf("PullChart of replaced bytes = %v, want an error naming %s", err, digestA)
 	}

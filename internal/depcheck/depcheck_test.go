@@ -20,7 +20,7 @@ const module = "kbuild.dev/kbuild/"
 var allowed = map[string][]string{
 	"builder/recipe":       {"index", "internal/yamlbound"},
 	"builder":              {"builder/recipe", "index", "internal/dist", "patches", "sources"},
-	"sources":              {"builder/recipe", "index", "internal/netdeadline", "internal/yamlbound"},
+	"sources":              {"builder/recipe", "index", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
 	"patches":              {"builder/recipe"},
 	"sbom":                 {"index"},
 	"sbom/trivytest":       {},
@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"internal/dist":        {"index"},
 	"internal/distindex":   {"index"},
 	"internal/fetchsite":   {"index", "internal/netdeadline"},
-	"internal/chartpin":    {"index", "internal/netdeadline"},
+	"internal/chartpin":    {"index", "internal/netdeadline", "internal/plainhttp"},
 	"internal/ociserve":    {},
 	"internal/review":      {"builder", "builder/recipe", "index", "internal/fetchsite"},
 	"internal/netdeadline": {},
@@ -40,6 +40,7 @@ var allowed = map[string][]string{
 	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite"},
 	"bundle/nodeconfig":    {"internal/dist"},
 	"publish":              {"builder", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
+	"internal/plainhttp":   {},
 }
 
 func TestPackageGraph(t *testing.T) {

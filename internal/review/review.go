@@ -294,10 +294,11 @@ func objectsByKey(charts []Chart) map[objectKey]rendered {
 }
 
 // generatedToken matches a piece of a name that a template generated
-// (randAlphaNum, uuidv4, a hash suffix): letters and digits mixed, five or
-// more; for hooks and tests, any five or more letters and digits.
+// (randAlphaNum, uuidv4, a hash suffix): five or more characters, digits
+// or letters and digits mixed; for hooks and tests, any five or more
+// letters and digits.
 var (
-	generatedToken = regexp.MustCompile(`^(?:[a-z]*[0-9][a-z0-9]*[a-z][a-z0-9]*|[a-z0-9]*[a-z][a-z0-9]*[0-9][a-z0-9]*)$`)
+	generatedToken = regexp.MustCompile(`^[a-z]*[0-9][a-z0-9]*$`)
 	hookToken      = regexp.MustCompile(`^[a-z0-9]+$`)
 	namePiece      = regexp.MustCompile(`[^-.]+`)
 	uuidPiece      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
