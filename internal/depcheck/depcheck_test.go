@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"scripts/hostile":      {},
 	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite"},
 	"bundle/nodeconfig":    {"internal/dist"},
-	"publish":              {"builder", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
+	"publish":              {"builder", "builder/recipe", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
 	"internal/plainhttp":   {},
 }
 
