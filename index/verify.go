@@ -12,6 +12,17 @@ import (
 	"time"
 )
 
+// MaxKeptIndexSize caps an index that Verify keeps parsed in memory (without
+// DiscardIndex): the base a publish merges over. A parsed index takes
+// several times its size in memory, and this keeps a merge within about 1
+// GiB; a larger base is refused before anything is parsed or written.
+// Verifying with DiscardIndex, and merging through Builder.AddVerified,
+// read indexes up to MaxIndexSize.
+const MaxKeptIndexSize = 256 << 20
+
+// maxKept is MaxKeptIndexSize, lowered by tests.
+var maxKept = MaxKeptIndexSize
+
 // MaxClockSkew is how far in the future of the reference time an index's
 // generated time may be before Verify refuses it.
 const MaxClockSkew = 5 * time.Minute
@@ -136,6 +147,9 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 	}
 	if trust == nil || !trust.usesRoot() && len(trust.IndexKeys) == 0 {
 		return nil, errors.New("verify needs trusted index keys or root keys")
+	}
+	if !opts.DiscardIndex && each == nil && len(indexBytes) > maxKept {
+		return nil, refuse("index.yaml", ErrTooLarge, "%d bytes is more than the %d an index merged over may have (MaxKeptIndexSize); merge with 'kbuild repo index --merge', which streams the base", len(indexBytes), maxKept)
 	}
 	res := &Verified{}
 	if opts.State != nil {

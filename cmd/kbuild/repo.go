@@ -25,7 +25,8 @@ import (
 )
 
 // exitFetch is the exit status of repo verify when the site cannot be read
-// (as opposed to 1, the index was read and refused).
+// (as opposed to 1, what it serves was read and refused: bad signatures,
+// content, or a file over its size limit).
 const exitFetch = 3
 
 func newRepoCmd() *Command {
@@ -541,8 +542,9 @@ the one recorded, or a root that differs from the recorded version (a
 fork), then records the new one. With --charts it pulls every pinned chart
 and compares its archive digest with the pin.
 
-Exit status: 0 verified, 1 refused (the message says why), 3 the site could
-not be read. The mistake to avoid: trusting keys fetched from the site
+Exit status: 0 verified, 1 refused (the message says why; a file over its
+documented size limit is refused too), 3 the site could not be read (no
+connection, a missing index, a server that stalls). The mistake to avoid: trusting keys fetched from the site
 itself — pass keys you got out of band.
 
 Examples:

@@ -40,6 +40,9 @@ type hostileCase struct {
 	// want is a substring the refusal must contain; "" means the command
 	// must succeed.
 	want string
+	// code is the exit status of the refusal when not 1 (the documented
+	// status of a refusal).
+	code int
 }
 
 // corpus holds what the cases share: the kbuild binary and the servers.
@@ -172,6 +175,9 @@ func judge(hc hostileCase, r result) string {
 	}
 	if !strings.Contains(r.stderr, hc.want) {
 		return fmt.Sprintf("refused without saying %q", hc.want)
+	}
+	if want := max(hc.code, 1); r.code != want {
+		return fmt.Sprintf("refused with exit %d, want %d", r.code, want)
 	}
 	return ""
 }
