@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -47,12 +48,17 @@ type extractOptions struct {
 // and each must then resolve (through any other links) to an existing path
 // inside dst. Files get mode 0644, or 0755 when any execute bit is set;
 // ownership and times are not restored.
-func extract(r io.ReaderAt, size int64, dst string, o extractOptions) error {
+//
+// Extraction stops, with an error wrapping ctx.Err(), at the next entry or
+// read once ctx is done (SIGINT, SIGTERM); the caller removes what was
+// written.
+func extract(ctx context.Context, r io.ReaderAt, size int64, dst string, o extractOptions) error {
 	root, err := filepath.EvalSymlinks(dst)
 	if err != nil {
 		return fmt.Errorf("extract: %w", err)
 	}
-	x := &extractor{root: root, o: o, seen: map[string]entryKind{}}
+	x := &extractor{ctx: ctx, root: root, o: o, seen: map[string]entryKind{}}
+	r = ctxReaderAt{ctx, r}
 	magic := make([]byte, 6)
 	n, _ := r.ReadAt(magic, 0)
 	magic = magic[:n]
@@ -89,6 +95,7 @@ const (
 )
 
 type extractor struct {
+	ctx   context.Context
 	root  string
 	o     extractOptions
 	total int64
@@ -100,6 +107,9 @@ type extractor struct {
 func (x *extractor) tar(r io.Reader) error {
 	tr := tar.NewReader(r)
 	for {
+		if err := x.ctx.Err(); err != nil {
+			return fmt.Errorf("extraction stopped: %w", err)
+		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			return nil
@@ -130,12 +140,28 @@ func (x *extractor) tar(r io.Reader) error {
 	}
 }
 
+// ctxReaderAt stops reading once ctx is done.
+type ctxReaderAt struct {
+	ctx context.Context
+	r   io.ReaderAt
+}
+
+func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, fmt.Errorf("extraction stopped: %w", err)
+	}
+	return c.r.ReadAt(p, off)
+}
+
 func (x *extractor) zip(r io.ReaderAt, size int64) error {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return fmt.Errorf("read zip archive: %w", err)
 	}
 	for _, f := range zr.File {
+		if err := x.ctx.Err(); err != nil {
+			return fmt.Errorf("extraction stopped: %w", err)
+		}
 		mode := f.Mode()
 		switch {
 		case mode.IsDir() || strings.HasSuffix(f.Name, "/"):
