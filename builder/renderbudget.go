@@ -36,6 +36,10 @@ const (
 	RenderMemory = 512 << 20
 )
 
+// renderTimeout is RenderTimeout, lowered by the fuzz target (a fuzzed
+// input must finish within the fuzzer's 10 seconds).
+var renderTimeout = RenderTimeout
+
 // renderChildEnv marks the child process that renders a chart.
 const renderChildEnv = "KBUILD_RENDER_CHILD"
 
@@ -82,7 +86,7 @@ func renderIsolated(data []byte, chartName, namespace string) (map[string]string
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: render: %w", chartName, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), RenderTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), renderTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), renderChildEnv+"=1")
@@ -139,7 +143,7 @@ func renderIsolated(data []byte, chartName, namespace string) (map[string]string
 	case size > RenderOutputBudget:
 		return nil, fmt.Errorf("%s: output passed the budget of %d MiB: %w", where, RenderOutputBudget>>20, ErrRenderBudget)
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("%s: still rendering after %s: %w", where, RenderTimeout, ErrRenderBudget)
+		return nil, fmt.Errorf("%s: still rendering after %s: %w", where, renderTimeout, ErrRenderBudget)
 	case childErr != "":
 		return nil, fmt.Errorf("chart %s: %s", chartName, childErr)
 	case strings.Contains(stderr.String(), "out of memory") || strings.Contains(stderr.String(), "cannot allocate memory"):
