@@ -280,3 +280,20 @@ func TestExtractStopsOnContext(t *testing.T) {
 		t.Error("a cancelled extraction removed the archive from the cache")
 	}
 }
+
+// TestExtractBombAndLongNames: an archive that expands more than 100 times
+// (past the first 64 MiB) is refused as a compression bomb before it is
+// written out in full, and entry names in errors are cut short.
+func TestExtractBombAndLongNames(t *testing.T) {
+	bomb := gzipped(t, tarball(t, file("zeros", zeros(80<<20))))
+	err := extract(context.Background(), bytes.NewReader(bomb), int64(len(bomb)), t.TempDir(), extractOptions{maxTotal: 1 << 30, maxFile: 1 << 30})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "times its size") {
+		t.Fatalf("extract(gzip bomb of %d bytes) = %v, want a compression-bomb refusal", len(bomb), err)
+	}
+	long := strings.Repeat("n", 100_000)
+	archive := tarball(t, file(long, "x"), file(long, "y"))
+	err = extract(context.Background(), bytes.NewReader(archive), int64(len(archive)), t.TempDir(), extractOptions{maxTotal: 1 << 20, maxFile: 1 << 20})
+	if !errors.Is(err, ErrUnsafe) || len(err.Error()) > 400 || !strings.Contains(err.Error(), "(100000 bytes)") {
+		t.Fatalf("extract(100 KB entry name) = %q (%d bytes), want a short ErrUnsafe naming the length", err, len(err.Error()))
+	}
+}
