@@ -131,7 +131,7 @@ func New(opts ...Option) (*Fetcher, error) {
 	f.cache.dir = dir
 	f.cache.logf = f.logf
 	if f.client == nil {
-		f.client = defaultClient(f.timeout)
+		f.client = defaultClient(f.timeout, f.logf)
 	}
 	switch {
 	case f.maxDownload <= 0, f.maxExtract <= 0, f.maxFile <= 0:
