@@ -199,7 +199,8 @@ func (c *corpus) serve() error {
 		}
 		w.Write(b)
 	})
-	mux.HandleFunc("/stall/", func(w http.ResponseWriter, r *http.Request) {
+	// stall sends the headers and one byte of a manifest, then nothing.
+	stall := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
 		w.Header().Set("Content-Length", "100000")
 		w.Write([]byte("{"))
@@ -208,20 +209,14 @@ func (c *corpus) serve() error {
 		case <-c.release:
 		case <-r.Context().Done():
 		}
-	})
+	}
+	mux.HandleFunc("/stall/", stall)
 	mux.HandleFunc("/v2/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v2/" {
+		if r.URL.Path == "/v2/" { // a registry that needs no token
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
-		w.Header().Set("Content-Length", "100000")
-		w.Write([]byte("{"))
-		w.(http.Flusher).Flush()
-		select {
-		case <-c.release:
-		case <-r.Context().Done():
-		}
+		stall(w, r)
 	})
 	mux.HandleFunc("/endless/", func(w http.ResponseWriter, r *http.Request) {
 		chunk := bytes.Repeat([]byte("x"), 1<<20)
