@@ -65,6 +65,9 @@ func init() {
 type renderRequest struct {
 	Archive   []byte
 	Namespace string
+	// Timeout is the parent's deadline; the child ends itself a little
+	// after it even if the parent could not kill it.
+	Timeout time.Duration
 }
 
 // renderMessage is one message of the child: a template it starts, one it
@@ -94,7 +97,7 @@ func renderIsolated(data []byte, chartName, namespace string) (map[string]string
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	var req bytes.Buffer
-	if err := gob.NewEncoder(&req).Encode(renderRequest{Archive: data, Namespace: namespace}); err != nil {
+	if err := gob.NewEncoder(&req).Encode(renderRequest{Archive: data, Namespace: namespace, Timeout: renderTimeout}); err != nil {
 		return nil, err
 	}
 	cmd.Stdin = &req
@@ -159,11 +162,11 @@ func renderIsolated(data []byte, chartName, namespace string) (map[string]string
 // parent's limits (ulimit -v); a single allocation over them ends it at
 // once, which the parent reports as the memory budget.
 func renderChild(in io.Reader, w io.Writer) error {
-	go watchMemory()
 	var req renderRequest
 	if err := gob.NewDecoder(in).Decode(&req); err != nil {
 		return err
 	}
+	go watch(req.Timeout+time.Second, os.Getppid())
 	enc := gob.NewEncoder(w)
 	ch, err := loader.LoadArchive(bytes.NewReader(req.Archive))
 	if err != nil {
@@ -198,11 +201,15 @@ func renderChild(in io.Reader, w io.Writer) error {
 // memoryExceeded is what the child prints when the watchdog ends it.
 const memoryExceeded = "out of memory: over the rendering budget"
 
-// watchMemory ends the process when the runtime holds more than
-// RenderMemory.
-func watchMemory() {
+// watch ends the child when the runtime holds more than RenderMemory, when
+// it outlives timeout, or when its parent is gone (kbuild was killed).
+func watch(timeout time.Duration, parent int) {
 	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	for range time.Tick(5 * time.Millisecond) {
+	end := time.Now().Add(timeout)
+	for now := range time.Tick(5 * time.Millisecond) {
+		if now.After(end) || os.Getppid() != parent {
+			os.Exit(4)
+		}
 		metrics.Read(samples)
 		if samples[0].Value.Uint64()-samples[1].Value.Uint64() > RenderMemory {
 			fmt.Fprintln(os.Stderr, memoryExceeded)
