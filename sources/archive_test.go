@@ -297,3 +297,23 @@ func TestExtractBombAndLongNames(t *testing.T) {
 		t.Fatalf("extract(100 KB entry name) = %q (%d bytes), want a short ErrUnsafe naming the length", err, len(err.Error()))
 	}
 }
+
+// TestExtractEntryLimit: an archive with more entries than maxEntries is
+// refused when the limit is passed, not after writing them all.
+func TestExtractEntryLimit(t *testing.T) {
+	defer func(n int) { maxEntries = n }(maxEntries)
+	maxEntries = 100
+	var entries []entry
+	for i := 0; i < 1000; i++ {
+		entries = append(entries, file(fmt.Sprintf("f%d", i), ""))
+	}
+	archive := tarball(t, entries...)
+	dst := t.TempDir()
+	err := extract(context.Background(), bytes.NewReader(archive), int64(len(archive)), dst, extractOptions{maxTotal: 1 << 20, maxFile: 1 << 20})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 100 entries") {
+		t.Fatalf("extract(1000 entries, limit 100) = %v, want ErrTooLarge", err)
+	}
+	if got, _ := os.ReadDir(dst); len(got) > 100 {
+		t.Errorf("extract wrote %d entries before refusing, want at most 100", len(got))
+	}
+}

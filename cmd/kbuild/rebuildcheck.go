@@ -57,7 +57,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			s, err := fetchsite.New(indexRef)
+			s, err := fetchsite.New(indexRef, fetchsite.WithTimeout(f.timeout))
 			if err != nil {
 				return err
 			}
