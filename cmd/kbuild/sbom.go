@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 )
 
@@ -258,33 +258,21 @@ func fromIndex(name string, data []byte, sidecar func(key string) ([]byte, bool,
 	return in, nil
 }
 
-// httpGet fetches u, at most max bytes; found is false on 404.
+// httpGet fetches u, at most max bytes; found is false on 404. It reads
+// through fetchsite: an idle timeout, a budget proportional to size and a
+// buffer that never grows past what arrived.
 func httpGet(ctx context.Context, u *url.URL, max int64) (data []byte, found bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	dir := *u
+	dir.Path = path.Dir(u.Path) + "/"
+	s, err := fetchsite.New(dir.String())
 	if err != nil {
 		return nil, false, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, false, err
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	data, err = s.Fetch(ctx, path.Base(u.Path), max)
+	if errors.Is(err, fetchsite.ErrNotFound) {
 		return nil, false, nil
-	case resp.StatusCode != http.StatusOK:
-		return nil, false, fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
-	data, err = io.ReadAll(io.LimitReader(resp.Body, max+1))
-	if err != nil {
-		return nil, false, fmt.Errorf("GET %s: %w", u, err)
-	}
-	if int64(len(data)) > max {
-		return nil, false, fmt.Errorf("GET %s: more than the %d bytes allowed", u, max)
-	}
-	return data, true, nil
+	return data, err == nil, err
 }
 
 // selectBuilds returns the builds that PACKAGE[@VERSION] arguments name,
