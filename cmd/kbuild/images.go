@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -12,6 +13,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 func newImagesCmd() *Command {
@@ -67,7 +69,7 @@ Examples:
 						if f.offline {
 							return fmt.Errorf("image %s is not pinned and --offline forbids asking its registry", img)
 						}
-						if pin, err = resolveImage(ctx, img, f.plainHTTP); err != nil {
+						if pin, err = resolveImage(ctx, img, f.plainHTTP, f.timeout); err != nil {
 							return err
 						}
 					}
@@ -86,7 +88,8 @@ Examples:
 }
 
 // resolveImage returns img in full form with its tag's current digest.
-func resolveImage(ctx context.Context, img string, plainHTTP bool) (string, error) {
+// Registry reads have the idle timeout idle (--timeout).
+func resolveImage(ctx context.Context, img string, plainHTTP bool, idle time.Duration) (string, error) {
 	opts := []name.Option{name.WeakValidation}
 	if plainHTTP {
 		opts = append(opts, name.Insecure)
@@ -95,7 +98,8 @@ func resolveImage(ctx context.Context, img string, plainHTTP bool) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", img, err)
 	}
-	desc, err := remote.Head(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	desc, err := remote.Head(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain),
+		remote.WithTransport(netdeadline.Transport(remote.DefaultTransport, idle)))
 	if err != nil {
 		return "", fmt.Errorf("image %s: resolving its digest: %w", img, err)
 	}

@@ -133,7 +133,7 @@ Examples:
 			}
 			d.CRDs = slices.Sorted(maps.Keys(crds))
 			for _, img := range slices.Sorted(maps.Keys(images)) {
-				pin, err := resolveImage(ctx, img, f.plainHTTP)
+				pin, err := resolveImage(ctx, img, f.plainHTTP, f.timeout)
 				if err != nil {
 					os.Remove(file)
 					return err
