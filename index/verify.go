@@ -128,10 +128,13 @@ type Verified struct {
 
 // Verify checks index.yaml and index.yaml.sig as a subscriber does, in the
 // subscriber's order: the root chain from the pinned keys (or trusted
-// root), the index signatures against the index keys and threshold, the
-// index content, its expiry and generated time against opts.Now and
-// opts.State, every spec digest, and delegated signatures. A refusal is a
-// *VerificationError; other errors are misuse (no reference time).
+// root, walked version by version with RootChain), the index signatures
+// against the index keys and threshold — cheapest first: the signature
+// file's form, its key ids, then the signatures over the bytes — and only
+// then the index content, its expiry and generated time against opts.Now
+// and opts.State, every spec digest, and delegated signatures. Without
+// DiscardIndex an index over MaxKeptIndexSize is refused first. A refusal is
+// a *VerificationError; other errors are misuse (no reference time).
 //
 // The returned index shares memory with indexBytes, which must not be
 // modified afterwards.
