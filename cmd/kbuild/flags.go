@@ -21,6 +21,7 @@ type sourceFlags struct {
 	plainHTTP   bool
 	maxDownload int64
 	timeout     time.Duration
+	pluginTime  time.Duration
 }
 
 func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
@@ -29,10 +30,11 @@ func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to OCI registries (loopback registries in tests)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
 	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on a server, registry or git remote that sends nothing for this long (a whole download also gets 1 min + 1 s per MiB)")
+	fs.DurationVar(&f.pluginTime, "plugin-timeout", 10*time.Minute, "end a source plugin (and its process group) that runs longer than this")
 }
 
 func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {
-	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithLogger(progress(env)), sources.WithTimeout(f.timeout)}
+	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithLogger(progress(env)), sources.WithTimeout(f.timeout), sources.WithPluginTimeout(f.pluginTime)}
 	if f.cacheDir != "" {
 		opts = append(opts, sources.WithCacheDir(f.cacheDir))
 	}
