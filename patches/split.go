@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlbound"
 )
 
 // Split parses the Kubernetes manifests in data, read from file, into objects
@@ -34,6 +36,9 @@ func Split(file string, data []byte) ([]*Object, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s document %d: %w; fix the YAML (a Helm template is not a plain manifest)", file, doc, err)
+		}
+		if err := yamlbound.Check(&n, len(data)); err != nil {
+			return nil, fmt.Errorf("%s document %d: %w", file, doc, err)
 		}
 		if len(n.Content) == 0 || isNull(n.Content[0]) {
 			continue // empty or only comments
