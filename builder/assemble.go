@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -19,8 +20,8 @@ import (
 	"kbuild.dev/kbuild/sources"
 )
 
-// stepTimeout bounds one step plugin run.
-const stepTimeout = 5 * time.Minute
+// stepTimeout bounds one step plugin run (a variable for tests).
+var stepTimeout = 5 * time.Minute
 
 // manifestExtensions are the files of a manifest source that are wrapped.
 var manifestExtensions = map[string]bool{".yaml": true, ".yml": true, ".json": true}
@@ -248,8 +249,14 @@ func runStep(ctx context.Context, recipeDir, chartDir string, s recipe.Step) err
 	cmd.Dir = recipeDir
 	cmd.Stdin = bytes.NewReader(in)
 	cmd.Env = append(os.Environ(), "KUBEPKG_CHART="+abs, "KUBEPKG_RECIPE_DIR="+recipeDir)
+	// The plugin runs in its own process group; on timeout the whole group
+	// is killed, and kbuild stops waiting for its pipes shortly after, even
+	// when a child it left behind still holds stderr.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd.Stderr = &limitedBuffer{b: &stderr, n: 64 << 10}
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if len(msg) > 2000 {

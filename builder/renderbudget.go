@@ -36,6 +36,10 @@ const (
 	RenderMemory = 512 << 20
 )
 
+// renderTimeout is RenderTimeout, lowered by the fuzz target (a fuzzed
+// input must finish within the fuzzer's 10 seconds).
+var renderTimeout = RenderTimeout
+
 // renderChildEnv marks the child process that renders a chart.
 const renderChildEnv = "KBUILD_RENDER_CHILD"
 
@@ -62,6 +66,9 @@ type renderRequest struct {
 	Archive     []byte
 	Namespace   string
 	KubeVersion string
+	// Timeout is the parent's deadline; the child ends itself a little
+	// after it even if the parent could not kill it.
+	Timeout time.Duration
 }
 
 // renderMessage is one message of the child: a template it starts, one it
@@ -84,7 +91,7 @@ func renderIsolated(data []byte, chartName, namespace, kube string) (map[string]
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: render: %w", chartName, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), RenderTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), renderTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), renderChildEnv+"=1")
@@ -92,7 +99,7 @@ func renderIsolated(data []byte, chartName, namespace, kube string) (map[string]
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	var req bytes.Buffer
-	if err := gob.NewEncoder(&req).Encode(renderRequest{Archive: data, Namespace: namespace, KubeVersion: kube}); err != nil {
+	if err := gob.NewEncoder(&req).Encode(renderRequest{Archive: data, Namespace: namespace, KubeVersion: kube, Timeout: renderTimeout}); err != nil {
 		return nil, err
 	}
 	cmd.Stdin = &req
@@ -141,7 +148,7 @@ func renderIsolated(data []byte, chartName, namespace, kube string) (map[string]
 	case size > RenderOutputBudget:
 		return nil, fmt.Errorf("%s: output passed the budget of %d MiB: %w", where, RenderOutputBudget>>20, ErrRenderBudget)
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("%s: still rendering after %s: %w", where, RenderTimeout, ErrRenderBudget)
+		return nil, fmt.Errorf("%s: still rendering after %s: %w", where, renderTimeout, ErrRenderBudget)
 	case childErr != "":
 		return nil, fmt.Errorf("chart %s: %s", chartName, childErr)
 	case strings.Contains(stderr.String(), "out of memory") || strings.Contains(stderr.String(), "cannot allocate memory"):
@@ -157,11 +164,11 @@ func renderIsolated(data []byte, chartName, namespace, kube string) (map[string]
 // parent's limits (ulimit -v); a single allocation over them ends it at
 // once, which the parent reports as the memory budget.
 func renderChild(in io.Reader, w io.Writer) error {
-	go watchMemory()
 	var req renderRequest
 	if err := gob.NewDecoder(in).Decode(&req); err != nil {
 		return err
 	}
+	go watch(req.Timeout+time.Second, os.Getppid())
 	enc := gob.NewEncoder(w)
 	ch, err := loader.LoadArchive(bytes.NewReader(req.Archive))
 	if err != nil {
@@ -199,11 +206,15 @@ func renderChild(in io.Reader, w io.Writer) error {
 // memoryExceeded is what the child prints when the watchdog ends it.
 const memoryExceeded = "out of memory: over the rendering budget"
 
-// watchMemory ends the process when the runtime holds more than
-// RenderMemory.
-func watchMemory() {
+// watch ends the child when the runtime holds more than RenderMemory, when
+// it outlives timeout, or when its parent is gone (kbuild was killed).
+func watch(timeout time.Duration, parent int) {
 	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	for range time.Tick(5 * time.Millisecond) {
+	end := time.Now().Add(timeout)
+	for now := range time.Tick(5 * time.Millisecond) {
+		if now.After(end) || os.Getppid() != parent {
+			os.Exit(4)
+		}
 		metrics.Read(samples)
 		if samples[0].Value.Uint64()-samples[1].Value.Uint64() > RenderMemory {
 			fmt.Fprintln(os.Stderr, memoryExceeded)

@@ -26,6 +26,10 @@ var (
 	ErrFuture = errors.New("generated in the future")
 	// ErrMalformed: the signed content is not a valid index or root.
 	ErrMalformed = errors.New("malformed")
+	// ErrTooLarge: a published file is larger than its documented limit
+	// (MaxIndexSize, MaxSignaturesSize, MaxRootSize) or the root chain is
+	// longer than a reader accepts.
+	ErrTooLarge = errors.New("over its size limit")
 )
 
 // VerificationError is a refusal: the index, a signature or a root was read

@@ -13,6 +13,17 @@ import (
 	"time"
 )
 
+// MaxKeptIndexSize caps an index that Verify keeps parsed in memory (without
+// DiscardIndex): the base a publish merges over. A parsed index takes
+// several times its size in memory, and this keeps a merge within about 1
+// GiB; a larger base is refused before anything is parsed or written.
+// Verifying with DiscardIndex, and merging through Builder.AddVerified,
+// read indexes up to MaxIndexSize.
+const MaxKeptIndexSize = 256 << 20
+
+// maxKept is MaxKeptIndexSize, lowered by tests.
+var maxKept = MaxKeptIndexSize
+
 // MaxClockSkew is how far in the future of the reference time an index's
 // generated time may be before Verify refuses it.
 const MaxClockSkew = 5 * time.Minute
@@ -126,10 +137,13 @@ type Verified struct {
 
 // Verify checks index.yaml and index.yaml.sig as a subscriber does, in the
 // subscriber's order: the root chain from the pinned keys (or trusted
-// root), the index signatures against the index keys and threshold, the
-// index content, its expiry and generated time against opts.Now and
-// opts.State, every spec digest, and delegated signatures. A refusal is a
-// *VerificationError; other errors are misuse (no reference time).
+// root, walked version by version with RootChain), the index signatures
+// against the index keys and threshold — cheapest first: the signature
+// file's form, its key ids, then the signatures over the bytes — and only
+// then the index content, its expiry and generated time against opts.Now
+// and opts.State, every spec digest, and delegated signatures. Without
+// DiscardIndex an index over MaxKeptIndexSize is refused first. A refusal is
+// a *VerificationError; other errors are misuse (no reference time).
 //
 // The returned index shares memory with indexBytes, which must not be
 // modified afterwards.
@@ -145,6 +159,9 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 	}
 	if trust == nil || !trust.usesRoot() && len(trust.IndexKeys) == 0 {
 		return nil, errors.New("verify needs trusted index keys or root keys")
+	}
+	if !opts.DiscardIndex && each == nil && len(indexBytes) > maxKept {
+		return nil, refuse("index.yaml", ErrTooLarge, "%d bytes is more than the %d an index merged over may have (MaxKeptIndexSize); merge with 'kbuild repo index --merge', which streams the base", len(indexBytes), maxKept)
 	}
 	res := &Verified{}
 	if opts.State != nil {

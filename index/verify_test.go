@@ -314,3 +314,22 @@ func signAll(t testing.TB, data []byte, keys []*PrivateKey) []Signature {
 	}
 	return sigs
 }
+
+// TestVerifyKeptIndexSize: an index to be kept in memory (a merge base) over
+// MaxKeptIndexSize is refused before its signature is even read; with
+// DiscardIndex the same bytes are verified.
+func TestVerifyKeptIndexSize(t *testing.T) {
+	k := newTestKeys(t)
+	x := &RepositoryIndex{APIVersion: IndexAPIVersion, Kind: IndexKind, Generated: time.Date(2026, 10, 10, 12, 0, 0, 0, time.UTC), Packages: map[string]*IndexPackage{}}
+	data, sig := signed(t, x, k.index)
+	defer func(n int) { maxKept = n }(maxKept)
+	maxKept = len(data) - 1
+	trust := &Trust{IndexKeys: pubs(k.index)}
+	now := time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC)
+	if _, err := Verify(data, nil, trust, VerifyOptions{Now: now}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Verify(kept index over the limit) = %v, want ErrTooLarge", err)
+	}
+	if _, err := Verify(data, sig, trust, VerifyOptions{Now: now, DiscardIndex: true}); err != nil {
+		t.Fatalf("Verify(DiscardIndex) = %v, want it verified", err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlbound"
 )
 
 // Split parses the Kubernetes manifests in data, read from file, into objects
@@ -50,6 +52,9 @@ func Split(file string, data []byte) ([]*Object, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s document %d: %w%s", file, doc, err, anchorHint(err))
+		}
+		if err := yamlbound.Check(&n, len(data)); err != nil {
+			return nil, fmt.Errorf("%s document %d: %w", file, doc, err)
 		}
 		found, err := objects(file, doc, n.Content[0], &document{raw: seg.raw})
 		if err != nil {

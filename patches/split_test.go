@@ -2,10 +2,14 @@ package patches
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kbuild.dev/kbuild/internal/yamlbound"
 )
 
 func TestSplit(t *testing.T) {
@@ -49,5 +53,33 @@ func TestSplit(t *testing.T) {
 			}
 			golden(t, filepath.Join("testdata/split", strings.TrimSuffix(tc.file, filepath.Ext(tc.file))+".golden"), out)
 		})
+	}
+}
+
+// laughs is a billion-laughs document of nine levels of ten aliases.
+func laughs() string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nl0: &l0 [x]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "*l%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	return b.String()
+}
+
+// TestAliasBombs: manifests and values.yaml whose aliases expand far beyond
+// their size are refused, naming the file, before anything walks them.
+func TestAliasBombs(t *testing.T) {
+	if _, err := Split("bomb.yaml", []byte(laughs())); !errors.Is(err, yamlbound.ErrExpansion) || !strings.Contains(err.Error(), "bomb.yaml document 1") {
+		t.Errorf("Split(alias bomb) = %v, want yamlbound.ErrExpansion naming the document", err)
+	}
+	if _, err := MergeValues([]byte(laughs()), map[string]any{"a": 1}); !errors.Is(err, yamlbound.ErrExpansion) || !strings.Contains(err.Error(), "values.yaml") {
+		t.Errorf("MergeValues(alias bomb) = %v, want yamlbound.ErrExpansion", err)
 	}
 }

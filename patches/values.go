@@ -6,6 +6,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlbound"
 )
 
 // MergeValues deep-merges overrides (a recipe's values) over a chart's
@@ -21,6 +23,9 @@ func MergeValues(valuesYAML []byte, overrides map[string]any) ([]byte, error) {
 	data := normalize(valuesYAML)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("values.yaml: %w", err)
+	}
+	if err := yamlbound.Check(&doc, len(data)); err != nil {
 		return nil, fmt.Errorf("values.yaml: %w", err)
 	}
 	var head []byte // a file of only comments: keep them above the values

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +19,22 @@ import (
 )
 
 // maxEntries bounds the number of entries one archive may hold, so that an
-// archive of empty files cannot exhaust inodes.
-const maxEntries = 500_000
+// archive of empty files can exhaust neither inodes nor time: writing a
+// file costs about 90 µs here, and 200,000 of them (twice the Linux
+// kernel's tree) about 18 s. A variable for tests.
+var maxEntries = 200_000
+
+// An archive may expand to maxRatio times its size, and to ratioFree bytes
+// whatever its size: beyond that it is a compression bomb, refused before
+// gigabytes of zeros are decompressed and written. Real source archives
+// expand 3 to 15 times.
+const (
+	maxRatio  = 100
+	ratioFree = 64 << 20
+)
+
+// maxEntryName bounds the length of an entry name (Linux's PATH_MAX).
+const maxEntryName = 4096
 
 // maxLinkTarget bounds the length of a symlink target read from a zip body.
 const maxLinkTarget = 4096
@@ -47,12 +62,17 @@ type extractOptions struct {
 // and each must then resolve (through any other links) to an existing path
 // inside dst. Files get mode 0644, or 0755 when any execute bit is set;
 // ownership and times are not restored.
-func extract(r io.ReaderAt, size int64, dst string, o extractOptions) error {
+//
+// Extraction stops, with an error wrapping ctx.Err(), at the next entry or
+// read once ctx is done (SIGINT, SIGTERM); the caller removes what was
+// written.
+func extract(ctx context.Context, r io.ReaderAt, size int64, dst string, o extractOptions) error {
 	root, err := filepath.EvalSymlinks(dst)
 	if err != nil {
 		return fmt.Errorf("extract: %w", err)
 	}
-	x := &extractor{root: root, o: o, seen: map[string]entryKind{}}
+	x := &extractor{ctx: ctx, root: root, o: o, size: size, seen: map[string]entryKind{}}
+	r = ctxReaderAt{ctx, r}
 	magic := make([]byte, 6)
 	n, _ := r.ReadAt(magic, 0)
 	magic = magic[:n]
@@ -89,6 +109,8 @@ const (
 )
 
 type extractor struct {
+	ctx   context.Context
+	size  int64 // of the archive
 	root  string
 	o     extractOptions
 	total int64
@@ -100,6 +122,9 @@ type extractor struct {
 func (x *extractor) tar(r io.Reader) error {
 	tr := tar.NewReader(r)
 	for {
+		if err := x.ctx.Err(); err != nil {
+			return fmt.Errorf("extraction stopped: %w", err)
+		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			return nil
@@ -120,14 +145,27 @@ func (x *extractor) tar(r io.Reader) error {
 		case tar.TypeLink:
 			err = x.hardlink(hdr.Name, hdr.Linkname)
 		case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
-			err = fmt.Errorf("entry %q is a device or FIFO: %w", hdr.Name, ErrUnsafe)
+			err = fmt.Errorf("entry %s is a device or FIFO: %w", quoteName(hdr.Name), ErrUnsafe)
 		default:
-			err = fmt.Errorf("entry %q has unsupported tar type %q: %w", hdr.Name, hdr.Typeflag, ErrUnsafe)
+			err = fmt.Errorf("entry %s has unsupported tar type %q: %w", quoteName(hdr.Name), hdr.Typeflag, ErrUnsafe)
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// ctxReaderAt stops reading once ctx is done.
+type ctxReaderAt struct {
+	ctx context.Context
+	r   io.ReaderAt
+}
+
+func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, fmt.Errorf("extraction stopped: %w", err)
+	}
+	return c.r.ReadAt(p, off)
 }
 
 func (x *extractor) zip(r io.ReaderAt, size int64) error {
@@ -136,6 +174,9 @@ func (x *extractor) zip(r io.ReaderAt, size int64) error {
 		return fmt.Errorf("read zip archive: %w", err)
 	}
 	for _, f := range zr.File {
+		if err := x.ctx.Err(); err != nil {
+			return fmt.Errorf("extraction stopped: %w", err)
+		}
 		mode := f.Mode()
 		switch {
 		case mode.IsDir() || strings.HasSuffix(f.Name, "/"):
@@ -143,14 +184,14 @@ func (x *extractor) zip(r io.ReaderAt, size int64) error {
 		case mode&fs.ModeSymlink != 0:
 			err = x.zipSymlink(f)
 		case mode.Type() != 0:
-			err = fmt.Errorf("entry %q is a device, FIFO or socket: %w", f.Name, ErrUnsafe)
+			err = fmt.Errorf("entry %s is a device, FIFO or socket: %w", quoteName(f.Name), ErrUnsafe)
 		default:
 			if f.UncompressedSize64 > uint64(x.o.maxFile) {
 				return x.tooLarge(f.Name, x.o.maxFile, "per-file")
 			}
 			var rc io.ReadCloser
 			if rc, err = f.Open(); err != nil {
-				return fmt.Errorf("entry %q: %w", f.Name, err)
+				return fmt.Errorf("entry %s: %w", quoteName(f.Name), err)
 			}
 			err = x.file(f.Name, mode, int64(f.UncompressedSize64), rc)
 			rc.Close()
@@ -165,15 +206,15 @@ func (x *extractor) zip(r io.ReaderAt, size int64) error {
 func (x *extractor) zipSymlink(f *zip.File) error {
 	rc, err := f.Open()
 	if err != nil {
-		return fmt.Errorf("entry %q: %w", f.Name, err)
+		return fmt.Errorf("entry %s: %w", quoteName(f.Name), err)
 	}
 	defer rc.Close()
 	target, err := io.ReadAll(io.LimitReader(rc, maxLinkTarget+1))
 	if err != nil {
-		return fmt.Errorf("entry %q: %w", f.Name, err)
+		return fmt.Errorf("entry %s: %w", quoteName(f.Name), err)
 	}
 	if len(target) > maxLinkTarget {
-		return fmt.Errorf("entry %q: symlink target longer than %d bytes: %w", f.Name, maxLinkTarget, ErrUnsafe)
+		return fmt.Errorf("entry %s: symlink target longer than %d bytes: %w", quoteName(f.Name), maxLinkTarget, ErrUnsafe)
 	}
 	return x.symlink(f.Name, string(target))
 }
@@ -182,15 +223,18 @@ func (x *extractor) zipSymlink(f *zip.File) error {
 // extraction root after removing strip leading directories, or "" when
 // nothing is left.
 func cleanName(name string, strip int) (string, error) {
+	if len(name) > maxEntryName {
+		return "", fmt.Errorf("entry %s: a name longer than %d bytes: %w", quoteName(name), maxEntryName, ErrUnsafe)
+	}
 	if strings.HasPrefix(name, "/") || strings.ContainsRune(name, 0) {
-		return "", fmt.Errorf("entry %q has an absolute or invalid path: %w", name, ErrUnsafe)
+		return "", fmt.Errorf("entry %s has an absolute or invalid path: %w", quoteName(name), ErrUnsafe)
 	}
 	var parts []string
 	for _, p := range strings.Split(name, "/") {
 		switch p {
 		case "", ".":
 		case "..":
-			return "", fmt.Errorf("entry %q leaves the extraction directory (..): %w", name, ErrUnsafe)
+			return "", fmt.Errorf("entry %s leaves the extraction directory (..): %w", quoteName(name), ErrUnsafe)
 		default:
 			parts = append(parts, p)
 		}
@@ -213,11 +257,11 @@ func (x *extractor) name(name string, kind entryKind) (string, error) {
 		return "", err
 	}
 	if prev, dup := x.seen[rel]; dup && (prev != kindDir || kind != kindDir) {
-		return "", fmt.Errorf("entry %q appears more than once in the archive: %w", name, ErrUnsafe)
+		return "", fmt.Errorf("entry %s appears more than once in the archive: %w", quoteName(name), ErrUnsafe)
 	}
 	for dir := path.Dir(rel); dir != "."; dir = path.Dir(dir) {
 		if k, ok := x.seen[dir]; ok && k != kindDir {
-			return "", fmt.Errorf("entry %q lies below %q, which is not a directory: %w", name, dir, ErrUnsafe)
+			return "", fmt.Errorf("entry %s lies below %s, which is not a directory: %w", quoteName(name), quoteName(dir), ErrUnsafe)
 		}
 	}
 	x.seen[rel] = kind
@@ -246,7 +290,7 @@ func (x *extractor) file(name string, mode fs.FileMode, size int64, body io.Read
 func (x *extractor) write(name, rel string, mode fs.FileMode, body io.Reader) error {
 	p := filepath.Join(x.root, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("entry %q: %w", name, err)
+		return fmt.Errorf("entry %s: %w", quoteName(name), err)
 	}
 	perm := fs.FileMode(0o644)
 	if mode&0o111 != 0 {
@@ -254,11 +298,14 @@ func (x *extractor) write(name, rel string, mode fs.FileMode, body io.Reader) er
 	}
 	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return fmt.Errorf("entry %q: %w", name, err)
+		return fmt.Errorf("entry %s: %w", quoteName(name), err)
 	}
 	limit, which := x.o.maxFile, "per-file"
 	if left := x.o.maxTotal - x.total; left < limit {
 		limit, which = left, "total"
+	}
+	if left := max(ratioFree, maxRatio*x.size) - x.total; left < limit {
+		limit, which = left, "ratio"
 	}
 	n, err := io.Copy(out, &limitReader{r: body, n: limit})
 	x.total += n
@@ -269,28 +316,31 @@ func (x *extractor) write(name, rel string, mode fs.FileMode, body io.Reader) er
 		return x.tooLarge(name, limit, which)
 	}
 	if err != nil {
-		return fmt.Errorf("entry %q: %w", name, err)
+		return fmt.Errorf("entry %s: %w", quoteName(name), err)
 	}
 	return nil
 }
 
 func (x *extractor) tooLarge(name string, limit int64, which string) error {
-	if which == "total" {
-		return fmt.Errorf("entry %q: archive expands past the %s limit of %d bytes: %w", name, which, x.o.maxTotal, ErrTooLarge)
+	if which == "ratio" {
+		return fmt.Errorf("entry %s: an archive of %d bytes expands to more than %d times its size (a compression bomb?): %w", quoteName(name), x.size, maxRatio, ErrTooLarge)
 	}
-	return fmt.Errorf("entry %q: file is larger than the %s limit of %d bytes: %w", name, which, limit, ErrTooLarge)
+	if which == "total" {
+		return fmt.Errorf("entry %s: archive expands past the %s limit of %d bytes: %w", quoteName(name), which, x.o.maxTotal, ErrTooLarge)
+	}
+	return fmt.Errorf("entry %s: file is larger than the %s limit of %d bytes: %w", quoteName(name), which, limit, ErrTooLarge)
 }
 
 func (x *extractor) symlink(name, target string) error {
 	if x.o.noSymlinks {
-		return fmt.Errorf("entry %q is a symlink; chart archives may not contain symlinks: %w", name, ErrUnsafe)
+		return fmt.Errorf("entry %s is a symlink; chart archives may not contain symlinks: %w", quoteName(name), ErrUnsafe)
 	}
 	rel, err := x.name(name, kindSymlink)
 	if err != nil || rel == "" {
 		return err
 	}
 	if target == "" || path.IsAbs(target) || !filepath.IsLocal(path.Join(path.Dir(rel), target)) {
-		return fmt.Errorf("entry %q is a symlink to %q, outside the extraction directory: %w", name, target, ErrUnsafe)
+		return fmt.Errorf("entry %s is a symlink to %s, outside the extraction directory: %w", quoteName(name), quoteName(target), ErrUnsafe)
 	}
 	x.links = append(x.links, [2]string{rel, target})
 	return nil
@@ -300,7 +350,7 @@ func (x *extractor) hardlink(name, target string) error {
 	// A hard link names its target by archive path; strip it alike.
 	trel, err := cleanName(target, x.o.strip)
 	if err != nil || trel == "" || x.seen[trel] != kindFile {
-		return fmt.Errorf("entry %q is a hard link to %q, which is not a regular file extracted before it: %w", name, target, ErrUnsafe)
+		return fmt.Errorf("entry %s is a hard link to %s, which is not a regular file extracted before it: %w", quoteName(name), quoteName(target), ErrUnsafe)
 	}
 	rel, err := x.name(name, kindFile)
 	if err != nil || rel == "" {
@@ -308,12 +358,12 @@ func (x *extractor) hardlink(name, target string) error {
 	}
 	src, err := os.Open(filepath.Join(x.root, filepath.FromSlash(trel)))
 	if err != nil {
-		return fmt.Errorf("entry %q: %w", name, err)
+		return fmt.Errorf("entry %s: %w", quoteName(name), err)
 	}
 	defer src.Close()
 	fi, err := src.Stat()
 	if err != nil {
-		return fmt.Errorf("entry %q: %w", name, err)
+		return fmt.Errorf("entry %s: %w", quoteName(name), err)
 	}
 	return x.write(name, rel, fi.Mode(), src)
 }
@@ -326,16 +376,16 @@ func (x *extractor) finish() error {
 	for _, l := range x.links {
 		p := filepath.Join(x.root, filepath.FromSlash(l[0]))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return fmt.Errorf("entry %q: %w", l[0], err)
+			return fmt.Errorf("entry %s: %w", quoteName(l[0]), err)
 		}
 		if err := os.Symlink(l[1], p); err != nil {
-			return fmt.Errorf("entry %q: %w", l[0], err)
+			return fmt.Errorf("entry %s: %w", quoteName(l[0]), err)
 		}
 	}
 	for _, l := range x.links {
 		p := filepath.Join(x.root, filepath.FromSlash(l[0]))
 		if err := checkInside(x.root, p); err != nil {
-			return fmt.Errorf("entry %q is a symlink to %q: %w", l[0], l[1], err)
+			return fmt.Errorf("entry %s is a symlink to %s: %w", quoteName(l[0]), quoteName(l[1]), err)
 		}
 	}
 	return nil

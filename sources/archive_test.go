@@ -5,8 +5,11 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +63,7 @@ func TestExtract(t *testing.T) {
 			if o.maxFile == 0 {
 				o.maxFile, o.maxTotal = 1<<20, 1<<20
 			}
-			if err := extract(bytes.NewReader(tc.archive), int64(len(tc.archive)), dst, o); err != nil {
+			if err := extract(context.Background(), bytes.NewReader(tc.archive), int64(len(tc.archive)), dst, o); err != nil {
 				t.Fatalf("extract: %v", err)
 			}
 			sameTree(t, tree(t, dst), tc.want)
@@ -155,7 +158,7 @@ func TestExtractHostile(t *testing.T) {
 			parent := t.TempDir()
 			dst := filepath.Join(parent, "out")
 			os.Mkdir(dst, 0o755)
-			err := extract(bytes.NewReader(tc.archive), int64(len(tc.archive)), dst, tc.opts)
+			err := extract(context.Background(), bytes.NewReader(tc.archive), int64(len(tc.archive)), dst, tc.opts)
 			wantErr(t, err, tc.target, tc.msg)
 			// Nothing may have been written outside dst.
 			entries, _ := os.ReadDir(parent)
@@ -183,7 +186,7 @@ func FuzzExtract(f *testing.F) {
 		dst := filepath.Join(parent, "out")
 		os.Mkdir(dst, 0o755)
 		const limit = 1 << 16
-		err := extract(bytes.NewReader(data), int64(len(data)), dst, extractOptions{strip: strip, maxFile: limit, maxTotal: 2 * limit})
+		err := extract(context.Background(), bytes.NewReader(data), int64(len(data)), dst, extractOptions{strip: strip, maxFile: limit, maxTotal: 2 * limit})
 		if entries, _ := os.ReadDir(parent); len(entries) != 1 {
 			t.Fatalf("extract wrote outside its directory: %v", entries)
 		}
@@ -220,4 +223,97 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// cancelAfter cancels a context once n bytes have been read through it.
+type cancelAfter struct {
+	r      io.ReaderAt
+	n      int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) ReadAt(p []byte, off int64) (int, error) {
+	if off > c.n {
+		c.cancel()
+	}
+	return c.r.ReadAt(p, off)
+}
+
+// TestExtractStopsOnContext: extraction of a large archive stops when the
+// context is cancelled (SIGINT, SIGTERM) and what was written is removed;
+// the archive stays cached (it is not at fault).
+func TestExtractStopsOnContext(t *testing.T) {
+	var entries []entry
+	for i := 0; i < 2000; i++ {
+		entries = append(entries, file(fmt.Sprintf("d/f%04d", i), strings.Repeat("x", 512)))
+	}
+	archive := tarball(t, entries...)
+	f := newFetcher(t)
+	digest, err := f.cache.put(bytes.NewReader(archive), -1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := f.cache.open(digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blob.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := t.TempDir()
+	x := &cancelAfter{r: blob, n: int64(len(archive) / 2), cancel: cancel}
+	fi, _ := blob.Stat()
+	err = extract(ctx, x, fi.Size(), out, extractOptions{maxTotal: 1 << 30, maxFile: 1 << 30})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("extract with a cancelled context = %v, want context.Canceled", err)
+	}
+	// Through extractBlob, what was written is removed.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if err := f.extractBlob(ctx2, blob, digest, out, extractOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("extractBlob(cancelled) = %v, want context.Canceled", err)
+	}
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("extractBlob left %d entries after cancellation", len(left))
+	}
+	if !f.cache.has(digest) {
+		t.Error("a cancelled extraction removed the archive from the cache")
+	}
+}
+
+// TestExtractBombAndLongNames: an archive that expands more than 100 times
+// (past the first 64 MiB) is refused as a compression bomb before it is
+// written out in full, and entry names in errors are cut short.
+func TestExtractBombAndLongNames(t *testing.T) {
+	bomb := gzipped(t, tarball(t, file("zeros", zeros(80<<20))))
+	err := extract(context.Background(), bytes.NewReader(bomb), int64(len(bomb)), t.TempDir(), extractOptions{maxTotal: 1 << 30, maxFile: 1 << 30})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "times its size") {
+		t.Fatalf("extract(gzip bomb of %d bytes) = %v, want a compression-bomb refusal", len(bomb), err)
+	}
+	long := strings.Repeat("n", 100_000)
+	archive := tarball(t, file(long, "x"), file(long, "y"))
+	err = extract(context.Background(), bytes.NewReader(archive), int64(len(archive)), t.TempDir(), extractOptions{maxTotal: 1 << 20, maxFile: 1 << 20})
+	if !errors.Is(err, ErrUnsafe) || len(err.Error()) > 400 || !strings.Contains(err.Error(), "(100000 bytes)") {
+		t.Fatalf("extract(100 KB entry name) = %q (%d bytes), want a short ErrUnsafe naming the length", err, len(err.Error()))
+	}
+}
+
+// TestExtractEntryLimit: an archive with more entries than maxEntries is
+// refused when the limit is passed, not after writing them all.
+func TestExtractEntryLimit(t *testing.T) {
+	defer func(n int) { maxEntries = n }(maxEntries)
+	maxEntries = 100
+	var entries []entry
+	for i := 0; i < 1000; i++ {
+		entries = append(entries, file(fmt.Sprintf("f%d", i), ""))
+	}
+	archive := tarball(t, entries...)
+	dst := t.TempDir()
+	err := extract(context.Background(), bytes.NewReader(archive), int64(len(archive)), dst, extractOptions{maxTotal: 1 << 20, maxFile: 1 << 20})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 100 entries") {
+		t.Fatalf("extract(1000 entries, limit 100) = %v, want ErrTooLarge", err)
+	}
+	if got, _ := os.ReadDir(dst); len(got) > 100 {
+		t.Errorf("extract wrote %d entries before refusing, want at most 100", len(got))
+	}
 }

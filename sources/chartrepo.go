@@ -49,7 +49,7 @@ func (f *Fetcher) fetchChart(ctx context.Context, recipeDir, out string, c *reci
 		return nil, err
 	}
 	defer blob.Close()
-	dir, err := f.unpackChart(blob, pin, out)
+	dir, err := f.unpackChart(ctx, blob, pin, out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -59,8 +59,8 @@ func (f *Fetcher) fetchChart(ctx context.Context, recipeDir, out string, c *reci
 
 // unpackChart extracts a chart archive into out and returns the directory
 // holding Chart.yaml: out itself or its only subdirectory.
-func (f *Fetcher) unpackChart(blob *os.File, digest, out string) (string, error) {
-	if err := f.extractBlob(blob, digest, out, extractOptions{noSymlinks: true}); err != nil {
+func (f *Fetcher) unpackChart(ctx context.Context, blob *os.File, digest, out string) (string, error) {
+	if err := f.extractBlob(ctx, blob, digest, out, extractOptions{noSymlinks: true}); err != nil {
 		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(out, "Chart.yaml")); err == nil {

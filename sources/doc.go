@@ -25,9 +25,15 @@
 //
 // All input is treated as hostile: downloads, extracted files and chart
 // indexes are size-limited; archive entries may not leave their directory
-// (absolute names, .., links pointing out), devices and duplicate names are
-// refused; YAML aliases and nesting are bounded. Errors wrap ErrUnsafe,
-// ErrTooLarge or ErrOffline, or are a *DigestMismatchError.
+// (absolute names, .., links pointing out), devices, duplicate and overlong
+// names and compression bombs are refused; YAML aliases and nesting are
+// bounded; chart indexes are read in linear time, streaming, keeping only
+// the wanted chart. Every network read has a deadline (internal/netdeadline:
+// an idle timeout and a budget proportional to size), registry reads
+// through go-containerregistry included; extraction stops when its context
+// is done and removes what it wrote. Names from outside are quoted and cut
+// short in errors. Errors wrap ErrUnsafe, ErrTooLarge, ErrOffline or
+// netdeadline.ErrStalled, or are a *DigestMismatchError.
 //
 // Symlinks: chart archives may contain none (helm package never writes
 // them). Elsewhere a symlink is kept when it resolves, through any other

@@ -3,21 +3,13 @@ package sources
 import (
 	"errors"
 	"fmt"
-	"strconv"
+
+	"kbuild.dev/kbuild/builder/recipe"
 )
 
-// maxNameInError bounds how much of a name from outside (a chart name, an
-// archive entry, a key) an error message repeats.
-const maxNameInError = 120
-
-// quoteName quotes s for an error message, cut to maxNameInError bytes
-// with its full length said, so that hostile input cannot fill a log line.
-func quoteName(s string) string {
-	if len(s) <= maxNameInError {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:maxNameInError]) + fmt.Sprintf("… (%d bytes)", len(s))
-}
+// quoteName quotes a name from outside for an error message, cut short
+// (recipe.Quote).
+func quoteName(s string) string { return recipe.Quote(s) }
 
 // ErrOffline is wrapped by every error that Fetch returns in offline mode
 // when a source is not in the cache. The message names the source and the

@@ -139,7 +139,7 @@ func New(opts ...Option) (*Fetcher, error) {
 	f.cache.dir = dir
 	f.cache.logf = f.logf
 	if f.client == nil {
-		f.client = defaultClient(f.timeout)
+		f.client = defaultClient(f.timeout, f.logf)
 	}
 	switch {
 	case f.maxDownload <= 0, f.maxExtract <= 0, f.maxFile <= 0:
@@ -278,7 +278,7 @@ func (f *Fetcher) fetchURL(ctx context.Context, recipeDir, out string, src recip
 		res.Path = filepath.Join(out, fileName(src.URL))
 		return res, copyFile(res.Path, blob)
 	}
-	if err := f.extractBlob(blob, digest, out, extractOptions{strip: src.Strip}); err != nil {
+	if err := f.extractBlob(ctx, blob, digest, out, extractOptions{strip: src.Strip}); err != nil {
 		return nil, fmt.Errorf("%s: %w", redact(src.URL), err)
 	}
 	res.Path, err = pick(out, src.Path)
@@ -309,15 +309,23 @@ func (f *Fetcher) offlineError(recipeDir, what string) error {
 // extractBlob unpacks the cached archive blob (with the given digest) into
 // out with the Fetcher's limits. An archive that cannot be unpacked is
 // removed from the cache: hostile content is not kept even when it
-// matches its pin.
-func (f *Fetcher) extractBlob(blob *os.File, digest, out string, o extractOptions) error {
+// matches its pin. On any failure, and when ctx is done, what was written
+// under out is removed (out itself is left, empty).
+func (f *Fetcher) extractBlob(ctx context.Context, blob *os.File, digest, out string, o extractOptions) error {
 	fi, err := blob.Stat()
 	if err != nil {
 		return err
 	}
 	o.maxTotal, o.maxFile = f.maxExtract, f.maxFile
-	if err := extract(blob, fi.Size(), out, o); err != nil {
-		f.cache.remove(digest)
+	if err := extract(ctx, blob, fi.Size(), out, o); err != nil {
+		if ctx.Err() == nil {
+			f.cache.remove(digest)
+		}
+		if entries, rerr := os.ReadDir(out); rerr == nil {
+			for _, e := range entries {
+				os.RemoveAll(filepath.Join(out, e.Name()))
+			}
+		}
 		return err
 	}
 	return nil

@@ -84,7 +84,7 @@ func (f *Fetcher) fetchGit(ctx context.Context, recipeDir, out string, g *recipe
 	if p != "" {
 		strip = len(strings.Split(p, "/"))
 	}
-	if err := f.extractBlob(blob, ref.Blob, out, extractOptions{strip: strip}); err != nil {
+	if err := f.extractBlob(ctx, blob, ref.Blob, out, extractOptions{strip: strip}); err != nil {
 		return nil, fmt.Errorf("git %s: %w", origin, err)
 	}
 	digest, err := HashDir(out)

@@ -28,9 +28,10 @@ import (
 const authEnvPrefix = "KBUILD_HTTP_AUTH_"
 
 // defaultClient returns a client whose every response, read by kbuild or
-// by go-containerregistry, is bounded by idle and by netdeadline.Budget.
-func defaultClient(idle time.Duration) *http.Client {
-	return &http.Client{Transport: netdeadline.Transport(http.DefaultTransport, idle)}
+// by go-containerregistry, is bounded by idle and by netdeadline.Budget; a
+// body that goes quiet is reported to logf.
+func defaultClient(idle time.Duration, logf func(string, ...any)) *http.Client {
+	return &http.Client{Transport: netdeadline.Transport(http.DefaultTransport, idle, netdeadline.WithProgress(logf))}
 }
 
 // transport returns the round tripper of the Fetcher's client.

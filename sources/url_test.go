@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder/recipe"
-	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 func TestFetchURL(t *testing.T) {

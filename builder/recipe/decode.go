@@ -131,7 +131,7 @@ func walk(node *yaml.Node, t reflect.Type, path string, pos Positions, probs *Pr
 			ft, ok := fields[key.Value]
 			child := join(path, key.Value)
 			if !ok {
-				msg := fmt.Sprintf("unknown field %q", key.Value)
+				msg := fmt.Sprintf("unknown field %s", Quote(key.Value))
 				if s := closest(key.Value, names); s != "" {
 					msg += fmt.Sprintf("; did you mean %q?", s)
 				}
@@ -163,7 +163,7 @@ func walk(node *yaml.Node, t reflect.Type, path string, pos Positions, probs *Pr
 		if node.Kind != yaml.ScalarNode {
 			bad("a string")
 		} else if node.Tag != "!!str" && node.Style == 0 {
-			probs.add(Problem{Field: path, Line: node.Line, Message: fmt.Sprintf("expected a string, got %s; quote it: %q", describe(node), node.Value)})
+			probs.add(Problem{Field: path, Line: node.Line, Message: fmt.Sprintf("expected a string, got %s; quote it: %s", describe(node), Quote(node.Value))})
 		}
 	case reflect.Int:
 		if node.Kind != yaml.ScalarNode || node.Tag != "!!int" {
@@ -182,7 +182,7 @@ func eachPair(node *yaml.Node, path string, probs *Problems, fn func(key, value 
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		key, value := node.Content[i], node.Content[i+1]
 		if first, dup := seen[key.Value]; dup {
-			probs.add(Problem{Field: join(path, key.Value), Line: key.Line, Message: fmt.Sprintf("duplicate key %q (first on line %d)", key.Value, first)})
+			probs.add(Problem{Field: join(path, key.Value), Line: key.Line, Message: fmt.Sprintf("duplicate key %s (first on line %d)", Quote(key.Value), first)})
 			continue
 		}
 		seen[key.Value] = key.Line
@@ -191,6 +191,9 @@ func eachPair(node *yaml.Node, path string, probs *Problems, fn func(key, value 
 }
 
 func join(path, key string) string {
+	if len(key) > maxQuoted {
+		key = key[:maxQuoted] + "…"
+	}
 	if path == "" {
 		return key
 	}
@@ -210,7 +213,7 @@ func describe(n *yaml.Node) string {
 	case "!!bool":
 		return "the boolean " + n.Value
 	}
-	return strconv.Quote(n.Value)
+	return Quote(n.Value)
 }
 
 // closest returns the known name nearest to s by edit distance, if close.

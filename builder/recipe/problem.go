@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -82,4 +83,18 @@ func (e *ProblemsError) Error() string {
 		msg += fmt.Sprintf(" (and %d more)", len(errs)-1)
 	}
 	return msg
+}
+
+// maxQuoted bounds how much of a name or value from outside an error
+// message repeats.
+const maxQuoted = 120
+
+// Quote quotes s for a message, cut to 120 bytes with its full length
+// said, so that hostile input (a recipe, an archive, an index) cannot fill
+// a log line.
+func Quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:maxQuoted]) + fmt.Sprintf("… (%d bytes)", len(s))
 }

@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -264,6 +265,21 @@ func TestUpperCaseCommit(t *testing.T) {
 	for _, p := range Validate(r, pos).Errors() {
 		if strings.Contains(p.Field, "tree") {
 			t.Errorf("Validate: %v", p)
+		}
+	}
+}
+
+// TestLongNamesAreCut: keys and values far longer than a name are named in
+// errors by their first 120 bytes and their length, never repeated whole.
+func TestLongNamesAreCut(t *testing.T) {
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"long unknown key", "  build: 3\n", "  build: 3\n  " + strings.Repeat("k", 1000) + ": 1\n", "(1000 bytes)"},
+		{"long wrong value", "  build: 3\n", "  build: \"" + strings.Repeat("v", 1<<20) + "\"\n", "(1048576 bytes)"},
+	} {
+		src := strings.Replace(string(load(t)), tc.old, tc.new, 1)
+		_, _, err := Parse("recipe.yaml", []byte(src))
+		if err == nil || len(err.Error()) > 2000 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%s) = %d bytes of error (%.300v), want a short one containing %q", tc.name, len(fmt.Sprint(err)), err, tc.want)
 		}
 	}
 }

@@ -30,6 +30,7 @@ type sourceFlags struct {
 	maxDownload    int64
 	timeout        time.Duration
 	registryConfig string
+	pluginTime     time.Duration
 }
 
 func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
@@ -39,6 +40,7 @@ func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
 	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on a server, registry or git remote that sends nothing for this long (a whole download also gets 1 min + 1 s per MiB)")
+	fs.DurationVar(&f.pluginTime, "plugin-timeout", 10*time.Minute, "end a source plugin (and its process group) that runs longer than this")
 	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file with registry credentials (default: the Docker config and credential helpers)")
 }
 
@@ -62,7 +64,7 @@ func (f *sourceFlags) fetcher(env *Env) (*sources.Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithPlainHTTPHosts(f.plainHosts...), sources.WithLogger(progress(env)), sources.WithTimeout(f.timeout), sources.WithKeychain(kc)}
+	opts := []sources.Option{sources.WithOffline(f.offline), sources.WithPlainHTTP(f.plainHTTP), sources.WithPlainHTTPHosts(f.plainHosts...), sources.WithLogger(progress(env)), sources.WithTimeout(f.timeout), sources.WithPluginTimeout(f.pluginTime), sources.WithKeychain(kc)}
 	if f.cacheDir != "" {
 		opts = append(opts, sources.WithCacheDir(f.cacheDir))
 	}

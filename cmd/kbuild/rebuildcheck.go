@@ -11,8 +11,8 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/internal/plainhttp"
+	"kbuild.dev/kbuild/publish"
 )
 
 func newRebuildCheckCmd() *Command {

@@ -27,7 +27,8 @@ import (
 )
 
 // exitFetch is the exit status of repo verify when the site cannot be read
-// (as opposed to 1, the index was read and refused).
+// (as opposed to 1, what it serves was read and refused: bad signatures,
+// content, or a file over its size limit).
 const exitFetch = 3
 
 func newRepoCmd() *Command {
@@ -638,8 +639,9 @@ them: build 0, versions with a leading v, no generated time or apiVersion,
 and unknown fields (ignored with a warning; a version whose spec has one is
 left out, with a warning naming the package, version and field).
 
-Exit status: 0 verified, 1 refused (the message says why), 3 the site could
-not be read. The mistake to avoid: trusting keys fetched from the site
+Exit status: 0 verified, 1 refused (the message says why; a file over its
+documented size limit is refused too), 3 the site could not be read (no
+connection, a missing index, a server that stalls). The mistake to avoid: trusting keys fetched from the site
 itself — pass keys you got out of band.
 
 Examples:

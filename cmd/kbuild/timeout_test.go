@@ -50,3 +50,36 @@ spec:
 		t.Fatalf("kbuild fetch --timeout 300ms against a stalling server: %s", r)
 	}
 }
+
+// TestPluginTimeoutFlag: --plugin-timeout ends a source plugin that runs
+// too long, with its process group.
+func TestPluginTimeoutFlag(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "kubepkg-source-hang"), []byte("#!/bin/sh\nsleep 600 &\nsleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := t.TempDir()
+	recipe := `apiVersion: kubepkg.dev/v1
+kind: Recipe
+metadata:
+  name: hang
+  annotations: {kubepkg.dev/description: "a plugin that hangs"}
+spec:
+  version: v1.0.0
+  build: 1
+  sources:
+    upstream: {plugin: hang}
+  charts:
+    hang: {from: [upstream]}
+  package:
+    rollback: {safe: true}
+`
+	if err := os.WriteFile(filepath.Join(dir, "recipe.yaml"), []byte(recipe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runInProcess("fetch", "--cache-dir", t.TempDir(), "--plugin-timeout", "500ms", dir)
+	if r.code == 0 || !strings.Contains(r.stderr, "timed out after 500ms") {
+		t.Fatalf("kbuild fetch --plugin-timeout 500ms with a hanging plugin: %s", r)
+	}
+}

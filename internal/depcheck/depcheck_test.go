@@ -21,7 +21,7 @@ var allowed = map[string][]string{
 	"builder/recipe":       {"index", "internal/yamlbound"},
 	"builder":              {"builder/recipe", "index", "internal/dist", "patches", "sources"},
 	"sources":              {"builder/recipe", "index", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
-	"patches":              {"builder/recipe"},
+	"patches":              {"builder/recipe", "internal/yamlbound"},
 	"sbom":                 {"index"},
 	"sbom/trivytest":       {},
 	"site":                 {"index"},

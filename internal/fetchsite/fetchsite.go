@@ -128,7 +128,7 @@ func (s *Site) Fetch(ctx context.Context, name string, limit int64) ([]byte, err
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("GET %s: %s", loc, resp.Status)
 	case resp.ContentLength > limit:
-		return nil, fmt.Errorf("GET %s: %d bytes, more than the %d allowed", loc, resp.ContentLength, limit)
+		return nil, tooLarge(loc, "%d bytes, more than the %d allowed", resp.ContentLength, limit)
 	}
 	return readCapped(resp.Body, loc, limit, resp.ContentLength)
 }
@@ -151,7 +151,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		size = fi.Size()
 	}
 	if size > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", path, size, limit)
+		return nil, tooLarge(path, "%d bytes, more than the %d allowed", size, limit)
 	}
 	if b, ok := mapFile(f, size); ok {
 		return b, nil
@@ -186,7 +186,7 @@ var spoolMinSize int64 = 64 << 20
 // endless body therefore costs disk up to limit and little memory.
 func readCapped(r io.Reader, loc string, limit, size int64) ([]byte, error) {
 	if size > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", loc, size, limit)
+		return nil, tooLarge(loc, "%d bytes, more than the %d allowed", size, limit)
 	}
 	inMemory := min(limit+1, spoolMinSize)
 	if size >= 0 && size < spoolMinSize {
@@ -197,7 +197,7 @@ func readCapped(r io.Reader, loc string, limit, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", loc, err)
 	}
 	if int64(len(buf)) > limit {
-		return nil, fmt.Errorf("%s: more than the %d bytes allowed", loc, limit)
+		return nil, tooLarge(loc, "more than the %d bytes allowed", limit)
 	}
 	if int64(len(buf)) < inMemory {
 		return buf, nil
@@ -246,7 +246,7 @@ func spool(head []byte, r io.Reader, loc string, limit int64) ([]byte, error) {
 	}
 	total := int64(len(head)) + n
 	if total > limit {
-		return nil, fmt.Errorf("%s: more than the %d bytes allowed", loc, limit)
+		return nil, tooLarge(loc, "more than the %d bytes allowed", limit)
 	}
 	if b, ok := mapFile(f, total); ok {
 		return b, nil
@@ -256,6 +256,13 @@ func spool(head []byte, r io.Reader, loc string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: read back the temporary file: %w", loc, err)
 	}
 	return b, nil
+}
+
+// tooLarge is the refusal of a file over its limit: the site was read, and
+// what it serves is not acceptable (an *index.VerificationError wrapping
+// index.ErrTooLarge).
+func tooLarge(loc, format string, args ...any) error {
+	return &index.VerificationError{What: loc, Err: index.ErrTooLarge, Detail: fmt.Sprintf(format, args...)}
 }
 
 // Index returns the index file and its signature file; a missing
@@ -300,7 +307,7 @@ func (s *Site) Roots(ctx context.Context, trust *index.Trust, first int) error {
 	}
 	n := r.Signed.Version
 	if n > MaxRootVersions {
-		return fmt.Errorf("%s: root version %d; at most %d versions are supported", s.Location("root.yaml"), n, MaxRootVersions)
+		return &index.VerificationError{What: s.Location("root.yaml"), Err: index.ErrTooLarge, Detail: fmt.Sprintf("root version %d; at most %d versions are supported", n, MaxRootVersions)}
 	}
 	trust.Roots = make([][]byte, n)
 	chain := index.NewRootChain(trust, index.VerifyOptions{})

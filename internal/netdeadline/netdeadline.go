@@ -32,12 +32,22 @@ func Budget(size int64) time.Duration {
 	return budgetBase + time.Duration(size*int64(time.Second)/minRate)
 }
 
+// Option configures Transport.
+type Option func(*transport)
+
+// WithProgress makes the transport report, through logf, a body that has
+// sent nothing for half the idle timeout: what is waited on, for how long
+// and how much arrived. The default reports nothing.
+func WithProgress(logf func(format string, args ...any)) Option {
+	return func(t *transport) { t.logf = logf }
+}
+
 // Transport returns base with deadlines: idle bounds connecting, the TLS
 // handshake, the wait for response headers and every gap in the body; the
 // whole body is bounded by Budget. A nil base means
 // http.DefaultTransport. When base is an *http.Transport it is cloned with
 // its dial, handshake and header timeouts set to idle.
-func Transport(base http.RoundTripper, idle time.Duration) http.RoundTripper {
+func Transport(base http.RoundTripper, idle time.Duration, opts ...Option) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -48,12 +58,17 @@ func Transport(base http.RoundTripper, idle time.Duration) http.RoundTripper {
 		t.ResponseHeaderTimeout = idle
 		base = t
 	}
-	return &transport{base: base, idle: idle}
+	t := &transport{base: base, idle: idle}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
 }
 
 type transport struct {
 	base http.RoundTripper
 	idle time.Duration
+	logf func(format string, args ...any)
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -66,7 +81,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if resp.Body != nil && resp.Body != http.NoBody {
-		resp.Body = watch(resp.Body, req.Method+" "+req.URL.Redacted(), t.idle, resp.ContentLength)
+		resp.Body = watch(resp.Body, req.Method+" "+req.URL.Redacted(), t.idle, resp.ContentLength, t.logf)
 	}
 	return resp, nil
 }
@@ -84,11 +99,23 @@ type body struct {
 	err    error
 	timer  *time.Timer
 	closed bool
+	// notice reports a body quiet for half the idle timeout, when set.
+	notice *time.Timer
 }
 
-func watch(rc io.ReadCloser, what string, idle time.Duration, size int64) *body {
+func watch(rc io.ReadCloser, what string, idle time.Duration, size int64, logf func(string, ...any)) *body {
 	b := &body{rc: rc, what: what, idle: idle, size: size, start: time.Now()}
 	b.timer = time.AfterFunc(idle, b.fire)
+	if logf != nil {
+		b.notice = time.AfterFunc(idle/2, func() {
+			b.mu.Lock()
+			n, closed := b.n, b.closed
+			b.mu.Unlock()
+			if !closed {
+				logf("waiting on %s: nothing received for %s (%d bytes so far; giving up after %s)", what, idle/2, n, idle)
+			}
+		})
+	}
 	return b
 }
 
@@ -134,6 +161,9 @@ func (b *body) Read(p []byte) (int, error) {
 			return 0, b.err
 		}
 		b.timer.Reset(wait)
+		if b.notice != nil {
+			b.notice.Reset(b.idle / 2)
+		}
 	}
 	return n, err
 }
@@ -142,6 +172,9 @@ func (b *body) Close() error {
 	b.mu.Lock()
 	b.closed = true
 	b.timer.Stop()
+	if b.notice != nil {
+		b.notice.Stop()
+	}
 	b.mu.Unlock()
 	return b.rc.Close()
 }

@@ -2,6 +2,7 @@ package netdeadline
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -80,5 +81,37 @@ func TestTransport(t *testing.T) {
 func TestBudget(t *testing.T) {
 	if got, want := Budget(1<<30), time.Minute+1024*time.Second; got != want {
 		t.Errorf("Budget(1 GiB) = %s, want %s", got, want)
+	}
+}
+
+// TestProgress: a body that goes quiet is reported once half the idle
+// timeout has passed, naming what is waited on.
+func TestProgress(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("abc"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	notes := make(chan string, 4)
+	client := &http.Client{Transport: Transport(nil, 400*time.Millisecond, WithProgress(func(f string, a ...any) { notes <- fmt.Sprintf(f, a...) }))}
+	resp, err := client.Get(srv.URL + "/slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	select {
+	case n := <-notes:
+		if !strings.Contains(n, "waiting on GET "+srv.URL+"/slow: nothing received for 200ms (3 bytes so far") {
+			t.Errorf("progress = %q", n)
+		}
+	default:
+		t.Error("no progress reported for a body quiet past half its idle timeout")
 	}
 }

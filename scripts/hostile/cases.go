@@ -1,7 +1,10 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -197,6 +200,23 @@ var cases = []hostileCase{
 			c.files[fmt.Sprintf("roots/root/%d.yaml", v)] = junk
 		}
 		return []string{"repo", "verify", c.base + "/files/roots/", "--root-key", "root.pub"}
+	}},
+	{name: "gzip bomb source archive", want: "times its size", setup: func(c *corpus, dir string) []string {
+		var tarball bytes.Buffer
+		zw := gzip.NewWriter(&tarball)
+		tw := tar.NewWriter(zw)
+		const size = 300 << 20
+		tw.WriteHeader(&tar.Header{Name: "zeros", Mode: 0o644, Size: size, Typeflag: tar.TypeReg})
+		zero := make([]byte, 1<<20)
+		for i := 0; i < size>>20; i++ {
+			tw.Write(zero)
+		}
+		tw.Close()
+		zw.Close()
+		sum := sha256.Sum256(tarball.Bytes())
+		c.files["bomb.tar.gz"] = tarball.Bytes()
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: \"sha256:%x\"}}", c.base+"/files/bomb.tar.gz", sum), "{c: {from: [up]}}", variant))
+		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}
 	}},
 	{name: "template repeat 1500000000", want: "templates/bomb.yaml", setup: func(c *corpus, dir string) []string {
 		chartDir(dir, `{{ repeat 1500000000 "x" }}`)

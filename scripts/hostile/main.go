@@ -40,6 +40,9 @@ type hostileCase struct {
 	// want is a substring the refusal must contain; "" means the command
 	// must succeed.
 	want string
+	// code is the exit status of the refusal when not 1 (the documented
+	// status of a refusal).
+	code int
 }
 
 // corpus holds what the cases share: the kbuild binary and the servers.
@@ -173,6 +176,9 @@ func judge(hc hostileCase, r result) string {
 	if !strings.Contains(r.stderr, hc.want) {
 		return fmt.Sprintf("refused without saying %q", hc.want)
 	}
+	if want := max(hc.code, 1); r.code != want {
+		return fmt.Sprintf("refused with exit %d, want %d", r.code, want)
+	}
 	return ""
 }
 
@@ -193,7 +199,8 @@ func (c *corpus) serve() error {
 		}
 		w.Write(b)
 	})
-	mux.HandleFunc("/stall/", func(w http.ResponseWriter, r *http.Request) {
+	// stall sends the headers and one byte of a manifest, then nothing.
+	stall := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
 		w.Header().Set("Content-Length", "100000")
 		w.Write([]byte("{"))
@@ -202,20 +209,14 @@ func (c *corpus) serve() error {
 		case <-c.release:
 		case <-r.Context().Done():
 		}
-	})
+	}
+	mux.HandleFunc("/stall/", stall)
 	mux.HandleFunc("/v2/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v2/" {
+		if r.URL.Path == "/v2/" { // a registry that needs no token
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
-		w.Header().Set("Content-Length", "100000")
-		w.Write([]byte("{"))
-		w.(http.Flusher).Flush()
-		select {
-		case <-c.release:
-		case <-r.Context().Done():
-		}
+		stall(w, r)
 	})
 	mux.HandleFunc("/endless/", func(w http.ResponseWriter, r *http.Request) {
 		chunk := bytes.Repeat([]byte("x"), 1<<20)
