@@ -2,6 +2,7 @@ package patches
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	yaml "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	k8syaml "sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/internal/yamlbound"
 )
 
 // helmObjects reads rendered template output the way Helm does: split with
@@ -229,7 +232,9 @@ func TestSplitAliasAcrossDocuments(t *testing.T) {
 }
 
 // TestResolveAliasesBomb refuses a List whose items expand, through nested
-// aliases, into more nodes than any real manifest has.
+// aliases, into more nodes than any real manifest has: Split refuses it
+// with the bound every YAML kbuild reads has (yamlbound), and
+// resolveAliases, should a document ever reach it, with its own.
 func TestResolveAliasesBomb(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: bomb}\n  data:\n    a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
@@ -237,5 +242,13 @@ func TestResolveAliasesBomb(t *testing.T) {
 		fmt.Fprintf(&b, "    a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
 	}
 	_, err := Split("bomb.yaml", []byte(b.String()))
+	if !errors.Is(err, yamlbound.ErrExpansion) {
+		t.Errorf("Split(bomb) = %v, want an error wrapping yamlbound.ErrExpansion", err)
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(b.String()), &n); err != nil {
+		t.Fatal(err)
+	}
+	_, err = resolveAliases(&n)
 	errMatch(t, err, "aliases expand to more than")
 }

@@ -11,6 +11,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/publish"
 )
@@ -58,7 +59,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			pub, err := publish.ReadIndex(ctx, indexRef, &index.Trust{IndexKeys: keys})
+			pub, err := publish.ReadIndex(ctx, indexRef, &index.Trust{IndexKeys: keys}, fetchsite.WithTimeout(f.timeout))
 			if err != nil {
 				return err
 			}
