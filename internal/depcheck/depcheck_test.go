@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"internal/fetchsite": {"index"},
 	"internal/chartpin":  {"index"},
 	"internal/ociserve":  {},
-	"internal/review":    {"builder", "builder/recipe", "index", "internal/fetchsite"},
+	"internal/review":    {"builder", "builder/recipe", "index"},
 	"publish":            {"builder", "builder/recipe", "index", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
 	"internal/testenv":   {},
 	"index":              {},
