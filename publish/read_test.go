@@ -22,9 +22,7 @@ func TestReadIndex(t *testing.T) {
 	k, _ := index.GenerateKey(rand.Reader)
 	stranger, _ := index.GenerateKey(rand.Reader)
 	b := index.NewBuilder()
-	if err := b.Add("r", &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: "op"},
-		Spec: index.PackageSpec{Version: "1.0.0", Build: 1, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: "op",
-			Chart: &index.ChartRef{Repository: "oci://r/op", Name: "op", Version: "1.0.0-1", Digest: "sha256:" + strings.Repeat("c", 64)}}}}}}}, nil); err != nil {
+	if err := b.Add("r", testRecord("op", "1.0.0", "oci://r/op"), nil); err != nil {
 		t.Fatal(err)
 	}
 	data, err := b.Marshal(time.Now().Add(-time.Hour), time.Time{})
