@@ -25,11 +25,11 @@ type fault struct {
 	name   string
 	match  func(*http.Request) bool
 	times  int
-	status int           // answer this status instead of forwarding
-	header http.Header   // with these headers
-	reset  bool          // read a little of the request, then reset the connection
-	stall  bool          // hold the request until the client gives up
-	ack500 bool          // forward, then answer 500 whatever the registry said
+	status int         // answer this status instead of forwarding
+	header http.Header // with these headers
+	reset  bool        // read a little of the request, then reset the connection
+	stall  bool        // hold the request until the client gives up
+	ack500 bool        // forward, then answer 500 whatever the registry said
 }
 
 // faultProxy is a loopback HTTP proxy in front of the real registry that
