@@ -173,6 +173,14 @@ func (f *fixture) checkPullable(x *index.RepositoryIndex) {
 	}
 }
 
+// testRecord is the build record of name at version build 1 with one
+// chart in repository.
+func testRecord(name, version, repository string) *index.PackageSource {
+	return &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: name},
+		Spec: index.PackageSpec{Version: version, Build: 1, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: name,
+			Chart: &index.ChartRef{Repository: repository, Name: name, Version: version + "-1", Digest: "sha256:" + strings.Repeat("a", 64)}}}}}}}
+}
+
 func versionsOf(x *index.RepositoryIndex) []string {
 	var out []string
 	for pkg, p := range x.Packages {
@@ -192,9 +200,7 @@ func TestPublishSignsOnlyWhatItPushed(t *testing.T) {
 	f.recipe("alpha", "1.0.0", 1)
 	stale := filepath.Join(f.work, "dist", "ghost-9.9.9-1.yaml")
 	os.MkdirAll(filepath.Dir(stale), 0o755)
-	rec := &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: "ghost"},
-		Spec: index.PackageSpec{Version: "9.9.9", Build: 1, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: "ghost",
-			Chart: &index.ChartRef{Repository: "oci://127.0.0.1:8080/ghost", Name: "ghost", Version: "9.9.9-1", Digest: "sha256:" + strings.Repeat("a", 64)}}}}}}}
+	rec := testRecord("ghost", "9.9.9", "oci://127.0.0.1:8080/ghost")
 	data, err := index.MarshalRecord(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -471,9 +477,7 @@ func TestCommitCompareAndSwap(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := index.NewBuilder(index.Compact())
-	if err := b.Add("r", &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: "a"},
-		Spec: index.PackageSpec{Version: "1.0.0", Build: 1, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: "a",
-			Chart: &index.ChartRef{Repository: "oci://r/a", Name: "a", Version: "1.0.0-1", Digest: "sha256:" + strings.Repeat("b", 64)}}}}}}}, nil); err != nil {
+	if err := b.Add("r", testRecord("a", "1.0.0", "oci://r/a"), nil); err != nil {
 		t.Fatal(err)
 	}
 	s, err := prepareSigned(path, b, time.Now(), time.Time{}, []index.Signer{k})

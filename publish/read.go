@@ -32,7 +32,7 @@ func ReadIndex(ctx context.Context, ref string, trust *index.Trust, opts ...fetc
 	var ve *index.VerificationError
 	switch {
 	case errors.Is(err, fetchsite.ErrNotFound):
-		return nil, fmt.Errorf("index %s: %w; expected the URL or path of a published index.yaml", site.Location(site.IndexName()), err)
+		return nil, fmt.Errorf("index: %w", err)
 	case errors.As(err, &ve):
 		return nil, fmt.Errorf("index %s refused: %w", site.Location(site.IndexName()), err)
 	case err != nil:

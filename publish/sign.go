@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"syscall"
 	"time"
 
 	"kbuild.dev/kbuild/index"
@@ -147,11 +146,7 @@ func fileID(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id := fmt.Sprintf("size %d, modified %s", fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano))
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id = fmt.Sprintf("inode %d:%d, ", st.Dev, st.Ino) + id
-	}
-	return id, nil
+	return inode(fi) + fmt.Sprintf("size %d, modified %s", fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano)), nil
 }
 
 // fileDigest returns "sha256:<hex>" of the file at path, or "" when it

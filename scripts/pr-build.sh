@@ -16,6 +16,8 @@
 #   KBUILD_PLAIN_HTTP    1 to talk plain HTTP to registries on loopback
 #   PAGES_URL            where the index is published (its index.yaml is the
 #                        base of step 1, skipped while nothing is published)
+#   KBUILD_TRUST_KEY     public key the published index is verified with
+#                        (default keys/index.pub)
 #   RECIPES              the recipes directory (default recipes)
 #   KBUILD_CACHE_DIR     the source cache (default .cache/kbuild)
 #   DIST                 where build records go (default: a temp dir)
@@ -82,7 +84,7 @@ if [ -n "${PAGES_URL:-}" ]; then
 	case $status in
 	200)
 		log "checking against $url that no published version changes"
-		if ! "$KBUILD" diff "${present[@]}" --against "$url" --fail-on-immutable-change "${flags[@]}" >"$tmp/against.txt" 2>"$tmp/against.err"; then
+		if ! "$KBUILD" diff "${present[@]}" --against "$url" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}" --fail-on-immutable-change "${flags[@]}" >"$tmp/against.txt" 2>"$tmp/against.err"; then
 			failed=1
 			cat "$tmp/against.err" >&2
 			annotate "$tmp/against.err"

@@ -26,7 +26,7 @@
 #                      published index (a 404 means nothing is published yet)
 #   KBUILD_SIGN_KEY    PEM ed25519 private key signing the index (publish)
 #   KBUILD_TRUST_KEY   public key the published index is verified with
-#                      (default keys/index.pub)
+#                      (default keys/index.pub; plan and publish)
 #   SHARDS             build jobs at most (plan; default 4)
 #   RECIPES            the recipes directory (default recipes)
 #   KBUILD_CACHE_DIR   the source cache (default .cache/kbuild)
@@ -69,7 +69,7 @@ case $cmd in
 plan)
 	index=$(published_index)
 	args=(plan "$RECIPES/" --shards "${SHARDS:-4}" -o json)
-	[ -n "$index" ] && args+=(--against "$index")
+	[ -n "$index" ] && args+=(--against "$index" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
 	plan=$("$KBUILD" "${args[@]}")
 	echo "$plan"
 	shards=$({ grep -o '"index":' <<<"$plan" || true; } | wc -l | tr -d ' ')

@@ -22,6 +22,7 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/internal/review"
+	"kbuild.dev/kbuild/publish"
 )
 
 // diffFlags are the flags of kbuild diff.
@@ -29,6 +30,7 @@ type diffFlags struct {
 	buildFlags
 	base          string
 	against       string
+	it            indexTrust
 	output        string
 	failImmutable bool
 }
@@ -72,10 +74,12 @@ Examples:
   kbuild diff recipes/kubevirt --base origin/main -o markdown >> "$GITHUB_STEP_SUMMARY"
 
   # against what is published; fail if a published version would change
-  kbuild diff recipes/kubevirt --against https://example.github.io/packages/index.yaml --fail-on-immutable-change`,
+  kbuild diff recipes/kubevirt --against https://example.github.io/packages/index.yaml \
+    --public-key keys/index.pub --fail-on-immutable-change`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.base, "base", "", "git commit, branch or tag of the recipes repository to compare with (default HEAD)")
-			fs.StringVar(&f.against, "against", "", "compare with the version published in this index.yaml (path or http(s) URL)")
+			fs.StringVar(&f.against, "against", "", "compare with the version published in this index.yaml (path or http(s) URL), verified with --public-key or --root-key")
+			f.it.addFlags(fs)
 			fs.StringVarP(&f.output, "output", "o", "text", "output format: text or markdown")
 			fs.BoolVar(&f.failImmutable, "fail-on-immutable-change", false, "exit 1 when the recipe's version and build are published with other content (needs --against)")
 			f.sourceFlags.addFlags(fs)
@@ -105,7 +109,17 @@ Examples:
 			}
 			var published *index.RepositoryIndex
 			if f.against != "" {
-				published, err = review.FetchIndex(ctx, f.against)
+				trust, err := f.it.trust()
+				if err != nil {
+					return err
+				}
+				if trust == nil {
+					return usagef("--against INDEX needs --public-key FILE or --root-key FILE: a published index is compared with only once its signature is verified")
+				}
+				pub, err := publish.ReadIndex(ctx, f.against, trust)
+				if err == nil {
+					published = pub.Verified.Index
+				}
 				if errors.Is(err, fetchsite.ErrNotFound) {
 					return fmt.Errorf("%w; nothing is published there yet, so compare with --base instead", err)
 				}

@@ -191,6 +191,7 @@ func TestDiffErrors(t *testing.T) {
 	if err := copyDir(filepath.Join(repoRoot, "examples", "virt-stack"), filepath.Join(notGit, "virt-stack")); err != nil {
 		t.Fatal(err)
 	}
+	key := keygen(t, t.TempDir(), "k") + ".pub"
 	tests := []struct {
 		name string
 		dir  string
@@ -204,7 +205,8 @@ func TestDiffErrors(t *testing.T) {
 		{name: "bad output", dir: repo, args: []string{"diff", "recipes/virt-stack", "-o", "html"}, code: 2, want: `-o "html": use text or markdown`},
 		{name: "unknown ref", dir: repo, args: []string{"diff", "recipes/virt-stack", "--base", "origin/nope"}, code: 1, want: `error: recipe recipes/virt-stack: base origin/nope: "origin/nope" is not a commit of the recipes repository; fetch it first (git fetch origin main) or name another`},
 		{name: "not in git", dir: notGit, args: []string{"diff", "virt-stack"}, code: 1, want: "virt-stack is not in a git work tree, so there is no base to compare with; use --against INDEX"},
-		{name: "no index there", dir: repo, args: []string{"diff", "recipes/virt-stack", "--against", "nothing/index.yaml"}, code: 1, want: "error: index: nothing/index.yaml: not found; nothing is published there yet, so compare with --base instead"},
+		{name: "unverified index", dir: repo, args: []string{"diff", "recipes/virt-stack", "--against", "nothing/index.yaml"}, code: 2, want: "--against INDEX needs --public-key FILE or --root-key FILE"},
+		{name: "no index there", dir: repo, args: []string{"diff", "recipes/virt-stack", "--against", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; nothing is published there yet, so compare with --base instead"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,13 +261,14 @@ func TestDiffAgainst(t *testing.T) {
 		t.Fatalf("kbuild build: %s", r)
 	}
 	site := publishedIndex(t, out)
+	pub := signIndex(t, filepath.Join(site, "index.yaml"))
 	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
 	defer srv.Close()
 	url := srv.URL + "/index.yaml"
 
 	// Unchanged recipes pass the immutability check, by URL and by path.
 	for _, against := range []string{url, filepath.Join(site, "index.yaml")} {
-		r = kbuild(t, repo, env, "diff", "recipes/", "--against", against, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
+		r = kbuild(t, repo, env, "diff", "recipes/", "--against", against, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
 		if r.code != 0 || strings.Count(r.stdout, "(same version and build)\n  no changes\n") != 3 {
 			t.Fatalf("diff of what was published, against %s: %s", against, r)
 		}
@@ -273,24 +276,24 @@ func TestDiffAgainst(t *testing.T) {
 
 	// A change without a new build fails the check, with the diff shown.
 	changeExamples(t, repo)
-	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--against", url, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
+	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--against", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
 	want := "error: recipe recipes/virt-template: virt-template@0.2.2 build 1 is already published with different content; published versions do not change, give the recipe a new build number (chart virt-template archive sha256:"
 	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "-  replicas: 2\n+  replicas: 5\n") {
 		t.Fatalf("diff of a changed published version: want exit 1 with %q and the diff: %s", want, r)
 	}
 	// Without the flag it is a warning.
-	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--against", url, "--plain-http", "--cache-dir", cache)
+	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--against", url, "--public-key", pub, "--plain-http", "--cache-dir", cache)
 	if r.code != 0 || !strings.Contains(r.stdout, "  warning: virt-template@0.2.2 build 1 is unchanged but its content differs") {
 		t.Fatalf("diff without --fail-on-immutable-change: %s", r)
 	}
 	// The same content built at another time is another archive.
-	r = kbuild(t, repo, []string{"SOURCE_DATE_EPOCH=1700000001"}, "diff", "recipes/new-proxy", "--against", url, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
+	r = kbuild(t, repo, []string{"SOURCE_DATE_EPOCH=1700000001"}, "diff", "recipes/new-proxy", "--against", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
 	if r.code != 0 || !strings.Contains(r.stdout, "new-proxy: new package, 3.14.0 build 2\n") {
 		t.Fatalf("diff of a new package: %s", r)
 	}
 
 	// New builds compare with the newest published version and pass.
-	r = kbuild(t, repo, env, "diff", "recipes/smart-proxy", "recipes/virt-stack", "--against", url, "--plain-http", "--fail-on-immutable-change", "-o", "markdown", "--cache-dir", cache)
+	r = kbuild(t, repo, env, "diff", "recipes/smart-proxy", "recipes/virt-stack", "--against", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "-o", "markdown", "--cache-dir", cache)
 	for _, w := range []string{
 		"### smart-proxy: 3.14.0 build 1 → 3.14.0 build 2\n",
 		"-  replicas: 2\n+  replicas: 3\n",

@@ -13,7 +13,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/internal/review"
+	"kbuild.dev/kbuild/publish"
 )
 
 // buildPlan is what kbuild plan prints with -o json: the recipes to build,
@@ -35,14 +35,16 @@ func newPlanCmd() *Command {
 		against string
 		shards  int
 		output  string
+		it      indexTrust
 	)
 	return &Command{
 		Name:    "plan",
-		Usage:   "kbuild plan RECIPES_DIR... [--against INDEX] [--shards N] [-o text|json]",
+		Usage:   "kbuild plan RECIPES_DIR... [--against INDEX --public-key FILE] [--shards N] [-o text|json]",
 		Summary: "List the recipes a publish must build, split into shards for a CI job matrix.",
 		Help: `plan reads every recipe (statically: nothing is fetched or built) and compares
 its name, version and build with the versions published in INDEX (a path or
-an http(s) URL of index.yaml). A recipe whose name@version build N is
+an http(s) URL of index.yaml, verified first with --public-key or
+--root-key). A recipe whose name@version build N is
 published is up to date; every other recipe is to be built. Without
 --against (a first publish) every recipe is to be built. A recipe that does
 not decode is planned for building, where it fails with the details.
@@ -62,15 +64,16 @@ build number is up to date here; 'kbuild diff --against INDEX
 
 Examples:
   # what a publish would build, against the published index
-  kbuild plan recipes/ --against https://example.github.io/packages/index.yaml
+  kbuild plan recipes/ --against https://example.github.io/packages/index.yaml --public-key keys/index.pub
 
   # a matrix of up to 4 build jobs, for a GitHub Actions output
-  echo "plan=$(kbuild plan recipes/ --against "$PAGES_URL/index.yaml" --shards 4 -o json)" >> "$GITHUB_OUTPUT"
+  echo "plan=$(kbuild plan recipes/ --against "$PAGES_URL/index.yaml" --public-key keys/index.pub --shards 4 -o json)" >> "$GITHUB_OUTPUT"
 
   # the first publish: everything is new
   kbuild plan recipes/ --shards 2`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&against, "against", "", "index.yaml of what is published (path or http(s) URL); without it every recipe is new")
+			it.addFlags(fs)
 			fs.IntVar(&shards, "shards", 1, "split the recipes to build into at most this many shards")
 			fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
 		},
@@ -90,7 +93,18 @@ Examples:
 			}
 			published := map[string]bool{}
 			if against != "" {
-				x, err := review.FetchIndex(ctx, against)
+				trust, err := it.trust()
+				if err != nil {
+					return err
+				}
+				if trust == nil {
+					return usagef("--against INDEX needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified")
+				}
+				pub, err := publish.ReadIndex(ctx, against, trust)
+				var x *index.RepositoryIndex
+				if err == nil {
+					x = pub.Verified.Index
+				}
 				if errors.Is(err, fetchsite.ErrNotFound) {
 					return fmt.Errorf("%w; for a first publish, plan without --against", err)
 				}

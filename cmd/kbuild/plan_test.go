@@ -98,6 +98,7 @@ func TestPlan(t *testing.T) {
 	// smart-proxy 3.14.0 build 1 and virt-stack 1.0.0 build 1 are
 	// published; virt-template only in another build.
 	idx := planIndex(t, "smart-proxy@3.14.0+1", "virt-stack@1.0.0+1", "virt-template@0.2.2+2", "gone@1.0.0+1")
+	pub := signIndex(t, idx)
 
 	tests := []struct {
 		name string
@@ -111,12 +112,12 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "against an index, two shards",
-			args: []string{"plan", "recipes/", "--against", idx, "--shards", "2", "-o", "json"},
+			args: []string{"plan", "recipes/", "--against", idx, "--public-key", pub, "--shards", "2", "-o", "json"},
 			want: buildPlan{Shards: []planShard{{0, []string{"recipes/broken"}}, {1, []string{"recipes/virt-template"}}}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
 		},
 		{
 			name: "everything published",
-			args: []string{"plan", "recipes/smart-proxy", "recipes/virt-stack", "--against", idx, "--shards", "3", "-o", "json"},
+			args: []string{"plan", "recipes/smart-proxy", "recipes/virt-stack", "--against", idx, "--public-key", pub, "--shards", "3", "-o", "json"},
 			want: buildPlan{Shards: []planShard{}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
 		},
 	}
@@ -140,7 +141,7 @@ func TestPlan(t *testing.T) {
 		})
 	}
 
-	r := kbuild(t, work, nil, "plan", "recipes/", "--against", idx, "--shards", "2")
+	r := kbuild(t, work, nil, "plan", "recipes/", "--against", idx, "--public-key", pub, "--shards", "2")
 	want := "shard 0: recipes/broken\nshard 1: recipes/virt-template\nup to date: recipes/smart-proxy\nup to date: recipes/virt-stack\n"
 	if r.code != 0 || r.stdout != want || !strings.Contains(r.stderr, "2 to build in 2 shards, 2 up to date\n") || !strings.Contains(r.stderr, "warning: recipe recipes/broken does not decode") {
 		t.Errorf("kbuild plan (text) = %s\nwant stdout:\n%s", r, want)
@@ -148,6 +149,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestPlanErrors(t *testing.T) {
+	key := keygen(t, t.TempDir(), "k") + ".pub"
 	tests := []struct {
 		name string
 		args []string
@@ -157,7 +159,8 @@ func TestPlanErrors(t *testing.T) {
 		{name: "no dir", args: []string{"plan"}, code: 2, want: "name at least one recipes directory"},
 		{name: "zero shards", args: []string{"plan", "examples/", "--shards", "0"}, code: 2, want: "--shards 0: give 1 or more"},
 		{name: "bad output", args: []string{"plan", "examples/", "-o", "yaml"}, code: 2, want: `-o "yaml": use text or json`},
-		{name: "no index yet", args: []string{"plan", "examples/", "--against", "nothing/index.yaml"}, code: 1, want: "error: index: nothing/index.yaml: not found; for a first publish, plan without --against"},
+		{name: "unverified index", args: []string{"plan", "examples/", "--against", "nothing/index.yaml"}, code: 2, want: "--against INDEX needs --public-key FILE or --root-key FILE"},
+		{name: "no index yet", args: []string{"plan", "examples/", "--against", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; for a first publish, plan without --against"},
 		{name: "no recipes", args: []string{"plan", "cmd/"}, code: 1, want: "cmd/: no recipe.yaml in it or in its subdirectories"},
 	}
 	for _, tc := range tests {

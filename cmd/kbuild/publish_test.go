@@ -340,3 +340,23 @@ func TestPublishNothingNewNoDist(t *testing.T) {
 		t.Fatalf("verify: %s", r)
 	}
 }
+
+// TestPublishIgnoresStaleRecords: a record left in dist/ that this run did
+// not build and the published index does not have (here one pointing at a
+// chart never pushed) is not signed; publish says so.
+func TestPublishIgnoresStaleRecords(t *testing.T) {
+	work := t.TempDir()
+	key := filepath.Join(work, "index")
+	if r := kbuild(t, work, nil, "repo", "keygen", key); r.code != 0 {
+		t.Fatalf("keygen: %s", r)
+	}
+	os.MkdirAll(filepath.Join(work, "dist"), 0o755)
+	stale := writeRecord(t, filepath.Join(work, "dist"), "ghost", "9.9.9", 1, "oci://127.0.0.1:8080/ghost", hexDigest([]byte("never pushed")))
+	r := kbuild(t, work, nil, "publish", "--sign-key", key+".key")
+	if r.code != 0 || !strings.Contains(r.stdout, "wrote _site/index.yaml: 3 packages, 3 versions") || !strings.Contains(r.stderr, "warning: dist/ghost-9.9.9-1.yaml: not built by this publish and not in the published index; ignored, not signed") {
+		t.Fatalf("publish with a stale record in dist/: %s", r)
+	}
+	if strings.Contains(readFile(t, filepath.Join(work, "_site", "index.yaml")), "ghost") {
+		t.Errorf("the stale record %s was signed", stale)
+	}
+}

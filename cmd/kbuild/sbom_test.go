@@ -210,6 +210,17 @@ func writeIndex(t *testing.T, dir string, generated time.Time) string {
 	if err := os.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return signIndex(t, filepath.Join(dir, "index.yaml"))
+}
+
+// signIndex signs the index at file with a new key, writes file.sig, and
+// returns the path of the public key.
+func signIndex(t *testing.T, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
 	k, err := index.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +229,7 @@ func writeIndex(t *testing.T, dir string, generated time.Time) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "index.yaml.sig"), sig, 0o644); err != nil {
+	if err := os.WriteFile(file+".sig", sig, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pub := filepath.Join(t.TempDir(), "index.pub")

@@ -10,6 +10,6 @@
 // a GitHub Actions step summary, bounded so that a huge change stays
 // readable.
 //
-// FetchIndex reads the published side of a comparison, an index.yaml from
-// a path or an http(s) URL; its charts are pulled with chartpin.PullPinned.
+// The published side of a comparison is an index read and verified with
+// publish.ReadIndex; its charts are pulled with chartpin.PullPinned.
 package review

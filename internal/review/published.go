@@ -1,32 +1,8 @@
 package review
 
 import (
-	"context"
-	"fmt"
-
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
 )
-
-// FetchIndex reads index.yaml from location, a file path or an http(s)
-// URL, and parses it with index.ParseIndex. A missing index gives an error
-// wrapping fetchsite.ErrNotFound. It does not verify signatures: the result
-// is for comparing, never for publishing over.
-func FetchIndex(ctx context.Context, location string) (*index.RepositoryIndex, error) {
-	s, err := fetchsite.New(location)
-	if err != nil {
-		return nil, err
-	}
-	data, err := s.Fetch(ctx, s.IndexName(), index.MaxIndexSize)
-	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	x, err := index.ParseIndex(data)
-	if err != nil {
-		return nil, fmt.Errorf("index %s: %w", location, err)
-	}
-	return x, nil
-}
 
 // Counterpart returns the entry of package name in x to compare a build of
 // version and build against: that very version and build when x has it

@@ -1,18 +1,10 @@
 package review
 
 import (
-	"context"
-	"errors"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
 )
 
 func record(name, version string, build int, digest string) *index.PackageSource {
@@ -48,60 +40,6 @@ func testIndex(t *testing.T, recs ...*index.PackageSource) []byte {
 		t.Fatal(err)
 	}
 	return data
-}
-
-func TestFetchIndex(t *testing.T) {
-	data := testIndex(t, record("op", "1.0.0", 1, digestA), record("op", "1.1.0", 2, digestB))
-	file := filepath.Join(t.TempDir(), "index.yaml")
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/index.yaml":
-			w.Write(data)
-		case "/broken/index.yaml":
-			http.Error(w, "oops", http.StatusBadGateway)
-		case "/junk/index.yaml":
-			w.Write([]byte("hello: world\n"))
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer srv.Close()
-	tests := []struct {
-		name     string
-		location string
-		notFound bool
-		wantErr  string
-	}{
-		{name: "file", location: file},
-		{name: "url", location: srv.URL + "/index.yaml"},
-		{name: "missing file", location: filepath.Join(t.TempDir(), "index.yaml"), notFound: true, wantErr: "index.yaml: not found"},
-		{name: "404", location: srv.URL + "/none/index.yaml", notFound: true, wantErr: "/none/index.yaml: 404 Not Found"},
-		{name: "502", location: srv.URL + "/broken/index.yaml", wantErr: "/broken/index.yaml: 502 Bad Gateway"},
-		{name: "not an index", location: srv.URL + "/junk/index.yaml", wantErr: "/junk/index.yaml: "},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			x, err := FetchIndex(context.Background(), tc.location)
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(x.Packages["op"].Versions) != 2 {
-					t.Errorf("FetchIndex(%s) = %+v", tc.location, x.Packages)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("FetchIndex(%s) = %v, want an error with %q", tc.location, err, tc.wantErr)
-			}
-			if got := errors.Is(err, fetchsite.ErrNotFound); got != tc.notFound {
-				t.Errorf("errors.Is(%v, fetchsite.ErrNotFound) = %v, want %v", err, got, tc.notFound)
-			}
-		})
-	}
 }
 
 func TestCounterpartAndCharts(t *testing.T) {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package publish
 
 import (
@@ -29,4 +31,13 @@ func lockSite(dir string) (unlock func(), err error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// inode names the file fi describes by device and inode, "" where there
+// are none.
+func inode(fi os.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("inode %d:%d, ", st.Dev, st.Ino)
+	}
+	return ""
 }
