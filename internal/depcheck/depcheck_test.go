@@ -33,6 +33,9 @@ var allowed = map[string][]string{
 	"internal/review":    {"builder", "builder/recipe", "index", "internal/fetchsite"},
 	"publish":            {"builder", "index", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
 	"internal/testenv":   {},
+	"internal/stacktest": {"index", "internal/distindex"},
+	"releaseset":         {"index"},
+	"evidence":           {"index", "releaseset"},
 	"index":              {},
 	"examples":           {},
 }
