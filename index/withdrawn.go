@@ -241,3 +241,36 @@ func (b *Builder) withdrawals() []Withdrawal {
 	slices.SortFunc(out, compareWithdrawals)
 	return out
 }
+
+// KeepWithdrawn records the tombstone t, taken from another index of the
+// same repository (another suite's): a version withdrawn there is
+// withdrawn here too, removed from b if b holds it. It returns whether b
+// held the version. A tombstone b has already is left as it is.
+func (b *Builder) KeepWithdrawn(t Withdrawal) (removed bool, err error) {
+	if err := t.check(); err != nil {
+		return false, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := withdrawnKey{t.Package, t.Version, t.Build}
+	if b.withdrawn[k] != nil {
+		return false, nil
+	}
+	if p := b.pkgs[t.Package]; p != nil {
+		vk := versionKey{t.Version, t.Build}
+		if bv := p.versions[vk]; bv != nil {
+			if bv.v.Digest != t.Digest {
+				return false, fmt.Errorf("%s was withdrawn with digest %s, but this index has it with %s: the indexes are not of one repository", t.String(), t.Digest, bv.v.Digest)
+			}
+			delete(p.versions, vk)
+			if len(p.versions) == 0 {
+				delete(b.pkgs, t.Package)
+			}
+			removed = true
+		}
+	}
+	c := Withdrawal{Build: t.Build, Digest: strings.Clone(t.Digest), Package: strings.Clone(t.Package), Reason: strings.Clone(t.Reason),
+		Version: strings.Clone(t.Version), Withdrawn: t.Withdrawn.UTC()} // t may share memory with a parsed index
+	b.addWithdrawn(&c)
+	return removed, nil
+}
