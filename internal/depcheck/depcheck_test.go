@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"internal/stacktest": {"index", "internal/distindex"},
 	"releaseset":         {"index"},
 	"evidence":           {"index", "releaseset"},
+	"suite":              {"evidence", "index", "internal/dist", "internal/fetchsite", "publish", "releaseset"},
 	"index":              {},
 	"examples":           {},
 }
