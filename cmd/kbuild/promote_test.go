@@ -1,0 +1,81 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kbuild.dev/kbuild/internal/stacktest"
+)
+
+// TestAttestPromote runs the commands as CI does: the Foreman stack's
+// records indexed into unstable under a root with a qa role, evidence
+// attested with the qa key, foreman promoted into testing and refused
+// from stable, and testing verified as a kubepkg subscriber verifies it.
+func TestAttestPromote(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	root, idx, qa := keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa")
+	site := filepath.Join(dir, "site")
+	rootFile := filepath.Join(site, "unstable", "root.yaml")
+	epochEnv(t, time.Hour)
+	if r := runInProcess("trust", "root", "new", "--key", root+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := runInProcess("trust", "root", "sign", rootFile, "--key", root+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := repoIndex(t, stacktest.Dist(), filepath.Join(site, "unstable"), "--sign-key", idx+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	suites := filepath.Join(dir, "suites.yaml")
+	data, err := os.ReadFile("../../suite/testdata/suites.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(suites, data, 0o644)
+	attest := func(key string, extra ...string) result {
+		return runInProcess(append([]string{"attest", "foreman@3.15.0", "--build", "1", "--key", key + ".key", "--root", rootFile, "--site", site, "--suites", suites}, extra...)...)
+	}
+	promote := func(to string) result {
+		return runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", to, "--root", rootFile, "--site", site, "--suites", suites, "--sign-key", idx+".key")
+	}
+
+	r := attest(qa, "--result", "pass", "--env", "kubernetes=1.33.4,arch=amd64,runtime=containerd", "--log", "https://ci.example/runs/1")
+	evFile := filepath.Join(site, "evidence", "foreman-3.15.0-1", "arch=amd64,kubernetes=1.33,runtime=containerd.intoto.json")
+	if r.code != 0 || !strings.Contains(r.stdout, evFile+": foreman 3.15.0 build 1 pass on arch=amd64,kubernetes=1.33,runtime=containerd, 3 subjects from "+filepath.Join(site, "unstable", "index.yaml")) {
+		t.Fatalf("attest: %s", r)
+	}
+	if r := attest(idx, "--result", "pass", "--env", "kubernetes=1.33,arch=amd64"); r.code != 1 || !strings.Contains(r.stderr, "is not in the qa role of root") {
+		t.Fatalf("attest with the index key: %s", r)
+	}
+	if r := attest(qa, "--result", "ok", "--env", "kubernetes=1.33,arch=amd64"); r.code != 1 || !strings.Contains(r.stderr, `--result "ok": want pass or fail`) {
+		t.Fatalf("attest --result ok: %s", r)
+	}
+	if r := attest(qa, "--result", "pass", "--env", "arch=amd64"); r.code != 2 || !strings.Contains(r.stderr, "the environment needs kubernetes") {
+		t.Fatalf("attest without kubernetes: %s", r)
+	}
+
+	r = promote("testing")
+	if r.code != 0 || !strings.Contains(r.stdout, "evidence: pass on arch=amd64,kubernetes=1.33,runtime=containerd, signed by 1 qa key(s)") ||
+		!strings.Contains(r.stdout, "promoted foreman 3.15.0 build 1 from unstable to testing: 1 version(s) copied; signed "+filepath.Join(site, "testing", "index.yaml")+": 1 packages, 1 versions") {
+		t.Fatalf("promote: %s", r)
+	}
+	r = promote("stable")
+	if r.code != 1 || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") {
+		t.Fatalf("promote to stable: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(site, "stable")); err == nil {
+		t.Fatal("a refused promotion wrote the stable suite")
+	}
+	// testing is a complete kubepkg repository under the same root.
+	r = runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub")
+	if r.code != 0 || !strings.Contains(r.stdout, "index.yaml: 1 packages, 1 versions") {
+		t.Fatalf("repo verify testing: %s", r)
+	}
+	if r := runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", "testing", "--root", rootFile, "--site", site, "--suites", filepath.Join(dir, "none.yaml"), "--sign-key", idx+".key"); r.code != 1 || !strings.Contains(r.stderr, "a repository without suites publishes one index") {
+		t.Fatalf("promote without suites.yaml: %s", r)
+	}
+}
