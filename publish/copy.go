@@ -17,7 +17,9 @@ type VersionRef struct {
 }
 
 // String is "name version build N".
-func (v VersionRef) String() string { return fmt.Sprintf("%s %s build %d", v.Package, v.Version, v.Build) }
+func (v VersionRef) String() string {
+	return fmt.Sprintf("%s %s build %d", v.Package, v.Version, v.Build)
+}
 
 // CopyResult is what Copy signed.
 type CopyResult struct {
