@@ -129,10 +129,16 @@ var ErrInvalid = errors.New("invalid release set")
 // such), and no two members may pin one image (repository) to two
 // digests. It returns the members and the set digest.
 func Resolve(x *index.RepositoryIndex, name, version string, build int) (*Resolved, error) {
+	return ResolveIn(x, "the index", name, version, build)
+}
+
+// ResolveIn is Resolve, with where naming x in messages (e.g. "the
+// recipes validated and the published index").
+func ResolveIn(x *index.RepositoryIndex, where, name, version string, build int) (*Resolved, error) {
 	set := Member{Package: name, Version: version, Build: build}
 	e := Find(x, name, version, build)
 	if e == nil {
-		return nil, fmt.Errorf("%w: %s is not in the index", ErrInvalid, set)
+		return nil, fmt.Errorf("%w: %s is not in %s", ErrInvalid, set, where)
 	}
 	members, isSet, err := Members(&e.Spec)
 	if err != nil {
@@ -146,7 +152,7 @@ func Resolve(x *index.RepositoryIndex, name, version string, build int) (*Resolv
 	for _, m := range members {
 		me := Find(x, m.Package, m.Version, m.Build)
 		if me == nil {
-			why := "is not in the index"
+			why := "is not in " + where
 			for _, w := range x.Withdrawn {
 				if w.Package == m.Package && w.Version == m.Version && w.Build == m.Build {
 					why = "was withdrawn (" + w.Reason + ")"
