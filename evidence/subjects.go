@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -9,6 +10,10 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/releaseset"
 )
+
+// ErrNotInIndex is wrapped when the version evidence is about is not in
+// the index it is checked against (for a suite, not in that suite).
+var ErrNotInIndex = errors.New("not in the index")
 
 // SpecSubject is the subject name of a version's spec digest:
 // pkg:kubepkg/NAME@VERSION?build=N.
@@ -24,7 +29,7 @@ func SpecSubject(name, version string, build int) string {
 func Subjects(x *index.RepositoryIndex, t Target) ([]Subject, error) {
 	e := releaseset.Find(x, t.Package, t.Version, t.Build)
 	if e == nil {
-		return nil, fmt.Errorf("%s is not in the index; attest a version the index publishes", t)
+		return nil, fmt.Errorf("%s is not in the index; attest a version the index publishes: %w", t, ErrNotInIndex)
 	}
 	entries := []*index.IndexVersion{e}
 	names := []Target{t}

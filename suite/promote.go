@@ -209,3 +209,36 @@ func WriteEvidence(site string, t evidence.Target, env map[string]string, envelo
 	p := filepath.Join(site, filepath.FromSlash(publish.EvidenceFile(t.Package, t.Version, t.Build, evidence.EnvString(norm))))
 	return p, dist.WriteFile(p, envelope, 0o644)
 }
+
+// VerifyEvidence verifies every evidence file under dir (a site's
+// evidence/) whose version x holds, as Promote does, against root's qa
+// role. It returns what was accepted, and each refused file with why;
+// evidence for versions x does not hold is counted in skipped.
+func VerifyEvidence(dir string, root *index.Root, x *index.RepositoryIndex, now time.Time) (ok []*evidence.Verified, refused []string, skipped int, err error) {
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".intoto.json") {
+			return err
+		}
+		data, err := fetchsite.ReadFile(p, index.MaxEnvelopeSize)
+		if err != nil {
+			return err
+		}
+		defer fetchsite.Release(data)
+		v, verr := evidence.Verify(data, root, x, now)
+		switch {
+		case errors.Is(verr, evidence.ErrNotInIndex):
+			skipped++
+		case verr != nil:
+			refused = append(refused, fmt.Sprintf("%s: %v", p, verr))
+		case filepath.Dir(p) != filepath.Join(dir, filepath.Base(filepath.Dir(filepath.FromSlash(publish.EvidenceFile(v.Target.Package, v.Target.Version, v.Target.Build, "x"))))):
+			refused = append(refused, fmt.Sprintf("%s: it is evidence for %s, filed elsewhere", p, v.Target))
+		default:
+			ok = append(ok, v)
+		}
+		return nil
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, 0, fmt.Errorf("evidence directory %s: %w", dir, err)
+	}
+	return ok, refused, skipped, err
+}

@@ -20,6 +20,7 @@ import (
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/suite"
 )
 
 // exitFetch is the exit status of repo verify when the site cannot be read
@@ -494,6 +495,7 @@ type repoVerifyFlags struct {
 	charts        bool
 	plainHTTP     bool
 	timeout       time.Duration
+	evidence      string
 }
 
 func newRepoVerifyCmd() *Command {
@@ -512,7 +514,10 @@ signed by their delegation (those without enough signatures are dropped,
 with a warning). With --state FILE it refuses an index or root older than
 the one recorded, or a root that differs from the recorded version (a
 fork), then records the new one. With --charts it pulls every pinned chart
-and compares its archive digest with the pin.
+and compares its archive digest with the pin. With --evidence DIR (a
+site's evidence/, written by 'kbuild attest') it verifies the test evidence
+of every version the index holds: signed by the root's qa role, about
+exactly the digests the index pins, not expired.
 
 Exit status: 0 verified, 1 refused (the message says why), 3 the site could
 not be read. The mistake to avoid: trusting keys fetched from the site
@@ -526,7 +531,10 @@ Examples:
   kbuild repo verify https://example.github.io/packages/ --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --state .kbuild-state.json
 
   # a local site, and every chart it pins (loopback registry)
-  kbuild repo verify _site/index.yaml --public-key keys/index.pub --charts --plain-http`,
+  kbuild repo verify _site/index.yaml --public-key keys/index.pub --charts --plain-http
+
+  # the stable suite and the test evidence of what it holds
+  kbuild repo verify _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key trusted to sign index.yaml; repeat for several")
 			fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
@@ -536,6 +544,7 @@ Examples:
 			fs.BoolVar(&f.charts, "charts", false, "also pull every chart and check its archive digest against the pin")
 			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --charts, talk plain HTTP to registries (loopback registries)")
 			fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "timeout of each HTTP request for the site")
+			fs.StringVar(&f.evidence, "evidence", "", "directory of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
 		},
 		Run: f.run,
 	}
@@ -547,6 +556,9 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	}
 	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
 		return usagef("verify needs --public-key or --root-key (one of them)")
+	}
+	if f.evidence != "" && len(f.rootKeys) == 0 {
+		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
 	}
 	trust := &index.Trust{Threshold: f.threshold, RootThreshold: f.rootThreshold}
 	var err error
@@ -576,7 +588,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	tuneGC(env)
 	// Without --charts nothing needs the parsed index: check each package
 	// as it is read and drop it.
-	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: time.Now(), State: state, DiscardIndex: !f.charts})
+	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: time.Now(), State: state, DiscardIndex: !f.charts && f.evidence == ""})
 	var ve *index.VerificationError
 	switch {
 	case errors.As(err, &ve):
@@ -607,6 +619,20 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		}
 		if err := dist.WriteFile(f.state, b, 0o644); err != nil {
 			return err
+		}
+	}
+	if f.evidence != "" {
+		ok, refused, skipped, err := suite.VerifyEvidence(f.evidence, v.Root, v.Index, time.Now())
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "error: %v\n", err)
+			return &exitError{code: exitFetch}
+		}
+		for _, r := range refused {
+			fmt.Fprintf(env.Stderr, "refused: %s\n", r)
+		}
+		fmt.Fprintf(env.Stdout, "%s: %d verified, %d refused, %d for versions this index does not hold\n", f.evidence, len(ok), len(refused), skipped)
+		if len(refused) > 0 {
+			return &exitError{code: 1}
 		}
 	}
 	now := time.Now()
