@@ -36,6 +36,10 @@ func (w *Withdrawal) String() string {
 	return fmt.Sprintf("%s %s build %d", w.Package, w.Version, w.Build)
 }
 
+// ErrNotPublished is wrapped by Withdraw's error for a version the index
+// does not hold.
+var ErrNotPublished = errors.New("not published")
+
 // WithdrawnError is returned when a record names a withdrawn version.
 type WithdrawnError struct {
 	Origin     string
@@ -200,7 +204,7 @@ func (b *Builder) Withdraw(name, version string, build int, reason string, at ti
 		bv = p.versions[versionKey{version, build}]
 	}
 	if bv == nil {
-		return nil, fmt.Errorf("%s %s build %d is not in the index; nothing to withdraw", name, version, build)
+		return nil, fmt.Errorf("%s %s build %d is not in the index; nothing to withdraw: %w", name, version, build, ErrNotPublished)
 	}
 	delete(p.versions, versionKey{version, build})
 	if len(p.versions) == 0 {

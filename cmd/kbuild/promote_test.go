@@ -98,6 +98,23 @@ func TestAttestPromote(t *testing.T) {
 	if r := runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--public-key", idx+".pub", "--evidence", filepath.Join(site, "evidence")); r.code != 2 || !strings.Contains(r.stderr, "--evidence needs --root-key") {
 		t.Fatalf("--evidence without a root: %s", r)
 	}
+	// A withdrawal takes the version out of every suite that holds it.
+	r = runInProcess("repo", "withdraw", "foreman@3.15.0", "--build", "1", "--reason", "CVE-2026-0001", "--site", site, "--suites", suites, "--sign-key", idx+".key")
+	if r.code != 0 || strings.Count(r.stdout, "withdrew foreman 3.15.0 build 1") != 2 {
+		t.Fatalf("withdraw from the suites: %s", r)
+	}
+	for _, s := range []string{"unstable", "testing"} {
+		if got := readFile(t, filepath.Join(site, s, "index.yaml")); !strings.Contains(got, "reason: CVE-2026-0001") {
+			t.Errorf("suite %s has no tombstone", s)
+		}
+	}
+	r = runInProcess("repo", "withdraw", "pulp@3.73.0", "--build", "1", "--reason", "bad", "--site", site, "--suites", suites, "--sign-key", idx+".key")
+	if r.code != 0 || !strings.Contains(r.stdout, "suite testing does not hold pulp@3.73.0 build 1") || strings.Count(r.stdout, "withdrew pulp") != 1 {
+		t.Fatalf("withdraw from the one suite holding it: %s", r)
+	}
+	if r := promote("testing"); r.code != 1 || !strings.Contains(r.stderr, "foreman 3.15.0 build 1 was withdrawn in unstable (CVE-2026-0001)") {
+		t.Fatalf("promote a withdrawn version: %s", r)
+	}
 	if r := runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", "testing", "--root", rootFile, "--site", site, "--suites", filepath.Join(dir, "none.yaml"), "--sign-key", idx+".key"); r.code != 1 || !strings.Contains(r.stderr, "a repository without suites publishes one index") {
 		t.Fatalf("promote without suites.yaml: %s", r)
 	}

@@ -392,6 +392,7 @@ func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
 // repoWithdrawFlags are the flags of repo withdraw.
 type repoWithdrawFlags struct {
 	site    string
+	suites  string
 	build   int
 	reason  string
 	keys    signerFlags
@@ -412,7 +413,9 @@ catalog, which lists the withdrawn version with its reason. The same
 version and build can never be published again — publish skips the
 recipe, and 'repo index' and merges refuse it — so a bad version is fixed
 by raising spec.build in its recipe. Tombstones are kept by every later
-publish and travel through --merge.
+publish and travel through --merge. With a suites file (--suites), the
+version is withdrawn from every suite of the site that holds it, and
+'kbuild promote' carries the tombstone into the others.
 
 The index is verified first, with the signing keys (or --merge-public-key /
 --merge-root for an index elsewhere). The charts stay in the registry:
@@ -426,6 +429,7 @@ Examples:
     --site _site --sign-key-env KBUILD_SIGN_KEY`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.site, "site", "_site", "site directory whose index.yaml is changed")
+			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, every suite under --site that holds the version is changed")
 			fs.IntVar(&f.build, "build", 0, "build number of the version to withdraw (required)")
 			fs.StringVar(&f.reason, "reason", "", "why, shown in the catalog: one line (required)")
 			f.keys.addFlags(fs, "the index")
@@ -463,7 +467,41 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	if now := time.Now().UTC().Truncate(time.Second); generated.Before(now) {
 		generated = now // a withdrawal is news: subscribers must see a newer index
 	}
-	opts := []publish.Option{publish.WithSite(f.site), publish.WithSigners(signers...), publish.WithGenerated(generated),
+	c, found, err := suite.Load(f.suites)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return f.withdraw(ctx, env, f.site, pkg, ver, signers, generated)
+	}
+	if f.merge != "" {
+		return usagef("--merge names one index; with %s every suite under --site is changed: restore the site first", f.suites)
+	}
+	done := 0
+	for _, s := range c.Names() {
+		dir := filepath.Join(f.site, s)
+		if _, err := os.Stat(filepath.Join(dir, publish.IndexFile)); err != nil {
+			continue
+		}
+		err := f.withdraw(ctx, env, dir, pkg, ver, signers, generated)
+		if errors.Is(err, index.ErrNotPublished) {
+			fmt.Fprintf(env.Stdout, "suite %s does not hold %s build %d\n", s, args[0], f.build)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("suite %s: %w", s, err)
+		}
+		done++
+	}
+	if done == 0 {
+		return fmt.Errorf("no suite of %s holds %s build %d (suites: %s); nothing to withdraw", f.site, args[0], f.build, strings.Join(c.Names(), ", "))
+	}
+	return nil
+}
+
+// withdraw withdraws pkg ver build f.build from the site in dir.
+func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ver string, signers []index.Signer, generated time.Time) error {
+	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(signers...), publish.WithGenerated(generated),
 		publish.WithExpires(f.expires), publish.WithOutput(env.Stdout, env.Stderr)}
 	if f.merge != "" {
 		trust, err := f.mergeTrust(signers)
