@@ -47,7 +47,7 @@ func TestResolve(t *testing.T) {
 // TestKubepkgResolves checks the form against the semver library kubepkg
 // resolves requirements with: "=V+build.N" accepts exactly version V.
 func TestKubepkgResolves(t *testing.T) {
-	c, err := semver.NewConstraint(Constraint(Member{Package: "foreman", Version: "3.15.0", Build: 1}))
+	c, err := semver.NewConstraint(index.ExactBuild("3.15.0", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,6 +209,10 @@ func TestPromoteSet(t *testing.T) {
 	if _, v := x.Counts(); v != 5 {
 		t.Fatalf("testing holds %d versions, want the set and its 4 members", v)
 	}
+	// The set digest is recorded in both suites, the same.
+	if len(x.Sets) != 1 || len(r.x.Sets) != 1 || x.Sets[0].Digest != r.x.Sets[0].Digest || x.Sets[0].Package != "foreman-stack" {
+		t.Fatalf("sets: testing %+v, unstable %+v", x.Sets, r.x.Sets)
+	}
 }
 
 func TestPromoteRefuses(t *testing.T) {
