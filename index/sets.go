@@ -39,7 +39,9 @@ type SetMember struct {
 }
 
 // String is "name version build N".
-func (m SetMember) String() string { return fmt.Sprintf("%s %s build %d", m.Package, m.Version, m.Build) }
+func (m SetMember) String() string {
+	return fmt.Sprintf("%s %s build %d", m.Package, m.Version, m.Build)
+}
 
 // exactBuild is a requirement version that pins one build.
 var exactBuild = regexp.MustCompile(`^=([0-9A-Za-z.-]+)\+build\.([1-9][0-9]{0,8})$`)
