@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -145,7 +146,7 @@ func ParseEnv(s string) (map[string]string, error) {
 // plain tokens, kubernetes is a version whose minor is kept (1.33.2 is
 // 1.33) and arch a Go architecture name.
 func CheckEnv(env map[string]string) error {
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !envKey.MatchString(k) {
 			return fmt.Errorf("environment key %q: use lowercase letters, digits and '-'", k)
 		}
@@ -230,15 +231,6 @@ func Sign(s *Statement, signers ...index.Signer) ([]byte, error) {
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 func sorted(s []string) []string {
 	if len(s) == 0 {

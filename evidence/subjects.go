@@ -27,7 +27,7 @@ func SpecSubject(name, version string, build int) string {
 // member. An image not pinned by digest is refused: evidence is about
 // exact digests.
 func Subjects(x *index.RepositoryIndex, t Target) ([]Subject, error) {
-	e := releaseset.Find(x, t.Package, t.Version, t.Build)
+	e := x.Find(t.Package, t.Version, t.Build)
 	if e == nil {
 		return nil, fmt.Errorf("%s is not in the index; attest a version the index publishes: %w", t, ErrNotInIndex)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,7 +137,7 @@ func sameSubjects(have, want []Subject) error {
 // sorted.
 func EnvString(env map[string]string) string {
 	var parts []string
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		parts = append(parts, k+"="+env[k])
 	}
 	return strings.Join(parts, ",")

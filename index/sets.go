@@ -193,8 +193,8 @@ func readSets(r *yreader) ([]SetDigest, error) {
 	return out, err
 }
 
-// findVersion returns the entry of name version build in x, or nil.
-func (x *RepositoryIndex) findVersion(name, version string, build int) *IndexVersion {
+// Find returns the entry of name version build in x, or nil.
+func (x *RepositoryIndex) Find(name, version string, build int) *IndexVersion {
 	p := x.Packages[name]
 	if p == nil {
 		return nil
@@ -228,7 +228,7 @@ func (x *RepositoryIndex) checkSets(all bool) error {
 		if !all {
 			continue
 		}
-		e := x.findVersion(s.Package, s.Version, s.Build)
+		e := x.Find(s.Package, s.Version, s.Build)
 		if e == nil {
 			return fmt.Errorf("sets: %s is not among the packages", set)
 		}
@@ -243,7 +243,7 @@ func (x *RepositoryIndex) checkSets(all bool) error {
 			if w := want[j]; w.Package != m.Package || w.Version != m.Version || w.Build != m.Build {
 				return fmt.Errorf("sets: %s lists member %s where its spec pins %s", set, m, w)
 			}
-			me := x.findVersion(m.Package, m.Version, m.Build)
+			me := x.Find(m.Package, m.Version, m.Build)
 			if me == nil {
 				return fmt.Errorf("sets: %s: member %s is not among the packages", set, m)
 			}

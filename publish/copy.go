@@ -89,7 +89,7 @@ func (p *Publisher) Copy(ctx context.Context, from *Published, versions []Versio
 		changed[w.Package] = true
 	}
 	for _, v := range versions {
-		e, pkg := findVersion(src, v)
+		e, pkg := src.Find(v.Package, v.Version, v.Build), src.Packages[v.Package]
 		if e == nil {
 			return nil, fmt.Errorf("%s is not in %s; promote a version that index holds", v, origin)
 		}
@@ -158,18 +158,4 @@ func (p *Publisher) Copy(ctx context.Context, from *Published, versions []Versio
 	}
 	res.Result = Result{Index: indexPath, Packages: pkgs, Versions: nv}
 	return res, nil
-}
-
-// findVersion returns the entry of v in x and its package.
-func findVersion(x *index.RepositoryIndex, v VersionRef) (*index.IndexVersion, *index.IndexPackage) {
-	p := x.Packages[v.Package]
-	if p == nil {
-		return nil, nil
-	}
-	for i := range p.Versions {
-		if e := &p.Versions[i]; e.Version == v.Version && e.Build == v.Build {
-			return e, p
-		}
-	}
-	return nil, nil
 }

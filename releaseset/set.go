@@ -46,20 +46,6 @@ type ResolvedMember struct {
 	Entry *index.IndexVersion
 }
 
-// Find returns the entry of name version build in x, or nil.
-func Find(x *index.RepositoryIndex, name, version string, build int) *index.IndexVersion {
-	p := x.Packages[name]
-	if p == nil {
-		return nil
-	}
-	for i := range p.Versions {
-		if v := &p.Versions[i]; v.Version == version && v.Build == build {
-			return v
-		}
-	}
-	return nil
-}
-
 // ErrInvalid is wrapped by Resolve's refusals.
 var ErrInvalid = errors.New("invalid release set")
 
@@ -75,7 +61,7 @@ func Resolve(x *index.RepositoryIndex, name, version string, build int) (*Resolv
 // recipes validated").
 func ResolveIn(x *index.RepositoryIndex, where, name, version string, build int) (*Resolved, error) {
 	set := Member{Package: name, Version: version, Build: build}
-	e := Find(x, name, version, build)
+	e := x.Find(name, version, build)
 	if e == nil {
 		return nil, fmt.Errorf("%w: %s is not in %s", ErrInvalid, set, where)
 	}
@@ -89,7 +75,7 @@ func ResolveIn(x *index.RepositoryIndex, where, name, version string, build int)
 	r := &Resolved{Set: set}
 	var missing []string
 	for _, m := range members {
-		me := Find(x, m.Package, m.Version, m.Build)
+		me := x.Find(m.Package, m.Version, m.Build)
 		if me == nil {
 			why := "is not in " + where
 			for _, w := range x.Withdrawn {

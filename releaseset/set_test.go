@@ -20,7 +20,7 @@ func TestResolve(t *testing.T) {
 	var got []string
 	for _, m := range r.Members {
 		got = append(got, m.String())
-		if m.Digest != Find(x, m.Package, m.Version, m.Build).Digest {
+		if m.Digest != x.Find(m.Package, m.Version, m.Build).Digest {
 			t.Errorf("%s: digest %s is not the index's", m, m.Digest)
 		}
 	}
@@ -39,7 +39,7 @@ func TestResolve(t *testing.T) {
 	if Digest([]ResolvedMember{r.Members[3], r.Members[1], r.Members[0], r.Members[2]}) != r.Digest {
 		t.Fatal("the set digest depends on member order")
 	}
-	if _, isSet, _ := Members(&Find(x, "foreman", "3.15.0", 1).Spec); isSet {
+	if _, isSet, _ := Members(&x.Find("foreman", "3.15.0", 1).Spec); isSet {
 		t.Fatal("foreman is not a set")
 	}
 }

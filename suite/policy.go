@@ -2,6 +2,8 @@ package suite
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,7 +38,7 @@ func (p *Policy) Evaluate(target evidence.Target, ev []*evidence.Verified) error
 	}
 	var missing []string
 	if len(minors) < p.KubernetesMinors {
-		missing = append(missing, fmt.Sprintf("passes on %d Kubernetes minor version(s) (%s), needs %d", len(minors), orNone(keys(minors)), p.KubernetesMinors))
+		missing = append(missing, fmt.Sprintf("passes on %d Kubernetes minor version(s) (%s), needs %d", len(minors), orNone(slices.Sorted(maps.Keys(minors))), p.KubernetesMinors))
 	}
 	for _, a := range p.Architectures {
 		if !arches[a] {
@@ -62,15 +64,6 @@ func (p *Policy) covers(env map[string]string) bool {
 		}
 	}
 	return found
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func orNone(s []string) string {

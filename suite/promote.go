@@ -109,7 +109,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 			return nil, fmt.Errorf("%w: %s was withdrawn in %s (%s); withdrawn versions stay withdrawn in every suite", ErrRefused, t, from, w.Reason)
 		}
 	}
-	e := releaseset.Find(x, t.Package, t.Version, t.Build)
+	e := x.Find(t.Package, t.Version, t.Build)
 	if e == nil {
 		return nil, fmt.Errorf("%w: %s is not in suite %s; a version enters %s only from %s", ErrRefused, t, from, pr.To, from)
 	}

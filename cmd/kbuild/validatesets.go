@@ -70,7 +70,7 @@ func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string)
 		}
 		r := l.Recipe
 		spec := index.PackageSpec{Version: r.Spec.Version, Build: r.Spec.Build, Images: r.Spec.Package.Images, Variants: r.Spec.Package.Variants}
-		if releaseset.Find(x, r.Metadata.Name, spec.Version, spec.Build) == nil {
+		if x.Find(r.Metadata.Name, spec.Version, spec.Build) == nil {
 			p := x.Packages[r.Metadata.Name]
 			if p == nil {
 				p = &index.IndexPackage{}
