@@ -80,15 +80,9 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 		return nil, fmt.Errorf("%w: root %s (version %d) has no qa role, so no evidence can count for %s (%s); add one with 'kbuild trust root next --qa-key FILE'",
 			ErrRefused, pr.Root, root.Signed.Version, pr.To, policy)
 	}
-	first := root
-	if root.Signed.Version > 1 {
-		data, err := os.ReadFile(filepath.Join(filepath.Dir(pr.Root), filepath.FromSlash(publish.RootVersionFile(1))))
-		if err != nil {
-			return nil, fmt.Errorf("root %s is version %d, and reading its chain needs %w", pr.Root, root.Signed.Version, err)
-		}
-		if first, err = index.ParseRoot(data); err != nil {
-			return nil, fmt.Errorf("root version 1: %w", err)
-		}
+	first, err := firstRoot(root, pr.Root)
+	if err != nil {
+		return nil, err
 	}
 	src, err := publish.ReadIndex(ctx, filepath.Join(pr.Site, from), &index.Trust{TrustedRoot: first})
 	if errors.Is(err, fetchsite.ErrNotFound) {

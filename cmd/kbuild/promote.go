@@ -45,7 +45,11 @@ through the chain published beside it; SUITE's index is then re-signed
 (it must be signed by the root's index keys) with its root chain, keys,
 catalog and the copied versions' build info, provenance and SBOMs, and
 replaced last, as publish does. A version withdrawn in the previous suite
-is refused, and its tombstone is carried into SUITE.
+is refused, and its tombstone is carried into SUITE. Last, the
+compatibility matrix of each release set the suites hold is written to
+SITE/compat/<set>.html: a row per set version, a column per environment,
+pass, fail or untested linking to the evidence, and "supported in SUITE"
+where that suite's policy is met.
 
 Examples:
   # foreman 3.15.0 build 1 passed in CI: move it from unstable to testing
@@ -118,5 +122,16 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "promoted %s from %s to %s: %d version(s) copied; signed %s: %d packages, %d versions\n",
 		target, out.From, f.to, len(out.Copied), filepath.Join(f.site, f.to, publish.IndexFile), out.Packages, out.Versions)
+	ms, err := suite.Matrices(ctx, f.site, c, f.root, time.Now())
+	if err != nil {
+		return fmt.Errorf("the promotion is signed, but the compatibility matrices were not written: %w", err)
+	}
+	files, err := suite.WriteMatrices(f.site, ms)
+	if err != nil {
+		return fmt.Errorf("the promotion is signed, but the compatibility matrices were not written: %w", err)
+	}
+	for _, file := range files {
+		fmt.Fprintf(env.Stdout, "wrote %s\n", file)
+	}
 	return nil
 }

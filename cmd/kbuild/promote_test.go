@@ -63,6 +63,12 @@ func TestAttestPromote(t *testing.T) {
 		!strings.Contains(r.stdout, "promoted foreman 3.15.0 build 1 from unstable to testing: 1 version(s) copied; signed "+filepath.Join(site, "testing", "index.yaml")+": 1 packages, 1 versions") {
 		t.Fatalf("promote: %s", r)
 	}
+	if !strings.Contains(r.stdout, "wrote "+filepath.Join(site, "compat", "foreman-stack.html")) {
+		t.Errorf("promote wrote no compatibility matrix: %s", r)
+	}
+	if page := readFile(t, filepath.Join(site, "compat", "foreman-stack.html")); !strings.Contains(page, "3.15.0 build 1") {
+		t.Errorf("the matrix lacks the set in unstable:\n%s", page)
+	}
 	r = promote("stable")
 	if r.code != 1 || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") {
 		t.Fatalf("promote to stable: %s", r)
