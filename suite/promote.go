@@ -103,19 +103,12 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 			return nil, fmt.Errorf("%w: %s was withdrawn in %s (%s); withdrawn versions stay withdrawn in every suite", ErrRefused, t, from, w.Reason)
 		}
 	}
-	e := x.Find(t.Package, t.Version, t.Build)
-	if e == nil {
+	if x.Find(t.Package, t.Version, t.Build) == nil {
 		return nil, fmt.Errorf("%w: %s is not in suite %s; a version enters %s only from %s", ErrRefused, t, from, pr.To, from)
 	}
-	refs := []publish.VersionRef{{Package: t.Package, Version: t.Version, Build: t.Build}}
-	if _, isSet, _ := releaseset.Members(&e.Spec); isSet {
-		set, err := releaseset.Resolve(x, t.Package, t.Version, t.Build)
-		if err != nil {
-			return nil, fmt.Errorf("%w: in suite %s: %w", ErrRefused, from, err)
-		}
-		for _, m := range set.Members {
-			refs = append(refs, publish.VersionRef{Package: m.Package, Version: m.Version, Build: m.Build})
-		}
+	refs, err := Versions(x, t)
+	if err != nil {
+		return nil, fmt.Errorf("%w: in suite %s: %w", ErrRefused, from, err)
 	}
 	files, err := evidenceFiles(pr.Site, t)
 	if err != nil {
@@ -235,4 +228,24 @@ func VerifyEvidence(dir string, root *index.Root, x *index.RepositoryIndex, now 
 		return nil, nil, 0, fmt.Errorf("evidence directory %s: %w", dir, err)
 	}
 	return ok, refused, skipped, err
+}
+
+// Versions returns what t stands for in x: the version itself and, for a
+// release set, every member (releaseset.Resolve's checks included).
+func Versions(x *index.RepositoryIndex, t evidence.Target) ([]publish.VersionRef, error) {
+	e := x.Find(t.Package, t.Version, t.Build)
+	if e == nil {
+		return nil, fmt.Errorf("%s is not in the index", t)
+	}
+	refs := []publish.VersionRef{{Package: t.Package, Version: t.Version, Build: t.Build}}
+	if _, isSet, _ := releaseset.Members(&e.Spec); isSet {
+		set, err := releaseset.Resolve(x, t.Package, t.Version, t.Build)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range set.Members {
+			refs = append(refs, publish.VersionRef{Package: m.Package, Version: m.Version, Build: m.Build})
+		}
+	}
+	return refs, nil
 }

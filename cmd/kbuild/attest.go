@@ -18,17 +18,19 @@ import (
 
 // attestFlags are the flags of attest.
 type attestFlags struct {
-	build   int
-	result  string
-	env     string
-	log     string
-	keys    signerFlags
-	site    string
-	suite   string
-	suites  string
-	root    string
-	expires time.Duration
-	out     string
+	build     int
+	result    string
+	env       string
+	log       string
+	keys      signerFlags
+	site      string
+	suite     string
+	suites    string
+	root      string
+	expires   time.Duration
+	out       string
+	push      bool
+	plainHTTP bool
 }
 
 func newAttestCmd() *Command {
@@ -51,7 +53,10 @@ count. The evidence expires (--expires) and is written, through a
 temporary file and a rename, to the site's
 evidence/NAME-VERSION-BUILD/<environment>.intoto.json, where 'kbuild
 promote' reads it (or to -o). --env needs kubernetes (MAJOR.MINOR) and
-arch; runtime and other keys are free.
+arch; runtime and other keys are free. With --push the evidence is also
+attached to every chart of the version (and of each set member) in the
+registry as an OCI referrer of the chart manifest the site's build info
+names, beside the build provenance.
 
 Examples:
   # the end-to-end tests of foreman 3.15.0 build 1 passed on Kubernetes 1.33, amd64
@@ -75,6 +80,8 @@ Examples:
 			fs.StringVar(&f.root, "root", "", "the root of trust (root.yaml, with root/N.yaml beside it) with the qa role (required)")
 			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
 			fs.StringVarP(&f.out, "output", "o", "", "write the evidence here instead of into the site")
+			fs.BoolVar(&f.push, "push", false, "also attach the evidence to the charts in the registry as OCI referrers")
+			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --push, talk plain HTTP to the registry (loopback registries)")
 		},
 		Run: f.run,
 	}
@@ -162,6 +169,20 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "%s: %s %s on %s, %d subjects from %s, expires %s\n", out, target, f.result,
 		evidence.EnvString(st.Predicate.Configuration[0].Annotations), len(subjects), filepath.Join(dir, publish.IndexFile), st.Predicate.Configuration[1].Annotations["expires"])
+	if !f.push {
+		return nil
+	}
+	versions, err := suite.Versions(pub.Verified.Index, target)
+	if err != nil {
+		return err
+	}
+	refs, err := publish.AttachEvidence(ctx, pub, versions, envelope, issued, f.plainHTTP)
+	if err != nil {
+		return fmt.Errorf("the evidence is written to %s, but: %w", out, err)
+	}
+	for _, r := range refs {
+		fmt.Fprintf(env.Stdout, "attached to %s\n", r)
+	}
 	return nil
 }
 
