@@ -55,11 +55,14 @@ type Suite struct {
 // Policy is what a promotion into a suite needs: passing evidence on at
 // least KubernetesMinors distinct Kubernetes minor versions, on each of
 // Architectures, in environments matching Environment, signed by a
-// threshold of the root's Role (qa), and no failing evidence.
+// threshold of the root's Role (qa), and no failing evidence. With Tests,
+// a pass counts only when it lists each of them among its passed tests
+// (e.g. install, upgrade, rollback).
 type Policy struct {
 	KubernetesMinors int               `yaml:"kubernetesMinors"`
 	Architectures    []string          `yaml:"architectures"`
 	Environment      map[string]string `yaml:"environment,omitempty"`
+	Tests            []string          `yaml:"tests,omitempty"`
 	Role             string            `yaml:"role"`
 }
 
@@ -154,6 +157,11 @@ func (p *Policy) check() error {
 			return fmt.Errorf("architectures: %w", err)
 		}
 	}
+	for _, t := range p.Tests {
+		if strings.TrimSpace(t) == "" || len(t) > 128 {
+			return fmt.Errorf("tests: %q is not a test name", t)
+		}
+	}
 	for k, v := range p.Environment {
 		if k == "kubernetes" || k == "arch" {
 			return fmt.Errorf("environment: %s is set by kubernetesMinors and architectures", k)
@@ -188,6 +196,9 @@ func (p *Policy) String() string {
 	s := fmt.Sprintf("pass on >= %d Kubernetes minor versions and on %s", p.KubernetesMinors, strings.Join(p.Architectures, " and "))
 	if len(p.Environment) > 0 {
 		s += " with " + evidence.EnvString(p.Environment)
+	}
+	if len(p.Tests) > 0 {
+		s += ", passing " + strings.Join(p.Tests, ", ")
 	}
 	return s + ", signed by " + p.Role
 }

@@ -15,7 +15,7 @@ func TestLoad(t *testing.T) {
 	if strings.Join(c.Names(), ",") != "unstable,testing,stable" || c.First() != "unstable" || c.Index("stable") != 2 || c.Index("sid") != -1 {
 		t.Fatalf("suites = %v", c.Names())
 	}
-	if got := c.Suites[2].Policy.String(); got != "pass on >= 2 Kubernetes minor versions and on amd64 and arm64 with runtime=containerd, signed by qa" {
+	if got := c.Suites[2].Policy.String(); got != "pass on >= 2 Kubernetes minor versions and on amd64 and arm64 with runtime=containerd, passing install, upgrade, rollback, signed by qa" {
 		t.Errorf("policy = %q", got)
 	}
 	if _, found, err := Load(filepath.Join(t.TempDir(), File)); found || err != nil {

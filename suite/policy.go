@@ -17,7 +17,7 @@ import (
 func (p *Policy) Evaluate(target evidence.Target, ev []*evidence.Verified) error {
 	minors := map[string]bool{}
 	arches := map[string]bool{}
-	var fails []string
+	var fails, partial []string
 	for _, v := range ev {
 		if v.Target != target {
 			return fmt.Errorf("evidence for %s given for %s", v.Target, target)
@@ -27,6 +27,10 @@ func (p *Policy) Evaluate(target evidence.Target, ev []*evidence.Verified) error
 		}
 		if v.Result == evidence.Fail {
 			fails = append(fails, evidence.EnvString(v.Env))
+			continue
+		}
+		if lacks := p.lacks(v.Statement.Predicate.PassedTests); len(lacks) > 0 {
+			partial = append(partial, fmt.Sprintf("the pass on %s lists no %s test", evidence.EnvString(v.Env), strings.Join(lacks, ", ")))
 			continue
 		}
 		minors[v.Env["kubernetes"]] = true
@@ -46,9 +50,21 @@ func (p *Policy) Evaluate(target evidence.Target, ev []*evidence.Verified) error
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s does not meet the policy (%s): %s", target, p, strings.Join(missing, "; "))
+		sort.Strings(partial)
+		return fmt.Errorf("%s does not meet the policy (%s): %s", target, p, strings.Join(append(missing, partial...), "; "))
 	}
 	return nil
+}
+
+// lacks returns the tests of p that passed does not list.
+func (p *Policy) lacks(passed []string) []string {
+	var out []string
+	for _, t := range p.Tests {
+		if !slices.Contains(passed, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // covers reports whether evidence from env counts for p: its architecture

@@ -91,7 +91,13 @@ func (r *repo) attest(x *index.RepositoryIndex, target evidence.Target, result, 
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	s, err := evidence.New(evidence.Attestation{Target: target, Result: result, Env: e, Issued: gen.Add(-time.Hour), Expires: expires}, subjects)
+	var passed, failed []string
+	if result == evidence.Pass {
+		passed = []string{"install", "rollback", "upgrade"}
+	} else {
+		failed = []string{"upgrade"}
+	}
+	s, err := evidence.New(evidence.Attestation{Target: target, Result: result, Env: e, Issued: gen.Add(-time.Hour), Expires: expires, Passed: passed, Failed: failed}, subjects)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -172,7 +178,7 @@ func TestPromote(t *testing.T) {
 	}
 	// stable needs two minors, amd64 and arm64, with containerd.
 	_, err = r.promote("stable", foreman, gen)
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "foreman 3.15.0 build 1 does not meet the policy (pass on >= 2 Kubernetes minor versions and on amd64 and arm64 with runtime=containerd, signed by qa): passes on 1 Kubernetes minor version(s) (1.33), needs 2; no pass on arm64") {
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "foreman 3.15.0 build 1 does not meet the policy (pass on >= 2 Kubernetes minor versions and on amd64 and arm64 with runtime=containerd, passing install, upgrade, rollback, signed by qa): passes on 1 Kubernetes minor version(s) (1.33), needs 2; no pass on arm64") {
 		t.Fatalf("stable with one environment: %v", err)
 	}
 	r.attest(r.x, foreman, evidence.Pass, "kubernetes=1.34.1,arch=arm64,runtime=containerd", late, r.qa)

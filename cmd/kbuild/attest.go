@@ -31,6 +31,8 @@ type attestFlags struct {
 	out       string
 	push      bool
 	plainHTTP bool
+	passed    []string
+	failed    []string
 }
 
 func newAttestCmd() *Command {
@@ -61,7 +63,7 @@ names, beside the build provenance.
 Examples:
   # the end-to-end tests of foreman 3.15.0 build 1 passed on Kubernetes 1.33, amd64
   kbuild attest foreman@3.15.0 --build 1 --result pass \
-    --env kubernetes=1.33,arch=amd64,runtime=containerd \
+    --env kubernetes=1.33,arch=amd64,runtime=containerd --passed install,upgrade,rollback \
     --log https://github.com/acme/packages/actions/runs/42 --key keys/qa.key --root keys/root.yaml
 
   # the whole stack failed on arm64
@@ -72,6 +74,8 @@ Examples:
 			fs.StringVar(&f.result, "result", "", "pass or fail (required)")
 			fs.StringVar(&f.env, "env", "", "the environment tested: kubernetes=MAJOR.MINOR,arch=ARCH[,KEY=VALUE…] (required)")
 			fs.StringVar(&f.log, "log", "", "http(s) URL of the test run")
+			fs.StringSliceVar(&f.passed, "passed", nil, "names of the tests that passed (e.g. install,upgrade,rollback); a suite's policy may require some")
+			fs.StringSliceVar(&f.failed, "failed", nil, "names of the tests that failed (with --result fail)")
 			fs.StringArrayVar(&f.keys.files, "key", nil, "private key file (PEM) of the qa role that signs the evidence")
 			fs.StringVar(&f.keys.env, "key-env", "", "name of an environment variable holding the qa private key (PEM), for CI secrets")
 			fs.StringVar(&f.site, "site", "_site", "site directory holding the signed index")
@@ -150,7 +154,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := evidence.New(evidence.Attestation{Target: target, Result: f.result, Env: e, Log: f.log, Issued: issued, Expires: issued.Add(f.expires)}, subjects)
+	st, err := evidence.New(evidence.Attestation{Target: target, Result: f.result, Env: e, Log: f.log, Issued: issued, Expires: issued.Add(f.expires), Passed: f.passed, Failed: f.failed}, subjects)
 	if err != nil {
 		return err
 	}

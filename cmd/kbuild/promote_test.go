@@ -43,7 +43,7 @@ func TestAttestPromote(t *testing.T) {
 		return runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", to, "--root", rootFile, "--site", site, "--suites", suites, "--sign-key", idx+".key")
 	}
 
-	r := attest(qa, "--result", "pass", "--env", "kubernetes=1.33.4,arch=amd64,runtime=containerd", "--log", "https://ci.example/runs/1")
+	r := attest(qa, "--result", "pass", "--env", "kubernetes=1.33.4,arch=amd64,runtime=containerd", "--log", "https://ci.example/runs/1", "--passed", "install,upgrade")
 	evFile := filepath.Join(site, "evidence", "foreman-3.15.0-1", "arch=amd64,kubernetes=1.33,runtime=containerd.intoto.json")
 	if r.code != 0 || !strings.Contains(r.stdout, evFile+": foreman 3.15.0 build 1 pass on arch=amd64,kubernetes=1.33,runtime=containerd, 3 subjects from "+filepath.Join(site, "unstable", "index.yaml")) {
 		t.Fatalf("attest: %s", r)
@@ -70,7 +70,8 @@ func TestAttestPromote(t *testing.T) {
 		t.Errorf("the matrix lacks the set in unstable:\n%s", page)
 	}
 	r = promote("stable")
-	if r.code != 1 || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") {
+	if r.code != 1 || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") ||
+		!strings.Contains(r.stderr, "the pass on arch=amd64,kubernetes=1.33,runtime=containerd lists no rollback test") {
 		t.Fatalf("promote to stable: %s", r)
 	}
 	if _, err := os.Stat(filepath.Join(site, "stable")); err == nil {
