@@ -38,6 +38,10 @@ type Promotion struct {
 	Expires   time.Duration
 	// Now is the time evidence and indexes are checked at.
 	Now time.Time
+	// AllowNew lets the promotion start suite To's index when the site
+	// has none: only for its first promotion (a site that was not restored
+	// would otherwise lose what the suite published).
+	AllowNew bool
 	// Stderr gets warnings.
 	Stderr io.Writer
 }
@@ -140,6 +144,10 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 			msg += fmt.Sprintf("; %d evidence file(s) did not count: %s", len(out.Refused), strings.Join(out.Refused, "; "))
 		}
 		return out, &refusal{msg: msg}
+	}
+	toIndex := filepath.Join(pr.Site, pr.To, publish.IndexFile)
+	if _, err := os.Stat(toIndex); errors.Is(err, os.ErrNotExist) && !pr.AllowNew {
+		return out, fmt.Errorf("%w: %s does not exist; for the first promotion into %s allow a new index (--allow-new), otherwise restore the published site first", ErrRefused, toIndex, pr.To)
 	}
 	opts := []publish.Option{publish.WithSite(filepath.Join(pr.Site, pr.To)), publish.WithSigners(pr.Signers...), publish.WithGenerated(pr.Generated), publish.WithRoot(pr.Root)}
 	if pr.Expires > 0 {

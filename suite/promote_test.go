@@ -112,7 +112,7 @@ func (r *repo) attest(x *index.RepositoryIndex, target evidence.Target, result, 
 
 func (r *repo) promote(to string, target evidence.Target, now time.Time) (*Outcome, error) {
 	return Promote(context.Background(), Promotion{Site: r.site, Config: r.cfg, To: to, Target: target, Root: r.rootFile,
-		Signers: []index.Signer{r.idx}, Generated: gen, Now: now})
+		Signers: []index.Signer{r.idx}, Generated: gen, Now: now, AllowNew: true})
 }
 
 // entry returns the text of the entry with digest in the index file.
@@ -161,6 +161,10 @@ func TestPromote(t *testing.T) {
 	r := newRepo(t, all...)
 	late := gen.AddDate(0, 3, 0)
 	r.attest(r.x, foreman, evidence.Pass, "kubernetes=1.33,arch=amd64,runtime=containerd", late, r.qa)
+	if _, err := Promote(context.Background(), Promotion{Site: r.site, Config: r.cfg, To: "testing", Target: foreman, Root: r.rootFile,
+		Signers: []index.Signer{r.idx}, Generated: gen, Now: gen}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "testing/index.yaml does not exist; for the first promotion into testing allow a new index (--allow-new)") {
+		t.Fatalf("a first promotion without AllowNew: %v", err)
+	}
 	out, err := r.promote("testing", foreman, gen)
 	if err != nil {
 		t.Fatal(err)

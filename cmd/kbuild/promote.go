@@ -15,13 +15,14 @@ import (
 
 // promoteFlags are the flags of promote.
 type promoteFlags struct {
-	build   int
-	to      string
-	site    string
-	suites  string
-	root    string
-	keys    signerFlags
-	expires time.Duration
+	build    int
+	to       string
+	site     string
+	suites   string
+	root     string
+	keys     signerFlags
+	expires  time.Duration
+	allowNew bool
 }
 
 func newPromoteCmd() *Command {
@@ -55,6 +56,9 @@ Examples:
   # foreman 3.15.0 build 1 passed in CI: move it from unstable to testing
   kbuild promote foreman@3.15.0 --build 1 --to testing --root keys/root.yaml --sign-key-env KBUILD_SIGN_KEY
 
+  # the first promotion into stable starts its index
+  kbuild promote foreman@3.15.0 --build 1 --to stable --allow-new --root keys/root.yaml --sign-key-env KBUILD_SIGN_KEY
+
   # the whole stack, tested on two Kubernetes minors and both architectures
   kbuild promote foreman-stack@3.15.0 --build 1 --to stable --root keys/root.yaml --sign-key keys/index.key`,
 		Flags: func(fs *pflag.FlagSet) {
@@ -65,6 +69,7 @@ Examples:
 			fs.StringVar(&f.root, "root", "", "the root of trust (root.yaml, with root/N.yaml beside it) (required)")
 			f.keys.addFlags(fs, "the suite's index")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
+			fs.BoolVar(&f.allowNew, "allow-new", false, "start SUITE's index when the site has none (only for its first promotion)")
 		},
 		Run: f.run,
 	}
@@ -107,7 +112,7 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 		generated = now // a promotion is news: subscribers must see a newer index
 	}
 	out, err := suite.Promote(ctx, suite.Promotion{Site: f.site, Config: c, To: f.to, Target: target, Root: f.root,
-		Signers: signers, Generated: generated, Expires: f.expires, Now: time.Now(), Stderr: env.Stderr})
+		Signers: signers, Generated: generated, Expires: f.expires, Now: time.Now(), Stderr: env.Stderr, AllowNew: f.allowNew})
 	if err != nil {
 		return err
 	}

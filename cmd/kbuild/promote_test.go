@@ -40,7 +40,7 @@ func TestAttestPromote(t *testing.T) {
 		return runInProcess(append([]string{"attest", "foreman@3.15.0", "--build", "1", "--key", key + ".key", "--root", rootFile, "--site", site, "--suites", suites}, extra...)...)
 	}
 	promote := func(to string) result {
-		return runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", to, "--root", rootFile, "--site", site, "--suites", suites, "--sign-key", idx+".key")
+		return runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", to, "--root", rootFile, "--site", site, "--suites", suites, "--sign-key", idx+".key", "--allow-new")
 	}
 
 	r := attest(qa, "--result", "pass", "--env", "kubernetes=1.33.4,arch=amd64,runtime=containerd", "--log", "https://ci.example/runs/1", "--passed", "install,upgrade")
