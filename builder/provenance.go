@@ -1,16 +1,11 @@
 package builder
 
 import (
-	"bytes"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -144,30 +139,14 @@ func Provenance(info *index.BuildInfo, builderID, invocation string, epoch time.
 
 func hexOf(digest string) string { return strings.TrimPrefix(digest, "sha256:") }
 
-// Envelope is a DSSE envelope.
-type Envelope struct {
-	PayloadType string              `json:"payloadType"`
-	Payload     string              `json:"payload"`
-	Signatures  []EnvelopeSignature `json:"signatures"`
-}
+// Envelope is a DSSE envelope (index.Envelope).
+type Envelope = index.Envelope
 
-// EnvelopeSignature is one signature of an envelope; KeyID is the hex
-// sha256 of the signer's PKIX public key, as for index signatures.
-type EnvelopeSignature struct {
-	KeyID string `json:"keyid"`
-	Sig   string `json:"sig"`
-}
+// EnvelopeSignature is one signature of an envelope (index.EnvelopeSignature).
+type EnvelopeSignature = index.EnvelopeSignature
 
 // Signer signs bytes with an ed25519 key; index.Signer satisfies it.
-type Signer interface {
-	KeyID() string
-	Sign(data []byte) ([]byte, error)
-}
-
-// pae is DSSE's pre-authentication encoding of a payload.
-func pae(payloadType string, payload []byte) []byte {
-	return []byte(fmt.Sprintf("DSSEv1 %d %s %d %s", len(payloadType), payloadType, len(payload), payload))
-}
+type Signer = index.Signer
 
 // SignStatement encodes s and signs it as a DSSE envelope.
 func SignStatement(s Statement, signer Signer) ([]byte, error) {
@@ -175,16 +154,7 @@ func SignStatement(s Statement, signer Signer) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sig, err := signer.Sign(pae(InTotoPayloadType, payload))
-	if err != nil {
-		return nil, err
-	}
-	env := Envelope{
-		PayloadType: InTotoPayloadType,
-		Payload:     base64.StdEncoding.EncodeToString(payload),
-		Signatures:  []EnvelopeSignature{{KeyID: signer.KeyID(), Sig: base64.StdEncoding.EncodeToString(sig)}},
-	}
-	return json.MarshalIndent(env, "", "  ")
+	return index.SignEnvelope(InTotoPayloadType, payload, signer)
 }
 
 // ErrProvenance is wrapped by every verification failure of VerifyProvenance.
@@ -194,42 +164,26 @@ var ErrProvenance = errors.New("provenance verification failed")
 // statement signed by pub (PKIX DER of an ed25519 key) whose subjects
 // include the chart archive digest. It returns the statement.
 func VerifyProvenance(envelope []byte, pubDER []byte, archiveDigest string) (*Statement, error) {
-	var env Envelope
-	dec := json.NewDecoder(bytes.NewReader(envelope))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil {
-		return nil, fmt.Errorf("%w: not a DSSE envelope: %v", ErrProvenance, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: not a DSSE envelope: data after the JSON object", ErrProvenance)
-	}
-	if env.PayloadType != InTotoPayloadType {
-		return nil, fmt.Errorf("%w: payloadType is %q, want %q", ErrProvenance, env.PayloadType, InTotoPayloadType)
-	}
-	payload, err := base64.StdEncoding.DecodeString(env.Payload)
-	if err != nil {
-		return nil, fmt.Errorf("%w: payload is not base64: %v", ErrProvenance, err)
-	}
 	k, err := x509.ParsePKIXPublicKey(pubDER)
 	if err != nil {
 		return nil, err
 	}
-	pub, ok := k.(ed25519.PublicKey)
+	ek, ok := k.(ed25519.PublicKey)
 	if !ok {
 		return nil, fmt.Errorf("public key is %T, want ed25519", k)
 	}
-	sum := sha256.Sum256(pubDER)
-	keyID := hex.EncodeToString(sum[:])
-	signed := false
-	for _, s := range env.Signatures {
-		sig, err := base64.StdEncoding.DecodeString(s.Sig)
-		if err == nil && ed25519.Verify(pub, pae(env.PayloadType, payload), sig) {
-			signed = true
-			break
-		}
+	pub, err := index.NewPublicKey(ek)
+	if err != nil {
+		return nil, err
 	}
-	if !signed {
-		return nil, fmt.Errorf("%w: no valid signature by key %s (the envelope lists %d signatures); it was signed by another key or changed after signing", ErrProvenance, keyID, len(env.Signatures))
+	payload, signedBy, err := index.OpenEnvelope(envelope, InTotoPayloadType, []index.Verifier{pub})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrProvenance, err)
+	}
+	if len(signedBy) == 0 {
+		var env Envelope
+		_ = json.Unmarshal(envelope, &env)
+		return nil, fmt.Errorf("%w: no valid signature by key %s (the envelope lists %d signatures); it was signed by another key or changed after signing", ErrProvenance, pub.KeyID(), len(env.Signatures))
 	}
 	var st Statement
 	if err := json.Unmarshal(payload, &st); err != nil {

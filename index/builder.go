@@ -56,6 +56,9 @@ type builtVersion struct {
 	// head and tail are the version's YAML in compact mode, around its
 	// signatures: "    - build: …\n      digest: …\n" and "      spec: … version: …\n".
 	head, tail []byte
+	// set are the members when the version is a release set (digests
+	// unset), nil otherwise.
+	set []SetMember
 }
 
 // NewBuilder returns an empty Builder.
@@ -259,6 +262,13 @@ func (b *Builder) prepare(bv *builtVersion) error {
 	if bv.sv, err = parseVersion(bv.v.Version); err != nil {
 		return err
 	}
+	// A malformed set is not listed as one; validate and promote say why.
+	if members, isSet, err := SetMembers(&bv.v.Spec); err == nil && isSet {
+		for i := range members {
+			members[i].Package, members[i].Version = strings.Clone(members[i].Package), strings.Clone(members[i].Version)
+		}
+		bv.set = members
+	}
 	if !b.compact {
 		return nil
 	}
@@ -452,6 +462,7 @@ func (b *Builder) Index(generated time.Time) (*RepositoryIndex, error) {
 	if len(b.withdrawn) > 0 {
 		x.Withdrawn = b.withdrawals()
 	}
+	x.Sets = b.sets(names, vs)
 	return x, nil
 }
 
@@ -530,6 +541,7 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 	head := &ywriter{}
 	writeHead(head, IndexAPIVersion, IndexKind, generated, expires)
 	tail := &ywriter{}
+	writeSets(tail, b.sets(names, vs))
 	if err := writeWithdrawn(tail, b.withdrawals()); err != nil {
 		return err
 	}

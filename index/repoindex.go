@@ -44,6 +44,9 @@ type RepositoryIndex struct {
 	// Expires, when set, is when subscribers stop accepting the index.
 	Expires  time.Time                `json:"expires,omitzero"`
 	Packages map[string]*IndexPackage `json:"packages"`
+	// Sets are the release sets the index holds whole, with their set
+	// digests, sorted by package, version and build (see SetDigest).
+	Sets []SetDigest `json:"sets,omitempty"`
 	// Withdrawn are the versions taken out of the index, sorted by
 	// package, version and build; none of them is among Packages.
 	Withdrawn []Withdrawal `json:"withdrawn,omitempty"`
@@ -233,6 +236,7 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		if err := writePackages(w, x, names); err != nil {
 			return nil, err
 		}
+		writeSets(w, x.Sets)
 		if err := writeWithdrawn(w, x.Withdrawn); err != nil {
 			return nil, err
 		}
@@ -268,6 +272,7 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		total += len(parts[p])
 	}
 	tail := &ywriter{}
+	writeSets(tail, x.Sets)
 	if err := writeWithdrawn(tail, x.Withdrawn); err != nil {
 		return nil, err
 	}
@@ -462,7 +467,8 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	if len(b) > MaxIndexSize {
 		return nil, fmt.Errorf("index is %d bytes, more than the %d allowed", len(b), MaxIndexSize)
 	}
-	if visit == nil {
+	all := visit == nil
+	if all {
 		visit = func(name string, p *IndexPackage) (bool, error) { return true, checkPackage(name, p) }
 	}
 	x := &RepositoryIndex{}
@@ -500,6 +506,9 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 		}
 	}
 	if err := x.check(); err != nil {
+		return nil, err
+	}
+	if err := x.checkSets(all); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -570,6 +579,8 @@ func readIndex(r *yreader, x *RepositoryIndex, visit visitor) error {
 			x.Expires, err = r.readTime(k)
 		case "packages":
 			x.Packages, err = readPackagesParallel(r, visit)
+		case "sets":
+			x.Sets, err = readSets(r)
 		case "withdrawn":
 			x.Withdrawn, err = readWithdrawn(r)
 		default:

@@ -21,6 +21,12 @@ const MaxRootSize = 1 << 20
 const (
 	RoleRoot  = "root"
 	RoleIndex = "index"
+	// RoleQA signs test evidence (package evidence). It is optional: a
+	// root without it vouches for no tests, and roots made before it
+	// existed read and verify as they did. kubepkg's reader keeps roles it
+	// does not use in the map its signatures cover, so a root with it still
+	// verifies there.
+	RoleQA = "qa"
 )
 
 // Root is a version of the root of trust (root.yaml, root/N.yaml): which
@@ -38,7 +44,7 @@ type RootSigned struct {
 	Expires time.Time `json:"expires"`
 	// Keys maps each keyid to its PEM "PUBLIC KEY".
 	Keys map[string]string `json:"keys"`
-	// Roles holds the "root" and "index" roles.
+	// Roles holds the "root" and "index" roles and, optionally, "qa".
 	Roles       map[string]Role `json:"roles"`
 	Delegations []Delegation    `json:"delegations,omitempty"`
 }
@@ -67,7 +73,11 @@ type RootConfig struct {
 	RootThreshold  int
 	IndexKeys      []*PublicKey
 	IndexThreshold int
-	Delegations    []DelegationConfig
+	// QAKeys sign test evidence, QAThreshold of them for one piece; none
+	// for a root without a qa role.
+	QAKeys      []*PublicKey
+	QAThreshold int
+	Delegations []DelegationConfig
 }
 
 // DelegationConfig is one delegation with keys parsed.
@@ -125,6 +135,12 @@ func (c RootConfig) root(version int) (*Root, error) {
 		return nil, err
 	}
 	s.Roles[RoleIndex] = Role{KeyIDs: ids, Threshold: c.IndexThreshold}
+	if len(c.QAKeys) > 0 || c.QAThreshold != 0 {
+		if ids, err = role("qa role", c.QAKeys, c.QAThreshold); err != nil {
+			return nil, err
+		}
+		s.Roles[RoleQA] = Role{KeyIDs: ids, Threshold: c.QAThreshold}
+	}
 	for _, d := range c.Delegations {
 		ids, err := role("delegation "+d.Name, d.Keys, d.Threshold)
 		if err != nil {
@@ -162,6 +178,12 @@ func (r *Root) Config() (RootConfig, error) {
 		return c, err
 	}
 	c.IndexThreshold = ir.Threshold
+	if qa, ok := r.Signed.Roles[RoleQA]; ok {
+		if c.QAKeys, err = keys(qa.KeyIDs); err != nil {
+			return c, err
+		}
+		c.QAThreshold = qa.Threshold
+	}
 	for _, d := range r.Signed.Delegations {
 		ks, err := keys(d.KeyIDs)
 		if err != nil {
@@ -270,8 +292,13 @@ func (r *Root) check() error {
 		return nil
 	}
 	for name := range s.Roles {
-		if name != RoleRoot && name != RoleIndex {
-			return fmt.Errorf("root has unknown role %q (roles are %s and %s)", name, RoleRoot, RoleIndex)
+		if name != RoleRoot && name != RoleIndex && name != RoleQA {
+			return fmt.Errorf("root has unknown role %q (roles are %s, %s and the optional %s)", name, RoleRoot, RoleIndex, RoleQA)
+		}
+	}
+	if role, ok := s.Roles[RoleQA]; ok {
+		if err := checkRole(RoleQA+" role", role.KeyIDs, role.Threshold); err != nil {
+			return err
 		}
 	}
 	for _, name := range []string{RoleRoot, RoleIndex} {
@@ -321,6 +348,16 @@ func (r *Root) verifiers(ids []string) []Verifier {
 		}
 	}
 	return out
+}
+
+// RoleKeys returns the keys of role and its threshold; ok is false when r
+// has no such role (an older root has no RoleQA).
+func (r *Root) RoleKeys(role string) (keys []Verifier, threshold int, ok bool) {
+	rl, ok := r.Signed.Roles[role]
+	if !ok {
+		return nil, 0, false
+	}
+	return r.verifiers(rl.KeyIDs), rl.Threshold, true
 }
 
 // SignedBy returns the keyids of the role's keys (RoleRoot, RoleIndex) that

@@ -296,6 +296,9 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 	}
 	sort.Strings(names)
 	if !opts.DiscardIndex {
+		if err := x.checkSets(true); err != nil {
+			return nil, refuse("index.yaml", ErrMalformed, "%v", err)
+		}
 		res.all = x
 		res.Index = x
 	}

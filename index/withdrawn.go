@@ -36,6 +36,10 @@ func (w *Withdrawal) String() string {
 	return fmt.Sprintf("%s %s build %d", w.Package, w.Version, w.Build)
 }
 
+// ErrNotPublished is wrapped by Withdraw's error for a version the index
+// does not hold.
+var ErrNotPublished = errors.New("not published")
+
 // WithdrawnError is returned when a record names a withdrawn version.
 type WithdrawnError struct {
 	Origin     string
@@ -200,7 +204,7 @@ func (b *Builder) Withdraw(name, version string, build int, reason string, at ti
 		bv = p.versions[versionKey{version, build}]
 	}
 	if bv == nil {
-		return nil, fmt.Errorf("%s %s build %d is not in the index; nothing to withdraw", name, version, build)
+		return nil, fmt.Errorf("%s %s build %d is not in the index; nothing to withdraw: %w", name, version, build, ErrNotPublished)
 	}
 	delete(p.versions, versionKey{version, build})
 	if len(p.versions) == 0 {
@@ -240,4 +244,37 @@ func (b *Builder) withdrawals() []Withdrawal {
 	}
 	slices.SortFunc(out, compareWithdrawals)
 	return out
+}
+
+// KeepWithdrawn records the tombstone t, taken from another index of the
+// same repository (another suite's): a version withdrawn there is
+// withdrawn here too, removed from b if b holds it. It returns whether b
+// held the version. A tombstone b has already is left as it is.
+func (b *Builder) KeepWithdrawn(t Withdrawal) (removed bool, err error) {
+	if err := t.check(); err != nil {
+		return false, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := withdrawnKey{t.Package, t.Version, t.Build}
+	if b.withdrawn[k] != nil {
+		return false, nil
+	}
+	if p := b.pkgs[t.Package]; p != nil {
+		vk := versionKey{t.Version, t.Build}
+		if bv := p.versions[vk]; bv != nil {
+			if bv.v.Digest != t.Digest {
+				return false, fmt.Errorf("%s was withdrawn with digest %s, but this index has it with %s: the indexes are not of one repository", t.String(), t.Digest, bv.v.Digest)
+			}
+			delete(p.versions, vk)
+			if len(p.versions) == 0 {
+				delete(b.pkgs, t.Package)
+			}
+			removed = true
+		}
+	}
+	c := Withdrawal{Build: t.Build, Digest: strings.Clone(t.Digest), Package: strings.Clone(t.Package), Reason: strings.Clone(t.Reason),
+		Version: strings.Clone(t.Version), Withdrawn: t.Withdrawn.UTC()} // t may share memory with a parsed index
+	b.addWithdrawn(&c)
+	return removed, nil
 }

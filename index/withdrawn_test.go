@@ -94,3 +94,45 @@ func TestWithdrawnRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepWithdrawn: a tombstone from another suite's index removes the
+// version and is kept; one for other content is refused.
+func TestKeepWithdrawn(t *testing.T) {
+	b := NewBuilder(Compact())
+	rec := record("kubevirt", "1.9.0", 4)
+	if err := b.Add("r", rec, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := rec.Spec.Digest()
+	tomb := Withdrawal{Package: "kubevirt", Version: "1.9.0", Build: 4, Digest: d, Reason: "bad image", Withdrawn: testTime}
+	other := Withdrawal{Package: "cdi", Version: "1.66.1", Build: 1, Digest: testDigest(1), Reason: "bad", Withdrawn: testTime}
+	if removed, err := b.KeepWithdrawn(tomb); err != nil || !removed {
+		t.Fatalf("KeepWithdrawn = %v, %v", removed, err)
+	}
+	if removed, err := b.KeepWithdrawn(other); err != nil || removed {
+		t.Fatalf("KeepWithdrawn of a version b lacks = %v, %v", removed, err)
+	}
+	if removed, err := b.KeepWithdrawn(tomb); err != nil || removed {
+		t.Fatalf("KeepWithdrawn again = %v, %v", removed, err)
+	}
+	if err := b.Add("again", record("kubevirt", "1.9.0", 4), nil); !errors.As(err, new(*WithdrawnError)) {
+		t.Fatalf("a kept tombstone does not block the version: %v", err)
+	}
+	data, err := b.Marshal(testTime.Add(time.Hour), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := ParseIndex(data)
+	if err != nil || len(x.Withdrawn) != 2 || x.Packages["kubevirt"] != nil {
+		t.Fatalf("index = %+v, %v", x, err)
+	}
+	b2 := NewBuilder()
+	b2.Add("r", record("kubevirt", "1.9.0", 4), nil)
+	tomb.Digest = testDigest(9)
+	if _, err := b2.KeepWithdrawn(tomb); err == nil || !strings.Contains(err.Error(), "was withdrawn with digest "+testDigest(9)+", but this index has it with "+d) {
+		t.Fatalf("KeepWithdrawn of other content = %v", err)
+	}
+	if _, err := b2.KeepWithdrawn(Withdrawal{Package: "x"}); err == nil {
+		t.Fatal("a malformed tombstone was kept")
+	}
+}

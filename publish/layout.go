@@ -65,3 +65,13 @@ func hexDigest(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
+
+// EvidenceDir holds signed test evidence, shared by every suite of a
+// site: EvidenceDir/<name>-<version>-<build>/<environment>.intoto.json.
+const EvidenceDir = "evidence"
+
+// EvidenceFile is the evidence of one version in one environment, env
+// being its "key=value,…" form (keys sorted).
+func EvidenceFile(name, version string, build int, env string) string {
+	return EvidenceDir + "/" + dist.Key(name, version, build) + "/" + env + ".intoto.json"
+}

@@ -94,6 +94,8 @@ func commands() []*Command {
 		newTrustCmd(),
 		newSBOMCmd(),
 		newScanCmd(),
+		newAttestCmd(),
+		newPromoteCmd(),
 		newVerifyProvenanceCmd(),
 		newRebuildCheckCmd(),
 		newBundleCmd(),

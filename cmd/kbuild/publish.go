@@ -18,6 +18,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/suite"
 )
 
 // throwawayKey is where publish keeps the key it generates when given none,
@@ -35,6 +36,7 @@ type publishFlags struct {
 	rebuild    bool
 	scanReport string
 	title      string
+	suites     string
 }
 
 func newPublishCmd() *Command {
@@ -81,6 +83,13 @@ With no arguments it builds the bundled examples into the local OCI layout
 dist/oci and the site _site, signed with a throwaway key kept in
 dist/throwaway-index.key; 'kbuild serve' then serves both.
 
+With a suites file (--suites, suites.yaml at the repository root by
+default), the site holds one complete signed index per suite, at
+SITE/<suite>/index.yaml: publish writes new builds into the first suite's
+directory (--merge then names that suite's published index), and 'kbuild
+promote' moves them on. Without one, publish writes SITE/index.yaml as
+always.
+
 Examples:
   # the bundled examples, no registry and no network
   kbuild publish
@@ -99,6 +108,7 @@ Examples:
 			fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild published versions too; their digests must not change")
 			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan -o json report to publish as scan.json")
 			fs.StringVar(&f.title, "title", "", "title of the catalog (default: kubepkg repository)")
+			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, new builds go into SITE/<first suite>/")
 			f.buildFlags.addFlags(fs)
 			f.buildFlags.addPublishFlags(fs)
 		},
@@ -151,7 +161,14 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "warning: no --sign-key or --sign-key-env: %s the THROWAWAY key %s in %s; subscribers must not trust it beyond this machine\n", verb, k.KeyID(), filepath.Join(f.out, throwawayKey))
 		signers = []index.Signer{k}
 	}
-	opts := []publish.Option{publish.WithSite(f.site), publish.WithSigners(signers...), publish.WithRoot(f.root),
+	siteDir := f.site
+	if c, found, err := suite.Load(f.suites); err != nil {
+		return err
+	} else if found {
+		siteDir = filepath.Join(f.site, c.First())
+		fmt.Fprintf(env.Stderr, "%s: publishing into suite %s (%s)\n", f.suites, c.First(), siteDir)
+	}
+	opts := []publish.Option{publish.WithSite(siteDir), publish.WithSigners(signers...), publish.WithRoot(f.root),
 		publish.WithExpires(f.expires), publish.WithRebuild(f.rebuild), publish.WithTitle(f.title), publish.WithScanReport(f.scanReport),
 		publish.WithOutput(env.Stdout, env.Stderr)}
 	if f.merge != "" {

@@ -24,6 +24,7 @@ import (
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sources"
+	"kbuild.dev/kbuild/suite"
 )
 
 // exitFetch is the exit status of repo verify when the site cannot be read
@@ -507,6 +508,7 @@ func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
 // repoWithdrawFlags are the flags of repo withdraw.
 type repoWithdrawFlags struct {
 	site    string
+	suites  string
 	build   int
 	reason  string
 	keys    signerFlags
@@ -527,7 +529,9 @@ catalog, which lists the withdrawn version with its reason. The same
 version and build can never be published again — publish skips the
 recipe, and 'repo index' and merges refuse it — so a bad version is fixed
 by raising spec.build in its recipe. Tombstones are kept by every later
-publish and travel through --merge.
+publish and travel through --merge. With a suites file (--suites), the
+version is withdrawn from every suite of the site that holds it, and
+'kbuild promote' carries the tombstone into the others.
 
 The index is verified first, with the signing keys (or --merge-public-key /
 --merge-root for an index elsewhere). The charts stay in the registry:
@@ -541,6 +545,7 @@ Examples:
     --site _site --sign-key-env KBUILD_SIGN_KEY`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.site, "site", "_site", "site directory whose index.yaml is changed")
+			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, every suite under --site that holds the version is changed")
 			fs.IntVar(&f.build, "build", 0, "build number of the version to withdraw (required)")
 			fs.StringVar(&f.reason, "reason", "", "why, shown in the catalog: one line (required)")
 			f.keys.addFlags(fs, "the index")
@@ -578,7 +583,41 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	if now := time.Now().UTC().Truncate(time.Second); generated.Before(now) {
 		generated = now // a withdrawal is news: subscribers must see a newer index
 	}
-	opts := []publish.Option{publish.WithSite(f.site), publish.WithSigners(signers...), publish.WithGenerated(generated),
+	c, found, err := suite.Load(f.suites)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return f.withdraw(ctx, env, f.site, pkg, ver, signers, generated)
+	}
+	if f.merge != "" {
+		return usagef("--merge names one index; with %s every suite under --site is changed: restore the site first", f.suites)
+	}
+	done := 0
+	for _, s := range c.Names() {
+		dir := filepath.Join(f.site, s)
+		if _, err := os.Stat(filepath.Join(dir, publish.IndexFile)); err != nil {
+			continue
+		}
+		err := f.withdraw(ctx, env, dir, pkg, ver, signers, generated)
+		if errors.Is(err, index.ErrNotPublished) {
+			fmt.Fprintf(env.Stdout, "suite %s does not hold %s build %d\n", s, args[0], f.build)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("suite %s: %w", s, err)
+		}
+		done++
+	}
+	if done == 0 {
+		return fmt.Errorf("no suite of %s holds %s build %d (suites: %s); nothing to withdraw", f.site, args[0], f.build, strings.Join(c.Names(), ", "))
+	}
+	return nil
+}
+
+// withdraw withdraws pkg ver build f.build from the site in dir.
+func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ver string, signers []index.Signer, generated time.Time) error {
+	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(signers...), publish.WithGenerated(generated),
 		publish.WithExpires(f.expires), publish.WithOutput(env.Stdout, env.Stderr)}
 	if f.merge != "" {
 		trust, err := f.mergeTrust(signers)
@@ -610,6 +649,7 @@ type repoVerifyFlags struct {
 	charts        bool
 	plainHTTP     bool
 	timeout       time.Duration
+	evidence      string
 }
 
 func newRepoVerifyCmd() *Command {
@@ -628,7 +668,10 @@ signed by their delegation (those without enough signatures are dropped,
 with a warning). With --state FILE it refuses an index or root older than
 the one recorded, or a root that differs from the recorded version (a
 fork), then records the new one. With --charts it pulls every pinned chart
-and compares its archive digest with the pin.
+and compares its archive digest with the pin. With --evidence DIR (a
+site's evidence/, written by 'kbuild attest') it verifies the test evidence
+of every version the index holds: signed by the root's qa role, about
+exactly the digests the index pins, not expired.
 
 Expiry is checked whichever way the keys are given, which is stricter than
 kubepkg: a kubepkg cluster whose Repository pins trust.rootKeys refuses an
@@ -652,7 +695,10 @@ Examples:
   kbuild repo verify https://example.github.io/packages/ --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --state .kbuild-state.json
 
   # a local site, and every chart it pins (loopback registry)
-  kbuild repo verify _site/index.yaml --public-key keys/index.pub --charts --plain-http`,
+  kbuild repo verify _site/index.yaml --public-key keys/index.pub --charts --plain-http
+
+  # the stable suite and the test evidence of what it holds
+  kbuild repo verify _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key trusted to sign index.yaml; repeat for several")
 			fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
@@ -662,6 +708,7 @@ Examples:
 			fs.BoolVar(&f.charts, "charts", false, "also pull every chart and check its archive digest against the pin")
 			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --charts, talk plain HTTP to registries (loopback registries)")
 			fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on the site or a registry when it sends nothing for this long")
+			fs.StringVar(&f.evidence, "evidence", "", "directory of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
 		},
 		Run: f.run,
 	}
@@ -673,6 +720,9 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	}
 	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
 		return usagef("verify needs --public-key or --root-key (one of them)")
+	}
+	if f.evidence != "" && len(f.rootKeys) == 0 {
+		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
 	}
 	trust := &index.Trust{Threshold: f.threshold, RootThreshold: f.rootThreshold}
 	var err error
@@ -702,7 +752,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	tuneGC(env)
 	// Without --charts nothing needs the parsed index: check each package
 	// as it is read and drop it.
-	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: time.Now(), State: state, DiscardIndex: !f.charts})
+	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: time.Now(), State: state, DiscardIndex: !f.charts && f.evidence == ""})
 	var ve *index.VerificationError
 	switch {
 	case errors.As(err, &ve):
@@ -730,6 +780,20 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		}
 		if err := dist.WriteFile(f.state, b, 0o644); err != nil {
 			return err
+		}
+	}
+	if f.evidence != "" {
+		ok, refused, skipped, err := suite.VerifyEvidence(f.evidence, v.Root, v.Index, time.Now())
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "error: %v\n", err)
+			return &exitError{code: exitFetch}
+		}
+		for _, r := range refused {
+			fmt.Fprintf(env.Stderr, "refused: %s\n", r)
+		}
+		fmt.Fprintf(env.Stdout, "%s: %d verified, %d refused, %d for versions this index does not hold\n", f.evidence, len(ok), len(refused), skipped)
+		if len(refused) > 0 {
+			return &exitError{code: 1}
 		}
 	}
 	now := time.Now()

@@ -48,6 +48,8 @@ type rootFlags struct {
 	threshold      int
 	indexKeys      []string
 	indexThreshold int
+	qaKeys         []string
+	qaThreshold    int
 	expires        time.Duration
 	delegate       []string
 	delegateKey    []string
@@ -62,6 +64,8 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	fs.IntVar(&f.threshold, "threshold", 1, "root signatures needed")
 	fs.StringArrayVar(&f.indexKeys, "index-key", nil, "key that signs index.yaml; repeat for several")
 	fs.IntVar(&f.indexThreshold, "index-threshold", 1, "index signatures needed")
+	fs.StringArrayVar(&f.qaKeys, "qa-key", nil, "key of the qa role, which signs test evidence ('kbuild attest'); repeat for several")
+	fs.IntVar(&f.qaThreshold, "qa-threshold", 1, "qa signatures one piece of evidence needs")
 	fs.DurationVar(&f.expires, "expires", 365*24*time.Hour, "how long the root is valid")
 	fs.StringArrayVar(&f.delegate, "delegate", nil, "NAME=PATTERN[,PATTERN]: delegate packages matching the globs to NAME's keys")
 	fs.StringArrayVar(&f.delegateKey, "delegate-key", nil, "NAME=FILE: a key of delegation NAME; repeat for several")
@@ -90,6 +94,17 @@ func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error 
 	}
 	if f.fs.Changed("index-threshold") || fresh {
 		c.IndexThreshold = f.indexThreshold
+	}
+	if len(f.qaKeys) > 0 {
+		if c.QAKeys, err = loadPublicKeys(f.qaKeys, true); err != nil {
+			return err
+		}
+		if c.QAThreshold == 0 {
+			c.QAThreshold = f.qaThreshold
+		}
+	}
+	if f.fs.Changed("qa-threshold") {
+		c.QAThreshold = f.qaThreshold
 	}
 	if f.expires <= 0 {
 		return usagef("--expires %s: a root must expire", f.expires)
@@ -159,10 +174,12 @@ func newTrustRootNewCmd() *Command {
 	f := &rootFlags{}
 	return &Command{
 		Name:    "new",
-		Usage:   "kbuild trust root new --key FILE... [--threshold N] --index-key FILE... [--index-threshold N] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--delegate-threshold NAME=N] -o SITE/root.yaml",
+		Usage:   "kbuild trust root new --key FILE... [--threshold N] --index-key FILE... [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--delegate-threshold NAME=N] -o SITE/root.yaml",
 		Summary: "Create version 1 of the root of trust, unsigned.",
 		Help: `Writes root version 1 to -o and to root/1.yaml beside it: the root keys and
-threshold, the index keys and threshold, and delegations of packages
+threshold, the index keys and threshold, optionally the qa keys and
+threshold (who signs test evidence: without a qa role no evidence counts,
+so CI's index key alone cannot vouch for tests), and delegations of packages
 (path globs; the first delegation with a matching pattern wins) to a team's
 keys. Key files may be public keys, or private keys of which only the
 public half is used. The root is not signed: each root key holder then runs
@@ -172,6 +189,10 @@ not overwritten: a new root of trust is a new repository.
 Examples:
   # two root keys of which both must sign, one index key
   kbuild trust root new --key keys/root1.pub --key keys/root2.pub --threshold 2 --index-key keys/index.pub -o _site/root.yaml
+
+  # a qa role: two of the three test keys must sign each piece of evidence
+  kbuild trust root new --key keys/root.pub --index-key keys/index.pub \
+    --qa-key keys/qa1.pub --qa-key keys/qa2.pub --qa-key keys/qa3.pub --qa-threshold 2 -o _site/root.yaml
 
   # delegate the kubevirt packages to the virtualization team
   kbuild trust root new --key keys/root.pub --index-key keys/index.pub \
@@ -208,11 +229,11 @@ func newTrustRootNextCmd() *Command {
 	f := &rootFlags{}
 	return &Command{
 		Name:    "next",
-		Usage:   "kbuild trust root next ROOT.yaml [--key FILE...] [--threshold N] [--index-key FILE...] [--index-threshold N] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--undelegate NAME] -o SITE/root.yaml",
+		Usage:   "kbuild trust root next ROOT.yaml [--key FILE...] [--threshold N] [--index-key FILE...] [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--undelegate NAME] -o SITE/root.yaml",
 		Summary: "Create the next version of the root, unsigned, changing what the flags say.",
 		Help: `Reads ROOT.yaml and writes version N+1 to -o and to root/<N+1>.yaml beside
 it, keeping what no flag changes: --key replaces the root keys, --index-key
-the index keys, --delegate-key NAME=… the keys of delegation NAME;
+the index keys, --qa-key the qa keys (adding the qa role), --delegate-key NAME=… the keys of delegation NAME;
 --delegate NAME=… adds a delegation or replaces its patterns, --undelegate
 removes one. The expiry is renewed (--expires from now). The new version
 counts only when signed by a threshold of the *previous* version's root
@@ -441,6 +462,9 @@ func writeRoot(env *Env, out string, r *index.Root, fresh bool) error {
 	fmt.Fprintf(env.Stdout, "wrote %s and %s: version %d, %d root keys (threshold %d), %d index keys (threshold %d), %d delegations, expires %s\n",
 		out, p, s.Version, len(s.Roles[index.RoleRoot].KeyIDs), need, len(s.Roles[index.RoleIndex].KeyIDs), s.Roles[index.RoleIndex].Threshold,
 		len(s.Delegations), s.Expires.Format(time.RFC3339))
+	if qa, ok := s.Roles[index.RoleQA]; ok {
+		fmt.Fprintf(env.Stdout, "qa role: %d keys (threshold %d) sign test evidence\n", len(qa.KeyIDs), qa.Threshold)
+	}
 	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --key ROOT.key' (%d root signatures needed", out, need)
 	if !fresh {
 		fmt.Fprintf(env.Stderr, ", and the previous version's threshold")

@@ -168,3 +168,28 @@ func TestRepoVerifyCharts(t *testing.T) {
 		t.Fatalf("verify --charts after a re-push: %s\nwant %q", r, want)
 	}
 }
+
+func TestTrustRootQARole(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	root, idx, qa1, qa2 := keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa1"), keygen(t, keys, "qa2")
+	rootFile := filepath.Join(dir, "site", "root.yaml")
+	epochEnv(t, time.Hour)
+	r := runInProcess("trust", "root", "new", "--key", root+".pub", "--index-key", idx+".pub", "--qa-key", qa1+".pub", "--qa-key", qa2+".pub", "--qa-threshold", "2", "-o", rootFile)
+	if r.code != 0 || !strings.Contains(r.stdout, "qa role: 2 keys (threshold 2) sign test evidence") {
+		t.Fatalf("root new with a qa role: %s", r)
+	}
+	r = runInProcess("trust", "root", "next", rootFile, "--qa-threshold", "1", "-o", rootFile)
+	if r.code != 0 || !strings.Contains(r.stdout, "qa role: 2 keys (threshold 1)") {
+		t.Fatalf("root next keeping the qa keys: %s", r)
+	}
+	r = runInProcess("trust", "root", "next", rootFile, "--qa-threshold", "3", "-o", rootFile)
+	if r.code != 1 || !strings.Contains(r.stderr, "qa role threshold is 3 with 2 keys") {
+		t.Fatalf("qa threshold above the keys: %s", r)
+	}
+	other := filepath.Join(dir, "plain", "root.yaml")
+	r = runInProcess("trust", "root", "new", "--key", root+".pub", "--index-key", idx+".pub", "-o", other)
+	if r.code != 0 || strings.Contains(r.stdout, "qa role") {
+		t.Fatalf("root new without a qa role: %s", r)
+	}
+}

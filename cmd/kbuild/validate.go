@@ -15,6 +15,7 @@ import (
 
 func newValidateCmd() *Command {
 	var f buildFlags
+	var sets setFlags
 	return &Command{
 		Name:    "validate",
 		Usage:   "kbuild validate DIR...",
@@ -33,16 +34,26 @@ pinned yet are warnings too, because pinning needs the registry. Under GitHub
 Actions (GITHUB_ACTIONS=true) problems are also printed as ::error and
 ::warning annotations on the recipe file and line.
 
+A release set (a meta package whose requirements pin exact builds,
+version "=VERSION+build.N") is checked against the recipes validated and,
+with --index, the published index (verified with --index-public-key or
+--index-root): every member must exist there, and no two members may pin
+one image to two digests.
+
 Examples:
   # check every recipe of the repository
   kbuild validate recipes/
 
   # check two recipes without touching the network
-  kbuild validate --offline recipes/kubevirt recipes/cdi`,
+  kbuild validate --offline recipes/kubevirt recipes/cdi
+
+  # check the foreman-stack release set against the published index too
+  kbuild validate recipes/ --index https://acme.github.io/packages/unstable/index.yaml --index-public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.sourceFlags.addFlags(fs)
 			f.renderFlags.addFlags(fs)
 			fs.IntVarP(&f.jobs, "jobs", "j", 0, "recipes checked at once (default: CPUs)")
+			sets.addFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {
@@ -56,6 +67,10 @@ Examples:
 			if err != nil {
 				return err
 			}
+			setProbs, err := sets.check(ctx, b, dirs)
+			if err != nil {
+				return err
+			}
 			rep := &reporter{env: env}
 			failed := 0
 			for _, d := range dirs {
@@ -63,6 +78,7 @@ Examples:
 				if err != nil {
 					probs = append(probs, recipe.Problem{Message: err.Error()})
 				}
+				probs = append(probs, setProbs[d]...)
 				file := filepath.Join(d, builder.RecipeFile)
 				status := "ok"
 				if len(probs.Errors()) > 0 {

@@ -41,6 +41,10 @@ var allowed = map[string][]string{
 	"bundle/nodeconfig":    {"internal/dist"},
 	"publish":              {"builder", "builder/recipe", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
 	"internal/plainhttp":   {},
+	"internal/stacktest":   {"index", "internal/distindex"},
+	"releaseset":           {"index"},
+	"evidence":             {"index", "releaseset"},
+	"suite":                {"evidence", "index", "internal/dist", "internal/fetchsite", "publish", "releaseset"},
 }
 
 func TestPackageGraph(t *testing.T) {

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/suite"
+)
+
+// attestFlags are the flags of attest.
+type attestFlags struct {
+	build     int
+	result    string
+	env       string
+	log       string
+	keys      signerFlags
+	site      string
+	suite     string
+	suites    string
+	root      string
+	expires   time.Duration
+	out       string
+	push      bool
+	plainHTTP bool
+	passed    []string
+	failed    []string
+}
+
+func newAttestCmd() *Command {
+	f := &attestFlags{}
+	return &Command{
+		Name:    "attest",
+		Usage:   "kbuild attest NAME@VERSION --build N --result pass|fail --env kubernetes=1.33,arch=amd64[,KEY=VALUE…] [--log URL] --key FILE --root ROOT.yaml [--site DIR] [--suite SUITE] [-o FILE]",
+		Summary: "Sign test evidence for the exact digests of one published version or release set.",
+		Help: `attest writes a signed in-toto Statement (v1) with a test-result predicate
+(https://in-toto.io/attestation/test-result/v0.1) saying that NAME VERSION
+build N passed or failed its tests in one environment. Its subjects are the
+exact spec, chart and image digests the signed index pins for that version
+— for a release set, those of every member too — so the evidence is about
+those digests and nothing else. The index read is the site's (with
+suites.yaml, the --suite's, by default the first), verified against --root.
+
+The key must be one of the root's qa keys ('kbuild trust root new/next
+--qa-key'): evidence by any other key, the index key included, does not
+count. The evidence expires (--expires) and is written, through a
+temporary file and a rename, to the site's
+evidence/NAME-VERSION-BUILD/<environment>.intoto.json, where 'kbuild
+promote' reads it (or to -o). --env needs kubernetes (MAJOR.MINOR) and
+arch; runtime and other keys are free. With --push the evidence is also
+attached to every chart of the version (and of each set member) in the
+registry as an OCI referrer of the chart manifest the site's build info
+names, beside the build provenance.
+
+Examples:
+  # the end-to-end tests of foreman 3.15.0 build 1 passed on Kubernetes 1.33, amd64
+  kbuild attest foreman@3.15.0 --build 1 --result pass \
+    --env kubernetes=1.33,arch=amd64,runtime=containerd --passed install,upgrade,rollback \
+    --log https://github.com/acme/packages/actions/runs/42 --key keys/qa.key --root keys/root.yaml
+
+  # the whole stack failed on arm64
+  kbuild attest foreman-stack@3.15.0 --build 1 --result fail --env kubernetes=1.34,arch=arm64 \
+    --key-env KBUILD_QA_KEY --root keys/root.yaml`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.IntVar(&f.build, "build", 0, "build number of the version tested (required)")
+			fs.StringVar(&f.result, "result", "", "pass or fail (required)")
+			fs.StringVar(&f.env, "env", "", "the environment tested: kubernetes=MAJOR.MINOR,arch=ARCH[,KEY=VALUE…] (required)")
+			fs.StringVar(&f.log, "log", "", "http(s) URL of the test run")
+			fs.StringSliceVar(&f.passed, "passed", nil, "names of the tests that passed (e.g. install,upgrade,rollback); a suite's policy may require some")
+			fs.StringSliceVar(&f.failed, "failed", nil, "names of the tests that failed (with --result fail)")
+			fs.StringArrayVar(&f.keys.files, "key", nil, "private key file (PEM) of the qa role that signs the evidence")
+			fs.StringVar(&f.keys.env, "key-env", "", "name of an environment variable holding the qa private key (PEM), for CI secrets")
+			fs.StringVar(&f.site, "site", "_site", "site directory holding the signed index")
+			fs.StringVar(&f.suite, "suite", "", "suite whose index is read (default: the first suite of --suites)")
+			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; without it the site holds one index")
+			fs.StringVar(&f.root, "root", "", "the root of trust (root.yaml, with root/N.yaml beside it) with the qa role (required)")
+			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
+			fs.StringVarP(&f.out, "output", "o", "", "write the evidence here instead of into the site")
+			fs.BoolVar(&f.push, "push", false, "also attach the evidence to the charts in the registry as OCI referrers")
+			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --push, talk plain HTTP to the registry (loopback registries)")
+		},
+		Run: f.run,
+	}
+}
+
+func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 {
+		return usagef("attest takes one NAME@VERSION")
+	}
+	target, err := evidence.ParseTarget(args[0], f.build)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	switch {
+	case f.result == "":
+		return usagef("--result pass|fail is required")
+	case f.env == "":
+		return usagef("--env is required, e.g. --env kubernetes=1.33,arch=amd64,runtime=containerd")
+	case len(f.keys.files) == 0 && f.keys.env == "":
+		return usagef("attest needs a qa key: --key FILE or --key-env VAR")
+	case f.root == "":
+		return usagef("--root ROOT.yaml is required: evidence counts only for the root's qa role")
+	case f.expires <= 0:
+		return usagef("--expires %s: evidence must expire", f.expires)
+	}
+	e, err := evidence.ParseEnv(f.env)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	signers, err := f.keys.signers(env)
+	if err != nil {
+		return err
+	}
+	root, err := readRoot(f.root)
+	if err != nil {
+		return err
+	}
+	qa, ok := root.Signed.Roles[index.RoleQA]
+	if !ok {
+		return fmt.Errorf("root %s (version %d) has no qa role: no evidence would count; add one with 'kbuild trust root next %s --qa-key FILE'", f.root, root.Signed.Version, f.root)
+	}
+	n := 0
+	for _, s := range signers {
+		if slices.Contains(qa.KeyIDs, s.KeyID()) {
+			n++
+		} else {
+			return fmt.Errorf("key %s is not in the qa role of root %s (version %d): its evidence would not count; sign with a qa key", s.KeyID(), f.root, root.Signed.Version)
+		}
+	}
+	if n < qa.Threshold {
+		fmt.Fprintf(env.Stderr, "warning: %d of the %d qa signatures the root needs; have another qa key holder sign too\n", n, qa.Threshold)
+	}
+	dir, err := suiteDir(f.site, f.suite, f.suites)
+	if err != nil {
+		return err
+	}
+	pub, err := publish.ReadIndex(ctx, dir, &index.Trust{TrustedRoot: root})
+	if err != nil {
+		return err
+	}
+	subjects, err := evidence.Subjects(pub.Verified.Index, target)
+	if err != nil {
+		return err
+	}
+	issued, err := epochOrNow(env)
+	if err != nil {
+		return err
+	}
+	st, err := evidence.New(evidence.Attestation{Target: target, Result: f.result, Env: e, Log: f.log, Issued: issued, Expires: issued.Add(f.expires), Passed: f.passed, Failed: f.failed}, subjects)
+	if err != nil {
+		return err
+	}
+	envelope, err := evidence.Sign(st, signers...)
+	if err != nil {
+		return err
+	}
+	out := f.out
+	if out == "" {
+		out, err = suite.WriteEvidence(f.site, target, e, envelope)
+	} else {
+		err = dist.WriteFile(out, envelope, 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s: %s %s on %s, %d subjects from %s, expires %s\n", out, target, f.result,
+		evidence.EnvString(st.Predicate.Configuration[0].Annotations), len(subjects), filepath.Join(dir, publish.IndexFile), st.Predicate.Configuration[1].Annotations["expires"])
+	if !f.push {
+		return nil
+	}
+	versions, err := suite.Versions(pub.Verified.Index, target)
+	if err != nil {
+		return err
+	}
+	refs, err := publish.AttachEvidence(ctx, pub, versions, envelope, issued, f.plainHTTP)
+	if err != nil {
+		return fmt.Errorf("the evidence is written to %s, but: %w", out, err)
+	}
+	for _, r := range refs {
+		fmt.Fprintf(env.Stdout, "attached to %s\n", r)
+	}
+	return nil
+}
+
+// suiteDir is the directory of the index of suite name (the first of the
+// suites file when empty), or the site itself without a suites file.
+func suiteDir(site, name, suitesFile string) (string, error) {
+	c, found, err := suite.Load(suitesFile)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		if name != "" {
+			return "", fmt.Errorf("--suite %s: there is no %s, so the site has no suites", name, suitesFile)
+		}
+		return site, nil
+	}
+	if name == "" {
+		name = c.First()
+	}
+	if c.Index(name) < 0 {
+		return "", fmt.Errorf("--suite %s is not in %s (suites: %v)", name, suitesFile, c.Names())
+	}
+	return filepath.Join(site, name), nil
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/suite"
+)
+
+// promoteFlags are the flags of promote.
+type promoteFlags struct {
+	build    int
+	to       string
+	site     string
+	suites   string
+	root     string
+	keys     signerFlags
+	expires  time.Duration
+	allowNew bool
+}
+
+func newPromoteCmd() *Command {
+	f := &promoteFlags{}
+	return &Command{
+		Name:    "promote",
+		Usage:   "kbuild promote NAME@VERSION --build N --to SUITE --root ROOT.yaml --sign-key FILE [--site DIR] [--suites suites.yaml]",
+		Summary: "Move a version or release set into the next suite, when its evidence meets the suite's policy.",
+		Help: `promote copies NAME VERSION build N — for a release set, the set and every
+member — from the suite before SUITE into SUITE, without rebuilding: the
+entries are the previous suite's, byte for byte, so a promoted version has
+the same digests everywhere. It does so only when the evidence under the
+site's evidence/ (written by 'kbuild attest') meets SUITE's policy in
+suites.yaml: each piece signed by the root's qa role, about exactly the
+digests the index pins, not expired, no failure, and passes on the
+Kubernetes minors and architectures the policy names. Evidence that does
+not count is listed with why.
+
+The previous suite is read as a subscriber reads it, from root version 1
+through the chain published beside it; SUITE's index is then re-signed
+(it must be signed by the root's index keys) with its root chain, keys,
+catalog and the copied versions' build info, provenance and SBOMs, and
+replaced last, as publish does. A version withdrawn in the previous suite
+is refused, and its tombstone is carried into SUITE. Last, the
+compatibility matrix of each release set the suites hold is written to
+SITE/compat/<set>.html: a row per set version, a column per environment,
+pass, fail or untested linking to the evidence, and "supported in SUITE"
+where that suite's policy is met.
+
+Examples:
+  # foreman 3.15.0 build 1 passed in CI: move it from unstable to testing
+  kbuild promote foreman@3.15.0 --build 1 --to testing --root keys/root.yaml --sign-key-env KBUILD_SIGN_KEY
+
+  # the first promotion into stable starts its index
+  kbuild promote foreman@3.15.0 --build 1 --to stable --allow-new --root keys/root.yaml --sign-key-env KBUILD_SIGN_KEY
+
+  # the whole stack, tested on two Kubernetes minors and both architectures
+  kbuild promote foreman-stack@3.15.0 --build 1 --to stable --root keys/root.yaml --sign-key keys/index.key`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.IntVar(&f.build, "build", 0, "build number of the version to promote (required)")
+			fs.StringVar(&f.to, "to", "", "the suite to promote into (required)")
+			fs.StringVar(&f.site, "site", "_site", "site directory holding <suite>/index.yaml and evidence/")
+			fs.StringVar(&f.suites, "suites", suite.File, "the suites file")
+			fs.StringVar(&f.root, "root", "", "the root of trust (root.yaml, with root/N.yaml beside it) (required)")
+			f.keys.addFlags(fs, "the suite's index")
+			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
+			fs.BoolVar(&f.allowNew, "allow-new", false, "start SUITE's index when the site has none (only for its first promotion)")
+		},
+		Run: f.run,
+	}
+}
+
+func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 {
+		return usagef("promote takes one NAME@VERSION")
+	}
+	target, err := evidence.ParseTarget(args[0], f.build)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	switch {
+	case f.to == "":
+		return usagef("--to SUITE is required")
+	case f.root == "":
+		return usagef("--root ROOT.yaml is required: evidence is checked against its qa role")
+	case len(f.keys.files) == 0 && f.keys.env == "":
+		return usagef("promote needs the index signing key: --sign-key FILE or --sign-key-env VAR")
+	case f.expires <= 0:
+		return usagef("--expires %s: a re-signed index must expire", f.expires)
+	}
+	c, found, err := suite.Load(f.suites)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%s not found: a repository without suites publishes one index, and there is nothing to promote into", f.suites)
+	}
+	signers, err := f.keys.signers(env)
+	if err != nil {
+		return err
+	}
+	generated, err := epochOrNow(env)
+	if err != nil {
+		return err
+	}
+	if now := time.Now().UTC().Truncate(time.Second); generated.Before(now) {
+		generated = now // a promotion is news: subscribers must see a newer index
+	}
+	out, err := suite.Promote(ctx, suite.Promotion{Site: f.site, Config: c, To: f.to, Target: target, Root: f.root,
+		Signers: signers, Generated: generated, Expires: f.expires, Now: time.Now(), Stderr: env.Stderr, AllowNew: f.allowNew})
+	if err != nil {
+		return err
+	}
+	for _, v := range out.Evidence {
+		fmt.Fprintf(env.Stdout, "evidence: %s on %s, signed by %d qa key(s)\n", v.Result, evidence.EnvString(v.Env), len(v.SignedBy))
+	}
+	for _, r := range out.Refused {
+		fmt.Fprintf(env.Stderr, "warning: evidence did not count: %s\n", r)
+	}
+	for _, w := range out.Withdrawn {
+		fmt.Fprintf(env.Stdout, "withdrawn in %s as in %s: %s\n", f.to, out.From, w)
+	}
+	fmt.Fprintf(env.Stdout, "promoted %s from %s to %s: %d version(s) copied; signed %s: %d packages, %d versions\n",
+		target, out.From, f.to, len(out.Copied), filepath.Join(f.site, f.to, publish.IndexFile), out.Packages, out.Versions)
+	ms, err := suite.Matrices(ctx, f.site, c, f.root, time.Now())
+	if err != nil {
+		return fmt.Errorf("the promotion is signed, but the compatibility matrices were not written: %w", err)
+	}
+	files, err := suite.WriteMatrices(f.site, ms)
+	if err != nil {
+		return fmt.Errorf("the promotion is signed, but the compatibility matrices were not written: %w", err)
+	}
+	for _, file := range files {
+		fmt.Fprintf(env.Stdout, "wrote %s\n", file)
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kbuild.dev/kbuild/internal/stacktest"
+)
+
+// TestAttestPromote runs the commands as CI does: the Foreman stack's
+// records indexed into unstable under a root with a qa role, evidence
+// attested with the qa key, foreman promoted into testing and refused
+// from stable, and testing verified as a kubepkg subscriber verifies it.
+func TestAttestPromote(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	root, idx, qa := keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa")
+	site := filepath.Join(dir, "site")
+	rootFile := filepath.Join(site, "unstable", "root.yaml")
+	epochEnv(t, time.Hour)
+	if r := runInProcess("trust", "root", "new", "--key", root+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := runInProcess("trust", "root", "sign", rootFile, "--key", root+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := repoIndex(t, stacktest.Dist(), filepath.Join(site, "unstable"), "--sign-key", idx+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	suites := filepath.Join(dir, "suites.yaml")
+	data, err := os.ReadFile("../../suite/testdata/suites.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(suites, data, 0o644)
+	attest := func(key string, extra ...string) result {
+		return runInProcess(append([]string{"attest", "foreman@3.15.0", "--build", "1", "--key", key + ".key", "--root", rootFile, "--site", site, "--suites", suites}, extra...)...)
+	}
+	promote := func(to string) result {
+		return runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", to, "--root", rootFile, "--site", site, "--suites", suites, "--sign-key", idx+".key", "--allow-new")
+	}
+
+	r := attest(qa, "--result", "pass", "--env", "kubernetes=1.33.4,arch=amd64,runtime=containerd", "--log", "https://ci.example/runs/1", "--passed", "install,upgrade")
+	evFile := filepath.Join(site, "evidence", "foreman-3.15.0-1", "arch=amd64,kubernetes=1.33,runtime=containerd.intoto.json")
+	if r.code != 0 || !strings.Contains(r.stdout, evFile+": foreman 3.15.0 build 1 pass on arch=amd64,kubernetes=1.33,runtime=containerd, 3 subjects from "+filepath.Join(site, "unstable", "index.yaml")) {
+		t.Fatalf("attest: %s", r)
+	}
+	if r := attest(idx, "--result", "pass", "--env", "kubernetes=1.33,arch=amd64"); r.code != 1 || !strings.Contains(r.stderr, "is not in the qa role of root") {
+		t.Fatalf("attest with the index key: %s", r)
+	}
+	if r := attest(qa, "--result", "ok", "--env", "kubernetes=1.33,arch=amd64"); r.code != 1 || !strings.Contains(r.stderr, `--result "ok": want pass or fail`) {
+		t.Fatalf("attest --result ok: %s", r)
+	}
+	if r := attest(qa, "--result", "pass", "--env", "arch=amd64"); r.code != 2 || !strings.Contains(r.stderr, "the environment needs kubernetes") {
+		t.Fatalf("attest without kubernetes: %s", r)
+	}
+
+	r = promote("testing")
+	if r.code != 0 || !strings.Contains(r.stdout, "evidence: pass on arch=amd64,kubernetes=1.33,runtime=containerd, signed by 1 qa key(s)") ||
+		!strings.Contains(r.stdout, "promoted foreman 3.15.0 build 1 from unstable to testing: 1 version(s) copied; signed "+filepath.Join(site, "testing", "index.yaml")+": 1 packages, 1 versions") {
+		t.Fatalf("promote: %s", r)
+	}
+	if !strings.Contains(r.stdout, "wrote "+filepath.Join(site, "compat", "foreman-stack.html")) {
+		t.Errorf("promote wrote no compatibility matrix: %s", r)
+	}
+	if page := readFile(t, filepath.Join(site, "compat", "foreman-stack.html")); !strings.Contains(page, "3.15.0 build 1") {
+		t.Errorf("the matrix lacks the set in unstable:\n%s", page)
+	}
+	r = promote("stable")
+	if r.code != 1 || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") ||
+		!strings.Contains(r.stderr, "the pass on arch=amd64,kubernetes=1.33,runtime=containerd lists no rollback test") {
+		t.Fatalf("promote to stable: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(site, "stable")); err == nil {
+		t.Fatal("a refused promotion wrote the stable suite")
+	}
+	// testing is a complete kubepkg repository under the same root.
+	r = runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub")
+	if r.code != 0 || !strings.Contains(r.stdout, "index.yaml: 1 packages, 1 versions") {
+		t.Fatalf("repo verify testing: %s", r)
+	}
+	// repo verify checks the evidence of what testing holds; a tampered
+	// file is refused.
+	r = runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
+	if r.code != 0 || !strings.Contains(r.stdout, "evidence: 1 verified, 0 refused, 0 for versions this index does not hold") {
+		t.Fatalf("repo verify --evidence: %s", r)
+	}
+	other := filepath.Join(site, "evidence", "pulp-3.73.0-1", "arch=amd64,kubernetes=1.33.intoto.json")
+	if r := runInProcess("attest", "pulp@3.73.0", "--build", "1", "--result", "pass", "--env", "kubernetes=1.33,arch=amd64", "--key", qa+".key", "--root", rootFile, "--site", site, "--suites", suites); r.code != 0 {
+		t.Fatal(r)
+	}
+	r = runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
+	if r.code != 0 || !strings.Contains(r.stdout, "1 verified, 0 refused, 1 for versions this index does not hold") {
+		t.Fatalf("repo verify --evidence with pulp's: %s", r)
+	}
+	data, _ = os.ReadFile(evFile)
+	os.WriteFile(other, []byte(strings.Replace(string(data), `"keyid": "`, `"keyid": "00`, 1)), 0o644)
+	r = runInProcess("repo", "verify", filepath.Join(site, "unstable", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
+	if r.code != 1 || !strings.Contains(r.stderr, "refused: "+other+": evidence refused: signed by 0 of the qa role's keys") {
+		t.Fatalf("repo verify --evidence with a bad file: %s", r)
+	}
+	if r := runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--public-key", idx+".pub", "--evidence", filepath.Join(site, "evidence")); r.code != 2 || !strings.Contains(r.stderr, "--evidence needs --root-key") {
+		t.Fatalf("--evidence without a root: %s", r)
+	}
+	// A withdrawal takes the version out of every suite that holds it.
+	r = runInProcess("repo", "withdraw", "foreman@3.15.0", "--build", "1", "--reason", "CVE-2026-0001", "--site", site, "--suites", suites, "--sign-key", idx+".key")
+	if r.code != 0 || strings.Count(r.stdout, "withdrew foreman 3.15.0 build 1") != 2 {
+		t.Fatalf("withdraw from the suites: %s", r)
+	}
+	for _, s := range []string{"unstable", "testing"} {
+		if got := readFile(t, filepath.Join(site, s, "index.yaml")); !strings.Contains(got, "reason: CVE-2026-0001") {
+			t.Errorf("suite %s has no tombstone", s)
+		}
+	}
+	r = runInProcess("repo", "withdraw", "pulp@3.73.0", "--build", "1", "--reason", "bad", "--site", site, "--suites", suites, "--sign-key", idx+".key")
+	if r.code != 0 || !strings.Contains(r.stdout, "suite testing does not hold pulp@3.73.0 build 1") || strings.Count(r.stdout, "withdrew pulp") != 1 {
+		t.Fatalf("withdraw from the one suite holding it: %s", r)
+	}
+	if r := promote("testing"); r.code != 1 || !strings.Contains(r.stderr, "foreman 3.15.0 build 1 was withdrawn in unstable (CVE-2026-0001)") {
+		t.Fatalf("promote a withdrawn version: %s", r)
+	}
+	if r := runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", "testing", "--root", rootFile, "--site", site, "--suites", filepath.Join(dir, "none.yaml"), "--sign-key", idx+".key"); r.code != 1 || !strings.Contains(r.stderr, "a repository without suites publishes one index") {
+		t.Fatalf("promote without suites.yaml: %s", r)
+	}
+}

@@ -1,0 +1,103 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
+)
+
+// EvidenceArtifactType is the artifactType of test evidence attached to a
+// chart as an OCI referrer: an in-toto statement, as for provenance; its
+// predicateType (test-result) tells them apart.
+const EvidenceArtifactType = builder.ProvenanceArtifactType
+
+// AttachEvidence attaches the signed evidence envelope to the chart
+// manifest of every chart of versions, as an OCI referrer, and returns
+// the references it attached to. The manifests are the ones the site's
+// build info names for each version; a chart whose archive digest is not
+// the one pub's index pins, or whose manifest the registry does not have,
+// is an error.
+func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, envelope []byte, created time.Time, plainHTTP bool) ([]string, error) {
+	var out []string
+	for _, v := range versions {
+		e := pub.Verified.Index.Find(v.Package, v.Version, v.Build)
+		if e == nil {
+			return nil, fmt.Errorf("%s is not in the index", v)
+		}
+		pinned := map[string]bool{}
+		for _, va := range e.Spec.Variants {
+			for _, c := range va.Components {
+				if c.Chart != nil {
+					pinned[c.Chart.Digest] = true
+				}
+			}
+		}
+		data, found, err := pub.BuildInfo(ctx, v.Package, v.Version, v.Build)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			if len(pinned) == 0 {
+				continue // a meta package: no chart to attach to
+			}
+			return nil, fmt.Errorf("%s: the site has no %s, which names the chart manifests to attach evidence to", v, BuildInfoFile(v.Package, v.Version, v.Build))
+		}
+		var info index.BuildInfo
+		if err := dist.Unmarshal(data, &info); err != nil {
+			return nil, fmt.Errorf("%s: %w", BuildInfoFile(v.Package, v.Version, v.Build), err)
+		}
+		for _, c := range info.Charts {
+			if !pinned[c.Digest] {
+				return nil, fmt.Errorf("%s: chart %s has archive %s in %s, which the index does not pin", v, c.Ref, c.Digest, BuildInfoFile(v.Package, v.Version, v.Build))
+			}
+			ref, err := attachOne(ctx, c, envelope, created, plainHTTP)
+			if err != nil {
+				return nil, fmt.Errorf("%s: attach evidence to chart %s: %w", v, c.Ref, err)
+			}
+			out = append(out, ref)
+		}
+	}
+	return out, nil
+}
+
+// attachOne pushes the envelope as a referrer of chart c's manifest.
+func attachOne(ctx context.Context, c index.BuiltChart, envelope []byte, created time.Time, plainHTTP bool) (string, error) {
+	repo := strings.TrimPrefix(c.Ref, "oci://")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	opts := []name.Option{name.StrictValidation}
+	if plainHTTP {
+		opts = append(opts, name.Insecure)
+	}
+	subject, err := name.NewDigest(repo+"@"+c.Manifest, opts...)
+	if err != nil {
+		return "", err
+	}
+	desc, err := remote.Head(subject, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		return "", err
+	}
+	img, err := builder.ReferrerImage(*desc, EvidenceArtifactType, builder.DSSEEnvelopeMediaType, envelope, created)
+	if err != nil {
+		return "", err
+	}
+	t, err := builder.NewRegistryTarget("oci://"+path.Dir(repo), plainHTTP)
+	if err != nil {
+		return "", err
+	}
+	if err := t.PushReferrer(ctx, path.Base(repo), img); err != nil {
+		return "", err
+	}
+	return subject.String(), nil
+}

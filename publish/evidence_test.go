@@ -1,0 +1,84 @@
+package publish
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/index"
+)
+
+// TestAttachEvidence publishes a chart to the real registry, attaches
+// signed test evidence to it and finds it among the chart's referrers
+// beside its provenance, byte for byte.
+func TestAttachEvidence(t *testing.T) {
+	f := newFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pub, err := ReadIndex(ctx, filepath.Join(f.work, "site"), &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := evidence.Target{Package: "alpha", Version: "1.0.0", Build: 1}
+	subjects, err := evidence.Subjects(pub.Verified.Index, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := evidence.New(evidence.Attestation{Target: target, Result: evidence.Pass, Env: map[string]string{"kubernetes": "1.33", "arch": "amd64"},
+		Issued: f.epoch, Expires: f.epoch.AddDate(0, 1, 0)}, subjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := evidence.Sign(st, f.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := AttachEvidence(ctx, pub, []VersionRef{{"alpha", "1.0.0", 1}}, env, f.epoch, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != 1 {
+		t.Fatalf("attached to %v, want the one chart", refs)
+	}
+	subject, err := name.NewDigest(refs[0], name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := remote.Referrers(subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := idx.IndexManifest()
+	found := 0
+	for _, d := range m.Manifests {
+		img, err := remote.Image(subject.Context().Digest(d.Digest.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers, _ := img.Layers()
+		rc, err := layers[0].Uncompressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		if string(b) == string(env) {
+			found++
+		}
+	}
+	if len(m.Manifests) != 2 || found != 1 {
+		t.Fatalf("referrers of %s: %d (want provenance and evidence), %d holding the evidence", refs[0], len(m.Manifests), found)
+	}
+	if _, err := AttachEvidence(ctx, pub, []VersionRef{{"alpha", "2.0.0", 1}}, env, f.epoch, true); err == nil || !strings.Contains(err.Error(), "alpha 2.0.0 build 1 is not in the index") {
+		t.Fatalf("attaching to a version the index lacks: %v", err)
+	}
+}

@@ -1,0 +1,140 @@
+// Package releaseset resolves release sets against an index: meta
+// packages whose requirements pin exact builds of other packages, so that
+// a tested stack (foreman, pulp, candlepin, smart-proxy) is one verifiable
+// thing.
+//
+// The form is the kubepkg requirement every client already reads:
+//
+//	requires:
+//	  - package: foreman
+//	    version: "=3.15.0+build.1"
+//
+// A kubepkg client resolves the version as a semver constraint: "=" with
+// build metadata, which semver precedence ignores, so it accepts exactly
+// version 3.15.0 (the suite holds the build the set pins). kbuild reads the
+// "+build.N" as the exact build (index.SetMembers) and checks it against
+// the index, which lists each whole set with its set digest
+// (index.SetDigest).
+package releaseset
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// Member is one exact build a set pins.
+type Member = index.SetMember
+
+// Members returns the exact builds spec pins (index.SetMembers).
+func Members(spec *index.PackageSpec) ([]Member, bool, error) { return index.SetMembers(spec) }
+
+// Resolved is a set checked against an index: its members' entries and
+// the set digest.
+type Resolved struct {
+	Set     Member
+	Members []ResolvedMember
+	// Digest is the set digest (index.ComputeSetDigest).
+	Digest string
+}
+
+// ResolvedMember is a member, with its spec digest, and its entry.
+type ResolvedMember struct {
+	Member
+	Entry *index.IndexVersion
+}
+
+// ErrInvalid is wrapped by Resolve's refusals.
+var ErrInvalid = errors.New("invalid release set")
+
+// Resolve checks the set name version build against x: it must be in x
+// and be a set, every member must be in x (a withdrawn member is named as
+// such), and no two members may pin one image (repository) to two
+// digests. It returns the members and the set digest.
+func Resolve(x *index.RepositoryIndex, name, version string, build int) (*Resolved, error) {
+	return ResolveIn(x, "the index", name, version, build)
+}
+
+// ResolveIn is Resolve, with where naming x in messages (e.g. "the
+// recipes validated").
+func ResolveIn(x *index.RepositoryIndex, where, name, version string, build int) (*Resolved, error) {
+	set := Member{Package: name, Version: version, Build: build}
+	e := x.Find(name, version, build)
+	if e == nil {
+		return nil, fmt.Errorf("%w: %s is not in %s", ErrInvalid, set, where)
+	}
+	members, isSet, err := Members(&e.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, set, err)
+	}
+	if !isSet {
+		return nil, fmt.Errorf("%w: %s pins no exact builds; a set's requirements are written %q", ErrInvalid, set, "=VERSION+build.N")
+	}
+	r := &Resolved{Set: set}
+	var missing []string
+	for _, m := range members {
+		me := x.Find(m.Package, m.Version, m.Build)
+		if me == nil {
+			why := "is not in " + where
+			for _, w := range x.Withdrawn {
+				if w.Package == m.Package && w.Version == m.Version && w.Build == m.Build {
+					why = "was withdrawn (" + w.Reason + ")"
+				}
+			}
+			missing = append(missing, m.String()+" "+why)
+			continue
+		}
+		m.Digest = me.Digest
+		r.Members = append(r.Members, ResolvedMember{Member: m, Entry: me})
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: %s: member %s; publish the member first or pin a build the index has", ErrInvalid, set, strings.Join(missing, "; member "))
+	}
+	if err := checkImages(r.Members); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, set, err)
+	}
+	r.Digest = Digest(r.Members)
+	return r, nil
+}
+
+// checkImages refuses two members pinning one image repository to two
+// digests.
+func checkImages(members []ResolvedMember) error {
+	type pin struct{ digest, member, ref string }
+	seen := map[string]pin{}
+	for _, m := range members {
+		for _, ref := range m.Entry.Spec.Images {
+			repo, digest := ImageRepository(ref)
+			if digest == "" {
+				continue
+			}
+			if p, ok := seen[repo]; ok && p.digest != digest {
+				return fmt.Errorf("image %s is pinned to two digests: %s by %s (%s) and %s by %s (%s); members of a set must run one build of each image",
+					repo, p.digest, p.member, p.ref, digest, m.Member, ref)
+			}
+			seen[repo] = pin{digest, m.Member.String(), ref}
+		}
+	}
+	return nil
+}
+
+// ImageRepository splits an image reference into its repository (without
+// tag) and its digest ("" when not pinned).
+func ImageRepository(ref string) (repo, digest string) {
+	repo, digest, _ = strings.Cut(ref, "@")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return repo, digest
+}
+
+// Digest is the set digest of members (index.ComputeSetDigest).
+func Digest(members []ResolvedMember) string {
+	ms := make([]Member, len(members))
+	for i, m := range members {
+		ms[i] = m.Member
+	}
+	return index.ComputeSetDigest(ms)
+}

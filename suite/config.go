@@ -1,0 +1,204 @@
+// Package suite reads a repository's suites (suites.yaml), decides by
+// policy whether verified test evidence lets a version or release set into
+// a suite, and promotes it: the entry is copied, byte-identical and
+// without rebuilding, from the previous suite's signed index into the
+// next suite's, which is re-signed. Each suite is a complete signed
+// kubepkg index under the repository's one root of trust, at
+// <site>/<suite>/index.yaml; publish puts new builds into the first.
+package suite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/publish"
+)
+
+// File is the suites file at the root of a recipes repository. A
+// repository without it has no suites and publishes one index, as before.
+const File = "suites.yaml"
+
+// MaxFileSize caps suites.yaml.
+const MaxFileSize = 1 << 20
+
+// APIVersion and Kind identify suites.yaml.
+const (
+	APIVersion = "kbuild.dev/v1"
+	Kind       = "Suites"
+)
+
+// Config is suites.yaml: the suites in the order versions move through
+// them.
+type Config struct {
+	APIVersion string  `yaml:"apiVersion"`
+	Kind       string  `yaml:"kind"`
+	Suites     []Suite `yaml:"suites"`
+}
+
+// Suite is one suite. The first has no policy: publish puts new builds
+// there. Every later one has a policy, and takes versions only from the
+// suite before it.
+type Suite struct {
+	Name   string  `yaml:"name"`
+	Policy *Policy `yaml:"policy,omitempty"`
+}
+
+// Policy is what a promotion into a suite needs: passing evidence on at
+// least KubernetesMinors distinct Kubernetes minor versions, on each of
+// Architectures, in environments matching Environment, signed by a
+// threshold of the root's Role (qa), and no failing evidence. With Tests,
+// a pass counts only when it lists each of them among its passed tests
+// (e.g. install, upgrade, rollback).
+type Policy struct {
+	KubernetesMinors int               `yaml:"kubernetesMinors"`
+	Architectures    []string          `yaml:"architectures"`
+	Environment      map[string]string `yaml:"environment,omitempty"`
+	Tests            []string          `yaml:"tests,omitempty"`
+	Role             string            `yaml:"role"`
+}
+
+// reserved are names of site files and directories that a suite may not
+// take.
+var reserved = []string{publish.EvidenceDir, publish.RootDir, publish.KeysDir, "by-hash", "sbom", "provenance", "build", "packages"}
+
+// Load reads and checks the suites file at path; found is false, with no
+// error, when there is none.
+func Load(path string) (c *Config, found bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, true, fmt.Errorf("%s: more than %d bytes", path, MaxFileSize)
+	}
+	c, err = Parse(data)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, true, nil
+}
+
+// Parse parses and checks suites.yaml.
+func Parse(data []byte) (*Config, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	c := &Config{}
+	if err := dec.Decode(c); err != nil {
+		return nil, fmt.Errorf("not a suites file: %w", err)
+	}
+	return c, c.check()
+}
+
+func (c *Config) check() error {
+	if c.APIVersion != APIVersion || c.Kind != Kind {
+		return fmt.Errorf("apiVersion %q, kind %q: want %s and %s", c.APIVersion, c.Kind, APIVersion, Kind)
+	}
+	if len(c.Suites) == 0 {
+		return errors.New("suites: none listed; list at least the suite publish puts new builds into (e.g. unstable)")
+	}
+	seen := map[string]bool{}
+	for i, s := range c.Suites {
+		at := fmt.Sprintf("suites[%d] (%s)", i, s.Name)
+		if err := index.CheckPackageName(s.Name); err != nil {
+			return fmt.Errorf("suites[%d]: name: %w", i, err)
+		}
+		if slices.Contains(reserved, s.Name) {
+			return fmt.Errorf("%s: the name is a directory of the site (%s); choose another", at, strings.Join(reserved, ", "))
+		}
+		if seen[s.Name] {
+			return fmt.Errorf("%s: listed twice", at)
+		}
+		seen[s.Name] = true
+		switch {
+		case i == 0 && s.Policy != nil:
+			return fmt.Errorf("%s: the first suite takes new builds from publish and has no policy; put the policy on the suite after it", at)
+		case i > 0 && s.Policy == nil:
+			return fmt.Errorf("%s: policy missing; every suite after the first says what promotion into it needs", at)
+		case i > 0:
+			if err := s.Policy.check(); err != nil {
+				return fmt.Errorf("%s: policy: %w", at, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Policy) check() error {
+	if p.Role != index.RoleQA {
+		return fmt.Errorf("role %q: evidence is signed by the root's %q role", p.Role, index.RoleQA)
+	}
+	if p.KubernetesMinors < 1 {
+		return fmt.Errorf("kubernetesMinors is %d; want 1 or more", p.KubernetesMinors)
+	}
+	if len(p.Architectures) == 0 {
+		return errors.New("architectures: none listed; list those the evidence must cover (e.g. [amd64, arm64])")
+	}
+	env := map[string]string{"kubernetes": "1.0"}
+	for _, a := range p.Architectures {
+		env["arch"] = a
+		if err := evidence.CheckEnv(env); err != nil {
+			return fmt.Errorf("architectures: %w", err)
+		}
+	}
+	for _, t := range p.Tests {
+		if strings.TrimSpace(t) == "" || len(t) > 128 {
+			return fmt.Errorf("tests: %q is not a test name", t)
+		}
+	}
+	for k, v := range p.Environment {
+		if k == "kubernetes" || k == "arch" {
+			return fmt.Errorf("environment: %s is set by kubernetesMinors and architectures", k)
+		}
+		env := map[string]string{"kubernetes": "1.0", "arch": p.Architectures[0], k: v}
+		if err := evidence.CheckEnv(env); err != nil {
+			return fmt.Errorf("environment: %w", err)
+		}
+	}
+	return nil
+}
+
+// Index returns the position of suite name, or -1.
+func (c *Config) Index(name string) int {
+	return slices.IndexFunc(c.Suites, func(s Suite) bool { return s.Name == name })
+}
+
+// Names returns the suite names in order.
+func (c *Config) Names() []string {
+	var out []string
+	for _, s := range c.Suites {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// First is the suite publish puts new builds into.
+func (c *Config) First() string { return c.Suites[0].Name }
+
+// String describes p in words, as errors and the site show it.
+func (p *Policy) String() string {
+	s := fmt.Sprintf("pass on >= %d Kubernetes minor versions and on %s", p.KubernetesMinors, strings.Join(p.Architectures, " and "))
+	if len(p.Environment) > 0 {
+		s += " with " + evidence.EnvString(p.Environment)
+	}
+	if len(p.Tests) > 0 {
+		s += ", passing " + strings.Join(p.Tests, ", ")
+	}
+	return s + ", signed by " + p.Role
+}

@@ -1,0 +1,59 @@
+package suite
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoad(t *testing.T) {
+	c, found, err := Load("testdata/suites.yaml")
+	if err != nil || !found {
+		t.Fatalf("Load = %v, %v", found, err)
+	}
+	if strings.Join(c.Names(), ",") != "unstable,testing,stable" || c.First() != "unstable" || c.Index("stable") != 2 || c.Index("sid") != -1 {
+		t.Fatalf("suites = %v", c.Names())
+	}
+	if got := c.Suites[2].Policy.String(); got != "pass on >= 2 Kubernetes minor versions and on amd64 and arm64 with runtime=containerd, passing install, upgrade, rollback, signed by qa" {
+		t.Errorf("policy = %q", got)
+	}
+	if _, found, err := Load(filepath.Join(t.TempDir(), File)); found || err != nil {
+		t.Fatalf("a repository without suites.yaml: found %v, %v", found, err)
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	good, err := os.ReadFile("testdata/suites.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"unknown field", "      role: qa\n  - name: stable", "      role: qa\n      minors: 2\n  - name: stable", "line 12: field minors not found"},
+		{"wrong kind", "kind: Suites", "kind: Suite", `kind "Suite": want kbuild.dev/v1 and Suites`},
+		{"policy on the first suite", "  - name: unstable\n", "  - name: unstable\n    policy: {kubernetesMinors: 1, architectures: [amd64], role: qa}\n", "suites[0] (unstable): the first suite takes new builds from publish and has no policy"},
+		{"no policy", "  - name: testing\n    policy:\n      kubernetesMinors: 1\n      architectures: [amd64]\n      role: qa\n", "  - name: testing\n", "suites[1] (testing): policy missing"},
+		{"role other than qa", "      role: qa\n  - name: stable", "      role: index\n  - name: stable", `suites[1] (testing): policy: role "index": evidence is signed by the root's "qa" role`},
+		{"no minors", "kubernetesMinors: 1", "kubernetesMinors: 0", "kubernetesMinors is 0; want 1 or more"},
+		{"unknown arch", "architectures: [amd64]\n", "architectures: [x86]\n", `suites[1] (testing): policy: architectures: environment arch="x86"`},
+		{"twice", "  - name: stable", "  - name: testing", "suites[2] (testing): listed twice"},
+		{"reserved name", "  - name: stable", "  - name: evidence", "the name is a directory of the site"},
+		{"bad name", "  - name: stable", "  - name: Stable", `package name "Stable" is not a DNS-1123 label`},
+		{"environment sets arch", "environment: {runtime: containerd}", "environment: {arch: arm64}", "environment: arch is set by kubernetesMinors and architectures"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := strings.Replace(string(good), tc.old, tc.new, 1)
+			if data == string(good) {
+				t.Fatalf("test does not change the file: %q", tc.old)
+			}
+			if _, err := Parse([]byte(data)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse = %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := Parse([]byte("apiVersion: kbuild.dev/v1\nkind: Suites\nsuites: []\n")); err == nil || !strings.Contains(err.Error(), "suites: none listed") {
+		t.Errorf("no suites: %v", err)
+	}
+}
