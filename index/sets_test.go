@@ -68,7 +68,9 @@ func TestSetsInIndex(t *testing.T) {
 	// An index whose sets do not match its packages does not parse.
 	data := string(out[0])
 	for _, tc := range []struct{ name, old, new, want string }{
-		{"unknown key in a set", "sets:\n- build: 1\n  digest: sha256:", "sets:\n- build: 1\n  digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n  x: ", "unknown"},
+		// An unknown key is read as kubepkg reads unknown keys (ignored, with
+		// a warning); the wrong digest beside it is refused.
+		{"unknown key and another digest in a set", "sets:\n- build: 1\n  digest: sha256:", "sets:\n- build: 1\n  digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n  x: ", "has digest sha256:0000000000000000000000000000000000000000000000000000000000000000, but its members' digests give"},
 		{"another set version", "  package: foreman-stack\n  version: 3.15.0\n- build: 2", "  package: foreman-stack\n  version: 3.16.0\n- build: 2", "foreman-stack 3.16.0 build 1 is not among the packages"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
