@@ -2,6 +2,7 @@ package builder
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,11 @@ import (
 	"text/template/parse"
 
 	"helm.sh/helm/v3/pkg/chart"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 )
 
 // randomFuncs are the Sprig template functions whose results change on
@@ -21,19 +27,23 @@ var randomFuncs = []string{
 
 // deterministicTemplates rewrites the templates of ch and its dependencies,
 // in memory, so that the random functions of Sprig give values derived from
-// the chart name, the template file and the place of the call: the chart
-// then renders the same bytes every time, and a diff of an unchanged chart
-// is empty. The values keep their shape (randAlphaNum 5 gives five
-// lowercase letters and digits, uuidv4 a version 4 UUID), so names made
-// from them stay valid. Certificates (genCA, genSelfSignedCert,
-// genSignedCert, ...) become objects whose .Cert and .Key are PEM blocks
-// holding a value derived the same way, genPrivateKey such a PEM block,
-// bcrypt and htpasswd a fixed-shape hash: charts put them into Secrets, and
-// none of them is a working key. A call gives the same value each time it
-// runs: in every iteration of a loop, and in every include of a helper that
-// makes it. kbuild never writes rendered output into an artifact (the chart
-// is published as upstream wrote it), so only its checks and diffs see
-// these values.
+// the chart name, the template file, the place of the call, the template
+// being rendered and how many times the call ran before in that render: the
+// chart then renders the same bytes every time, and a diff of an unchanged
+// chart is empty, while a call that runs several times (in a range loop, or
+// in a helper included more than once) gives a different value each time,
+// as it does with Helm. The count is kept by a randomSeeds, which the
+// rewritten calls reach through Helm's lookup function (see randomSeeds);
+// the templates must be rendered by renderTemplate. The values keep their
+// shape (randAlphaNum 5 gives five lowercase letters and digits, uuidv4 a
+// version 4 UUID), so names made from them stay valid. Certificates (genCA,
+// genSelfSignedCert, genSignedCert, ...) become objects whose .Cert and .Key
+// are PEM blocks holding a value derived the same way, genPrivateKey such a
+// PEM block, bcrypt and htpasswd a fixed-shape hash: charts put them into
+// Secrets, and none of them is a working key. kbuild never writes rendered
+// output into an artifact (the chart is published as upstream wrote it), so
+// only its checks and diffs see these values. Templates that tpl renders
+// from values are not rewritten and stay random.
 //
 // Only files that name a random function are rewritten; they are parsed as
 // Helm would parse them and written back from the parse tree.
@@ -132,10 +142,11 @@ func walkBranch(b *parse.BranchNode, f func(*parse.CommandNode)) {
 	}
 }
 
-// replaceRandom turns command c into a deterministic one derived from seed
-// when it calls a random function; other commands stay as they are. A count
-// given through a pipeline ("5 | randAlphaNum") works too.
-func replaceRandom(c *parse.CommandNode, seed string) {
+// replaceRandom turns command c into a deterministic one when it calls a
+// random function; other commands stay as they are. site names the call
+// (see seed). A count given through a pipeline ("5 | randAlphaNum") works
+// too.
+func replaceRandom(c *parse.CommandNode, site string) {
 	id, ok := c.Args[0].(*parse.IdentifierNode)
 	if !ok || !slices.Contains(randomFuncs, id.Ident) {
 		return
@@ -143,55 +154,114 @@ func replaceRandom(c *parse.CommandNode, seed string) {
 	args := c.Args[1:]
 	switch id.Ident {
 	case "randAlphaNum", "randAscii":
-		c.Args = append([]parse.Node{ident("printf"), str("%.[2]*[1]s"), hexPipe(seed)}, args...)
+		c.Args = append([]parse.Node{ident("printf"), str("%.[2]*[1]s"), hexPipe(site)}, args...)
 	case "randAlpha":
-		c.Args = append([]parse.Node{ident("printf"), str("%.[2]*[1]s"), hexPipe(seed, "0g", "1h", "2i", "3j", "4k", "5l", "6m", "7n", "8o", "9p")}, args...)
+		c.Args = append([]parse.Node{ident("printf"), str("%.[2]*[1]s"), hexPipe(site, "0g", "1h", "2i", "3j", "4k", "5l", "6m", "7n", "8o", "9p")}, args...)
 	case "randNumeric":
-		c.Args = append([]parse.Node{ident("printf"), str("%.[2]*[1]s"), hexPipe(seed, "a0", "b1", "c2", "d3", "e4", "f5")}, args...)
+		c.Args = append([]parse.Node{ident("printf"), str("%.[2]*[1]s"), hexPipe(site, "a0", "b1", "c2", "d3", "e4", "f5")}, args...)
 	case "randBytes":
 		if len(args) != 1 {
 			return
 		}
-		c.Args = []parse.Node{ident("b64enc"), pipe(cmd(ident("printf"), str("%.[2]*[1]s"), hexPipe(seed), args[0]))}
+		c.Args = []parse.Node{ident("b64enc"), pipe(cmd(ident("printf"), str("%.[2]*[1]s"), hexPipe(site), args[0]))}
 	case "randInt":
 		if len(args) != 2 {
 			return
 		}
-		c.Args = []parse.Node{ident("add"), args[0], pipe(cmd(ident("mod"), pipe(cmd(ident("adler32sum"), str(seed))), pipe(cmd(ident("sub"), args[1], args[0]))))}
+		c.Args = []parse.Node{ident("add"), args[0], pipe(cmd(ident("mod"), pipe(cmd(ident("adler32sum"), seed(site))), pipe(cmd(ident("sub"), args[1], args[0]))))}
 	case "genCA", "genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey", "genSignedCert", "genSignedCertWithKey":
-		c.Args = []parse.Node{ident("dict"), str("Cert"), pem("CERTIFICATE", seed), str("Key"), pem("RSA PRIVATE KEY", seed+"/key")}
+		c.Args = []parse.Node{ident("dict"), str("Cert"), pem("CERTIFICATE", site), str("Key"), pem("RSA PRIVATE KEY", site+"/key")}
 	case "genPrivateKey":
-		c.Args = []parse.Node{ident("printf"), str("%[1]s"), pem("PRIVATE KEY", seed)}
+		c.Args = []parse.Node{ident("printf"), str("%[1]s"), pem("PRIVATE KEY", site)}
 	case "bcrypt":
-		c.Args = []parse.Node{ident("printf"), str("$2a$10$%.53[1]s"), hexPipe(seed)}
+		c.Args = []parse.Node{ident("printf"), str("$2a$10$%.53[1]s"), hexPipe(site)}
 	case "htpasswd":
 		if len(args) != 2 {
 			return
 		}
-		c.Args = []parse.Node{ident("printf"), str("%[1]s:$2a$10$%.53[2]s"), args[0], hexPipe(seed)}
+		c.Args = []parse.Node{ident("printf"), str("%[1]s:$2a$10$%.53[2]s"), args[0], hexPipe(site)}
 	case "uuidv4":
-		h := func() parse.Node { return pipe(cmd(ident("sha256sum"), str(seed))) }
-		sub := func(a, b int) parse.Node {
-			return pipe(cmd(ident("substr"), num(a), num(b), h()))
-		}
-		c.Args = []parse.Node{ident("printf"), str("%s-%s-4%s-8%s-%s"), sub(0, 8), sub(8, 12), sub(13, 16), sub(17, 20), sub(20, 32)}
+		c.Args = []parse.Node{ident("regexReplaceAll"), str("^(.{8})(.{4}).(.{3}).(.{3})(.{12}).*$"), pipe(cmd(ident("sha256sum"), seed(site))), str("${1}-${2}-4${3}-8${4}-${5}")}
 	}
 }
 
-// pem is a PEM block of the given type whose body is derived from seed.
-func pem(typ, seed string) parse.Node {
-	return pipe(cmd(ident("printf"), str("-----BEGIN "+typ+"-----\n%[1]s\n-----END "+typ+"-----\n"), pipe(cmd(ident("b64enc"), pipe(cmd(ident("sha256sum"), str(seed)))))))
+// pem is a PEM block of the given type whose body is derived from the seed
+// of site.
+func pem(typ, site string) parse.Node {
+	return pipe(cmd(ident("printf"), str("-----BEGIN "+typ+"-----\n%[1]s\n-----END "+typ+"-----\n"), pipe(cmd(ident("b64enc"), pipe(cmd(ident("sha256sum"), seed(site)))))))
 }
 
-// hexPipe is (sha256sum SEED | replace A B ... | repeat 16): 1024 hex digits,
-// with each pair's first character replaced by its second.
-func hexPipe(seed string, pairs ...string) *parse.PipeNode {
-	p := pipe(cmd(ident("sha256sum"), str(seed)))
+// hexPipe is (sha256sum SEED | replace A B ... | repeat 16), SEED the seed
+// of site: 1024 hex digits, with each pair's first character replaced by
+// its second.
+func hexPipe(site string, pairs ...string) *parse.PipeNode {
+	p := pipe(cmd(ident("sha256sum"), seed(site)))
 	for _, r := range pairs {
 		p.Cmds = append(p.Cmds, cmd(ident("replace"), str(r[:1]), str(r[1:])))
 	}
 	p.Cmds = append(p.Cmds, cmd(ident("repeat"), num(16)))
 	return p
+}
+
+// seed is (index (lookup seedAPIVersion seedKind "" SITE) "seed"): the seed
+// randomSeeds gives this execution of the call at site.
+func seed(site string) parse.Node {
+	return pipe(cmd(ident("index"), pipe(cmd(ident("lookup"), str(seedAPIVersion), str(seedKind), str(""), str(site))), str("seed")))
+}
+
+// The rewritten calls ask Helm's lookup function for objects of this
+// apiVersion and kind; only randomSeeds serves them.
+const (
+	seedAPIVersion = "render.kbuild.dev/v1"
+	seedKind       = "RandomSeed"
+)
+
+// randomSeeds is the engine.ClientProvider of the render of one template
+// (see renderTemplate). A lookup of a RandomSeed named after a call site
+// returns {"seed": "SITE@TEMPLATE#N"}: TEMPLATE the template being
+// rendered, N how many times this render looked the site up before. A call
+// thus gives a value of its own each time it runs, the same on every render
+// of the same chart and values, and the same whichever other templates
+// were rendered before: each render starts with a new randomSeeds. Every
+// other lookup finds nothing, as Helm's lookup does without a cluster.
+type randomSeeds struct {
+	template string
+	counts   map[string]int
+}
+
+func newRandomSeeds(template string) *randomSeeds {
+	return &randomSeeds{template: template, counts: map[string]int{}}
+}
+
+// GetClientFor implements engine.ClientProvider.
+func (s *randomSeeds) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	if apiVersion == seedAPIVersion && kind == seedKind {
+		return seedClient{seeds: s}, false, nil
+	}
+	return seedClient{}, false, nil
+}
+
+// seedClient answers Helm's lookup: with seeds, Get gives a seed; without,
+// nothing is found. Helm's lookup calls only Get and List; the embedded
+// interface is nil, and any other method would panic.
+type seedClient struct {
+	dynamic.NamespaceableResourceInterface
+	seeds *randomSeeds
+}
+
+func (c seedClient) Namespace(string) dynamic.ResourceInterface { return c }
+
+func (c seedClient) Get(_ context.Context, name string, _ metav1.GetOptions, _ ...string) (*unstructured.Unstructured, error) {
+	if c.seeds == nil {
+		return nil, apierrors.NewNotFound(schema.GroupResource{}, name)
+	}
+	n := c.seeds.counts[name]
+	c.seeds.counts[name]++
+	return &unstructured.Unstructured{Object: map[string]any{"seed": fmt.Sprintf("%s@%s#%d", name, c.seeds.template, n)}}, nil
+}
+
+func (c seedClient) List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{}, "")
 }
 
 func ident(s string) *parse.IdentifierNode { return parse.NewIdentifier(s) }

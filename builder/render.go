@@ -57,8 +57,10 @@ func RenderKubeVersion(v string) RenderOption {
 // bounded in time, memory and output (see renderIsolated).
 //
 // The render is deterministic: calls of Sprig's random functions in the
-// templates give values derived from the chart (see deterministicTemplates),
-// so the same chart and values render the same bytes every time. The output
+// templates give values derived from the chart, the call and how many times
+// it ran (see deterministicTemplates), so the same chart and values render
+// the same bytes every time, and objects a loop names at random still get
+// names of their own. The output
 // is read the way Helm reads it, each document alone, so a stream Helm
 // would refuse (an alias to another document's anchor, say) is refused here.
 func Render(data []byte, namespace string, opts ...RenderOption) (*Rendered, error) {

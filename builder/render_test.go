@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,9 +69,11 @@ func objectsText(t *testing.T, r *Rendered) string {
 
 // TestRenderDeterministic renders a chart whose hooks and test pods use
 // randAlphaNum, randAlpha, randNumeric, uuidv4, genCA, genSignedCert and
-// htpasswd: every render gives the
-// same bytes, while Helm alone gives different ones (so the test chart is
-// really random), and the values keep the shape of the functions' output.
+// htpasswd, some in a range loop and in a helper included several times:
+// every render gives the same bytes, while Helm alone gives different ones
+// (so the test chart is really random), the values keep the shape of the
+// functions' output, and each run of a call gives a name of its own, as
+// with Helm.
 func TestRenderDeterministic(t *testing.T) {
 	data := packTestdata(t, "demo-tests", "")
 	first, err := Render(data, "apps")
@@ -90,6 +93,9 @@ func TestRenderDeterministic(t *testing.T) {
 	if helmRender(t, data) == helmRender(t, data) {
 		t.Fatal("Helm renders the test chart the same twice; it no longer exercises random names")
 	}
+	if names := regexp.MustCompile(`name: "demo-tests-(probe|fetch)-[a-zA-Z0-9]{5}"`).FindAllString(helmRender(t, data), -1); len(slices.Compact(slices.Sorted(slices.Values(names)))) != 6 {
+		t.Fatalf("Helm names the pods of test-endpoints.yaml %q, want 6 distinct names", names)
+	}
 
 	seen := map[string]bool{}
 	checks := 0
@@ -97,8 +103,8 @@ func TestRenderDeterministic(t *testing.T) {
 		name := field(o, "metadata.name")
 		switch o["kind"] {
 		case "Pod":
-			if !regexp.MustCompile(`^demo-tests-test-[123]-[a-z0-9]{5}$`).MatchString(name) {
-				t.Errorf("test pod name %q, want demo-tests-test-N-xxxxx", name)
+			if !regexp.MustCompile(`^demo-tests-(test-[123]|probe|fetch)-[a-z0-9]{5}$`).MatchString(name) {
+				t.Errorf("test pod name %q, want demo-tests-test-N-xxxxx, demo-tests-probe-xxxxx or demo-tests-fetch-xxxxx", name)
 			}
 			checks++
 		case "Secret":
@@ -136,12 +142,53 @@ func TestRenderDeterministic(t *testing.T) {
 		}
 		seen[name] = true
 	}
-	if checks != 6 {
-		t.Errorf("checked %d objects, want 6 (3 pods, 2 secrets, a deployment)", checks)
+	if checks != 12 {
+		t.Errorf("checked %d objects, want 12 (9 pods, 2 secrets, a deployment)", checks)
 	}
 	want := []string{"docker.io/giantswarm/tiny-tools:latest", "docker.io/library/busybox@sha256:2919d0172f7524b2d8df9e50066a682669e6d170ac0f6a49676d54358fe970b5", "docker.io/library/nginx:1.27"}
 	if strings.Join(first.Images, " ") != strings.Join(want, " ") {
 		t.Errorf("Images = %q, want %q", first.Images, want)
+	}
+}
+
+// TestRandomSeedsPerTemplate renders, in one process, each template of the
+// demo chart alone, then all of them again in the reverse order: a
+// template renders the same whichever templates were rendered before it,
+// so a render does not depend on how renderIsolated splits the work.
+func TestRandomSeedsPerTemplate(t *testing.T) {
+	ch, err := loader.LoadArchive(bytes.NewReader(packTestdata(t, "demo-tests", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := deterministicTemplates(ch); err != nil {
+		t.Fatal(err)
+	}
+	render := func(name string) string {
+		vals, err := renderValues(ch, "apps", DefaultKubeVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := renderTemplate(ch, name, vals)
+		if err != nil {
+			t.Fatalf("render %s: %v", name, err)
+		}
+		if len(out) != 1 {
+			t.Fatalf("render %s gave %d templates, want 1", name, len(out))
+		}
+		return out[name]
+	}
+	names := templateNames(ch, "")
+	alone := map[string]string{}
+	for _, n := range names {
+		alone[n] = render(n)
+	}
+	for _, n := range slices.Backward(names) {
+		if got := render(n); got != alone[n] {
+			t.Errorf("%s after the others:\n%s\nalone:\n%s", n, got, alone[n])
+		}
+	}
+	if !strings.Contains(alone["demo-tests/templates/tests/test-endpoints.yaml"], "demo-tests-probe-") {
+		t.Errorf("test-endpoints.yaml rendered %q", alone["demo-tests/templates/tests/test-endpoints.yaml"])
 	}
 }
 
@@ -152,7 +199,7 @@ func helmRender(t *testing.T, data []byte) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals, err := chartutil.ToRenderValues(ch, ch.Values, chartutil.ReleaseOptions{Name: "x", Namespace: "y"}, chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(ch, ch.Values, chartutil.ReleaseOptions{Name: "demo-tests", Namespace: "y"}, chartutil.DefaultCapabilities)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +208,7 @@ func helmRender(t *testing.T, data []byte) string {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, k := range []string{"demo-tests/templates/tests/test-1.yaml", "demo-tests/templates/secret.yaml"} {
+	for _, k := range []string{"demo-tests/templates/tests/test-1.yaml", "demo-tests/templates/tests/test-endpoints.yaml", "demo-tests/templates/secret.yaml"} {
 		b.WriteString(out[k])
 	}
 	return b.String()

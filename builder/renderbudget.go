@@ -18,6 +18,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 )
 
@@ -186,7 +187,7 @@ func renderChild(in io.Reader, w io.Writer) error {
 		if err != nil {
 			return enc.Encode(renderMessage{Err: err.Error()})
 		}
-		out, err := engine.Render(only(ch, "", name), vals)
+		out, err := renderTemplate(ch, name, vals)
 		if err != nil {
 			return enc.Encode(renderMessage{Err: "render: " + err.Error()})
 		}
@@ -238,6 +239,12 @@ func templateNames(ch *chart.Chart, parent string) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// renderTemplate renders the template name of ch alone (see only), with
+// random seeds of its own (see randomSeeds).
+func renderTemplate(ch *chart.Chart, name string, vals chartutil.Values) (map[string]string, error) {
+	return engine.RenderWithClientProvider(only(ch, "", name), vals, newRandomSeeds(name))
 }
 
 // only returns a copy of the chart tree in which every executed template

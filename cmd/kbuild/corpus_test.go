@@ -159,7 +159,9 @@ func keysOf(m map[string]string) []string {
 // TestCorpusDiff commits the corpus to a git repository: a diff of an
 // unchanged recipe is empty (random names render the same every time), a
 // template renamed (which changes the generated name of its test pod) is one
-// changed pod, and a changed patch on the anchored CRD changes only the
+// changed pod, an edit of the pods a range loop names at random changes
+// those pods (each with a name of its own) and adds or removes none, and a
+// changed patch on the anchored CRD changes only the
 // version it names.
 func TestCorpusDiff(t *testing.T) {
 	testenv.Tool(t, "git")
@@ -188,6 +190,13 @@ func TestCorpusDiff(t *testing.T) {
 		!strings.Contains(res.stdout, "changed Pod demo-tests-test-1-") || !strings.Contains(res.stdout, "(was demo-tests-test-1-") ||
 		!strings.Contains(res.stdout, "-        - wget\n+        - curl\n") {
 		t.Errorf("diff of a renamed test pod: %s", res)
+	}
+
+	edit(t, filepath.Join(tests, "test-endpoints.yaml"), `command: ["curl", "-fsS"`, `command: ["curl", "-fsSL"`)
+	res = kbuild(t, repo, nil, "diff", "--cache-dir", cache, "recipes/demo-tests")
+	if res.code != 0 || !strings.Contains(res.stdout, "objects: 0 added, 4 changed, 0 removed") || strings.Count(res.stdout, "changed Pod demo-tests-fetch-") != 3 ||
+		strings.Count(res.stdout, "+        - -fsSL\n") != 3 {
+		t.Errorf("diff of the pods a loop makes: %s", res)
 	}
 
 	edit(t, filepath.Join(repo, "recipes", "operator", "recipe.yaml"), "              value: 0\n", "              value: 2\n")
