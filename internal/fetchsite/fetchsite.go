@@ -156,7 +156,26 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if b, ok := mapFile(f, size); ok {
 		return b, nil
 	}
+	if size >= 0 {
+		return readRegular(f, path, size)
+	}
 	return readCapped(f, path, limit, size)
+}
+
+// readRegular reads the regular file f of size bytes (its size when it
+// was opened, within the limit) into one buffer of that size: a local file
+// that could not be mapped costs its size in memory once, never a second
+// copy. A file that grew since is refused.
+func readRegular(f *os.File, path string, size int64) ([]byte, error) {
+	buf := make([]byte, size+1)
+	n, err := io.ReadFull(f, buf)
+	switch {
+	case int64(n) > size:
+		return nil, fmt.Errorf("%s: the file grew while it was read; read it again when nothing writes it", path)
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return buf[:n], nil
 }
 
 // mapped records the first byte of each mapping ReadFile made.
