@@ -116,7 +116,7 @@ Examples:
 				if trust == nil {
 					return usagef("--against INDEX needs --public-key FILE or --root-key FILE: a published index is compared with only once its signature is verified")
 				}
-				pub, err := publish.ReadIndex(ctx, f.against, trust)
+				pub, err := publish.ReadIndex(ctx, f.against, trust, fetchsite.WithTimeout(f.timeout))
 				if err == nil {
 					published = pub.Verified.Index
 				}

@@ -74,6 +74,7 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&against, "against", "", "index.yaml of what is published (path or http(s) URL); without it every recipe is new")
 			it.addFlags(fs)
+			it.addTimeout(fs)
 			fs.IntVar(&shards, "shards", 1, "split the recipes to build into at most this many shards")
 			fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
 		},
@@ -100,7 +101,7 @@ Examples:
 				if trust == nil {
 					return usagef("--against INDEX needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified")
 				}
-				pub, err := publish.ReadIndex(ctx, against, trust)
+				pub, err := publish.ReadIndex(ctx, against, trust, fetchsite.WithTimeout(it.timeout))
 				var x *index.RepositoryIndex
 				if err == nil {
 					x = pub.Verified.Index

@@ -169,7 +169,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "%s: publishing into suite %s (%s)\n", f.suites, c.First(), siteDir)
 	}
 	opts := []publish.Option{publish.WithSite(siteDir), publish.WithSigners(signers...), publish.WithRoot(f.root),
-		publish.WithExpires(f.expires), publish.WithRebuild(f.rebuild), publish.WithTitle(f.title), publish.WithScanReport(f.scanReport),
+		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithRebuild(f.rebuild), publish.WithTitle(f.title), publish.WithScanReport(f.scanReport),
 		publish.WithOutput(env.Stdout, env.Stderr)}
 	if f.merge != "" {
 		trust, err := f.mergeTrust(signers)

@@ -16,6 +16,8 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
 )
@@ -64,6 +66,7 @@ Examples:
 			fs.BoolVar(&contents, "with-image-contents", false, "nest each pinned image's contents as Trivy lists them")
 			tf.addFlags(fs)
 			it.addFlags(fs)
+			it.addTimeout(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {
@@ -76,7 +79,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			in, err := loadBuilds(ctx, env, args[0], true, trust)
+			in, err := loadBuilds(ctx, env, args[0], true, trust, it.timeout)
 			if err != nil {
 				return err
 			}
@@ -163,9 +166,16 @@ type buildsInput struct {
 	generated time.Time
 }
 
-// indexTrust are the flags that verify an index read by sbom and scan.
+// indexTrust are the flags that verify an index read by sbom, scan, diff
+// and plan, and how long its site may send nothing (--timeout).
 type indexTrust struct {
 	publicKeys, rootKeys []string
+	timeout              time.Duration
+}
+
+// addTimeout adds --timeout, for the commands that have no source flags.
+func (f *indexTrust) addTimeout(fs *pflag.FlagSet) {
+	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on the INDEX's site when it sends nothing for this long")
 }
 
 func (f *indexTrust) addFlags(fs *pflag.FlagSet) {
@@ -197,7 +207,7 @@ func (f *indexTrust) trust() (*index.Trust, error) {
 // with trust, which it needs. With infos, the BuildInfo sidecars of an
 // index are looked up at build/<name>-<version>-<build>.build.yaml beside
 // it.
-func loadBuilds(ctx context.Context, env *Env, src string, infos bool, trust *index.Trust) (*buildsInput, error) {
+func loadBuilds(ctx context.Context, env *Env, src string, infos bool, trust *index.Trust, timeout time.Duration) (*buildsInput, error) {
 	remote := strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://")
 	name := src
 	if !remote {
@@ -213,7 +223,7 @@ func loadBuilds(ctx context.Context, env *Env, src string, infos bool, trust *in
 	if trust == nil {
 		return nil, usagef("reading the index %s needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified", src)
 	}
-	pub, err := publish.ReadIndex(ctx, src, trust)
+	pub, err := publish.ReadIndex(ctx, src, trust, fetchsite.WithTimeout(timeout))
 	if err != nil {
 		return nil, err
 	}

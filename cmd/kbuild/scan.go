@@ -57,6 +57,7 @@ Examples:
 			fs.BoolVar(&offline, "offline", false, "use the vulnerability DB in the cache directory as it is; contact nothing but the images' registries")
 			tf.addFlags(fs)
 			it.addFlags(fs)
+			it.addTimeout(fs)
 			fs.IntVarP(&jobs, "jobs", "j", 0, "images scanned at once (default: the number of CPUs)")
 			fs.StringVarP(&format, "output", "o", "table", "report format: table or json")
 			fs.StringVar(&outFile, "output-file", "", "write the report to FILE instead of stdout")
@@ -86,7 +87,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			in, err := loadBuilds(ctx, env, args[0], false, trust)
+			in, err := loadBuilds(ctx, env, args[0], false, trust, it.timeout)
 			if err != nil {
 				return err
 			}

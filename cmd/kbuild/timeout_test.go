@@ -83,3 +83,39 @@ spec:
 		t.Fatalf("kbuild fetch --plugin-timeout 500ms with a hanging plugin: %s", r)
 	}
 }
+
+// TestIndexTimeoutFlag: every command that reads a published index gives
+// up on a site that sends headers and then nothing after --timeout, and
+// says which file stalled.
+func TestIndexTimeoutFlag(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100000")
+		w.Write([]byte("apiVersion: kubepkg.dev/v1alpha1\n"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	dir := t.TempDir()
+	key := keygen(t, dir, "index") + ".pub"
+	url := srv.URL + "/index.yaml"
+	recipes := filepath.Join("..", "..", "examples")
+	for _, args := range [][]string{
+		{"repo", "verify", url, "--public-key", key},
+		{"sbom", url, "-o", filepath.Join(dir, "bom.json"), "--public-key", key},
+		{"scan", url, "--public-key", key},
+		{"plan", recipes, "--against", url, "--public-key", key},
+		{"diff", filepath.Join(recipes, "smart-proxy"), "--against", url, "--public-key", key, "--cache-dir", t.TempDir()},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			r := runInProcess(append(args, "--timeout", "300ms")...)
+			if r.code == 0 || !strings.Contains(r.stderr, "no data for 300ms") || !strings.Contains(r.stderr, url) {
+				t.Fatalf("kbuild %s --timeout 300ms against a stalling site: %s", strings.Join(args, " "), r)
+			}
+		})
+	}
+}
