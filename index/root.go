@@ -11,7 +11,7 @@ import (
 	"sort"
 	"time"
 
-	sigsyaml "sigs.k8s.io/yaml"
+	yamlv2 "go.yaml.in/yaml/v2"
 )
 
 // MaxRootSize caps a root file that ParseRoot reads.
@@ -226,13 +226,26 @@ func (r *Root) Sign(s Signer) error {
 	return nil
 }
 
-// Marshal returns r as YAML (sigs.k8s.io/yaml).
+// Marshal returns r as YAML, in the format of sigs.k8s.io/yaml.
+//
+// The keys of every mapping are in the byte order encoding/json gives them.
+// sigs.k8s.io/yaml orders them with yaml.v2's comparison, which is not
+// transitive for keyids such as "5e83…", "53fe…" and "9d6b…", so it wrote
+// the same root in different orders from run to run.
 func (r *Root) Marshal() ([]byte, error) {
 	c := *r
 	if c.Signatures == nil {
 		c.Signatures = []Signature{}
 	}
-	return sigsyaml.Marshal(&c)
+	j, err := json.Marshal(&c)
+	if err != nil {
+		return nil, err
+	}
+	var ordered yamlv2.MapSlice // nested mappings decode as MapSlice too
+	if err := yamlv2.Unmarshal(j, &ordered); err != nil {
+		return nil, err
+	}
+	return yamlv2.Marshal(ordered)
 }
 
 // ParseRoot parses a root file strictly and checks it (see Check). It
