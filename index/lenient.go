@@ -28,8 +28,11 @@ type UnknownField struct {
 
 func (u UnknownField) String() string {
 	where := "index.yaml"
-	if u.Package != "" {
+	switch {
+	case u.Version != "":
 		where = fmt.Sprintf("%s %s build %d", u.Package, u.Version, u.Build)
+	case u.Package != "":
+		where = "package " + u.Package
 	}
 	if u.Dropped {
 		return fmt.Sprintf("%s: field %s is not known to kbuild (written by a newer kubepkg or kbuild?); this version is left out, as kubepkg leaves it out", where, u.Path)
@@ -94,15 +97,8 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 		for i, raw := range vl {
 			v := p.Versions[i]
 			vm, _ := raw.(map[string]any)
-			dropped := false
-			for _, k := range slices.Sorted(maps.Keys(vm)) {
-				for _, u := range unknownFields(vm[k], reflect.TypeFor[IndexVersion](), k, true) {
-					u.Package, u.Version, u.Build = name, v.Version, v.Build
-					u.Dropped = strings.HasPrefix(u.Path, "spec.")
-					dropped = dropped || u.Dropped
-					found = append(found, u)
-				}
-			}
+			unknown, dropped := versionUnknowns(vm, name, v.Version, v.Build)
+			found = append(found, unknown...)
 			if !dropped {
 				kept = append(kept, v)
 			}
@@ -114,6 +110,21 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	}
 	x.Unknown = found
 	return x, nil
+}
+
+// versionUnknowns lists the unknown fields of vm, version version build
+// build of package name as decoded generically, and reports whether one is
+// in the spec, which leaves the version out.
+func versionUnknowns(vm map[string]any, name, version string, build int) (found []UnknownField, dropped bool) {
+	for _, k := range slices.Sorted(maps.Keys(vm)) {
+		for _, u := range unknownFields(vm[k], reflect.TypeFor[IndexVersion](), k, true) {
+			u.Package, u.Version, u.Build = name, version, build
+			u.Dropped = strings.HasPrefix(u.Path, "spec.")
+			dropped = dropped || u.Dropped
+			found = append(found, u)
+		}
+	}
+	return found, dropped
 }
 
 // noDuplicateKeys refuses a mapping that has a key twice.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -465,17 +466,13 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	if visit == nil {
 		visit = func(name string, p *IndexPackage) (bool, error) { return true, checkPackage(name, p) }
 	}
-	x := &RepositoryIndex{}
-	r, err := newYReaderOf(b, share, nil)
-	if err == nil {
-		err = readIndex(r, x, visit)
-	}
+	x, err := readIndexFast(b, share, visit)
 	fast := err == nil
 	var bail *yamlBail
 	if errors.As(err, &bail) {
-		// Beyond what kbuild writes: read it as kubepkg does.
+		// Beyond what kbuild and kubepkg write: read it as kubepkg does.
 		if len(b) > maxSlowYAML {
-			return nil, fmt.Errorf("index: %v (YAML beyond what kbuild writes is read only in files up to %d MiB)", bail, maxSlowYAML>>20)
+			return nil, fmt.Errorf("index: %v (YAML beyond what kbuild and kubepkg write is read only in files up to %d MiB)", bail, maxSlowYAML>>20)
 		}
 		x, err = readLenient(b)
 	}
@@ -502,6 +499,27 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	if err := x.check(); err != nil {
 		return nil, err
 	}
+	return x, nil
+}
+
+// readIndexFast reads an index with the fast reader, leniently: unknown
+// fields are skipped and listed in x.Unknown, fields outside packages
+// first, then by package, each in file order, as readLenient lists them.
+func readIndexFast(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
+	r, err := newYReaderOf(b, share, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.lenient = true
+	x := &RepositoryIndex{}
+	if err := readIndex(r, x, visit); err != nil {
+		return nil, err
+	}
+	x.Unknown = r.found
+	sort.SliceStable(x.Unknown, func(i, j int) bool {
+		a, b := x.Unknown[i].Package, x.Unknown[j].Package
+		return a == "" && b != "" || a != "" && b != "" && a < b
+	})
 	return x, nil
 }
 
@@ -612,6 +630,7 @@ func readPackages(r *yreader, visit visitor) (map[string]*IndexPackage, error) {
 // readPackage reads package name into out, if visit keeps it.
 func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit visitor) error {
 	p := &IndexPackage{}
+	before := len(r.found)
 	present, err := r.readMap(func(k string) error {
 		var err error
 		switch k {
@@ -629,8 +648,17 @@ func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit vi
 	if err != nil {
 		return err
 	}
+	dropped := false
+	for i := before; i < len(r.found); i++ {
+		r.found[i].Package = name
+		dropped = dropped || r.found[i].Dropped
+	}
 	if !present {
 		p = nil
+	} else if dropped && len(p.Versions) == 0 {
+		// Every version left out: so is the package, as kubepkg leaves it.
+		r.slab.reset()
+		return nil
 	}
 	keep, err := visit(name, p)
 	if keep {
@@ -691,6 +719,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 	maps := make([]map[string]*IndexPackage, nparts)
 	names := make([][]string, nparts)
 	errs := make([]error, nparts)
+	found := make([][]UnknownField, nparts)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
 	for p := 0; p < nparts; p++ {
@@ -703,7 +732,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sub := &yreader{s: s[:stop], pos: first.off + 2, lineStart: first.off, line: first.line, ind: 0, seqOK: true, slab: &slabs{}}
+			sub := &yreader{s: s[:stop], pos: first.off + 2, lineStart: first.off, line: first.line, ind: 0, seqOK: true, slab: &slabs{}, lenient: r.lenient}
 			sub.eol = sub.findEOL(first.off)
 			m := map[string]*IndexPackage{}
 			var seen []string
@@ -714,7 +743,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 			if err == nil && c >= 0 {
 				err = sub.bail("unexpected indentation")
 			}
-			maps[p], names[p], errs[p] = m, seen, err
+			maps[p], names[p], errs[p], found[p] = m, seen, err, sub.found
 		}()
 	}
 	wg.Wait()
@@ -733,6 +762,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 		for name, pkg := range maps[p] {
 			out[name] = pkg
 		}
+		r.found = append(r.found, found[p]...)
 	}
 	// Continue after the mapping.
 	r.pos, r.lineStart, r.line = end, end, line
@@ -741,8 +771,12 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 }
 
 func readVersions(r *yreader) ([]IndexVersion, error) {
-	return readList(r, &r.slab.versions, func(r *yreader, v *IndexVersion) (bool, error) {
-		return r.readMap(func(k string) error {
+	var drop []int
+	n := 0
+	list, err := readList(r, &r.slab.versions, func(r *yreader, v *IndexVersion) (bool, error) {
+		i, start, skipped := n, r.lineStart, r.skipped
+		n++
+		present, err := r.readMap(func(k string) error {
 			var err error
 			switch k {
 			case "version":
@@ -760,5 +794,42 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 			}
 			return err
 		})
+		if err == nil && r.skipped != skipped {
+			var dropped bool
+			dropped, err = r.versionUnknowns(r.s[start:max(start, r.lineStart)], v)
+			if dropped {
+				drop = append(drop, i)
+			}
+		}
+		return present, err
 	})
+	if err != nil || len(drop) == 0 {
+		return list, err
+	}
+	kept := list[:0]
+	for i := range list {
+		if len(drop) > 0 && drop[0] == i {
+			drop = drop[1:]
+			continue
+		}
+		kept = append(kept, list[i])
+	}
+	return kept, nil
+}
+
+// versionUnknowns names the fields the fast reader skipped in version v,
+// whose entry is text (from its "-" line), by reading text again
+// generically, and reports whether v is left out. The package is named by
+// readPackage.
+func (r *yreader) versionUnknowns(text string, v *IndexVersion) (bool, error) {
+	if len(text) > maxSlowYAML {
+		return false, r.bail("%s build %d: an entry of more than %d MiB with fields kbuild does not know", v.Version, v.Build, maxSlowYAML>>20)
+	}
+	var items []map[string]any
+	if err := yaml3.Unmarshal([]byte(text), &items); err != nil || len(items) != 1 {
+		return false, r.bail("%s build %d: cannot read the entry again to name the fields kbuild does not know (%v)", v.Version, v.Build, err)
+	}
+	found, dropped := versionUnknowns(items[0], "", v.Version, v.Build)
+	r.found = append(r.found, found...)
+	return dropped, nil
 }
