@@ -448,3 +448,43 @@ func TestReadBigKubepkgIndex(t *testing.T) {
 		t.Errorf("merged index keeps unknown fields or loses kubepkg's versions")
 	}
 }
+
+// TestLenientTypeErrors checks that a value of the wrong type in an index
+// read as kubepkg reads it (which kubepkg's client refuses too) is refused
+// naming package, version and field, whichever reader finds it: the fast
+// one, sigs.k8s.io/yaml after the fast reader gave up elsewhere (a flow
+// sequence), or the fast one in an index of more than 16 MiB.
+func TestLenientTypeErrors(t *testing.T) {
+	small := string(kubepkgWrittenIndex(t, true, false))
+	flow := strings.Replace(small, "mirror: https://mirror.example.org\n", "mirror: [https://mirror.example.org]\n", 1)
+	if flow == small {
+		t.Fatal("flow edit not found")
+	}
+	big := string(bigKubepkgIndex(t, t.TempDir(), 10000, nil))
+	k := strings.Index(big, "  pkg-05000:\n")
+	for _, tc := range []struct {
+		name, data, old, new, want string
+	}{
+		{"build a string", small, "    - build: 2\n", "    - build: \"x\"\n", `index: line 41: package kubevirt version v1.8.0 build "x": field build is a YAML string, want an integer`},
+		{"spec build a word", small, "        build: 2\n", "        build: two\n", "index: line 44: package kubevirt version v1.8.0 build 2: field spec.build is a YAML string, want an integer"},
+		{"chart a sequence", small, "          - chart:\n              digest: sha256:dbc1", "          - chart:\n            - digest: sha256:dbc1", "package kubevirt version v1.8.0 build 2: field spec.variants.components.chart is a YAML sequence, want a mapping"},
+		{"description a mapping", small, "    description: Virtual machines\n", "    description:\n      en: Virtual machines\n", "index: package kubevirt: field description is a YAML mapping, want a string"},
+		{"slow: build a string", flow, "    - build: 2\n", "    - build: \"x\"\n", `index: package kubevirt version v1.8.0 build "x": field build is a YAML string, want an integer`},
+		{"slow: optional a word", flow, "          name: default\n        version: 1.60.0\n", "          name: default\n          requires:\n          - package: kubevirt\n            optional: maybe\n        version: 1.60.0\n", "index: package cdi version 1.60.0 build 0: field spec.variants.requires.optional is a YAML string, want true or false"},
+		{"big: build a string", big[k:], "    - build: 2\n", "    - build: \"x\"\n", `package pkg-05000 version v1.8.0 build "x": field build is a YAML string, want an integer`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := strings.Replace(tc.data, tc.old, tc.new, 1)
+			if bad == tc.data {
+				t.Fatal("test edit not found")
+			}
+			if strings.HasPrefix(tc.name, "big") {
+				bad = big[:k] + bad
+			}
+			_, err := ParseIndex([]byte(bad))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ParseIndex = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

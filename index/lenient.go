@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -58,15 +59,15 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	if err := noDuplicateKeys(&doc3); err != nil {
 		return nil, err
 	}
-	x := &RepositoryIndex{}
-	if err := sigsyaml.Unmarshal(b, x); err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
 	var doc any
 	if err := sigsyaml.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	top, _ := doc.(map[string]any)
+	x := &RepositoryIndex{}
+	if err := sigsyaml.Unmarshal(b, x); err != nil {
+		return nil, typeError(top, err)
+	}
 	var found []UnknownField
 	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if k == "packages" {
@@ -110,6 +111,29 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	}
 	x.Unknown = found
 	return x, nil
+}
+
+// typeError is err, the error of decoding top (the index decoded
+// generically) into a RepositoryIndex, naming the package and version
+// whose value has the wrong type where one has.
+func typeError(top map[string]any, err error) error {
+	pkgs, _ := top["packages"].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
+		pm, _ := pkgs[name].(map[string]any)
+		vl, _ := pm["versions"].([]any)
+		for _, raw := range vl {
+			if verr := decodeVersion(raw); verr != nil {
+				return fmt.Errorf("index: package %s %w", name, verr)
+			}
+		}
+		if j, jerr := json.Marshal(pkgs[name]); jerr == nil {
+			var p IndexPackage
+			if perr := json.Unmarshal(j, &p); perr != nil {
+				return fmt.Errorf("index: package %s: %w", name, fieldTypeError(perr))
+			}
+		}
+	}
+	return fmt.Errorf("index: %w", fieldTypeError(err))
 }
 
 // versionUnknowns lists the unknown fields of vm, version version build

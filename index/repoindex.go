@@ -2,12 +2,15 @@ package index
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -469,6 +472,9 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	x, err := readIndexFast(b, share, visit)
 	fast := err == nil
 	var bail *yamlBail
+	if errors.As(err, &bail) && bail.refused {
+		return nil, fmt.Errorf("index: %w", bail)
+	}
 	if errors.As(err, &bail) {
 		// Beyond what kbuild and kubepkg write: read it as kubepkg does.
 		if len(b) > maxSlowYAML {
@@ -645,6 +651,10 @@ func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit vi
 		}
 		return err
 	})
+	var bail *yamlBail
+	if errors.As(err, &bail) && bail.refused {
+		return &yamlBail{line: bail.line, msg: "package " + name + " " + bail.msg, refused: true}
+	}
 	if err != nil {
 		return err
 	}
@@ -774,7 +784,7 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 	var drop []int
 	n := 0
 	list, err := readList(r, &r.slab.versions, func(r *yreader, v *IndexVersion) (bool, error) {
-		i, start, skipped := n, r.lineStart, r.skipped
+		i, start, skipped, dash := n, r.lineStart, r.skipped, r.ind
 		n++
 		present, err := r.readMap(func(k string) error {
 			var err error
@@ -794,6 +804,14 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 			}
 			return err
 		})
+		var bail *yamlBail
+		if errors.As(err, &bail) && r.lenient {
+			// Say which version, if it is a type error that kubepkg's
+			// client refuses too.
+			if verr := versionTypeError(r.s[start:r.itemEnd(start, dash)]); verr != nil {
+				return false, &yamlBail{line: bail.line, msg: verr.Error(), refused: true}
+			}
+		}
 		if err == nil && r.skipped != skipped {
 			var dropped bool
 			dropped, err = r.versionUnknowns(r.s[start:max(start, r.lineStart)], v)
@@ -815,6 +833,104 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 		kept = append(kept, list[i])
 	}
 	return kept, nil
+}
+
+// itemEnd returns the offset of the first line after start, the start of
+// a sequence entry whose "-" is at column dash, that has content at column
+// dash or less: the end of the entry.
+func (r *yreader) itemEnd(start, dash int) int {
+	off := r.findEOL(start) + 1
+	for off < len(r.s) {
+		eol := r.findEOL(off)
+		i := off
+		for i < eol && r.s[i] == ' ' {
+			i++
+		}
+		if i < eol && r.s[i] != '#' && i-off <= dash {
+			return off
+		}
+		off = eol + 1
+	}
+	return len(r.s)
+}
+
+// versionTypeError decodes text, one entry of a package's versions (from
+// its "-" line), as kubepkg's client does and returns the error that names
+// its version and the field whose value has the wrong type, or nil.
+func versionTypeError(text string) error {
+	if len(text) > maxSlowYAML || checkPlainYAML([]byte(text), "") != nil {
+		return nil
+	}
+	var items []any
+	if err := sigsyaml.Unmarshal([]byte(text), &items); err != nil || len(items) != 1 {
+		return nil
+	}
+	return decodeVersion(items[0])
+}
+
+// decodeVersion decodes raw, a version entry decoded generically, into an
+// IndexVersion as kubepkg's client would, and returns the error naming the
+// version (by what it says) and the field whose value has the wrong type.
+func decodeVersion(raw any) error {
+	j, err := json.Marshal(raw)
+	if err != nil {
+		return nil
+	}
+	var v IndexVersion
+	if err := json.Unmarshal(j, &v); err != nil {
+		vm, _ := raw.(map[string]any)
+		version, build := "(no version)", any(0)
+		if s, ok := vm["version"].(string); ok {
+			version = s
+		}
+		switch b := vm["build"].(type) {
+		case nil:
+		case string:
+			build = strconv.Quote(b)
+		default:
+			build = b
+		}
+		return fmt.Errorf("version %s build %v: %w", version, build, fieldTypeError(err))
+	}
+	return nil
+}
+
+// fieldTypeError rewords encoding/json's type error as the field, the
+// type found and the type wanted.
+func fieldTypeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("field %s is a YAML %s, want %s", te.Field, jsonKindWord(te.Value), goKindWord(te.Type))
+	}
+	return err
+}
+
+func jsonKindWord(v string) string {
+	switch v {
+	case "object":
+		return "mapping"
+	case "array":
+		return "sequence"
+	case "bool":
+		return "boolean"
+	}
+	return v
+}
+
+func goKindWord(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice:
+		return "a sequence"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return "an integer"
+	}
+	return t.String()
 }
 
 // versionUnknowns names the fields the fast reader skipped in version v,

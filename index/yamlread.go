@@ -48,6 +48,9 @@ type yreader struct {
 type yamlBail struct {
 	line int
 	msg  string
+	// refused is set when sigs.k8s.io/yaml, and so kubepkg's client,
+	// refuses the document too: no need to read it again.
+	refused bool
 }
 
 func (e *yamlBail) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
