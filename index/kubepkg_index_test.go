@@ -168,13 +168,7 @@ func TestReadKubepkgWrittenIndex(t *testing.T) {
 			if err != nil {
 				t.Fatalf("AddBase = %v", err)
 			}
-			if err := b.Add("dist/kubevirt-1.10.0-1.yaml", record("kubevirt", "1.10.0", 1), nil); err != nil {
-				t.Fatal(err)
-			}
-			merged, err := b.Marshal(testTime, time.Time{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			merged := mergeNewVersion(t, b)
 			n, bad := kpParseIndex(t, merged)
 			if n != tc.versions+1 || len(bad) > 0 {
 				t.Fatalf("kubepkg reads the merged index with %d versions (want %d), refusing %v\n%s", n, tc.versions+1, bad, merged)
@@ -184,6 +178,20 @@ func TestReadKubepkgWrittenIndex(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mergeNewVersion adds kubevirt 1.10.0 build 1 to b, which holds a base,
+// and returns the index b writes.
+func mergeNewVersion(t *testing.T, b *Builder) []byte {
+	t.Helper()
+	if err := b.Add("dist/kubevirt-1.10.0-1.yaml", record("kubevirt", "1.10.0", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	merged, err := b.Marshal(testTime, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return merged
 }
 
 // TestKubepkgIndexStaysStrict checks that reading kubepkg's forms leaves
@@ -430,13 +438,7 @@ func TestReadBigKubepkgIndex(t *testing.T) {
 	if err := b.AddBase(v); err != nil {
 		t.Fatalf("AddBase = %v", err)
 	}
-	if err := b.Add("dist/kubevirt-1.10.0-1.yaml", record("kubevirt", "1.10.0", 1), nil); err != nil {
-		t.Fatal(err)
-	}
-	merged, err := b.Marshal(testTime, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	merged := mergeNewVersion(t, b)
 	mv, err := Verify(merged, sigFile(t, merged, keys.index), trust, opts)
 	if err != nil {
 		t.Fatalf("Verify(merged) = %v", err)

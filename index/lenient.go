@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -25,6 +26,26 @@ type UnknownField struct {
 	// of the index read, as kubepkg leaves it out (its digest covers the
 	// field, so it cannot be checked without knowing the field).
 	Dropped bool
+
+	entry bool // in a version entry (Version may be empty in a bad one)
+}
+
+// sortUnknown orders unknown fields as both readers list them: by package
+// (fields outside every package first); in a package, its own fields by
+// path, then those of its version entries in file order.
+func sortUnknown(u []UnknownField) {
+	sort.SliceStable(u, func(i, j int) bool {
+		a, b := &u[i], &u[j]
+		switch {
+		case a.Package != b.Package:
+			return a.Package < b.Package
+		case a.entry != b.entry:
+			return !a.entry
+		case !a.entry:
+			return a.Path < b.Path
+		}
+		return false
+	})
 }
 
 func (u UnknownField) String() string {
@@ -104,11 +125,14 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 				kept = append(kept, v)
 			}
 		}
-		p.Versions = kept
-		if len(kept) == 0 {
+		if len(kept) == 0 && len(p.Versions) > 0 {
+			// Every version left out: so is the package. A package
+			// without versions is refused by checkPackage.
 			delete(x.Packages, name)
 		}
+		p.Versions = kept
 	}
+	sortUnknown(found)
 	x.Unknown = found
 	return x, nil
 }
@@ -142,7 +166,7 @@ func typeError(top map[string]any, err error) error {
 func versionUnknowns(vm map[string]any, name, version string, build int) (found []UnknownField, dropped bool) {
 	for _, k := range slices.Sorted(maps.Keys(vm)) {
 		for _, u := range unknownFields(vm[k], reflect.TypeFor[IndexVersion](), k, true) {
-			u.Package, u.Version, u.Build = name, version, build
+			u.Package, u.Version, u.Build, u.entry = name, version, build, true
 			u.Dropped = strings.HasPrefix(u.Path, "spec.")
 			dropped = dropped || u.Dropped
 			found = append(found, u)

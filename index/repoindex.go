@@ -52,8 +52,10 @@ type RepositoryIndex struct {
 	// package, version and build; none of them is among Packages.
 	Withdrawn []Withdrawal `json:"withdrawn,omitempty"`
 
-	// Unknown lists the fields read that kbuild's types do not have, in
-	// file order; versions whose spec has one are not in Packages.
+	// Unknown lists the fields read that kbuild's types do not have, by
+	// package, each package's own fields first, then those of its
+	// versions in file order; versions whose spec has one are not in
+	// Packages.
 	// Never written.
 	Unknown []UnknownField `json:"-"`
 }
@@ -509,8 +511,8 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 }
 
 // readIndexFast reads an index with the fast reader, leniently: unknown
-// fields are skipped and listed in x.Unknown, fields outside packages
-// first, then by package, each in file order, as readLenient lists them.
+// fields are skipped and listed in x.Unknown, in the order readLenient
+// lists them (sortUnknown).
 func readIndexFast(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	r, err := newYReaderOf(b, share, nil)
 	if err != nil {
@@ -521,11 +523,8 @@ func readIndexFast(b []byte, share bool, visit visitor) (*RepositoryIndex, error
 	if err := readIndex(r, x, visit); err != nil {
 		return nil, err
 	}
+	sortUnknown(r.found)
 	x.Unknown = r.found
-	sort.SliceStable(x.Unknown, func(i, j int) bool {
-		a, b := x.Unknown[i].Package, x.Unknown[j].Package
-		return a == "" && b != "" || a != "" && b != "" && a < b
-	})
 	return x, nil
 }
 
@@ -667,7 +666,6 @@ func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit vi
 		p = nil
 	} else if dropped && len(p.Versions) == 0 {
 		// Every version left out: so is the package, as kubepkg leaves it.
-		r.slab.reset()
 		return nil
 	}
 	keep, err := visit(name, p)
