@@ -48,7 +48,7 @@ type kpWVersion struct {
 // kpVersion returns an index entry for spec as kubepkg writes it, with
 // extra JSON fields merged into the spec's first variant (as a newer
 // kubepkg's type would write them) and the digest over all of it.
-func kpVersion(t *testing.T, s kpSpec, extra map[string]any) kpWVersion {
+func kpVersion(t testing.TB, s kpSpec, extra map[string]any) kpWVersion {
 	t.Helper()
 	raw, err := json.Marshal(&s)
 	if err != nil {
@@ -81,7 +81,7 @@ func kpChart(name string, n int) *kpChartRef {
 // that leave required fields empty ("path":"", "verbs":null), an unknown
 // package field, and with newer a version whose spec has a field kbuild
 // does not know.
-func kubepkgWrittenIndex(t *testing.T, generated bool, newer bool) []byte {
+func kubepkgWrittenIndex(t testing.TB, generated bool, newer bool) []byte {
 	t.Helper()
 	versions := []kpWVersion{
 		kpVersion(t, kpSpec{Version: "1.9.0", Variants: []kpVariant{{Name: "default", Components: []kpComponent{{Name: "operator", Chart: kpChart("kubevirt", 1)}}}}}, nil),
@@ -333,12 +333,12 @@ func TestFastReaderReadsKubepkgIndex(t *testing.T) {
 	}
 }
 
-// bigKubepkgIndex writes to dir an index of more than 16 MiB in the forms
-// kubepkg writes (kubepkgWrittenIndex's kubevirt package, under n names):
-// build 0 left out, a v-prefixed version, a component with path, unknown
-// index and package fields, and, for the packages in newer, a version
-// whose spec has fields kbuild does not know.
-func bigKubepkgIndex(t *testing.T, dir string, n int, newer map[int]bool) []byte {
+// kubepkgIndexOf returns an index in the forms kubepkg writes
+// (kubepkgWrittenIndex's kubevirt package, under n names, about 1.7 kB
+// each): build 0 left out, a v-prefixed version, a component with path,
+// unknown index and package fields, and, for the packages in newer, a
+// version whose spec has fields kbuild does not know.
+func kubepkgIndexOf(t testing.TB, n int, newer map[int]bool) []byte {
 	t.Helper()
 	blockOf := func(newer bool) (head, block string) {
 		data := string(kubepkgWrittenIndex(t, true, newer))
@@ -361,8 +361,15 @@ func bigKubepkgIndex(t *testing.T, dir string, n int, newer map[int]bool) []byte
 			sb.WriteString(plain)
 		}
 	}
+	return []byte(sb.String())
+}
+
+// bigKubepkgIndex writes kubepkgIndexOf(n, newer) to dir, reads it back
+// and checks that it is more than 16 MiB.
+func bigKubepkgIndex(t *testing.T, dir string, n int, newer map[int]bool) []byte {
+	t.Helper()
 	path := filepath.Join(dir, "index.yaml")
-	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+	if err := os.WriteFile(path, kubepkgIndexOf(t, n, newer), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)

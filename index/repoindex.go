@@ -650,8 +650,7 @@ func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit vi
 		}
 		return err
 	})
-	var bail *yamlBail
-	if errors.As(err, &bail) && bail.refused {
+	if bail := bailOf(err); bail != nil && bail.refused {
 		return &yamlBail{line: bail.line, msg: "package " + name + " " + bail.msg, refused: true}
 	}
 	if err != nil {
@@ -802,8 +801,7 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 			}
 			return err
 		})
-		var bail *yamlBail
-		if errors.As(err, &bail) && r.lenient {
+		if bail := bailOf(err); bail != nil && r.lenient {
 			// Say which version, if it is a type error that kubepkg's
 			// client refuses too.
 			if verr := versionTypeError(r.s[start:r.itemEnd(start, dash)]); verr != nil {
@@ -831,6 +829,19 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 		kept = append(kept, list[i])
 	}
 	return kept, nil
+}
+
+// bailOf returns err's *yamlBail, or nil. (Called only on an error, so
+// that the reader does not allocate per value.)
+func bailOf(err error) *yamlBail {
+	if err == nil {
+		return nil
+	}
+	var bail *yamlBail
+	if errors.As(err, &bail) {
+		return bail
+	}
+	return nil
 }
 
 // itemEnd returns the offset of the first line after start, the start of
