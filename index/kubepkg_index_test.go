@@ -96,7 +96,8 @@ func kubepkgWrittenIndex(t testing.TB, generated bool, newer bool) []byte {
 		versions = append([]kpWVersion{kpVersion(t, kpSpec{Version: "2.0.0", Build: 1, Variants: []kpVariant{{Name: "default", Components: []kpComponent{{Name: "operator", Chart: kpChart("kubevirt", 4)}}}}},
 			map[string]any{"retries": 3, "rollout": map[string]any{
 				"steps": []any{map[string]any{"weight": 10, "pause": true}, map[string]any{"weight": 100, "note": "line one\nline two\n"}},
-				"empty": map[string]any{}, "none": []any{}, "off": nil, "tags": []any{"a", 1.5, false}}})}, versions...)
+				"empty": map[string]any{}, "none": []any{}, "off": nil, "tags": []any{"a", 1.5, false},
+				"matrix": []any{[]any{"a", []any{"b", map[string]any{"c": 1}}}, []any{}}}})}, versions...)
 	}
 	x := kpWIndex{APIVersion: IndexAPIVersion, Kind: IndexKind, Mirror: "https://mirror.example.org", Packages: map[string]kpWPackage{
 		"kubevirt": {Description: "Virtual machines", Keywords: []string{"virt"}, Versions: versions},

@@ -22,7 +22,9 @@ import (
 // that YAML 1.1 reads as booleans or numbers) it stops with a *yamlBail, and
 // the caller decodes the document with sigs.k8s.io/yaml instead, which is
 // authoritative. On what it accepts it must agree with sigs.k8s.io/yaml
-// exactly; FuzzParseIndex checks that.
+// exactly; FuzzParseIndex checks that. Reading an index it is lenient as
+// kubepkg's client is: unknown keys are skipped and recorded (see unknown),
+// agreeing with readLenient, which FuzzParseIndex checks too.
 type yreader struct {
 	s         string
 	pos       int  // next unread byte
@@ -442,21 +444,27 @@ func (r *yreader) readSeq(fn func() error) (bool, error) {
 		}
 		return false, nil
 	}
+	return true, r.seqLoop(col, fn)
+}
+
+// seqLoop reads the entries of a block sequence at column col, pos being
+// at the first "-".
+func (r *yreader) seqLoop(col int, fn func() error) error {
 	for {
 		r.ind, r.dash, r.seqOK = col, true, false
 		r.pos++ // '-'
 		if err := fn(); err != nil {
-			return false, err
+			return err
 		}
 		c, err := r.nextContent()
 		if err != nil {
-			return false, err
+			return err
 		}
 		if c != col || !r.isDash(r.pos) {
 			if c > col {
-				return false, r.bail("unexpected indentation")
+				return r.bail("unexpected indentation")
 			}
-			return true, nil
+			return nil
 		}
 	}
 }
@@ -1019,8 +1027,12 @@ func (r *yreader) skipValue() error {
 	case rest == "[]":
 		_, err := r.readSeq(r.skipValue)
 		return err
-	case r.isDash(r.pos):
-		return r.bail("a sequence inside a sequence entry")
+	case r.isDash(r.pos) && r.dash:
+		// A sequence that starts on the entry's line ("- - a").
+		ind, seqOK := r.ind, r.seqOK
+		err := r.seqLoop(r.col(), r.skipValue)
+		r.ind, r.dash, r.seqOK = ind, true, seqOK
+		return err
 	case r.dash:
 		// A mapping that starts on the entry's line, or a scalar.
 		saved := *r
