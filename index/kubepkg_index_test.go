@@ -482,6 +482,7 @@ func TestLenientTypeErrors(t *testing.T) {
 		{"slow: build a string", flow, "    - build: 2\n", "    - build: \"x\"\n", `index: package kubevirt version v1.8.0 build "x": field build is a YAML string, want an integer`},
 		{"slow: optional a word", flow, "          name: default\n        version: 1.60.0\n", "          name: default\n          requires:\n          - package: kubevirt\n            optional: maybe\n        version: 1.60.0\n", "index: package cdi version 1.60.0 build 0: field spec.variants.requires.optional is a YAML string, want true or false"},
 		{"big: build a string", big[k:], "    - build: 2\n", "    - build: \"x\"\n", `package pkg-05000 version v1.8.0 build "x": field build is a YAML string, want an integer`},
+		{"big: a key twice", big[k:], "    - build: 2\n", "    - build: 2\n      build: 2\n", `package pkg-05000: versions[1]: duplicate key "build" (YAML beyond what kbuild and kubepkg write is read only in files up to 16 MiB)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := strings.Replace(tc.data, tc.old, tc.new, 1)

@@ -650,8 +650,14 @@ func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit vi
 		}
 		return err
 	})
-	if bail := bailOf(err); bail != nil && bail.refused {
-		return &yamlBail{line: bail.line, msg: "package " + name + " " + bail.msg, refused: true}
+	if bail := bailOf(err); bail != nil && r.lenient {
+		// Name the package (and version, see readVersions) for an index
+		// too large to be read again with sigs.k8s.io/yaml.
+		sep := ": "
+		if bail.refused {
+			sep = " " // "package x version ..."
+		}
+		return &yamlBail{line: bail.line, msg: "package " + name + sep + bail.msg, refused: bail.refused}
 	}
 	if err != nil {
 		return err
@@ -806,6 +812,9 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 			// client refuses too.
 			if verr := versionTypeError(r.s[start:r.itemEnd(start, dash)]); verr != nil {
 				return false, &yamlBail{line: bail.line, msg: verr.Error(), refused: true}
+			}
+			if !bail.refused {
+				return false, &yamlBail{line: bail.line, msg: fmt.Sprintf("versions[%d]: %s", i, bail.msg)}
 			}
 		}
 		if err == nil && r.skipped != skipped {
