@@ -97,3 +97,16 @@ func BenchmarkSpecJSONStdlib(b *testing.B) {
 		s.CanonicalJSON()
 	}
 }
+
+// BenchmarkParseKubepkgIndex reads an index in the forms kubepkg writes,
+// with fields kbuild does not know (5,000 packages, 15,000 versions, 8 MB).
+func BenchmarkParseKubepkgIndex(b *testing.B) {
+	data := kubepkgIndexOf(b, 5000, nil)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseIndex(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -34,6 +34,7 @@ func FuzzParseIndex(f *testing.F) {
 	f.Add([]byte("apiVersion: kubepkg.dev/v1alpha1\nkind: RepositoryIndex\ngenerated: \"2026-10-10T12:00:00Z\"\npackages: {}\n"))
 	f.Add([]byte("a: &a [*a, *a]\nb: &b [*a, *a]\n"))
 	f.Add([]byte("apiVersion: kubepkg.dev/v1alpha1\nkind: RepositoryIndex\ngenerated: \"2026-10-10T12:00:00Z\"\npackages: {}\nwithdrawn:\n- build: 1\n  digest: sha256:" + strings.Repeat("a", 64) + "\n  package: x\n  reason: 'bad: see #7'\n  version: 1.0.0\n  withdrawn: \"2026-10-11T12:00:00Z\"\n"))
+	f.Add([]byte("mirror:\n  a: [b]\npackages:\n  x:\n    keywords:\n    - - a\n    versions:\n    - build: 1\n      spec:\n        retries: {}\n        version: 1.0.0\n        variants:\n        - name: x\n          new:\n          - a: 1\n            b: null\n          - |\n            text\n      version: 1.0.0\n"))
 	f.Add([]byte("packages:\n  x:\n    versions:\n    - spec:\n        images: ['a', \"b\\u0041\", c]\n        version: |-\n          x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		x, err := ParseIndex(data)
@@ -53,6 +54,18 @@ func FuzzParseIndex(f *testing.F) {
 				if !errors.As(ferr, &bail) {
 					t.Fatalf("fast reader error that is not a bail: %v", ferr)
 				}
+			}
+		}
+		// Read leniently, the fast reader and readLenient (as kubepkg's
+		// client reads) agree on what the fast reader accepts, unknown
+		// fields and versions left out included.
+		if fast, ferr := readIndexFast(data, false, keepAll); ferr == nil {
+			slow, serr := readLenient(data)
+			if serr != nil {
+				t.Fatalf("lenient fast reader accepted what readLenient refuses: %v\n%q", serr, data)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("lenient fast reader and readLenient differ\nfast %+v\nslow %+v\n%q", fast, slow, data)
 			}
 		}
 		// The parallel split and the visitor that drops each package (its

@@ -6,6 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +48,7 @@ type kpWVersion struct {
 // kpVersion returns an index entry for spec as kubepkg writes it, with
 // extra JSON fields merged into the spec's first variant (as a newer
 // kubepkg's type would write them) and the digest over all of it.
-func kpVersion(t *testing.T, s kpSpec, extra map[string]any) kpWVersion {
+func kpVersion(t testing.TB, s kpSpec, extra map[string]any) kpWVersion {
 	t.Helper()
 	raw, err := json.Marshal(&s)
 	if err != nil {
@@ -76,7 +81,7 @@ func kpChart(name string, n int) *kpChartRef {
 // that leave required fields empty ("path":"", "verbs":null), an unknown
 // package field, and with newer a version whose spec has a field kbuild
 // does not know.
-func kubepkgWrittenIndex(t *testing.T, generated bool, newer bool) []byte {
+func kubepkgWrittenIndex(t testing.TB, generated bool, newer bool) []byte {
 	t.Helper()
 	versions := []kpWVersion{
 		kpVersion(t, kpSpec{Version: "1.9.0", Variants: []kpVariant{{Name: "default", Components: []kpComponent{{Name: "operator", Chart: kpChart("kubevirt", 1)}}}}}, nil),
@@ -89,7 +94,10 @@ func kubepkgWrittenIndex(t *testing.T, generated bool, newer bool) []byte {
 	}
 	if newer {
 		versions = append([]kpWVersion{kpVersion(t, kpSpec{Version: "2.0.0", Build: 1, Variants: []kpVariant{{Name: "default", Components: []kpComponent{{Name: "operator", Chart: kpChart("kubevirt", 4)}}}}},
-			map[string]any{"retries": 3})}, versions...)
+			map[string]any{"retries": 3, "rollout": map[string]any{
+				"steps": []any{map[string]any{"weight": 10, "pause": true}, map[string]any{"weight": 100, "note": "line one\nline two\n"}},
+				"empty": map[string]any{}, "none": []any{}, "off": nil, "tags": []any{"a", 1.5, false},
+				"matrix": []any{[]any{"a", []any{"b", map[string]any{"c": 1}}}, []any{}}}})}, versions...)
 	}
 	x := kpWIndex{APIVersion: IndexAPIVersion, Kind: IndexKind, Mirror: "https://mirror.example.org", Packages: map[string]kpWPackage{
 		"kubevirt": {Description: "Virtual machines", Keywords: []string{"virt"}, Versions: versions},
@@ -161,13 +169,7 @@ func TestReadKubepkgWrittenIndex(t *testing.T) {
 			if err != nil {
 				t.Fatalf("AddBase = %v", err)
 			}
-			if err := b.Add("dist/kubevirt-1.10.0-1.yaml", record("kubevirt", "1.10.0", 1), nil); err != nil {
-				t.Fatal(err)
-			}
-			merged, err := b.Marshal(testTime, time.Time{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			merged := mergeNewVersion(t, b)
 			n, bad := kpParseIndex(t, merged)
 			if n != tc.versions+1 || len(bad) > 0 {
 				t.Fatalf("kubepkg reads the merged index with %d versions (want %d), refusing %v\n%s", n, tc.versions+1, bad, merged)
@@ -177,6 +179,20 @@ func TestReadKubepkgWrittenIndex(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mergeNewVersion adds kubevirt 1.10.0 build 1 to b, which holds a base,
+// and returns the index b writes.
+func mergeNewVersion(t *testing.T, b *Builder) []byte {
+	t.Helper()
+	if err := b.Add("dist/kubevirt-1.10.0-1.yaml", record("kubevirt", "1.10.0", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	merged, err := b.Marshal(testTime, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return merged
 }
 
 // TestKubepkgIndexStaysStrict checks that reading kubepkg's forms leaves
@@ -290,5 +306,196 @@ func TestLenientRefusesDuplicateKeys(t *testing.T) {
 	}
 	if _, err := ParseIndex([]byte(data)); err != nil {
 		t.Errorf("ParseIndex of the index itself = %v", err)
+	}
+}
+
+// TestFastReaderReadsKubepkgIndex checks that the fast reader reads the
+// forms kubepkg writes itself, without giving up (so that size does not
+// matter), and agrees with readLenient, which reads them as kubepkg's
+// client does, on the index and on every unknown field and left-out
+// version.
+func TestFastReaderReadsKubepkgIndex(t *testing.T) {
+	for _, tc := range []struct{ generated, newer bool }{{true, false}, {false, false}, {true, true}} {
+		data := kubepkgWrittenIndex(t, tc.generated, tc.newer)
+		fast, err := readIndexFast(data, false, keepAll)
+		if err != nil {
+			t.Fatalf("generated %v newer %v: the fast reader gave up: %v\n%s", tc.generated, tc.newer, err, data)
+		}
+		slow, err := readLenient(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("generated %v newer %v: fast and lenient readers differ\nfast %+v\nslow %+v", tc.generated, tc.newer, fast, slow)
+		}
+		if tc.newer && (len(fast.Packages["kubevirt"].Versions) != 3 || !slices.ContainsFunc(fast.Unknown, func(u UnknownField) bool { return u.Dropped })) {
+			t.Errorf("the version with an unknown spec field is not left out: %+v", fast.Unknown)
+		}
+	}
+}
+
+// kubepkgIndexOf returns an index in the forms kubepkg writes
+// (kubepkgWrittenIndex's kubevirt package, under n names, about 1.7 kB
+// each): build 0 left out, a v-prefixed version, a component with path,
+// unknown index and package fields, and, for the packages in newer, a
+// version whose spec has fields kbuild does not know.
+func kubepkgIndexOf(t testing.TB, n int, newer map[int]bool) []byte {
+	t.Helper()
+	blockOf := func(newer bool) (head, block string) {
+		data := string(kubepkgWrittenIndex(t, true, newer))
+		h, _, ok := strings.Cut(data, "packages:\n")
+		i := strings.Index(data, "  kubevirt:\n")
+		if !ok || i < 0 {
+			t.Fatalf("unexpected fixture:\n%s", data)
+		}
+		return h + "packages:\n", data[i+len("  kubevirt:\n"):]
+	}
+	head, plain := blockOf(false)
+	_, withNewer := blockOf(true)
+	var sb strings.Builder
+	sb.WriteString(head)
+	for i := range n {
+		fmt.Fprintf(&sb, "  pkg-%05d:\n", i)
+		if newer[i] {
+			sb.WriteString(withNewer)
+		} else {
+			sb.WriteString(plain)
+		}
+	}
+	return []byte(sb.String())
+}
+
+// bigKubepkgIndex writes kubepkgIndexOf(n, newer) to dir, reads it back
+// and checks that it is more than 16 MiB.
+func bigKubepkgIndex(t *testing.T, dir string, n int, newer map[int]bool) []byte {
+	t.Helper()
+	path := filepath.Join(dir, "index.yaml")
+	if err := os.WriteFile(path, kubepkgIndexOf(t, n, newer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) <= maxSlowYAML {
+		t.Fatalf("the index is %d bytes, want more than %d", len(data), maxSlowYAML)
+	}
+	return data
+}
+
+// TestReadBigKubepkgIndex verifies and merges over kubepkg-written indexes
+// of more than 16 MiB, which are never decoded with sigs.k8s.io/yaml: every
+// form kubepkg's client accepts is accepted, each unknown field is named
+// in a warning, the versions with unknown spec fields (in two different
+// parts of the parallel read) are left out and block a merge, and digest
+// checks stay on.
+func TestReadBigKubepkgIndex(t *testing.T) {
+	keys := newTestKeys(t)
+	trust := &Trust{IndexKeys: pubs(keys.index)}
+	opts := VerifyOptions{Now: testTime}
+	const n = 10000
+	data := bigKubepkgIndex(t, t.TempDir(), n, map[int]bool{7: true, n - 3: true})
+	v, err := Verify(data, sigFile(t, data, keys.index), trust, opts)
+	if err != nil {
+		t.Fatalf("Verify = %v", err)
+	}
+	if v.Packages != n || v.Versions != 3*n {
+		t.Errorf("Verify: %d packages, %d versions; want %d, %d", v.Packages, v.Versions, n, 3*n)
+	}
+	wantLeftOut := []string{"pkg-00007 2.0.0 build 1", fmt.Sprintf("pkg-%05d 2.0.0 build 1", n-3)}
+	if !slices.Equal(v.LeftOut, wantLeftOut) {
+		t.Errorf("LeftOut = %q, want %q", v.LeftOut, wantLeftOut)
+	}
+	counts := map[string]int{}
+	for _, w := range v.Warnings {
+		switch {
+		case w == "index.yaml: field mirror is not known to kbuild; ignored, as kubepkg ignores it":
+			counts["mirror"]++
+		case strings.HasPrefix(w, "package pkg-") && strings.HasSuffix(w, ": field keywords is not known to kbuild; ignored, as kubepkg ignores it"):
+			counts["keywords"]++
+		case strings.Contains(w, " 2.0.0 build 1: field spec.variants[0].retries is not known to kbuild") && strings.Contains(w, "this version is left out"):
+			counts["retries"]++
+		case strings.Contains(w, " 2.0.0 build 1: field spec.variants[0].rollout is not known to kbuild"):
+			counts["rollout"]++
+		default:
+			t.Errorf("unexpected warning %q", w)
+		}
+	}
+	if want := map[string]int{"mirror": 1, "keywords": n, "retries": 2, "rollout": 2}; !reflect.DeepEqual(counts, want) {
+		t.Errorf("warnings by field %v, want %v", counts, want)
+	}
+	if err := NewBuilder().AddBase(v); err == nil || !strings.Contains(err.Error(), strings.Join(wantLeftOut, ", ")) {
+		t.Errorf("AddBase = %v, want a refusal naming %q", err, wantLeftOut)
+	}
+
+	// A spec changed after signing is refused, naming its version.
+	k := strings.Index(string(data), "  pkg-05000:\n")
+	tampered := []byte(string(data[:k]) + strings.Replace(string(data[k:]), "name: operator\n", "name: operator-evil\n", 1))
+	if _, err := Verify(tampered, sigFile(t, tampered, keys.index), trust, opts); !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "pkg-05000 2.0.0") && !strings.Contains(err.Error(), "pkg-05000 1.9.0 build 0") {
+		t.Errorf("tampered spec: Verify = %v, want ErrDigest naming pkg-05000 1.9.0 build 0", err)
+	}
+
+	// Without the newer versions the index merges; what kbuild writes
+	// keeps kubepkg's versions and none of the unknown fields.
+	data = bigKubepkgIndex(t, t.TempDir(), n, nil)
+	v, err = Verify(data, sigFile(t, data, keys.index), trust, opts)
+	if err != nil {
+		t.Fatalf("Verify = %v", err)
+	}
+	b := NewBuilder()
+	if err := b.AddBase(v); err != nil {
+		t.Fatalf("AddBase = %v", err)
+	}
+	merged := mergeNewVersion(t, b)
+	mv, err := Verify(merged, sigFile(t, merged, keys.index), trust, opts)
+	if err != nil {
+		t.Fatalf("Verify(merged) = %v", err)
+	}
+	if mv.Versions != 3*n+1 || len(mv.Warnings) != 0 {
+		t.Errorf("merged: %d versions, warnings %q; want %d and none", mv.Versions, mv.Warnings, 3*n+1)
+	}
+	if s := string(merged); !strings.Contains(s, "version: v1.8.0") || !strings.Contains(s, "path: kubevirt/charts/operator") || strings.Contains(s, "keywords") || strings.Contains(s, "mirror:") {
+		t.Errorf("merged index keeps unknown fields or loses kubepkg's versions")
+	}
+}
+
+// TestLenientTypeErrors checks that a value of the wrong type in an index
+// read as kubepkg reads it (which kubepkg's client refuses too) is refused
+// naming package, version and field, whichever reader finds it: the fast
+// one, sigs.k8s.io/yaml after the fast reader gave up elsewhere (a flow
+// sequence), or the fast one in an index of more than 16 MiB.
+func TestLenientTypeErrors(t *testing.T) {
+	small := string(kubepkgWrittenIndex(t, true, false))
+	flow := strings.Replace(small, "mirror: https://mirror.example.org\n", "mirror: [https://mirror.example.org]\n", 1)
+	if flow == small {
+		t.Fatal("flow edit not found")
+	}
+	big := string(bigKubepkgIndex(t, t.TempDir(), 10000, nil))
+	k := strings.Index(big, "  pkg-05000:\n")
+	for _, tc := range []struct {
+		name, data, old, new, want string
+	}{
+		{"build a string", small, "    - build: 2\n", "    - build: \"x\"\n", `index: line 41: package kubevirt version v1.8.0 build "x": field build is a YAML string, want an integer`},
+		{"spec build a word", small, "        build: 2\n", "        build: two\n", "index: line 44: package kubevirt version v1.8.0 build 2: field spec.build is a YAML string, want an integer"},
+		{"chart a sequence", small, "          - chart:\n              digest: sha256:dbc1", "          - chart:\n            - digest: sha256:dbc1", "package kubevirt version v1.8.0 build 2: field spec.variants.components.chart is a YAML sequence, want a mapping"},
+		{"description a mapping", small, "    description: Virtual machines\n", "    description:\n      en: Virtual machines\n", "index: package kubevirt: field description is a YAML mapping, want a string"},
+		{"slow: build a string", flow, "    - build: 2\n", "    - build: \"x\"\n", `index: package kubevirt version v1.8.0 build "x": field build is a YAML string, want an integer`},
+		{"slow: optional a word", flow, "          name: default\n        version: 1.60.0\n", "          name: default\n          requires:\n          - package: kubevirt\n            optional: maybe\n        version: 1.60.0\n", "index: package cdi version 1.60.0 build 0: field spec.variants.requires.optional is a YAML string, want true or false"},
+		{"big: build a string", big[k:], "    - build: 2\n", "    - build: \"x\"\n", `package pkg-05000 version v1.8.0 build "x": field build is a YAML string, want an integer`},
+		{"big: a key twice", big[k:], "    - build: 2\n", "    - build: 2\n      build: 2\n", `package pkg-05000: versions[1]: duplicate key "build" (YAML beyond what kbuild and kubepkg write is read only in files up to 16 MiB)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := strings.Replace(tc.data, tc.old, tc.new, 1)
+			if bad == tc.data {
+				t.Fatal("test edit not found")
+			}
+			if strings.HasPrefix(tc.name, "big") {
+				bad = big[:k] + bad
+			}
+			_, err := ParseIndex([]byte(bad))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ParseIndex = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

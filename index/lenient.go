@@ -1,10 +1,12 @@
 package index
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -24,12 +26,35 @@ type UnknownField struct {
 	// of the index read, as kubepkg leaves it out (its digest covers the
 	// field, so it cannot be checked without knowing the field).
 	Dropped bool
+
+	entry bool // in a version entry (Version may be empty in a bad one)
+}
+
+// sortUnknown orders unknown fields as both readers list them: by package
+// (fields outside every package first); in a package, its own fields by
+// path, then those of its version entries in file order.
+func sortUnknown(u []UnknownField) {
+	sort.SliceStable(u, func(i, j int) bool {
+		a, b := &u[i], &u[j]
+		switch {
+		case a.Package != b.Package:
+			return a.Package < b.Package
+		case a.entry != b.entry:
+			return !a.entry
+		case !a.entry:
+			return a.Path < b.Path
+		}
+		return false
+	})
 }
 
 func (u UnknownField) String() string {
 	where := "index.yaml"
-	if u.Package != "" {
+	switch {
+	case u.Version != "":
 		where = fmt.Sprintf("%s %s build %d", u.Package, u.Version, u.Build)
+	case u.Package != "":
+		where = "package " + u.Package
 	}
 	if u.Dropped {
 		return fmt.Sprintf("%s: field %s is not known to kbuild (written by a newer kubepkg or kbuild?); this version is left out, as kubepkg leaves it out", where, u.Path)
@@ -55,15 +80,15 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	if err := noDuplicateKeys(&doc3); err != nil {
 		return nil, err
 	}
-	x := &RepositoryIndex{}
-	if err := sigsyaml.Unmarshal(b, x); err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
 	var doc any
 	if err := sigsyaml.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	top, _ := doc.(map[string]any)
+	x := &RepositoryIndex{}
+	if err := sigsyaml.Unmarshal(b, x); err != nil {
+		return nil, typeError(top, err)
+	}
 	var found []UnknownField
 	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if k == "packages" {
@@ -94,26 +119,60 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 		for i, raw := range vl {
 			v := p.Versions[i]
 			vm, _ := raw.(map[string]any)
-			dropped := false
-			for _, k := range slices.Sorted(maps.Keys(vm)) {
-				for _, u := range unknownFields(vm[k], reflect.TypeFor[IndexVersion](), k, true) {
-					u.Package, u.Version, u.Build = name, v.Version, v.Build
-					u.Dropped = strings.HasPrefix(u.Path, "spec.")
-					dropped = dropped || u.Dropped
-					found = append(found, u)
-				}
-			}
+			unknown, dropped := versionUnknowns(vm, name, v.Version, v.Build)
+			found = append(found, unknown...)
 			if !dropped {
 				kept = append(kept, v)
 			}
 		}
-		p.Versions = kept
-		if len(kept) == 0 {
+		if len(kept) == 0 && len(p.Versions) > 0 {
+			// Every version left out: so is the package. A package
+			// without versions is refused by checkPackage.
 			delete(x.Packages, name)
 		}
+		p.Versions = kept
 	}
+	sortUnknown(found)
 	x.Unknown = found
 	return x, nil
+}
+
+// typeError is err, the error of decoding top (the index decoded
+// generically) into a RepositoryIndex, naming the package and version
+// whose value has the wrong type where one has.
+func typeError(top map[string]any, err error) error {
+	pkgs, _ := top["packages"].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
+		pm, _ := pkgs[name].(map[string]any)
+		vl, _ := pm["versions"].([]any)
+		for _, raw := range vl {
+			if verr := decodeVersion(raw); verr != nil {
+				return fmt.Errorf("index: package %s %w", name, verr)
+			}
+		}
+		if j, jerr := json.Marshal(pkgs[name]); jerr == nil {
+			var p IndexPackage
+			if perr := json.Unmarshal(j, &p); perr != nil {
+				return fmt.Errorf("index: package %s: %w", name, fieldTypeError(perr))
+			}
+		}
+	}
+	return fmt.Errorf("index: %w", fieldTypeError(err))
+}
+
+// versionUnknowns lists the unknown fields of vm, version version build
+// build of package name as decoded generically, and reports whether one is
+// in the spec, which leaves the version out.
+func versionUnknowns(vm map[string]any, name, version string, build int) (found []UnknownField, dropped bool) {
+	for _, k := range slices.Sorted(maps.Keys(vm)) {
+		for _, u := range unknownFields(vm[k], reflect.TypeFor[IndexVersion](), k, true) {
+			u.Package, u.Version, u.Build, u.entry = name, version, build, true
+			u.Dropped = strings.HasPrefix(u.Path, "spec.")
+			dropped = dropped || u.Dropped
+			found = append(found, u)
+		}
+	}
+	return found, dropped
 }
 
 // noDuplicateKeys refuses a mapping that has a key twice.

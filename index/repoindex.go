@@ -2,16 +2,20 @@ package index
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -51,8 +55,10 @@ type RepositoryIndex struct {
 	// package, version and build; none of them is among Packages.
 	Withdrawn []Withdrawal `json:"withdrawn,omitempty"`
 
-	// Unknown lists the fields read that kbuild's types do not have, in
-	// file order; versions whose spec has one are not in Packages.
+	// Unknown lists the fields read that kbuild's types do not have, by
+	// package, each package's own fields first, then those of its
+	// versions in file order; versions whose spec has one are not in
+	// Packages.
 	// Never written.
 	Unknown []UnknownField `json:"-"`
 }
@@ -471,17 +477,16 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	if all {
 		visit = func(name string, p *IndexPackage) (bool, error) { return true, checkPackage(name, p) }
 	}
-	x := &RepositoryIndex{}
-	r, err := newYReaderOf(b, share, nil)
-	if err == nil {
-		err = readIndex(r, x, visit)
-	}
+	x, err := readIndexFast(b, share, visit)
 	fast := err == nil
 	var bail *yamlBail
+	if errors.As(err, &bail) && bail.refused {
+		return nil, fmt.Errorf("index: %w", bail)
+	}
 	if errors.As(err, &bail) {
-		// Beyond what kbuild writes: read it as kubepkg does.
+		// Beyond what kbuild and kubepkg write: read it as kubepkg does.
 		if len(b) > maxSlowYAML {
-			return nil, fmt.Errorf("index: %v (YAML beyond what kbuild writes is read only in files up to %d MiB)", bail, maxSlowYAML>>20)
+			return nil, fmt.Errorf("index: %v (YAML beyond what kbuild and kubepkg write is read only in files up to %d MiB)", bail, maxSlowYAML>>20)
 		}
 		x, err = readLenient(b)
 	}
@@ -511,6 +516,24 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	if err := x.checkSets(all); err != nil {
 		return nil, err
 	}
+	return x, nil
+}
+
+// readIndexFast reads an index with the fast reader, leniently: unknown
+// fields are skipped and listed in x.Unknown, in the order readLenient
+// lists them (sortUnknown).
+func readIndexFast(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
+	r, err := newYReaderOf(b, share, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.lenient = true
+	x := &RepositoryIndex{}
+	if err := readIndex(r, x, visit); err != nil {
+		return nil, err
+	}
+	sortUnknown(r.found)
+	x.Unknown = r.found
 	return x, nil
 }
 
@@ -623,6 +646,7 @@ func readPackages(r *yreader, visit visitor) (map[string]*IndexPackage, error) {
 // readPackage reads package name into out, if visit keeps it.
 func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit visitor) error {
 	p := &IndexPackage{}
+	before := len(r.found)
 	present, err := r.readMap(func(k string) error {
 		var err error
 		switch k {
@@ -637,11 +661,28 @@ func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit vi
 		}
 		return err
 	})
+	if bail := bailOf(err); bail != nil && r.lenient {
+		// Name the package (and version, see readVersions) for an index
+		// too large to be read again with sigs.k8s.io/yaml.
+		sep := ": "
+		if bail.refused {
+			sep = " " // "package x version ..."
+		}
+		return &yamlBail{line: bail.line, msg: "package " + name + sep + bail.msg, refused: bail.refused}
+	}
 	if err != nil {
 		return err
 	}
+	dropped := false
+	for i := before; i < len(r.found); i++ {
+		r.found[i].Package = name
+		dropped = dropped || r.found[i].Dropped
+	}
 	if !present {
 		p = nil
+	} else if dropped && len(p.Versions) == 0 {
+		// Every version left out: so is the package, as kubepkg leaves it.
+		return nil
 	}
 	keep, err := visit(name, p)
 	if keep {
@@ -702,6 +743,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 	maps := make([]map[string]*IndexPackage, nparts)
 	names := make([][]string, nparts)
 	errs := make([]error, nparts)
+	found := make([][]UnknownField, nparts)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
 	for p := 0; p < nparts; p++ {
@@ -714,7 +756,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sub := &yreader{s: s[:stop], pos: first.off + 2, lineStart: first.off, line: first.line, ind: 0, seqOK: true, slab: &slabs{}}
+			sub := &yreader{s: s[:stop], pos: first.off + 2, lineStart: first.off, line: first.line, ind: 0, seqOK: true, slab: &slabs{}, lenient: r.lenient}
 			sub.eol = sub.findEOL(first.off)
 			m := map[string]*IndexPackage{}
 			var seen []string
@@ -725,7 +767,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 			if err == nil && c >= 0 {
 				err = sub.bail("unexpected indentation")
 			}
-			maps[p], names[p], errs[p] = m, seen, err
+			maps[p], names[p], errs[p], found[p] = m, seen, err, sub.found
 		}()
 	}
 	wg.Wait()
@@ -744,6 +786,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 		for name, pkg := range maps[p] {
 			out[name] = pkg
 		}
+		r.found = append(r.found, found[p]...)
 	}
 	// Continue after the mapping.
 	r.pos, r.lineStart, r.line = end, end, line
@@ -752,8 +795,12 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 }
 
 func readVersions(r *yreader) ([]IndexVersion, error) {
-	return readList(r, &r.slab.versions, func(r *yreader, v *IndexVersion) (bool, error) {
-		return r.readMap(func(k string) error {
+	var drop []int
+	n := 0
+	list, err := readList(r, &r.slab.versions, func(r *yreader, v *IndexVersion) (bool, error) {
+		i, start, skipped, dash := n, r.lineStart, r.skipped, r.ind
+		n++
+		present, err := r.readMap(func(k string) error {
 			var err error
 			switch k {
 			case "version":
@@ -771,5 +818,163 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 			}
 			return err
 		})
+		if bail := bailOf(err); bail != nil && r.lenient {
+			// Say which version, if it is a type error that kubepkg's
+			// client refuses too.
+			if verr := versionTypeError(r.s[start:r.itemEnd(start, dash)]); verr != nil {
+				return false, &yamlBail{line: bail.line, msg: verr.Error(), refused: true}
+			}
+			if !bail.refused {
+				return false, &yamlBail{line: bail.line, msg: fmt.Sprintf("versions[%d]: %s", i, bail.msg)}
+			}
+		}
+		if err == nil && r.skipped != skipped {
+			var dropped bool
+			dropped, err = r.versionUnknowns(r.s[start:max(start, r.lineStart)], v)
+			if dropped {
+				drop = append(drop, i)
+			}
+		}
+		return present, err
 	})
+	if err != nil || len(drop) == 0 {
+		return list, err
+	}
+	kept := list[:0]
+	for i := range list {
+		if len(drop) > 0 && drop[0] == i {
+			drop = drop[1:]
+			continue
+		}
+		kept = append(kept, list[i])
+	}
+	return kept, nil
+}
+
+// bailOf returns err's *yamlBail, or nil. (Called only on an error, so
+// that the reader does not allocate per value.)
+func bailOf(err error) *yamlBail {
+	if err == nil {
+		return nil
+	}
+	var bail *yamlBail
+	if errors.As(err, &bail) {
+		return bail
+	}
+	return nil
+}
+
+// itemEnd returns the offset of the first line after start, the start of
+// a sequence entry whose "-" is at column dash, that has content at column
+// dash or less: the end of the entry.
+func (r *yreader) itemEnd(start, dash int) int {
+	off := r.findEOL(start) + 1
+	for off < len(r.s) {
+		eol := r.findEOL(off)
+		i := off
+		for i < eol && r.s[i] == ' ' {
+			i++
+		}
+		if i < eol && r.s[i] != '#' && i-off <= dash {
+			return off
+		}
+		off = eol + 1
+	}
+	return len(r.s)
+}
+
+// versionTypeError decodes text, one entry of a package's versions (from
+// its "-" line), as kubepkg's client does and returns the error that names
+// its version and the field whose value has the wrong type, or nil.
+func versionTypeError(text string) error {
+	if len(text) > maxSlowYAML || checkPlainYAML([]byte(text), "") != nil {
+		return nil
+	}
+	var items []any
+	if err := sigsyaml.Unmarshal([]byte(text), &items); err != nil || len(items) != 1 {
+		return nil
+	}
+	return decodeVersion(items[0])
+}
+
+// decodeVersion decodes raw, a version entry decoded generically, into an
+// IndexVersion as kubepkg's client would, and returns the error naming the
+// version (by what it says) and the field whose value has the wrong type.
+func decodeVersion(raw any) error {
+	j, err := json.Marshal(raw)
+	if err != nil {
+		return nil
+	}
+	var v IndexVersion
+	if err := json.Unmarshal(j, &v); err != nil {
+		vm, _ := raw.(map[string]any)
+		version, build := "(no version)", any(0)
+		if s, ok := vm["version"].(string); ok {
+			version = s
+		}
+		switch b := vm["build"].(type) {
+		case nil:
+		case string:
+			build = strconv.Quote(b)
+		default:
+			build = b
+		}
+		return fmt.Errorf("version %s build %v: %w", version, build, fieldTypeError(err))
+	}
+	return nil
+}
+
+// fieldTypeError rewords encoding/json's type error as the field, the
+// type found and the type wanted.
+func fieldTypeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("field %s is a YAML %s, want %s", te.Field, jsonKindWord(te.Value), goKindWord(te.Type))
+	}
+	return err
+}
+
+func jsonKindWord(v string) string {
+	switch v {
+	case "object":
+		return "mapping"
+	case "array":
+		return "sequence"
+	case "bool":
+		return "boolean"
+	}
+	return v
+}
+
+func goKindWord(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice:
+		return "a sequence"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return "an integer"
+	}
+	return t.String()
+}
+
+// versionUnknowns names the fields the fast reader skipped in version v,
+// whose entry is text (from its "-" line), by reading text again
+// generically, and reports whether v is left out. The package is named by
+// readPackage.
+func (r *yreader) versionUnknowns(text string, v *IndexVersion) (bool, error) {
+	if len(text) > maxSlowYAML {
+		return false, r.bail("%s build %d: an entry of more than %d MiB with fields kbuild does not know", v.Version, v.Build, maxSlowYAML>>20)
+	}
+	var items []map[string]any
+	if err := yaml3.Unmarshal([]byte(text), &items); err != nil || len(items) != 1 {
+		return false, r.bail("%s build %d: cannot read the entry again to name the fields kbuild does not know (%v)", v.Version, v.Build, err)
+	}
+	found, dropped := versionUnknowns(items[0], "", v.Version, v.Build)
+	r.found = append(r.found, found...)
+	return dropped, nil
 }

@@ -1,8 +1,9 @@
 package index
 
 // Fast decoders of the PackageSpec types (see yamlread.go). Each knows its
-// fields by their exact JSON names; any other key makes the reader give up,
-// and sigs.k8s.io/yaml decides.
+// fields by their exact JSON names; any other key goes to yreader.unknown,
+// which skips it in an index and otherwise gives up, and sigs.k8s.io/yaml
+// decides.
 
 func readSpec(r *yreader, s *PackageSpec) (bool, error) {
 	return r.readMap(func(k string) error { return readSpecField(r, s, k) })

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -21,7 +22,9 @@ import (
 // that YAML 1.1 reads as booleans or numbers) it stops with a *yamlBail, and
 // the caller decodes the document with sigs.k8s.io/yaml instead, which is
 // authoritative. On what it accepts it must agree with sigs.k8s.io/yaml
-// exactly; FuzzParseIndex checks that.
+// exactly; FuzzParseIndex checks that. Reading an index it is lenient as
+// kubepkg's client is: unknown keys are skipped and recorded (see unknown),
+// agreeing with readLenient, which FuzzParseIndex checks too.
 type yreader struct {
 	s         string
 	pos       int  // next unread byte
@@ -32,12 +35,24 @@ type yreader struct {
 	dash      bool // the indicator was "-": a mapping may start on its line
 	seqOK     bool // a sequence may start at column ind (mapping values)
 	slab      *slabs
+
+	// lenient is set when reading an index: a key the typed decoder does
+	// not know is skipped (skipValue) rather than a reason to give up, as
+	// kubepkg's client ignores it. found lists the fields skipped outside
+	// versions; skipped counts every field skipped, so that readVersions
+	// can tell which versions had one (see lenientTypes).
+	lenient bool
+	found   []UnknownField
+	skipped int
 }
 
 // yamlBail reports where and why the fast reader gave up.
 type yamlBail struct {
 	line int
 	msg  string
+	// refused is set when sigs.k8s.io/yaml, and so kubepkg's client,
+	// refuses the document too: no need to read it again.
+	refused bool
 }
 
 func (e *yamlBail) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
@@ -429,21 +444,27 @@ func (r *yreader) readSeq(fn func() error) (bool, error) {
 		}
 		return false, nil
 	}
+	return true, r.seqLoop(col, fn)
+}
+
+// seqLoop reads the entries of a block sequence at column col, pos being
+// at the first "-".
+func (r *yreader) seqLoop(col int, fn func() error) error {
 	for {
 		r.ind, r.dash, r.seqOK = col, true, false
 		r.pos++ // '-'
 		if err := fn(); err != nil {
-			return false, err
+			return err
 		}
 		c, err := r.nextContent()
 		if err != nil {
-			return false, err
+			return err
 		}
 		if c != col || !r.isDash(r.pos) {
 			if c > col {
-				return false, r.bail("unexpected indentation")
+				return r.bail("unexpected indentation")
 			}
-			return true, nil
+			return nil
 		}
 	}
 }
@@ -923,7 +944,105 @@ func (r *yreader) readStringMap(field string) (map[string]string, error) {
 	return out, err
 }
 
-// unknown is the error for a key a typed decoder does not know.
+// unknown handles a key a typed decoder does not know, in a value of kind
+// where ("spec", "package NAME", ...). Strictly it is a reason to give up;
+// reading an index leniently it skips the key's value and records it, but
+// still gives up on a key that differs from a known one only in letter case
+// (encoding/json, and so kubepkg, would decode it into that field) and on
+// unknown keys where kubepkg's types have nothing to ignore them.
 func (r *yreader) unknown(where, key string) error {
-	return r.bail("unknown field %q in %s", key, where)
+	t, ok := lenientTypes[where]
+	pkg, isPkg := strings.CutPrefix(where, "package ")
+	if isPkg {
+		t, ok = reflect.TypeFor[IndexPackage](), true
+	}
+	if !r.lenient || !ok {
+		return r.bail("unknown field %q in %s", key, where)
+	}
+	if _, folds := jsonField(t, key); folds {
+		return r.bail("field %q in %s differs from a known field only in letter case", key, where)
+	}
+	if err := r.skipValue(); err != nil {
+		return err
+	}
+	r.skipped++
+	switch {
+	case where == "index":
+		r.found = append(r.found, UnknownField{Path: key})
+	case isPkg:
+		r.found = append(r.found, UnknownField{Package: pkg, Path: key})
+	}
+	// Inside a version readVersions names the field with its full path.
+	return nil
+}
+
+// lenientTypes are the values of an index, by the where of unknown, in
+// which an unknown key is skipped when reading leniently.
+var lenientTypes = map[string]reflect.Type{
+	"index":            reflect.TypeFor[RepositoryIndex](),
+	"version":          reflect.TypeFor[IndexVersion](),
+	"signature":        reflect.TypeFor[Signature](),
+	"spec":             reflect.TypeFor[PackageSpec](),
+	"rollback":         reflect.TypeFor[Rollback](),
+	"sourceRef":        reflect.TypeFor[SourceRef](),
+	"permissions":      reflect.TypeFor[Permissions](),
+	"rule":             reflect.TypeFor[PolicyRule](),
+	"variant":          reflect.TypeFor[Variant](),
+	"requirement":      reflect.TypeFor[Requirement](),
+	"library":          reflect.TypeFor[Library](),
+	"component":        reflect.TypeFor[Component](),
+	"chart":            reflect.TypeFor[ChartRef](),
+	"install":          reflect.TypeFor[Install](),
+	"healthCheckExprs": reflect.TypeFor[HealthCheck](),
+	"readyWhen":        reflect.TypeFor[ReadyWhen](),
+}
+
+// skipValue reads and drops the value after a key: a block mapping or
+// sequence, an empty flow collection or a scalar, nested to any depth.
+// It gives up on what the reader does not handle anywhere else.
+func (r *yreader) skipValue() error {
+	skipKey := func(string) error { return r.skipValue() }
+	if r.atLineEnd() {
+		// A block mapping or sequence on the next lines, or null.
+		saved := *r
+		r.nextLine()
+		c, err := r.nextContent()
+		if err != nil {
+			return err
+		}
+		seq := c >= 0 && (c > saved.ind || c == saved.ind && saved.seqOK) && r.isDash(r.pos)
+		*r = saved
+		if seq {
+			_, err = r.readSeq(r.skipValue)
+		} else {
+			_, err = r.readMap(skipKey)
+		}
+		return err
+	}
+	r.skipSpaces()
+	switch rest := r.lineRest(r.pos); {
+	case rest == "{}":
+		_, err := r.readMap(skipKey)
+		return err
+	case rest == "[]":
+		_, err := r.readSeq(r.skipValue)
+		return err
+	case r.isDash(r.pos) && r.dash:
+		// A sequence that starts on the entry's line ("- - a").
+		ind, seqOK := r.ind, r.seqOK
+		err := r.seqLoop(r.col(), r.skipValue)
+		r.ind, r.dash, r.seqOK = ind, true, seqOK
+		return err
+	case r.dash:
+		// A mapping that starts on the entry's line, or a scalar.
+		saved := *r
+		_, err := r.readKey()
+		*r = saved
+		if err == nil {
+			_, err = r.readMap(skipKey)
+			return err
+		}
+	}
+	_, err := r.readScalar()
+	return err
 }
