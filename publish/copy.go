@@ -3,7 +3,6 @@ package publish
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
@@ -48,21 +47,11 @@ func (p *Publisher) Copy(ctx context.Context, from *Published, versions []Versio
 	if from == nil || from.Verified == nil || from.Verified.Index == nil {
 		return nil, fmt.Errorf("copy: the index to copy from must be read with ReadIndex")
 	}
-	rootData, err := p.checkRoot()
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := lockSite(p.site)
+	rootData, indexPath, start, unlock, err := p.beginWrite()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	removeTemps(p.site)
-	indexPath := filepath.Join(p.site, IndexFile)
-	start, err := fileID(indexPath)
-	if err != nil {
-		return nil, err
-	}
 	b := index.NewBuilder(index.Compact())
 	ref := p.merge
 	if ref == "" {

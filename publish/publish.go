@@ -51,21 +51,11 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if len(p.signers) == 0 {
 		return nil, errNoSigner
 	}
-	rootData, err := p.checkRoot()
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := lockSite(p.site)
+	rootData, indexPath, start, unlock, err := p.beginWrite()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	removeTemps(p.site)
-	indexPath := filepath.Join(p.site, IndexFile)
-	start, err := fileID(indexPath)
-	if err != nil {
-		return nil, err
-	}
 
 	// The recipes first: the catalog keeps the published versions of
 	// their packages in full while the base is read, in case they change.
@@ -462,6 +452,27 @@ var pauseAt = func(phase string) {}
 // site's top directory and in by-hash/ (the large ones: copies of the
 // index); the ones beside other files are small and replaced by the next
 // write of the same file.
+// beginWrite starts a write of the site's index: it checks the root of
+// trust against the signers (returning the root to publish, nil without
+// one), locks the site against other publishes, removes the temporary
+// files a killed one left and notes the index as it is now (start), which
+// the final rename checks is still there. unlock releases the lock.
+func (p *Publisher) beginWrite() (rootData []byte, indexPath, start string, unlock func(), err error) {
+	if rootData, err = p.checkRoot(); err != nil {
+		return nil, "", "", nil, err
+	}
+	if unlock, err = lockSite(p.site); err != nil {
+		return nil, "", "", nil, err
+	}
+	removeTemps(p.site)
+	indexPath = filepath.Join(p.site, IndexFile)
+	if start, err = fileID(indexPath); err != nil {
+		unlock()
+		return nil, "", "", nil, err
+	}
+	return rootData, indexPath, start, unlock, nil
+}
+
 func removeTemps(site string) {
 	for _, dir := range []string{site, filepath.Join(site, filepath.FromSlash(ByHashDir))} {
 		tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,18 +13,7 @@ import (
 // TestTimeoutFlag: --timeout bounds how long kbuild fetch waits on a server
 // that sends headers and then nothing, and the error says what stalled.
 func TestTimeoutFlag(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "1000")
-		w.Write([]byte("x"))
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
+	srv := stallingServer(t, 1000, "x")
 	dir := t.TempDir()
 	recipe := `apiVersion: kubepkg.dev/v1
 kind: Recipe
@@ -88,18 +78,7 @@ spec:
 // up on a site that sends headers and then nothing after --timeout, and
 // says which file stalled.
 func TestIndexTimeoutFlag(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "100000")
-		w.Write([]byte("apiVersion: kubepkg.dev/v1alpha1\n"))
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
+	srv := stallingServer(t, 100000, "apiVersion: kubepkg.dev/v1alpha1\n")
 	dir := t.TempDir()
 	key := keygen(t, dir, "index") + ".pub"
 	url := srv.URL + "/index.yaml"
@@ -118,4 +97,25 @@ func TestIndexTimeoutFlag(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stallingServer answers every request with the headers of a body of size
+// bytes, sends head, and then nothing until the client gives up or the
+// test ends.
+func stallingServer(t *testing.T, size int, head string) *httptest.Server {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		w.Write([]byte(head))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() {
+		close(release)
+		srv.Close()
+	})
+	return srv
 }
