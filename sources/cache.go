@@ -20,6 +20,11 @@ import (
 //	refs/git/<commit>-<key>   JSON {tree, blob}: which blob holds a git tree
 //	refs/index/<key>          JSON {url, etag, lastModified, blob}: the last
 //	                          index.yaml of a chart repository
+//	refs/url/<key>            JSON {source, blob}: the blob a url source last
+//	                          resolved to (a verified download or a fetch
+//	                          matching a recipe's pin), for Pin offline
+//	refs/oci/<key>            JSON {source, blob}: the same for an OCI chart
+//	                          reference REGISTRY/REPO/NAME:TAG
 //
 // Blobs are written to a temporary name in their directory and renamed, so
 // a reader never sees a partial file and processes sharing the cache never

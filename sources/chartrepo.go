@@ -53,6 +53,9 @@ func (f *Fetcher) fetchChart(ctx context.Context, recipeDir, out string, c *reci
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	if strings.HasPrefix(c.Repository, "oci://") {
+		f.recordPin(refOCI, ociChartRef(c), pin)
+	}
 	origin := strings.TrimSuffix(redact(c.Repository), "/") + "/" + c.Name + "@" + c.Version
 	return &Result{Path: dir, Resolved: index.ResolvedSource{Kind: KindChart, Origin: origin, Digest: pin}, Warnings: warnings}, nil
 }

@@ -270,6 +270,9 @@ func (f *Fetcher) fetchURL(ctx context.Context, recipeDir, out string, src recip
 		return nil, err
 	}
 	defer blob.Close()
+	if !isFileURL(src.URL) {
+		f.recordPin(refURL, src.URL, digest)
+	}
 	res := &Result{Resolved: index.ResolvedSource{Kind: KindURL, Origin: redact(src.URL), Digest: digest}}
 	if !recipe.IsArchive(src.URL) {
 		if src.Path != "" || src.Strip != 0 {

@@ -44,7 +44,7 @@ func (f *Fetcher) downloadOCIChart(ctx context.Context, c *recipe.ChartSource, p
 // version with '+' as '_') and returns the tag, the manifest digest and the
 // descriptor of its Helm chart layer.
 func (f *Fetcher) ociChartLayer(ctx context.Context, c *recipe.ChartSource, what string) (name.Tag, v1.Hash, *v1.Descriptor, error) {
-	ref := strings.TrimSuffix(strings.TrimPrefix(c.Repository, "oci://"), "/") + "/" + c.Name + ":" + strings.ReplaceAll(c.Version, "+", "_")
+	ref := ociChartRef(c)
 	tag, err := name.NewTag(ref, f.nameOptions(ref)...)
 	if err != nil {
 		return tag, v1.Hash{}, nil, fmt.Errorf("%s: %w", what, err)
@@ -66,6 +66,12 @@ func (f *Fetcher) ociChartLayer(ctx context.Context, c *recipe.ChartSource, what
 		}
 	}
 	return tag, v1.Hash{}, nil, fmt.Errorf("%s: %s has no layer of media type %s (its layers: %s); is it a Helm chart?", what, tag, HelmChartLayerMediaType, strings.Join(types, ", "))
+}
+
+// ociChartRef returns the reference of chart c in its OCI repository:
+// REGISTRY/REPO/NAME:TAG, the tag being the version with '+' as '_'.
+func ociChartRef(c *recipe.ChartSource) string {
+	return strings.TrimSuffix(strings.TrimPrefix(c.Repository, "oci://"), "/") + "/" + c.Name + ":" + strings.ReplaceAll(c.Version, "+", "_")
 }
 
 // verifyBlob checks that a blob downloaded from tag's repository is want.

@@ -2,8 +2,10 @@ package sources
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"kbuild.dev/kbuild/builder/recipe"
@@ -15,25 +17,40 @@ import (
 // draft recipe for the maintainer to review, and every later build verifies
 // against it. A chart whose repository index lists a digest must match it.
 //
-// Offline, only a chart from an HTTP(S) repository can be pinned: from the
-// cached index.yaml, when the archive it lists is in the cache too (an
-// earlier pin downloaded both).
+// Offline, Pin takes the pin from the cache: for a chart of an HTTP(S)
+// repository from the cached index.yaml, when the archive it lists is
+// cached too; for a url (other than file://, which is read as online) and
+// an OCI chart from the reference an earlier Pin or Fetch recorded
+// (refs/url, refs/oci), when its blob is still cached. Anything else fails
+// with an error wrapping ErrOffline that names the source.
 func (f *Fetcher) Pin(ctx context.Context, src recipe.Source) (recipe.Source, error) {
-	if f.offline && (src.Chart == nil || strings.HasPrefix(src.Chart.Repository, "oci://")) {
-		return src, fmt.Errorf("pinning needs the network: %w", ErrOffline)
-	}
 	accept := func(string, int64) error { return nil }
 	switch {
 	case src.URL != "":
+		if f.offline && !isFileURL(src.URL) {
+			d, err := f.recordedPin(refURL, src.URL, redact(src.URL))
+			if err != nil {
+				return src, err
+			}
+			src.SHA256 = strings.TrimPrefix(d, "sha256:")
+			return src, nil
+		}
 		d, err := f.download(ctx, src.URL, accept)
 		if err != nil {
 			return src, err
 		}
+		f.recordPin(refURL, src.URL, d)
 		src.SHA256 = strings.TrimPrefix(d, "sha256:")
 		return src, nil
 	case src.Chart != nil && strings.HasPrefix(src.Chart.Repository, "oci://"):
 		c := *src.Chart
-		d, err := f.pinOCIChart(ctx, &c)
+		var d string
+		var err error
+		if f.offline {
+			d, err = f.recordedPin(refOCI, ociChartRef(&c), fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, c.Repository))
+		} else {
+			d, err = f.pinOCIChart(ctx, &c)
+		}
 		if err != nil {
 			return src, err
 		}
@@ -82,11 +99,14 @@ func (f *Fetcher) Pin(ctx context.Context, src recipe.Source) (recipe.Source, er
 		src.Chart = &c
 		return src, nil
 	}
+	if f.offline {
+		return src, fmt.Errorf("pinning needs the network: %w", ErrOffline)
+	}
 	return src, errors.New("only url and chart sources are pinned by download; pin git sources by commit and images by digest")
 }
 
 // pinOCIChart finds the chart layer of an OCI chart, downloads it into the
-// cache and returns its digest.
+// cache, records the reference and returns its digest.
 func (f *Fetcher) pinOCIChart(ctx context.Context, c *recipe.ChartSource) (string, error) {
 	what := fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, c.Repository)
 	tag, _, layer, err := f.ociChartLayer(ctx, c, what)
@@ -94,5 +114,44 @@ func (f *Fetcher) pinOCIChart(ctx context.Context, c *recipe.ChartSource) (strin
 		return "", err
 	}
 	want := layer.Digest.String()
-	return f.registryBlob(ctx, tag.Context(), want, verifyBlob(what, tag, want))
+	d, err := f.registryBlob(ctx, tag.Context(), want, verifyBlob(what, tag, want))
+	if err == nil {
+		f.recordPin(refOCI, ociChartRef(c), d)
+	}
+	return d, err
+}
+
+// Kinds of recorded pins: the directories under refs/ of the cache.
+const (
+	refURL = "url" // a url source's URL
+	refOCI = "oci" // an OCI chart's reference, REGISTRY/REPO/NAME:TAG
+)
+
+// pinRef is a recorded pin: the blob that a URL or an OCI chart reference
+// last resolved to, by a verified download or a fetch that matched a
+// recipe's pin. Source is redacted: no credentials are written.
+type pinRef struct {
+	Source string `json:"source"`
+	Blob   string `json:"blob"`
+}
+
+// recordPin writes the pin reference of source (a URL or OCI chart
+// reference) to blob. The cache works without it, so a failure to write
+// it is logged, not returned.
+func (f *Fetcher) recordPin(kind, source, blob string) {
+	b, _ := json.Marshal(pinRef{Source: redact(source), Blob: blob})
+	if err := f.cache.writeRef(filepath.Join(kind, keyOf(source)), b); err != nil {
+		f.logf("%v; kbuild init --offline cannot pin %s", err, redact(source))
+	}
+}
+
+// recordedPin returns the blob recorded for source when it is still in the
+// cache, or an error wrapping ErrOffline that names what.
+func (f *Fetcher) recordedPin(kind, source, what string) (string, error) {
+	var ref pinRef
+	b, err := f.cache.readRef(filepath.Join(kind, keyOf(source)))
+	if err == nil && json.Unmarshal(b, &ref) == nil && ref.Source == redact(source) && f.cache.has(ref.Blob) {
+		return ref.Blob, nil
+	}
+	return "", fmt.Errorf("%w: %s is not in the cache %s (nothing records its digest); pin it once without --offline (kbuild init), or kbuild fetch a recipe that pins it", ErrOffline, what, f.cache.dir)
 }

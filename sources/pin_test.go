@@ -9,7 +9,8 @@ import (
 
 // TestPinChartOffline pins a chart from an HTTP repository online, then
 // offline from the same cache (the cached index.yaml and archive), and
-// offline from an empty cache, which fails naming the chart.
+// offline from an empty cache, which fails naming the chart; offline, a
+// url never downloaded and a git source are refused.
 func TestPinChartOffline(t *testing.T) {
 	archive := chartArchive(t, "app", "1.2.0")
 	srv, count := serve(t, files(map[string][]byte{"/index.yaml": repoIndex("app", "1.2.0", "app-1.2.0.tgz", sha(archive)), "/app-1.2.0.tgz": archive}))
@@ -30,5 +31,7 @@ func TestPinChartOffline(t *testing.T) {
 	_, err = newFetcher(t, WithOffline(true)).Pin(context.Background(), src)
 	wantErr(t, err, ErrOffline, "chart repository index "+srv.URL+"/index.yaml is not in the cache")
 	_, err = withCache(t, cacheDir, WithOffline(true)).Pin(context.Background(), recipe.Source{URL: srv.URL + "/app-1.2.0.tgz"})
+	wantErr(t, err, ErrOffline, srv.URL+"/app-1.2.0.tgz is not in the cache", "nothing records its digest")
+	_, err = withCache(t, cacheDir, WithOffline(true)).Pin(context.Background(), recipe.Source{Git: &recipe.GitSource{URL: srv.URL + "/repo.git"}})
 	wantErr(t, err, ErrOffline, "pinning needs the network")
 }

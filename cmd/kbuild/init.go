@@ -52,8 +52,10 @@ hosts named); the public registries of a chart's images are always HTTPS.
 
 REPO is an https:// chart repository or an oci:// registry path; the pins are
 taken on first use, so check them against what upstream publishes. With
---offline a chart of an https:// repository is pinned from the cache an
-earlier init filled.
+--offline the pins come from the cache: a chart of an https:// repository
+from the index.yaml and archive an earlier init cached, an oci:// chart and
+a --manifest URL from the digest an earlier init (or kbuild fetch of a
+recipe pinning them) recorded. Images are then written to pin later.
 
 Examples:
   # a chart from a Helm repository
@@ -103,10 +105,17 @@ Examples:
 			if err != nil {
 				return err
 			}
+			// Pin every source before writing anything, and name every
+			// one that cannot be pinned, sorted.
+			var pinErrs []error
 			for i := range d.Sources {
 				if d.Sources[i].Source, err = fetch.Pin(ctx, d.Sources[i].Source); err != nil {
-					return fmt.Errorf("source %s: %w", d.Sources[i].Name, err)
+					pinErrs = append(pinErrs, fmt.Errorf("source %s: %w", d.Sources[i].Name, err))
 				}
+			}
+			slices.SortFunc(pinErrs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+			if err := errors.Join(pinErrs...); err != nil {
+				return err
 			}
 			if d.Namespace = namespace; d.Namespace == "" {
 				d.Namespace = d.Name
