@@ -68,6 +68,7 @@ func TestPinOfflineFromRecordedPins(t *testing.T) {
 		return func(t *testing.T, f *Fetcher, s recipe.Source) { os.Remove(f.cache.blobPath(d)) }
 	}
 
+	var offline []func() // run once the servers are closed
 	for _, tc := range []struct {
 		name    string
 		src     recipe.Source
@@ -77,6 +78,7 @@ func TestPinOfflineFromRecordedPins(t *testing.T) {
 	}{
 		{name: "url pinned online", src: urlSrc, online: pin},
 		{name: "url fetched for a recipe", src: urlSrc, online: fetch},
+		{name: "url with credentials pinned online", src: recipe.Source{URL: strings.Replace(web.URL, "://", "://user:s3cret@", 1) + "/release/app.yaml"}, online: pin},
 		{name: "oci chart pinned online", src: ociSrc, online: pin},
 		{name: "oci chart fetched for a recipe", src: ociSrc, online: fetch},
 		{name: "oci chart added to the cache, then fetched offline", src: ociSrc, offline: both(cacheAdd(archive), fetch)},
@@ -96,21 +98,32 @@ func TestPinOfflineFromRecordedPins(t *testing.T) {
 				tc.online(t, withCache(t, cache, WithPlainHTTP(true)), tc.src)
 			}
 		})
-		defer t.Run(tc.name+"/offline", func(t *testing.T) {
-			f := withCache(t, cache, WithOffline(true))
-			if tc.offline != nil {
-				tc.offline(t, f, tc.src)
+		offline = append(offline, func() {
+			t.Run(tc.name+"/offline", func(t *testing.T) {
+				f := withCache(t, cache, WithOffline(true))
+				if tc.offline != nil {
+					tc.offline(t, f, tc.src)
+				}
+				got, err := f.Pin(ctx, tc.src)
+			refs, _ := filepath.Glob(filepath.Join(cache, "refs", "*", "*"))
+			for _, r := range refs {
+				if b, _ := os.ReadFile(r); strings.Contains(string(b), "s3cret") {
+					t.Errorf("cache reference %s holds the password: %s", r, b)
+				}
 			}
-			got, err := f.Pin(ctx, tc.src)
-			if len(tc.errMsg) > 0 {
-				wantErr(t, err, ErrOffline, tc.errMsg...)
-				return
-			}
-			if want := pinned(tc.src); err != nil || got.SHA256 != want.SHA256 || (got.Chart != nil && got.Chart.Digest != want.Chart.Digest) {
-				t.Fatalf("offline Pin = %+v, %v; want %+v", got, err, want)
-			}
+				if len(tc.errMsg) > 0 {
+					wantErr(t, err, ErrOffline, tc.errMsg...)
+					return
+				}
+				if want := pinned(tc.src); err != nil || got.SHA256 != want.SHA256 || (got.Chart != nil && got.Chart.Digest != want.Chart.Digest) {
+					t.Fatalf("offline Pin = %+v, %v; want %+v", got, err, want)
+				}
+			})
 		})
 	}
 	web.Close()
 	reg.Close()
+	for _, run := range offline {
+		run()
+	}
 }
