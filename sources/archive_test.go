@@ -251,21 +251,13 @@ func TestExtractStopsOnContext(t *testing.T) {
 	}
 	archive := tarball(t, entries...)
 	f := newFetcher(t)
-	digest, err := f.cache.put(bytes.NewReader(archive), -1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blob, err := f.cache.open(digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blob.Close()
+	digest, blob := cached(t, f, archive)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := t.TempDir()
 	x := &cancelAfter{r: blob, n: int64(len(archive) / 2), cancel: cancel}
 	fi, _ := blob.Stat()
-	err = extract(ctx, x, fi.Size(), out, extractOptions{maxTotal: 1 << 30, maxFile: 1 << 30})
+	err := extract(ctx, x, fi.Size(), out, extractOptions{maxTotal: 1 << 30, maxFile: 1 << 30})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("extract with a cancelled context = %v, want context.Canceled", err)
 	}
@@ -350,15 +342,7 @@ func TestExtractXZBomb(t *testing.T) {
 		t.Fatalf("the xz bomb is %d bytes; it must be under %d to test the ratio limit", len(bomb), ratioFree/maxRatio)
 	}
 	f := newFetcher(t)
-	digest, err := f.cache.put(bytes.NewReader(bomb), -1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blob, err := f.cache.open(digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blob.Close()
+	digest, blob := cached(t, f, bomb)
 	out := t.TempDir()
 	err = f.extractBlob(context.Background(), blob, digest, out, extractOptions{})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "times its size (a compression bomb?)") || !strings.Contains(err.Error(), `"zeros"`) {
