@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ulikunitz/xz"
 )
 
 func TestExtract(t *testing.T) {
@@ -249,21 +251,13 @@ func TestExtractStopsOnContext(t *testing.T) {
 	}
 	archive := tarball(t, entries...)
 	f := newFetcher(t)
-	digest, err := f.cache.put(bytes.NewReader(archive), -1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blob, err := f.cache.open(digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blob.Close()
+	digest, blob := cached(t, f, archive)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := t.TempDir()
 	x := &cancelAfter{r: blob, n: int64(len(archive) / 2), cancel: cancel}
 	fi, _ := blob.Stat()
-	err = extract(ctx, x, fi.Size(), out, extractOptions{maxTotal: 1 << 30, maxFile: 1 << 30})
+	err := extract(ctx, x, fi.Size(), out, extractOptions{maxTotal: 1 << 30, maxFile: 1 << 30})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("extract with a cancelled context = %v, want context.Canceled", err)
 	}
@@ -316,4 +310,56 @@ func TestExtractEntryLimit(t *testing.T) {
 	if got, _ := os.ReadDir(dst); len(got) > 100 {
 		t.Errorf("extract wrote %d entries before refusing, want at most 100", len(got))
 	}
+}
+
+// TestExtractXZBomb: a .tar.xz of a few kilobytes whose one entry is 80 MiB
+// of zeros passes the 64 MiB allowance and 100 times its size; it is refused
+// as a compression bomb, the extraction directory is left empty and the
+// archive leaves the cache (it is at fault). The archive is built by
+// streaming the zeros through the xz writer, not by holding them.
+func TestExtractXZBomb(t *testing.T) {
+	const size = 80 << 20
+	var buf bytes.Buffer
+	zw, err := xz.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := tar.NewWriter(zw)
+	if err := tw.WriteHeader(&tar.Header{Name: "zeros", Typeflag: tar.TypeReg, Mode: 0o644, Size: size, Format: tar.FormatPAX}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(tw, zeroReader{}, size); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bomb := buf.Bytes()
+	if len(bomb)*maxRatio > ratioFree {
+		t.Fatalf("the xz bomb is %d bytes; it must be under %d to test the ratio limit", len(bomb), ratioFree/maxRatio)
+	}
+	f := newFetcher(t)
+	digest, blob := cached(t, f, bomb)
+	out := t.TempDir()
+	err = f.extractBlob(context.Background(), blob, digest, out, extractOptions{})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "times its size (a compression bomb?)") || !strings.Contains(err.Error(), `"zeros"`) {
+		t.Fatalf("extract(xz bomb of %d bytes) = %v, want a compression-bomb refusal naming the entry", len(bomb), err)
+	}
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("a refused xz bomb left %d entries in the extraction directory", len(left))
+	}
+	if f.cache.has(digest) {
+		t.Error("a refused xz bomb stayed in the cache")
+	}
+}
+
+// zeroReader reads endless zeros.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

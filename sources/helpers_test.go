@@ -307,3 +307,18 @@ func wantErr(t testing.TB, err error, target error, subs ...string) {
 type noCreds struct{}
 
 func (noCreds) Resolve(authn.Resource) (authn.Authenticator, error) { return authn.Anonymous, nil }
+
+// cached puts b in f's cache and opens it; the file is closed when the test
+// ends.
+func cached(t testing.TB, f *Fetcher, b []byte) (digest string, blob *os.File) {
+	t.Helper()
+	digest, err := f.cache.put(bytes.NewReader(b), -1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blob, err = f.cache.open(digest); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { blob.Close() })
+	return digest, blob
+}

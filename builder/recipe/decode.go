@@ -190,10 +190,9 @@ func eachPair(node *yaml.Node, path string, probs *Problems, fn func(key, value 
 	}
 }
 
+// join adds key to a field path, cut by cut when it is longer than a name.
 func join(path, key string) string {
-	if len(key) > maxQuoted {
-		key = key[:maxQuoted] + "…"
-	}
+	key = cut(key)
 	if path == "" {
 		return key
 	}

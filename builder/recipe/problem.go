@@ -98,3 +98,33 @@ func Quote(s string) string {
 	}
 	return strconv.Quote(s[:maxQuoted]) + fmt.Sprintf("… (%d bytes)", len(s))
 }
+
+// cut is s, or its first 120 bytes and its full length when it is longer:
+// for text that holds outside input already quoted, such as a library's
+// error or a suggested rewrite of a hostile value.
+func cut(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxQuoted], "") + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// maxListed bounds how many names a message lists.
+const maxListed = 10
+
+// quoteList lists names for a message, each quoted and cut by Quote, at
+// most maxListed of them followed by how many more there are.
+func quoteList(names []string) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i == maxListed {
+			fmt.Fprintf(&b, " and %d more", len(names)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(Quote(n))
+	}
+	return b.String()
+}

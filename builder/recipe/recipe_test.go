@@ -283,3 +283,59 @@ func TestLongNamesAreCut(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateCutsLongNames: a source or chart name, an image, a path or a
+// from entry of 1 MB is reported with its field and line in a message of a
+// few hundred bytes that gives the value's first bytes and its length.
+func TestValidateCutsLongNames(t *testing.T) {
+	long := strings.Repeat("N", 1<<20)
+	for _, tc := range []struct {
+		name, old, new string
+		field          string // prefix of the reported field
+		line           int
+		want           string // substring of the message
+	}{
+		{"source name", "    img:\n", "    ? " + long + "\n    : {url: ftp://x}\n    img:\n", "spec.sources.NNNN", 16, "is not an http(s) or file URL"},
+		{"chart name", "    redis:\n      from", "    ? " + long + "\n    :\n      from", "spec.charts.NNNN", 18, "is not a DNS-1123 label"},
+		{"image", `images: ["docker.io/library/redis:7.2.4@sha256:9a0b`, `images: ["` + long + `@sha256:9a0b`, "spec.package.images[0]", 25, "is not a valid digest reference"},
+		{"image source", `image: {ref: "docker.io/library/redis`, `image: {ref: "docker.io/library/` + long + `redis`, "spec.sources.img.image.ref", 16, "is not a valid digest reference"},
+		{"path", "path: redis\n    img", "path: ../" + long + "\n    img", "spec.sources.upstream.path", 14, "leaves the recipe directory"},
+		{"from", "from: [upstream]", "from: [" + long + "]", "spec.charts.redis.from[0]", 19, "no source named"},
+		{"component path", "path: redis\n            install", "path: " + long + "\n            install", "spec.package.variants[0].components[0].path", 32, "no chart named"},
+		{"url", "url: https://example.com/redis-7.2.4.tgz", "url: ftp://" + long, "spec.sources.upstream.url", 12, "is not an http(s) or file URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := string(load(t))
+			if !strings.Contains(src, tc.old) {
+				t.Fatalf("test edit %q not found in testdata/valid.yaml", tc.old)
+			}
+			r, pos, err := Parse("recipe.yaml", []byte(strings.Replace(src, tc.old, tc.new, 1)))
+			if err != nil {
+				t.Fatalf("Parse = %.300v, want a recipe to validate", err)
+			}
+			probs := Validate(r, pos).Errors()
+			var found *Problem
+			for i := range probs {
+				if strings.HasPrefix(probs[i].Field, tc.field) && strings.Contains(probs[i].Message, tc.want) {
+					found = &probs[i]
+				}
+				if n := len(probs[i].String()); n > 1000 {
+					t.Errorf("a problem of %d bytes: %.300s", n, probs[i])
+				}
+			}
+			if found == nil {
+				t.Fatalf("errors = %.2000v, want one on %s containing %q", probs, tc.field, tc.want)
+			}
+			if !strings.Contains(found.String(), "bytes)") {
+				t.Errorf("%.500s: want the value's length said", found)
+			}
+			if found.Line != tc.line {
+				t.Errorf("line = %d, want %d (%.300s)", found.Line, tc.line, found)
+			}
+			perr := &ProblemsError{File: "recipe.yaml", Problems: probs}
+			if n := len(perr.Error()); n > 1000 {
+				t.Errorf("ProblemsError is %d bytes long", n)
+			}
+		})
+	}
+}

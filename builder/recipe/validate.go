@@ -74,10 +74,10 @@ func (v *validator) metadata(r *Recipe) {
 		ok = ok || r.APIVersion == a
 	}
 	if !ok {
-		v.errorf("apiVersion", "expected one of %s, got %q", strings.Join(APIVersions, ", "), r.APIVersion)
+		v.errorf("apiVersion", "expected one of %s, got %s", strings.Join(APIVersions, ", "), Quote(r.APIVersion))
 	}
 	if r.Kind != Kind {
-		v.errorf("kind", "expected %q, got %q", Kind, r.Kind)
+		v.errorf("kind", "expected %q, got %s", Kind, Quote(r.Kind))
 	}
 	v.label("metadata.name", r.Metadata.Name, "package name")
 	if r.Description() == "" {
@@ -90,7 +90,7 @@ func (v *validator) label(field, s, what string) {
 	case s == "":
 		v.errorf(field, "%s is required", what)
 	case len(s) > 63 || !dns1123Label.MatchString(s):
-		v.errorf(field, "%s %q is not a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters, starting and ending with a letter or digit)", what, s)
+		v.errorf(field, "%s %s is not a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters, starting and ending with a letter or digit)", what, Quote(s))
 	}
 }
 
@@ -99,7 +99,7 @@ func (v *validator) spec(r *Recipe) {
 	if s.Version == "" {
 		v.errorf("spec.version", "version is required (the upstream version, exact semver such as 1.9.0)")
 	} else if _, err := semver.StrictNewVersion(strings.TrimPrefix(s.Version, "v")); err != nil {
-		v.errorf("spec.version", "%q is not an exact semver version (such as 1.9.0): %v", s.Version, err)
+		v.errorf("spec.version", "%s is not an exact semver version (such as 1.9.0): %s", Quote(s.Version), cut(err.Error()))
 	}
 	if s.Build < 1 {
 		v.errorf("spec.build", "build must be 1 or more, got %d; it numbers our packagings of one upstream version (kubepkg takes a missing build as 0; kbuild publishes builds from 1: add build: 1)", s.Build)
@@ -108,10 +108,10 @@ func (v *validator) spec(r *Recipe) {
 		v.warnf("spec.verify", "kbuild does not evaluate verify; every source is pinned by its sha256 instead")
 	}
 	for _, n := range sortedKeys(s.Sources) {
-		v.source("spec.sources."+n, n, s.Sources[n])
+		v.source(join("spec.sources", n), n, s.Sources[n])
 	}
 	for _, n := range sortedKeys(s.Charts) {
-		v.chart("spec.charts."+n, n, s.Charts[n], s.Sources)
+		v.chart(join("spec.charts", n), n, s.Charts[n], s.Sources)
 	}
 	v.pkg(r)
 }
@@ -159,17 +159,17 @@ func (v *validator) source(field, n string, src Source) {
 	switch kind {
 	case "url":
 		if !strings.HasPrefix(src.URL, "https://") && !strings.HasPrefix(src.URL, "http://") && !strings.HasPrefix(src.URL, "file://") {
-			v.errorf(field+".url", "%q is not an http(s) or file URL", src.URL)
+			v.errorf(field+".url", "%s is not an http(s) or file URL", Quote(src.URL))
 		}
 		if h := strings.TrimPrefix(src.SHA256, "sha256:"); !hex64.MatchString(h) {
 			if src.SHA256 == "" {
 				v.errorf(field+".sha256", "sha256 is required: pin the file by its digest (run: kbuild fetch to print it)")
 			} else {
-				v.errorf(field+".sha256", "expected 64 lower-case hex digits (optionally prefixed sha256:), got %q", src.SHA256)
+				v.errorf(field+".sha256", "expected 64 lower-case hex digits (optionally prefixed sha256:), got %s", Quote(src.SHA256))
 			}
 		}
 		if src.Path != "" && !IsArchive(src.URL) {
-			v.errorf(field+".path", "path is set but %s is not an archive (%s)", src.URL, strings.Join(ArchiveExtensions, ", "))
+			v.errorf(field+".path", "path is set but %s is not an archive (%s)", Quote(src.URL), strings.Join(ArchiveExtensions, ", "))
 		}
 		if src.Path != "" {
 			v.localPath(field+".path", src.Path)
@@ -177,22 +177,22 @@ func (v *validator) source(field, n string, src Source) {
 	case "chart":
 		c := src.Chart
 		if !strings.HasPrefix(c.Repository, "https://") && !strings.HasPrefix(c.Repository, "http://") && !strings.HasPrefix(c.Repository, "oci://") {
-			v.errorf(field+".chart.repository", "expected an https:// or oci:// repository, got %q", c.Repository)
+			v.errorf(field+".chart.repository", "expected an https:// or oci:// repository, got %s", Quote(c.Repository))
 		}
 		if c.Name == "" {
 			v.errorf(field+".chart.name", "chart name is required")
 		}
 		if _, err := semver.StrictNewVersion(strings.TrimPrefix(c.Version, "v")); err != nil {
-			v.errorf(field+".chart.version", "chart version must be exact, got %q", c.Version)
+			v.errorf(field+".chart.version", "chart version must be exact, got %s", Quote(c.Version))
 		}
 		if !strings.HasPrefix(c.Digest, "sha256:") || !hex64.MatchString(strings.TrimPrefix(c.Digest, "sha256:")) {
-			v.errorf(field+".chart.digest", "expected sha256:<64 hex> of the chart archive, got %q", c.Digest)
+			v.errorf(field+".chart.digest", "expected sha256:<64 hex> of the chart archive, got %s", Quote(c.Digest))
 		}
 	case "dir":
 		v.localPath(field+".dir", src.Dir)
 	case "plugin":
 		if !pluginName.MatchString(src.Plugin) {
-			v.errorf(field+".plugin", "%q is not a plugin name (lower-case letters, digits, '-', '_', '.')", src.Plugin)
+			v.errorf(field+".plugin", "%s is not a plugin name (lower-case letters, digits, '-', '_', '.')", Quote(src.Plugin))
 		}
 	case "git":
 		g := src.Git
@@ -200,7 +200,7 @@ func (v *validator) source(field, n string, src Source) {
 			v.errorf(field+".git.url", "git url is required")
 		}
 		if !hex40.MatchString(g.Commit) {
-			v.errorf(field+".git.commit", "expected a full 40-hex commit id, got %q; branches and tags move, commits do not", g.Commit)
+			v.errorf(field+".git.commit", "expected a full 40-hex commit id, got %s; branches and tags move, commits do not", Quote(g.Commit))
 		}
 		if src.Path != "" {
 			v.errorf(field+".path", "set path inside git: {path: …}")
@@ -220,7 +220,7 @@ func (v *validator) localPath(field, p string) {
 		return
 	}
 	if strings.HasPrefix(p, "/") || strings.HasPrefix(path.Clean(p), "../") || path.Clean(p) == ".." {
-		v.errorf(field, "%q leaves the recipe directory; use a relative path inside it", p)
+		v.errorf(field, "%s leaves the recipe directory; use a relative path inside it", Quote(p))
 	}
 }
 
@@ -231,9 +231,9 @@ func (v *validator) chart(field, n string, c Chart, sources map[string]Source) {
 	}
 	for i, f := range c.From {
 		if _, ok := sources[f]; !ok {
-			v.errorf(fmt.Sprintf("%s.from[%d]", field, i), "no source named %q (sources: %s)", f, strings.Join(sortedKeys(sources), ", "))
+			v.errorf(fmt.Sprintf("%s.from[%d]", field, i), "no source named %s (sources: %s)", Quote(f), quoteList(sortedKeys(sources)))
 		} else if sources[f].Image != nil {
-			v.errorf(fmt.Sprintf("%s.from[%d]", field, i), "source %q is an image; charts are made of chart, manifest or file sources", f)
+			v.errorf(fmt.Sprintf("%s.from[%d]", field, i), "source %s is an image; charts are made of chart, manifest or file sources", Quote(f))
 		}
 	}
 	if c.Overlay != "" {
@@ -241,7 +241,7 @@ func (v *validator) chart(field, n string, c Chart, sources map[string]Source) {
 	}
 	for i, r := range c.Remove {
 		if _, err := path.Match(r, ""); err != nil || strings.HasPrefix(r, "/") || strings.Contains("/"+r+"/", "/../") {
-			v.errorf(fmt.Sprintf("%s.remove[%d]", field, i), "%q is not a chart-relative file pattern", r)
+			v.errorf(fmt.Sprintf("%s.remove[%d]", field, i), "%s is not a chart-relative file pattern", Quote(r))
 		}
 	}
 	for i, e := range c.Exclude {
@@ -272,24 +272,24 @@ func (v *validator) chart(field, n string, c Chart, sources map[string]Source) {
 			switch op.Op {
 			case "add", "replace", "test":
 				if len(op.Value) == 0 {
-					v.errorf(of+".value", "op %q needs a value", op.Op)
+					v.errorf(of+".value", "op %s needs a value", Quote(op.Op))
 				}
 			case "remove":
 			case "move", "copy":
 				if op.From == "" {
-					v.errorf(of+".from", "op %q needs from", op.Op)
+					v.errorf(of+".from", "op %s needs from", Quote(op.Op))
 				}
 			default:
-				v.errorf(of+".op", "expected add, remove, replace, move, copy or test, got %q", op.Op)
+				v.errorf(of+".op", "expected add, remove, replace, move, copy or test, got %s", Quote(op.Op))
 			}
 			if !strings.HasPrefix(op.Path, "/") {
-				v.errorf(of+".path", "a JSON pointer starts with '/', got %q", op.Path)
+				v.errorf(of+".path", "a JSON pointer starts with '/', got %s", Quote(op.Path))
 			}
 		}
 	}
 	for i, s := range c.Steps {
 		if !pluginName.MatchString(s.Plugin) {
-			v.errorf(fmt.Sprintf("%s.steps[%d].plugin", field, i), "%q is not a plugin name", s.Plugin)
+			v.errorf(fmt.Sprintf("%s.steps[%d].plugin", field, i), "%s is not a plugin name", Quote(s.Plugin))
 		}
 	}
 }
@@ -317,7 +317,7 @@ func (v *validator) pkg(r *Recipe) {
 	}
 	for i, c := range p.CRDs {
 		if !crdName.MatchString(c) {
-			v.errorf(fmt.Sprintf("%s.crds[%d]", f, i), "%q is not a CRD name (<plural>.<group>, e.g. kubevirts.kubevirt.io)", c)
+			v.errorf(fmt.Sprintf("%s.crds[%d]", f, i), "%s is not a CRD name (<plural>.<group>, e.g. kubevirts.kubevirt.io)", Quote(c))
 		}
 	}
 	for i, c := range p.Provides {
@@ -335,7 +335,7 @@ func (v *validator) pkg(r *Recipe) {
 	for i, vr := range p.Variants {
 		vf := fmt.Sprintf("%s.variants[%d]", f, i)
 		if vr.Name != "" && variants[vr.Name] {
-			v.errorf(vf+".name", "duplicate variant %q", vr.Name)
+			v.errorf(vf+".name", "duplicate variant %s", Quote(vr.Name))
 		}
 		variants[vr.Name] = true
 		for j, req := range vr.Requires {
@@ -345,7 +345,7 @@ func (v *validator) pkg(r *Recipe) {
 			}
 			if req.Version != "" {
 				if _, err := semver.NewConstraint(req.Version); err != nil {
-					v.errorf(rf+".version", "%q is not a semver constraint: %v", req.Version, err)
+					v.errorf(rf+".version", "%s is not a semver constraint: %s", Quote(req.Version), cut(err.Error()))
 				}
 			}
 			if req.Package != "" && req.Package == r.Metadata.Name {
@@ -366,11 +366,11 @@ func (v *validator) pkg(r *Recipe) {
 				v.errorf(cf+".valuesFiles", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows valuesFiles only in a package tree; merge the values into the chart's values instead")
 			}
 			if _, ok := r.Spec.Charts[c.Path]; !ok {
-				v.errorf(cf+".path", "no chart named %q in spec.charts (charts: %s)", c.Path, strings.Join(sortedKeys(r.Spec.Charts), ", "))
+				v.errorf(cf+".path", "no chart named %s in spec.charts (charts: %s)", Quote(c.Path), quoteList(sortedKeys(r.Spec.Charts)))
 			}
 			for k, vf := range c.ValuesFiles {
 				if strings.Contains(vf, "://") {
-					v.errorf(fmt.Sprintf("%s.valuesFiles[%d]", cf, k), "%q is a URL; valuesFiles name files inside the chart", vf)
+					v.errorf(fmt.Sprintf("%s.valuesFiles[%d]", cf, k), "%s is a URL; valuesFiles name files inside the chart", Quote(vf))
 				} else {
 					v.localPath(fmt.Sprintf("%s.valuesFiles[%d]", cf, k), vf)
 				}
@@ -379,20 +379,20 @@ func (v *validator) pkg(r *Recipe) {
 				switch in.UpgradeCRDs {
 				case "", "Skip", "Create", "CreateReplace":
 				default:
-					v.errorf(cf+".install.upgradeCRDs", "expected Skip, Create or CreateReplace, got %q", in.UpgradeCRDs)
+					v.errorf(cf+".install.upgradeCRDs", "expected Skip, Create or CreateReplace, got %s", Quote(in.UpgradeCRDs))
 				}
 				switch in.WaitStrategy {
 				case "", "poller", "legacy":
 				default:
-					v.errorf(cf+".install.waitStrategy", "expected poller or legacy (kubepkg's schema allows no other), got %q", in.WaitStrategy)
+					v.errorf(cf+".install.waitStrategy", "expected poller or legacy (kubepkg's schema allows no other), got %s", Quote(in.WaitStrategy))
 				}
 				switch in.Phase {
 				case "", "PreUpgrade":
 				default:
-					v.errorf(cf+".install.phase", "expected PreUpgrade or nothing, got %q", in.Phase)
+					v.errorf(cf+".install.phase", "expected PreUpgrade or nothing, got %s", Quote(in.Phase))
 				}
 				if in.Namespace != "" && !dns1123Label.MatchString(in.Namespace) {
-					v.errorf(cf+".install.namespace", "%q is not a valid namespace", in.Namespace)
+					v.errorf(cf+".install.namespace", "%s is not a valid namespace", Quote(in.Namespace))
 				}
 			}
 		}
@@ -402,7 +402,7 @@ func (v *validator) pkg(r *Recipe) {
 			}
 			for k, d := range c.Install.DependsOn {
 				if !comps[d] {
-					v.errorf(fmt.Sprintf("%s.components[%d].install.dependsOn[%d]", vf, j, k), "no component named %q in this variant", d)
+					v.errorf(fmt.Sprintf("%s.components[%d].install.dependsOn[%d]", vf, j, k), "no component named %s in this variant", Quote(d))
 				}
 			}
 		}
@@ -417,7 +417,7 @@ func (v *validator) pkg(r *Recipe) {
 			case d == r.Metadata.Name:
 				v.errorf(df, "a package cannot depend on itself")
 			case !dns1123Label.MatchString(d) || len(d) > 63:
-				v.errorf(df, "%q is not a package name; dependsOn names packages (DNS-1123 labels); for a capability write requires: [{capability: %q}]", d, d)
+				v.errorf(df, "%s is not a package name; dependsOn names packages (DNS-1123 labels); for a capability write requires: [{capability: %s}]", Quote(d), Quote(d))
 			}
 		}
 	}
@@ -432,15 +432,15 @@ func checkProvided(c string) string {
 	switch {
 	case !isCap:
 		if !dns1123Label.MatchString(c) || len(c) > 63 {
-			return fmt.Sprintf("%q is neither a package name (a DNS-1123 label) nor a capability <kind>:<value> such as storageclass:default", c)
+			return fmt.Sprintf("%s is neither a package name (a DNS-1123 label) nor a capability <kind>:<value> such as storageclass:default", Quote(c))
 		}
 	case kind == "api":
 		group, version, ok := strings.Cut(value, "/")
 		if !ok || group == "" || version == "" || strings.Contains(version, "/") {
-			return fmt.Sprintf("capability %q must be api:<group>/<version>, e.g. api:kubevirt.io/v1", c)
+			return fmt.Sprintf("capability %s must be api:<group>/<version>, e.g. api:kubevirt.io/v1", Quote(c))
 		}
 	case kind == "" || value == "" || strings.ContainsAny(c, " \t\n"):
-		return fmt.Sprintf("capability %q must be <kind>:<value> with neither part empty and no spaces, e.g. storageclass:default", c)
+		return fmt.Sprintf("capability %s must be <kind>:<value> with neither part empty and no spaces, e.g. storageclass:default", Quote(c))
 	}
 	return ""
 }
@@ -462,15 +462,15 @@ func checkPinnedImage(ref string) (msg string, unpinned bool) {
 	d, err := name.NewDigest(ref, name.WeakValidation)
 	if err != nil {
 		if _, terr := name.NewTag(ref, name.WeakValidation); terr == nil {
-			return fmt.Sprintf("image %q is not pinned by digest; write it as %s@sha256:<digest> (kbuild images DIR looks the digest up)", ref, NormalizeImage(ref)), true
+			return fmt.Sprintf("image %s is not pinned by digest; write it as %s@sha256:<digest> (kbuild images DIR looks the digest up)", Quote(ref), cut(NormalizeImage(ref))), true
 		}
-		return fmt.Sprintf("image %q is not a valid digest reference: %v", ref, err), false
+		return fmt.Sprintf("image %s is not a valid digest reference: %s", Quote(ref), cut(err.Error())), false
 	}
 	if alg, _, _ := strings.Cut(d.DigestStr(), ":"); alg != "sha256" {
-		return fmt.Sprintf("image %q is pinned by %s; the format requires @sha256:<64 hex digits>", ref, alg), false
+		return fmt.Sprintf("image %s is pinned by %s; the format requires @sha256:<64 hex digits>", Quote(ref), cut(alg)), false
 	}
 	if norm := NormalizeImage(ref); norm != ref {
-		return fmt.Sprintf("image %q is not normalised; write it as %s", ref, norm), false
+		return fmt.Sprintf("image %s is not normalised; write it as %s", Quote(ref), cut(norm)), false
 	}
 	return "", false
 }

@@ -14,27 +14,7 @@ import (
 // that sends headers and then nothing, and the error says what stalled.
 func TestTimeoutFlag(t *testing.T) {
 	srv := stallingServer(t, 1000, "x")
-	dir := t.TempDir()
-	recipe := `apiVersion: kubepkg.dev/v1
-kind: Recipe
-metadata:
-  name: stall
-  annotations: {kubepkg.dev/description: "a source that stalls"}
-spec:
-  version: v1.0.0
-  build: 1
-  sources:
-    upstream:
-      url: ` + srv.URL + `/stall.yaml
-      sha256: sha256:3f1c0000000000000000000000000000000000000000000000000000000000aa
-  charts:
-    stall: {from: [upstream]}
-  package:
-    rollback: {safe: true}
-`
-	if err := os.WriteFile(filepath.Join(dir, "recipe.yaml"), []byte(recipe), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := oneSourceRecipe(t, "stall", "url: "+srv.URL+"/stall.yaml\n      sha256: sha256:3f1c0000000000000000000000000000000000000000000000000000000000aa")
 	r := runInProcess("fetch", "--cache-dir", t.TempDir(), "--timeout", "300ms", dir)
 	if r.code == 0 || !strings.Contains(r.stderr, "no data for 300ms after 1 bytes") || !strings.Contains(r.stderr, srv.URL+"/stall.yaml") {
 		t.Fatalf("kbuild fetch --timeout 300ms against a stalling server: %s", r)
@@ -49,25 +29,7 @@ func TestPluginTimeoutFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	dir := t.TempDir()
-	recipe := `apiVersion: kubepkg.dev/v1
-kind: Recipe
-metadata:
-  name: hang
-  annotations: {kubepkg.dev/description: "a plugin that hangs"}
-spec:
-  version: v1.0.0
-  build: 1
-  sources:
-    upstream: {plugin: hang}
-  charts:
-    hang: {from: [upstream]}
-  package:
-    rollback: {safe: true}
-`
-	if err := os.WriteFile(filepath.Join(dir, "recipe.yaml"), []byte(recipe), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := oneSourceRecipe(t, "hang", "plugin: hang")
 	r := runInProcess("fetch", "--cache-dir", t.TempDir(), "--plugin-timeout", "500ms", dir)
 	if r.code == 0 || !strings.Contains(r.stderr, "timed out after 500ms") {
 		t.Fatalf("kbuild fetch --plugin-timeout 500ms with a hanging plugin: %s", r)
@@ -118,4 +80,32 @@ func stallingServer(t *testing.T, size int, head string) *httptest.Server {
 		srv.Close()
 	})
 	return srv
+}
+
+// oneSourceRecipe writes, in a new directory it returns, a recipe named
+// name with one source, upstream, whose fields are source (YAML lines
+// indented by six spaces after the first), and one chart made of it.
+func oneSourceRecipe(t *testing.T, name, source string) string {
+	t.Helper()
+	dir := t.TempDir()
+	recipe := `apiVersion: kubepkg.dev/v1
+kind: Recipe
+metadata:
+  name: ` + name + `
+  annotations: {kubepkg.dev/description: "a test recipe with one source"}
+spec:
+  version: v1.0.0
+  build: 1
+  sources:
+    upstream:
+      ` + source + `
+  charts:
+    ` + name + `: {from: [upstream]}
+  package:
+    rollback: {safe: true}
+`
+	if err := os.WriteFile(filepath.Join(dir, "recipe.yaml"), []byte(recipe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
