@@ -105,12 +105,12 @@ func TestPinOfflineFromRecordedPins(t *testing.T) {
 					tc.offline(t, f, tc.src)
 				}
 				got, err := f.Pin(ctx, tc.src)
-			refs, _ := filepath.Glob(filepath.Join(cache, "refs", "*", "*"))
-			for _, r := range refs {
-				if b, _ := os.ReadFile(r); strings.Contains(string(b), "s3cret") {
-					t.Errorf("cache reference %s holds the password: %s", r, b)
+				refs, _ := filepath.Glob(filepath.Join(cache, "refs", "*", "*"))
+				for _, r := range refs {
+					if b, _ := os.ReadFile(r); strings.Contains(string(b), "s3cret") {
+						t.Errorf("cache reference %s holds the password: %s", r, b)
+					}
 				}
-			}
 				if len(tc.errMsg) > 0 {
 					wantErr(t, err, ErrOffline, tc.errMsg...)
 					return
