@@ -51,15 +51,7 @@ func (f *trustFlags) trust(cmd string) (*index.Trust, error) {
 	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
 		return nil, usagef("%s needs --public-key or --root-key (one of them)", cmd)
 	}
-	t := &index.Trust{Threshold: f.threshold, RootThreshold: f.rootThreshold}
-	var err error
-	if t.IndexKeys, err = loadPublicKeys(f.publicKeys, false); err != nil {
-		return nil, err
-	}
-	if t.RootKeys, err = loadPublicKeys(f.rootKeys, false); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return loadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
 }
 
 type bundleCreateFlags struct {

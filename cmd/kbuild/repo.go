@@ -215,6 +215,20 @@ func loadPublicKey(path string, private bool) (*index.PublicKey, error) {
 	return k, nil
 }
 
+// loadTrust reads the index keys and root keys that verify a published
+// index, with their thresholds (0 for the default of 1), into a Trust.
+func loadTrust(indexKeys []string, threshold int, rootKeys []string, rootThreshold int) (*index.Trust, error) {
+	t := &index.Trust{Threshold: threshold, RootThreshold: rootThreshold}
+	var err error
+	if t.IndexKeys, err = loadPublicKeys(indexKeys, false); err != nil {
+		return nil, err
+	}
+	if t.RootKeys, err = loadPublicKeys(rootKeys, false); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 func loadPublicKeys(paths []string, private bool) ([]*index.PublicKey, error) {
 	var out []*index.PublicKey
 	for _, p := range paths {
@@ -724,12 +738,8 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	if f.evidence != "" && len(f.rootKeys) == 0 {
 		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
 	}
-	trust := &index.Trust{Threshold: f.threshold, RootThreshold: f.rootThreshold}
-	var err error
-	if trust.IndexKeys, err = loadPublicKeys(f.publicKeys, false); err != nil {
-		return err
-	}
-	if trust.RootKeys, err = loadPublicKeys(f.rootKeys, false); err != nil {
+	trust, err := loadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	if err != nil {
 		return err
 	}
 	var state *index.State

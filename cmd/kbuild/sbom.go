@@ -191,15 +191,7 @@ func (f *indexTrust) trust() (*index.Trust, error) {
 	if len(f.publicKeys) > 0 && len(f.rootKeys) > 0 {
 		return nil, usagef("give --public-key or --root-key, not both")
 	}
-	t := &index.Trust{}
-	var err error
-	if t.IndexKeys, err = loadPublicKeys(f.publicKeys, false); err != nil {
-		return nil, err
-	}
-	if t.RootKeys, err = loadPublicKeys(f.rootKeys, false); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return loadTrust(f.publicKeys, 0, f.rootKeys, 0)
 }
 
 // loadBuilds reads src: an http(s) URL of an index.yaml, a path of one, or
