@@ -24,11 +24,18 @@ type Published struct {
 // for its content (sbom, scan) reads it here; a refusal is an
 // *index.VerificationError.
 func ReadIndex(ctx context.Context, ref string, trust *index.Trust, opts ...fetchsite.Option) (*Published, error) {
+	return ReadIndexAt(ctx, ref, trust, time.Now(), opts...)
+}
+
+// ReadIndexAt is ReadIndex with expiry checked at the reference time now
+// rather than the clock: a promotion or matrix that states the time it
+// checks evidence at checks the index at the same time.
+func ReadIndexAt(ctx context.Context, ref string, trust *index.Trust, now time.Time, opts ...fetchsite.Option) (*Published, error) {
 	site, err := Open(ref, opts...)
 	if err != nil {
 		return nil, err
 	}
-	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: time.Now()})
+	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: now})
 	var ve *index.VerificationError
 	switch {
 	case errors.Is(err, fetchsite.ErrNotFound):

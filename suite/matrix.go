@@ -69,7 +69,7 @@ func Matrices(ctx context.Context, site string, c *Config, rootFile string, now 
 	}
 	sets := map[evidence.Target]*held{}
 	for _, s := range c.Suites {
-		pub, err := publish.ReadIndex(ctx, filepath.Join(site, s.Name), &index.Trust{TrustedRoot: first})
+		pub, err := publish.ReadIndexAt(ctx, filepath.Join(site, s.Name), &index.Trust{TrustedRoot: first}, now)
 		if errors.Is(err, fetchsite.ErrNotFound) {
 			continue // nothing promoted into it yet
 		}

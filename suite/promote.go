@@ -88,7 +88,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := publish.ReadIndex(ctx, filepath.Join(pr.Site, from), &index.Trust{TrustedRoot: first})
+	src, err := publish.ReadIndexAt(ctx, filepath.Join(pr.Site, from), &index.Trust{TrustedRoot: first}, pr.Now)
 	if errors.Is(err, fetchsite.ErrNotFound) {
 		return nil, fmt.Errorf("%w: suite %s has no index yet; versions enter %s only from %s, so promote into %s first: %w", ErrRefused, from, pr.To, from, from, err)
 	}

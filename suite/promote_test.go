@@ -71,10 +71,12 @@ func newRepo(t *testing.T, records ...string) *repo {
 }
 
 // read verifies a suite's index as a kubepkg subscriber does: from the
-// pinned root key through the root chain published beside it.
+// pinned root key through the root chain published beside it, at a
+// reference time after every index the tests write (the latest, a
+// withdrawal, is generated an hour after gen), never at the clock.
 func (r *repo) read(suite string) *publish.Published {
 	r.t.Helper()
-	p, err := publish.ReadIndex(context.Background(), filepath.Join(r.site, suite), &index.Trust{RootKeys: []*index.PublicKey{r.rootKey.Public()}})
+	p, err := publish.ReadIndexAt(context.Background(), filepath.Join(r.site, suite), &index.Trust{RootKeys: []*index.PublicKey{r.rootKey.Public()}}, gen.Add(2*time.Hour))
 	if err != nil {
 		r.t.Fatal(err)
 	}
