@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // ImageEntry is one line of a package.images block as PlanImages proposes

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"syscall"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // RecipeFile is the name of a recipe inside its directory.

@@ -18,7 +18,7 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	k8syaml "sigs.k8s.io/yaml"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // Rendered is what a chart installs with its default values: the objects of

@@ -16,7 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"sigs.k8s.io/yaml"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // packTestdata packs the chart of testdata/corpus/NAME, with Chart.yaml's

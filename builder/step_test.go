@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // TestStepTimeoutKillsGroup: a step plugin that outlives its timeout and

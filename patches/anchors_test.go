@@ -15,7 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	k8syaml "sigs.k8s.io/yaml"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/internal/yamlbound"
 )
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // ErrNoMatch is wrapped by the errors of Exclude and Apply for a selector that

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 func TestExclude(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 

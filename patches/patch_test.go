@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"sigs.k8s.io/yaml"
 )
 

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 var timeAgo = time.Unix(1000000000, 0)

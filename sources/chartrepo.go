@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 )
 

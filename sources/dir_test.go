@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 )
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // quoteName quotes a name from outside for an error message, cut short

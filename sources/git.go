@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // gitRepo is a bare repository with two commits, served by git

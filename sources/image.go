@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 )
 

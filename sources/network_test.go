@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // TestSecondFetchUsesNoNetwork fetches one source of every networked kind,

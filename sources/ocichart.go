@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/internal/plainhttp"
 )
 

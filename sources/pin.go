@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // Pin downloads an unpinned url or chart source into the cache and returns

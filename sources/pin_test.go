@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // TestPinChartOffline pins a chart from an HTTP repository online, then

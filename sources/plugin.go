@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/builder/recipe"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // reporter prints recipe problems for people, and under GitHub Actions

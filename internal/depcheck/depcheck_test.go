@@ -18,10 +18,10 @@ const module = "kbuild.dev/kbuild/"
 // allowed lists, for each package, the kbuild packages its non-test files
 // may import. A package missing here may import nothing of kbuild.
 var allowed = map[string][]string{
-	"builder/recipe":       {"index", "internal/yamlbound"},
-	"builder":              {"builder/recipe", "index", "internal/dist", "patches", "sources"},
-	"sources":              {"builder/recipe", "index", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
-	"patches":              {"builder/recipe", "internal/yamlbound"},
+	"recipe":               {"index", "internal/yamlbound"},
+	"builder":              {"recipe", "index", "internal/dist", "patches", "sources"},
+	"sources":              {"recipe", "index", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
+	"patches":              {"recipe", "internal/yamlbound"},
 	"sbom":                 {"index"},
 	"sbom/trivytest":       {},
 	"site":                 {"index"},
@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"internal/fetchsite":   {"index", "internal/netdeadline"},
 	"internal/chartpin":    {"index", "internal/netdeadline", "internal/plainhttp"},
 	"internal/ociserve":    {},
-	"internal/review":      {"builder", "builder/recipe", "index"},
+	"internal/review":      {"builder", "recipe", "index"},
 	"internal/netdeadline": {},
 	"internal/testenv":     {},
 	"internal/yamlbound":   {},
@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"scripts/hostile":      {},
 	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite"},
 	"bundle/nodeconfig":    {"internal/dist"},
-	"publish":              {"builder", "builder/recipe", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
+	"publish":              {"builder", "recipe", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
 	"internal/plainhttp":   {},
 	"internal/stacktest":   {"index", "internal/distindex"},
 	"releaseset":           {"index"},
