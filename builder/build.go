@@ -15,9 +15,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"golang.org/x/sync/errgroup"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -509,11 +510,11 @@ func (b *Builder) writeRecord(res *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := dist.WriteFile(dist.InfoPath(b.out, res.Name, res.Version, res.Build), infoData, 0o644); err != nil {
+	if err := atomicfile.WriteFile(dist.InfoPath(b.out, res.Name, res.Version, res.Build), infoData, 0o644); err != nil {
 		return err
 	}
 	res.RecordFile = dist.RecordPath(b.out, res.Name, res.Version, res.Build)
-	return dist.WriteFile(res.RecordFile, recData, 0o644)
+	return atomicfile.WriteFile(res.RecordFile, recData, 0o644)
 }
 
 // Build prepares and publishes each recipe directory, running up to the

@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 )
 
 // RefNameAnnotation names an image in an OCI layout's index.json.
@@ -279,7 +279,7 @@ func (l *LayoutTarget) appendSorted(img v1.Image, opts ...layout.Option) error {
 	if err != nil {
 		return err
 	}
-	return dist.WriteFile(filepath.Join(string(l.path), "index.json"), data, 0o644)
+	return atomicfile.WriteFile(filepath.Join(string(l.path), "index.json"), data, 0o644)
 }
 
 // Repository implements Target.

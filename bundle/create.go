@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -22,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
@@ -351,7 +350,7 @@ func wantPlatform(want []string, p *v1.Platform) bool {
 }
 
 // write writes the bundle to a temporary file beside out and renames it.
-func write(ctx context.Context, out string, c *Contents, files map[string][]byte, arts []*artifact, o *options) (rerr error) {
+func write(ctx context.Context, out string, c *Contents, files map[string][]byte, arts []*artifact, o *options) error {
 	contents, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
@@ -408,16 +407,11 @@ func write(ctx context.Context, out string, c *Contents, files map[string][]byte
 			ArtifactType: ArtifactType, Annotations: map[string]string{AnnotationRefName: "bundle"}}},
 	})
 
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	tmp, err := atomicfile.Create(out, 0o644)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if rerr != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	defer tmp.Abort()
 	tw := tar.NewWriter(tmp)
 	hdr := func(name string, size int64, dir bool) error {
 		h := &tar.Header{Name: name, Size: size, Mode: 0o644, ModTime: c.Created, Typeflag: tar.TypeReg, Format: tar.FormatUSTAR}
@@ -496,16 +490,7 @@ func write(ctx context.Context, out string, c *Contents, files map[string][]byte
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), out)
+	return tmp.Commit()
 }
 
 // copyBlob streams the blob ref into w, checking its size and sha256.

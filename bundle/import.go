@@ -23,7 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
 )
 
@@ -308,7 +308,7 @@ func writeSite(site string, files map[string][]byte, loc Locations) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := dist.WriteFile(p, files[f], 0o644); err != nil {
+		if err := atomicfile.WriteFile(p, files[f], 0o644); err != nil {
 			return err
 		}
 	}
@@ -316,5 +316,5 @@ func writeSite(site string, files map[string][]byte, loc Locations) error {
 	if err != nil {
 		return err
 	}
-	return dist.WriteFile(filepath.Join(site, LocationsFile), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(site, LocationsFile), append(b, '\n'), 0o644)
 }

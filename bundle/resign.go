@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 )
 
 // ResignDir is the directory of the site where Import writes the locally
@@ -76,8 +76,8 @@ func resign(site string, v *index.Verified, pkgs []Package, host, mpath string, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := dist.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
 		return fmt.Errorf("re-signed index: %w", err)
 	}
-	return dist.WriteFile(filepath.Join(dir, "index.yaml.sig"), sig, 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, "index.yaml.sig"), sig, 0o644)
 }

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
 )
@@ -90,7 +90,7 @@ func (p *Publisher) writeUnsigned(path string, b *index.Builder, pkgs, versions 
 		_, err := p.stdout.Write(data)
 		return res, err
 	}
-	if err := dist.WriteFile(path, data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.Remove(path + ".sig"); err == nil {

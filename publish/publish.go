@@ -14,11 +14,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -422,7 +423,7 @@ type siteWriter struct {
 }
 
 func (w *siteWriter) write(rel string, data []byte) error {
-	if err := dist.WriteFile(w.path(rel), data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(w.path(rel), data, 0o644); err != nil {
 		return err
 	}
 	w.written[rel] = true

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
 )
 
@@ -34,10 +34,10 @@ func SignatureFileOf(data []byte, signers []index.Signer) ([]byte, error) {
 // signed is an index written to a temporary file and signed, not yet in
 // place.
 type signed struct {
-	path    string // where the index goes
-	tmp     string // the index, written and synced
-	data    []byte // the index, mapped or read from tmp
-	hex     string // its sha256
+	path    string           // where the index goes
+	tmp     *atomicfile.File // the index, written
+	data    []byte           // the index, mapped or read from tmp
+	hex     string           // its sha256
 	sigData []byte
 }
 
@@ -47,36 +47,23 @@ type signed struct {
 // back (mapped) to be signed: the versions and the index are never in
 // memory together. Call commit to put it in place, or discard.
 func prepareSigned(path string, b *index.Builder, generated, expires time.Time, signers []index.Signer) (*signed, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	s := &signed{path: path, tmp: f.Name()}
+	s := &signed{path: path, tmp: f}
 	w := bufio.NewWriterSize(f, 1<<20)
 	_, err = b.WriteTo(w, generated, expires)
 	if err == nil {
 		err = w.Flush()
 	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		os.Remove(s.tmp)
+		f.Abort()
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	b.Reset() // nothing of it is needed any more
 	debug.FreeOSMemory()
-	if s.data, err = fetchsite.ReadFile(s.tmp, index.MaxIndexSize); err != nil {
+	if s.data, err = fetchsite.ReadFile(s.tmp.Name(), index.MaxIndexSize); err != nil {
 		s.discard()
 		return nil, err
 	}
@@ -93,7 +80,7 @@ func (s *signed) discard() {
 		fetchsite.Release(s.data)
 		s.data = nil
 	}
-	os.Remove(s.tmp)
+	s.tmp.Abort()
 }
 
 // commit puts the signed index in place: first its signature by digest,
@@ -108,7 +95,7 @@ func (s *signed) discard() {
 func (s *signed) commit(expect *string) error {
 	defer s.discard()
 	dir := filepath.Dir(s.path)
-	if err := dist.WriteFile(filepath.Join(dir, filepath.FromSlash(byHashSignatureOf(s.hex))), s.sigData, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, filepath.FromSlash(byHashSignatureOf(s.hex))), s.sigData, 0o644); err != nil {
 		return err
 	}
 	pauseAt("by-hash")
@@ -128,11 +115,11 @@ func (s *signed) commit(expect *string) error {
 			return fmt.Errorf("%s changed while this publish ran (it was %s, it is %s): another publish wrote the site; nothing of this one was signed into place, run it again", s.path, was, now)
 		}
 	}
-	if err := dist.WriteFile(s.path+".sig", s.sigData, 0o644); err != nil {
+	if err := atomicfile.WriteFile(s.path+".sig", s.sigData, 0o644); err != nil {
 		return err
 	}
 	pauseAt("signature")
-	return os.Rename(s.tmp, s.path)
+	return s.tmp.Commit()
 }
 
 // fileID identifies the file at path — device, inode, size and

@@ -5,13 +5,13 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
 )
 
 // Option configures Write.
@@ -194,39 +194,9 @@ func Write(dir string, idx *index.RepositoryIndex, opts ...Option) error {
 		if files[f] == nil {
 			continue // a page not asked for (WithPages)
 		}
-		if err := writeFileAtomic(filepath.Join(dir, filepath.FromSlash(f)), files[f]); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, filepath.FromSlash(f)), files[f], 0o644); err != nil {
 			return fmt.Errorf("site %s: %w", dir, err)
 		}
-	}
-	return nil
-}
-
-// writeFileAtomic writes b to name through a temporary file in the same
-// directory and a rename, creating the directory when needed. The file is
-// world-readable, as a static site's files are.
-func writeFileAtomic(name string, b []byte) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this fails harmlessly
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return err
 	}
 	return nil
 }

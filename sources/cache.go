@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"kbuild.dev/kbuild/internal/atomicfile"
 )
 
 // The cache directory holds:
@@ -109,17 +111,13 @@ func (c *cache) put(r io.Reader, limit int64, verify func(got string, n int64) e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create cache directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	// The temporary file is named after a blob that is not one; CommitAs
+	// names it after its digest.
+	tmp, err := atomicfile.Create(filepath.Join(dir, "incoming"), 0o644)
 	if err != nil {
 		return "", fmt.Errorf("create cache entry: %w", err)
 	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	defer tmp.Abort()
 	if limit >= 0 {
 		r = &limitReader{r: r, n: limit}
 	}
@@ -134,16 +132,9 @@ func (c *cache) put(r io.Reader, limit int64, verify func(got string, n int64) e
 			return "", err
 		}
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.CommitAs(c.blobPath(got)); err != nil {
 		return "", fmt.Errorf("store cache entry: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("store cache entry: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), c.blobPath(got)); err != nil {
-		return "", fmt.Errorf("store cache entry: %w", err)
-	}
-	done = true
 	return got, nil
 }
 
@@ -180,25 +171,7 @@ func hashReader(r io.Reader) (string, int64, error) {
 // writeRef atomically writes a small reference file under refs/.
 func (c *cache) writeRef(rel string, data []byte) error {
 	p := filepath.Join(c.dir, "refs", rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("create cache directory: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write cache reference: %w", err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), p)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteFile(p, data, 0o644); err != nil {
 		return fmt.Errorf("write cache reference %s: %w", p, err)
 	}
 	return nil

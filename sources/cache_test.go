@@ -176,7 +176,7 @@ func checkCache(t *testing.T, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasPrefix(d.Name(), ".tmp-") {
+		if strings.HasPrefix(d.Name(), ".") && strings.Contains(d.Name(), ".tmp-") {
 			t.Errorf("temporary file left in the cache: %s", p)
 		}
 		if d.Type().IsRegular() && filepath.Base(filepath.Dir(p)) == "sha256" {

@@ -235,7 +235,7 @@ func assertNotCached(t testing.TB, f *Fetcher, digest string) {
 	if _, err := os.Stat(f.cache.blobPath(digest)); err == nil {
 		t.Errorf("cache holds %s after a failed fetch", digest)
 	}
-	tmps, _ := filepath.Glob(filepath.Join(f.cache.dir, "blobs", "sha256", ".tmp-*"))
+	tmps, _ := filepath.Glob(filepath.Join(f.cache.dir, "blobs", "sha256", ".*tmp-*"))
 	if len(tmps) > 0 {
 		t.Errorf("cache holds temporary files %v", tmps)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 )
@@ -174,7 +174,7 @@ func WriteMatrices(site string, ms []Matrix) ([]string, error) {
 			return nil, err
 		}
 		p := filepath.Join(site, MatrixDir, m.Set+".html")
-		if err := dist.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteFile(p, b.Bytes(), 0o644); err != nil {
 			return nil, err
 		}
 		files = append(files, p)

@@ -13,7 +13,7 @@ import (
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
@@ -202,7 +202,7 @@ func WriteEvidence(site string, t evidence.Target, env map[string]string, envelo
 	}
 	norm["kubernetes"] = evidence.KubernetesMinor(norm["kubernetes"])
 	p := filepath.Join(site, filepath.FromSlash(publish.EvidenceFile(t.Package, t.Version, t.Build, evidence.EnvString(norm))))
-	return p, dist.WriteFile(p, envelope, 0o644)
+	return p, atomicfile.WriteFile(p, envelope, 0o644)
 }
 
 // VerifyEvidence verifies every evidence file under dir (a site's

@@ -16,7 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"sigs.k8s.io/yaml"
 
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 )
 
 // Mirror is where the images are.
@@ -155,7 +155,7 @@ func Write(dir string, m Mirror, registries []string) ([]string, error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
 		}
-		if err := dist.WriteFile(p, files[rel], 0o644); err != nil {
+		if err := atomicfile.WriteFile(p, files[rel], 0o644); err != nil {
 			return nil, err
 		}
 		paths = append(paths, p)

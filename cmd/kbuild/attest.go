@@ -11,7 +11,7 @@ import (
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
 )
@@ -166,7 +166,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if out == "" {
 		out, err = suite.WriteEvidence(f.site, target, e, envelope)
 	} else {
-		err = dist.WriteFile(out, envelope, 0o644)
+		err = atomicfile.WriteFile(out, envelope, 0o644)
 	}
 	if err != nil {
 		return err

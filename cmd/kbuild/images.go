@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/recipe"
-	"kbuild.dev/kbuild/internal/dist"
 )
 
 func newImagesCmd() *Command {
@@ -139,7 +139,7 @@ func writeImages(file string, entries []builder.ImageEntry) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	return dist.WriteFile(file, out, 0o644)
+	return atomicfile.WriteFile(file, out, 0o644)
 }
 
 // unresolved returns an error naming the images whose digest could not be

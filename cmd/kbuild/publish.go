@@ -16,7 +16,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/examples"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
 )
@@ -248,7 +248,7 @@ func throwaway(path string) (k *index.PrivateKey, created bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if err := dist.WriteFile(path, pem, 0o600); err != nil {
+	if err := atomicfile.WriteFile(path, pem, 0o600); err != nil {
 		return nil, false, err
 	}
 	return k, true, nil

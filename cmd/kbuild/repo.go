@@ -15,14 +15,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/suite"
 )
@@ -109,34 +109,15 @@ func writeKeyPair(prefix string, priv, pub []byte) error {
 // path, which fails if path exists: a new file, written whole or not at
 // all.
 func writeNew(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path, perm)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
+	defer f.Abort()
 	if _, err := f.Write(data); err != nil {
-		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s exists; refusing to overwrite it", path)
-		}
-		return err
-	}
-	return nil
+	return f.CommitNew()
 }
 
 // signerFlags choose the keys that sign.
@@ -788,7 +769,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		if err != nil {
 			return err
 		}
-		if err := dist.WriteFile(f.state, b, 0o644); err != nil {
+		if err := atomicfile.WriteFile(f.state, b, 0o644); err != nil {
 			return err
 		}
 	}

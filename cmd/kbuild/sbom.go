@@ -15,6 +15,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
@@ -147,7 +148,7 @@ func writeOutput(env *Env, file string, data []byte) error {
 		_, err := env.Stdout.Write(data)
 		return err
 	}
-	if err := dist.WriteFile(file, data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(file, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", file, err)
 	}
 	fmt.Fprintln(env.Stdout, file)

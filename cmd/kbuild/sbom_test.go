@@ -16,6 +16,7 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/publish"
 )
@@ -194,7 +195,7 @@ func writeIndex(t *testing.T, dir string, generated time.Time) string {
 				t.Fatal(err)
 			}
 			key := dist.Key(r.Record.Metadata.Name, r.Record.Spec.Version, r.Record.Spec.Build)
-			if err := dist.WriteFile(filepath.Join(dir, "build", key+".build.yaml"), data, 0o644); err != nil {
+			if err := atomicfile.WriteFile(filepath.Join(dir, "build", key+".build.yaml"), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}

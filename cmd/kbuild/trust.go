@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/distindex"
 )
 
@@ -399,7 +399,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if err := dist.WriteFile(sidecar, out, 0o644); err != nil {
+			if err := atomicfile.WriteFile(sidecar, out, 0o644); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "signed %s %s build %d (keyid %s): %s has %d signature(s)\n",
@@ -426,7 +426,7 @@ func saveRoot(path string, r *index.Root) error {
 	if err != nil {
 		return err
 	}
-	return dist.WriteFile(path, b, 0o644)
+	return atomicfile.WriteFile(path, b, 0o644)
 }
 
 // chainPath is root/<version>.yaml beside the root file at path.

@@ -121,34 +121,3 @@ func Unmarshal(data []byte, v any) error { return yaml.UnmarshalStrict(data, v) 
 
 // Marshal encodes v as YAML with sorted keys, as records are written.
 func Marshal(v any) ([]byte, error) { return yaml.Marshal(v) }
-
-// WriteFile writes data to path atomically: a temp file in the same
-// directory, synced, then renamed over path.
-func WriteFile(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
