@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -124,7 +125,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range sortedKeys(fetched) {
+	for _, n := range slices.Sorted(maps.Keys(fetched)) {
 		p.Sources = append(p.Sources, fetched[n].Resolved)
 		field := "spec.sources." + n
 		for _, w := range fetched[n].Warnings {
@@ -133,7 +134,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	}
 	b.logf("%s: %d sources verified", r.Metadata.Name, len(fetched))
 
-	keys := sortedKeys(r.Spec.Charts)
+	keys := slices.Sorted(maps.Keys(r.Spec.Charts))
 	p.Charts = make([]*PreparedChart, len(keys))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(b.jobs)
@@ -175,7 +176,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[string]*sources.Result, error) {
 	r := l.Recipe
 	info := sources.PluginInfo{Package: r.Metadata.Name, Version: r.Spec.Version}
-	names := sortedKeys(r.Spec.Sources)
+	names := slices.Sorted(maps.Keys(r.Spec.Sources))
 	results := make([]*sources.Result, len(names))
 	errs := make([]error, len(names))
 	var g errgroup.Group
@@ -226,7 +227,7 @@ func (b *Builder) Fetch(ctx context.Context, dir string) ([]index.ResolvedSource
 		return nil, err
 	}
 	var out []index.ResolvedSource
-	for _, n := range sortedKeys(fetched) {
+	for _, n := range slices.Sorted(maps.Keys(fetched)) {
 		out = append(out, fetched[n].Resolved)
 	}
 	return out, nil
@@ -569,15 +570,6 @@ type BuildErrors struct {
 
 func (e *BuildErrors) Error() string {
 	return fmt.Sprintf("%d of %d recipes failed", len(e.Failed), e.Total)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // makeWorkDir returns a fresh directory to build package name in: under

@@ -2,8 +2,10 @@ package recipe
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -107,10 +109,10 @@ func (v *validator) spec(r *Recipe) {
 	if len(s.Verify) > 0 {
 		v.warnf("spec.verify", "kbuild does not evaluate verify; every source is pinned by its sha256 instead")
 	}
-	for _, n := range sortedKeys(s.Sources) {
+	for _, n := range slices.Sorted(maps.Keys(s.Sources)) {
 		v.source(join("spec.sources", n), n, s.Sources[n])
 	}
-	for _, n := range sortedKeys(s.Charts) {
+	for _, n := range slices.Sorted(maps.Keys(s.Charts)) {
 		v.chart(join("spec.charts", n), n, s.Charts[n], s.Sources)
 	}
 	v.pkg(r)
@@ -231,7 +233,7 @@ func (v *validator) chart(field, n string, c Chart, sources map[string]Source) {
 	}
 	for i, f := range c.From {
 		if _, ok := sources[f]; !ok {
-			v.errorf(fmt.Sprintf("%s.from[%d]", field, i), "no source named %s (sources: %s)", Quote(f), quoteList(sortedKeys(sources)))
+			v.errorf(fmt.Sprintf("%s.from[%d]", field, i), "no source named %s (sources: %s)", Quote(f), quoteList(slices.Sorted(maps.Keys(sources))))
 		} else if sources[f].Image != nil {
 			v.errorf(fmt.Sprintf("%s.from[%d]", field, i), "source %s is an image; charts are made of chart, manifest or file sources", Quote(f))
 		}
@@ -366,7 +368,7 @@ func (v *validator) pkg(r *Recipe) {
 				v.errorf(cf+".valuesFiles", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows valuesFiles only in a package tree; merge the values into the chart's values instead")
 			}
 			if _, ok := r.Spec.Charts[c.Path]; !ok {
-				v.errorf(cf+".path", "no chart named %s in spec.charts (charts: %s)", Quote(c.Path), quoteList(sortedKeys(r.Spec.Charts)))
+				v.errorf(cf+".path", "no chart named %s in spec.charts (charts: %s)", Quote(c.Path), quoteList(slices.Sorted(maps.Keys(r.Spec.Charts))))
 			}
 			for k, vf := range c.ValuesFiles {
 				if strings.Contains(vf, "://") {
@@ -473,15 +475,6 @@ func checkPinnedImage(ref string) (msg string, unpinned bool) {
 		return fmt.Sprintf("image %s is not normalised; write it as %s", Quote(ref), cut(norm)), false
 	}
 	return "", false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // image reports ref unless it is normalised and pinned by digest.

@@ -310,13 +310,3 @@ func (l ociLayout) walk(r *repository, d descriptor, depth int) {
 		r.blobs[layer.Digest] = true
 	}
 }
-
-// sortedKeys returns the keys of m in byte order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

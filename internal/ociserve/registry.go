@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -177,7 +179,7 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	switch kind {
 	case "tags":
-		serveList(w, req, "tags", name, sortedKeys(repo.tags))
+		serveList(w, req, "tags", name, slices.Sorted(maps.Keys(repo.tags)))
 	case "manifests":
 		serveManifest(w, req, l, name, repo, ref)
 	case "blobs":
@@ -281,7 +283,7 @@ func (r *Registry) serveCatalog(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusInternalServerError, codeUnknown, "%v", err)
 		return
 	}
-	serveList(w, req, "repositories", "", sortedKeys(s.repos))
+	serveList(w, req, "repositories", "", slices.Sorted(maps.Keys(s.repos)))
 }
 
 // serveList writes a sorted tag or repository list, paginated by the n and
