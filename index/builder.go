@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // Builder collects package versions — from build records and from a
@@ -49,7 +51,7 @@ type versionKey struct {
 
 type builtVersion struct {
 	v      IndexVersion // in compact mode without Spec
-	sv     semver
+	sv     *semver.Version
 	origin string // where the version came from; "" for the base index
 	// desc and home are the annotations of the record.
 	desc, home string

@@ -215,7 +215,7 @@ func TestSemverOrder(t *testing.T) {
 	for i := 1; i < len(order); i++ {
 		a, err1 := parseSemver(order[i-1])
 		b, err2 := parseSemver(order[i])
-		if err1 != nil || err2 != nil || a.compare(b) >= 0 || b.compare(a) <= 0 {
+		if err1 != nil || err2 != nil || a.Compare(b) >= 0 || b.Compare(a) <= 0 {
 			t.Errorf("%s < %s: %v %v", order[i-1], order[i], err1, err2)
 		}
 	}
@@ -226,7 +226,7 @@ func TestSemverOrder(t *testing.T) {
 	}
 	a, _ := parseSemver("1.0.0+build.1")
 	b, _ := parseSemver("1.0.0+build.2")
-	if a.compare(b) != 0 {
+	if a.Compare(b) != 0 {
 		t.Error("build metadata must not affect precedence")
 	}
 }

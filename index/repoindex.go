@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	yaml3 "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -93,8 +94,10 @@ func (x *RepositoryIndex) Counts() (packages, versions int) {
 
 // newer orders versions newest first: semver precedence, then higher
 // build, then (for versions differing only in build metadata) by string.
-func newer(a semver, av IndexVersion, b semver, bv IndexVersion) bool {
-	if c := a.compare(b); c != 0 {
+// kubepkg orders the same way up to the build (repo.Newer), and leaves
+// versions differing only in build metadata in no particular order.
+func newer(a *semver.Version, av IndexVersion, b *semver.Version, bv IndexVersion) bool {
+	if c := a.Compare(b); c != 0 {
 		return c > 0
 	}
 	if av.Build != bv.Build {
@@ -106,9 +109,13 @@ func newer(a semver, av IndexVersion, b semver, bv IndexVersion) bool {
 // SortVersions orders every package's versions newest first.
 func (x *RepositoryIndex) SortVersions() {
 	for _, p := range x.Packages {
-		keys := make(map[string]semver, len(p.Versions))
+		keys := make(map[string]*semver.Version, len(p.Versions))
 		for _, v := range p.Versions {
-			keys[v.Version], _ = parseVersion(v.Version)
+			sv, err := parseVersion(v.Version)
+			if err != nil {
+				sv = zeroVersion
+			}
+			keys[v.Version] = sv
 		}
 		sort.SliceStable(p.Versions, func(i, j int) bool {
 			a, b := p.Versions[i], p.Versions[j]
@@ -204,10 +211,6 @@ func checkEntry(name, version string, build int, s *PackageSpec, write bool) err
 	}
 	return nil
 }
-
-// parseVersion parses a version as kubepkg reads one: exact semver after
-// an optional leading "v".
-func parseVersion(s string) (semver, error) { return parseSemver(strings.TrimPrefix(s, "v")) }
 
 func checkDigest(d string) error {
 	hex, ok := strings.CutPrefix(d, "sha256:")
