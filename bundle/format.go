@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/bundle/nodeconfig"
+	"kbuild.dev/kbuild/index"
 )
 
 // Media types, artifact types and annotations of a bundle.
@@ -96,50 +97,16 @@ type Image struct {
 }
 
 // ImageRef is a parsed image reference pinned by digest.
-type ImageRef struct {
-	Registry   string // quay.io, docker.io, 127.0.0.1:5000
-	Repository string // kubevirt/virt-api
-	Tag        string // optional
-	Digest     string // sha256:…
-}
+type ImageRef = index.ImageRef
 
-// ParseImageRef parses registry/repo[:tag]@sha256:<hex>. A reference
+// ParseImageRef parses registry/repo[:tag]@sha256:<hex> with
+// index.ParseImageRef (go-containerregistry's name package). A reference
 // without a registry host is docker.io's, as Docker and containerd read it.
 func ParseImageRef(s string) (ImageRef, error) {
-	var r ImageRef
-	base, dg, ok := strings.Cut(s, "@")
-	if !ok || !validDigest(dg) {
-		return r, fmt.Errorf("image %q is not pinned by digest (registry/repo:tag@sha256:<64 hex>)", s)
+	if _, dg, ok := strings.Cut(s, "@"); !ok || !validDigest(dg) {
+		return ImageRef{}, fmt.Errorf("image %q is not pinned by digest (registry/repo:tag@sha256:<64 hex>)", s)
 	}
-	r.Digest = dg
-	if i := strings.LastIndex(base, ":"); i > strings.LastIndex(base, "/") {
-		base, r.Tag = base[:i], base[i+1:]
-	}
-	first, rest, ok := strings.Cut(base, "/")
-	if ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
-		r.Registry, r.Repository = first, rest
-	} else {
-		r.Registry, r.Repository = "docker.io", base
-		if !strings.Contains(base, "/") {
-			r.Repository = "library/" + base
-		}
-	}
-	if r.Repository == "" || strings.ToLower(r.Repository) != r.Repository {
-		return r, fmt.Errorf("image %q: repository %q is empty or not lowercase", s, r.Repository)
-	}
-	return r, nil
-}
-
-// Name is registry/repository.
-func (r ImageRef) Name() string { return r.Registry + "/" + r.Repository }
-
-// String is the full pinned form.
-func (r ImageRef) String() string {
-	s := r.Name()
-	if r.Tag != "" {
-		s += ":" + r.Tag
-	}
-	return s + "@" + r.Digest
+	return index.ParseImageRef(s)
 }
 
 // MirrorPath is where a repository of registry lives under a mirror's
@@ -151,14 +118,6 @@ func MirrorPath(path, registry, repository string) string {
 }
 
 func validDigest(d string) bool {
-	h, ok := strings.CutPrefix(d, "sha256:")
-	if !ok || len(h) != 64 {
-		return false
-	}
-	for _, c := range h {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	_, err := index.ParseDigest(d)
+	return err == nil
 }

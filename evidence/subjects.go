@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/package-url/packageurl-go"
+
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/releaseset"
 )
@@ -15,10 +17,12 @@ import (
 // the index it is checked against (for a suite, not in that suite).
 var ErrNotInIndex = errors.New("not in the index")
 
-// SpecSubject is the subject name of a version's spec digest:
-// pkg:kubepkg/NAME@VERSION?build=N.
+// SpecSubject is the subject name of a version's spec digest, the package
+// URL pkg:kubepkg/NAME@VERSION?build=N (written by packageurl-go, so a '+'
+// in VERSION is percent-encoded as the purl specification requires).
 func SpecSubject(name, version string, build int) string {
-	return "pkg:kubepkg/" + name + "@" + version + "?build=" + strconv.Itoa(build)
+	q := packageurl.Qualifiers{{Key: "build", Value: strconv.Itoa(build)}}
+	return packageurl.NewPackageURL("kubepkg", "", name, version, q, "").ToString()
 }
 
 // Subjects returns the subjects of t as x pins them, sorted by name: the
@@ -46,10 +50,11 @@ func Subjects(x *index.RepositoryIndex, t Target) ([]Subject, error) {
 	seen := map[string]string{}
 	var out []Subject
 	add := func(name, digest string) error {
-		hex, ok := strings.CutPrefix(digest, "sha256:")
-		if !ok || len(hex) != 64 {
+		h, err := index.ParseDigest(digest)
+		if err != nil {
 			return fmt.Errorf("%s has digest %q, not sha256:<64 hex>", name, digest)
 		}
+		hex := h.Hex
 		if d, dup := seen[name]; dup {
 			if d != hex {
 				return fmt.Errorf("%s is pinned to two digests (sha256:%s and sha256:%s)", name, d, hex)

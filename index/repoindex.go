@@ -213,8 +213,7 @@ func checkEntry(name, version string, build int, s *PackageSpec, write bool) err
 }
 
 func checkDigest(d string) error {
-	hex, ok := strings.CutPrefix(d, "sha256:")
-	if !ok || len(hex) != 64 || strings.Trim(hex, "0123456789abcdef") != "" {
+	if _, err := ParseDigest(d); err != nil {
 		return fmt.Errorf("digest %q is not sha256:<64 lowercase hex>", d)
 	}
 	return nil

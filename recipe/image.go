@@ -1,10 +1,9 @@
 package recipe
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"kbuild.dev/kbuild/index"
 )
 
 // Image is a container image reference in the one normal form kbuild
@@ -22,19 +21,15 @@ type Image struct {
 	Digest string
 }
 
-// ParseImage parses ref with go-containerregistry's name package and returns
-// it in normal form.
+// ParseImage parses ref with go-containerregistry's name package
+// (index.ParseImageRef) and returns it in normal form.
 func ParseImage(ref string) (Image, error) {
-	r, err := name.ParseReference(ref, name.WeakValidation)
+	r, err := index.ParseImageRef(ref)
 	if err != nil {
-		return Image{}, fmt.Errorf("image %q: %w", ref, err)
+		return Image{}, err
 	}
-	im := Image{Repository: registryOf(r.Context()) + "/" + r.Context().RepositoryStr()}
-	base, dig, _ := strings.Cut(ref, "@")
-	im.Digest = dig
-	if last := base[strings.LastIndex(base, "/")+1:]; strings.Contains(last, ":") {
-		im.Tag = last[strings.Index(last, ":")+1:]
-	} else if dig == "" {
+	im := Image{Repository: r.Name(), Tag: r.Tag, Digest: r.Digest}
+	if im.Tag == "" && im.Digest == "" {
 		im.Tag = name.DefaultTag
 	}
 	return im, nil
@@ -66,13 +61,4 @@ func NormalizeImage(ref string) string {
 		return ref
 	}
 	return im.String()
-}
-
-// registryOf returns the registry host as people write it: Docker Hub is
-// docker.io (ggcr names it index.docker.io).
-func registryOf(repo name.Repository) string {
-	if r := repo.RegistryStr(); r != name.DefaultRegistry {
-		return r
-	}
-	return "docker.io"
 }

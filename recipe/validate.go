@@ -17,7 +17,6 @@ import (
 
 var (
 	dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	hex64        = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	hex40        = regexp.MustCompile(`^[0-9a-f]{40}$`)
 	pluginName   = regexp.MustCompile(`^[a-z0-9][-a-z0-9_.]*$`)
 	crdName      = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`)
@@ -163,7 +162,7 @@ func (v *validator) source(field, n string, src Source) {
 		if !strings.HasPrefix(src.URL, "https://") && !strings.HasPrefix(src.URL, "http://") && !strings.HasPrefix(src.URL, "file://") {
 			v.errorf(field+".url", "%s is not an http(s) or file URL", Quote(src.URL))
 		}
-		if h := strings.TrimPrefix(src.SHA256, "sha256:"); !hex64.MatchString(h) {
+		if _, err := index.ParseDigest("sha256:" + strings.TrimPrefix(src.SHA256, "sha256:")); err != nil {
 			if src.SHA256 == "" {
 				v.errorf(field+".sha256", "sha256 is required: pin the file by its digest (run: kbuild fetch to print it)")
 			} else {
@@ -187,7 +186,7 @@ func (v *validator) source(field, n string, src Source) {
 		if _, err := semver.StrictNewVersion(strings.TrimPrefix(c.Version, "v")); err != nil {
 			v.errorf(field+".chart.version", "chart version must be exact, got %s", Quote(c.Version))
 		}
-		if !strings.HasPrefix(c.Digest, "sha256:") || !hex64.MatchString(strings.TrimPrefix(c.Digest, "sha256:")) {
+		if _, err := index.ParseDigest(c.Digest); err != nil {
 			v.errorf(field+".chart.digest", "expected sha256:<64 hex> of the chart archive, got %s", Quote(c.Digest))
 		}
 	case "dir":

@@ -566,15 +566,15 @@ func imageComponent(ref string) (cdx.Component, error) {
 	if err != nil {
 		return cdx.Component{}, err
 	}
-	purl := ociPURL(r.RepositoryURL(), r.Digest, r.Tag)
+	purl := ociPURL(r.Name(), r.Digest, r.Tag)
 	c := cdx.Component{
 		BOMRef:     purl,
 		Type:       cdx.ComponentTypeContainer,
-		Name:       r.RepositoryURL(),
+		Name:       r.Name(),
 		Version:    r.Tag,
 		PackageURL: purl,
 	}
-	if r.Pinned() {
+	if r.Digest != "" {
 		c.Hashes, _ = sha256Hash(r.Digest)
 	} else {
 		c.Properties = props(PropImagePinned, "false")
@@ -638,8 +638,8 @@ func sourceComponent(b *Build, s index.ResolvedSource) (cdx.Component, error) {
 			return cdx.Component{}, err
 		}
 		c.Type = cdx.ComponentTypeContainer
-		c.Name, c.Version = r.RepositoryURL(), r.Tag
-		c.PackageURL = ociPURL(r.RepositoryURL(), r.Digest, r.Tag)
+		c.Name, c.Version = r.Name(), r.Tag
+		c.PackageURL = ociPURL(r.Name(), r.Digest, r.Tag)
 	}
 	if c.Name == "" {
 		c.Name = s.Name

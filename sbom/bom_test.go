@@ -248,9 +248,9 @@ func TestDependencies(t *testing.T) {
 		// >=1.8.0 <1.9.0 picks 1.8.2; cert-manager is not in the BOM.
 		{"package:cdi-1.66.1-1", []string{
 			"package:kubevirt-1.8.2-1",
-			"pkg:oci/cdi-importer?repository_url=quay.io/kubevirt/cdi-importer&tag=v1.66.1",
-			"pkg:oci/cdi-operator@sha256%3A8888888888888888888888888888888888888888888888888888888888888888?repository_url=quay.io/kubevirt/cdi-operator&tag=v1.66.1",
-			"pkg:oci/cdi@sha256%3A9999999999999999999999999999999999999999999999999999999999999999?repository_url=registry.example.com/kbuild/cdi/cdi&tag=1.66.1-1",
+			"pkg:oci/cdi-importer?repository_url=quay.io%2Fkubevirt%2Fcdi-importer&tag=v1.66.1",
+			"pkg:oci/cdi-operator@sha256:8888888888888888888888888888888888888888888888888888888888888888?repository_url=quay.io%2Fkubevirt%2Fcdi-operator&tag=v1.66.1",
+			"pkg:oci/cdi@sha256:9999999999999999999999999999999999999999999999999999999999999999?repository_url=registry.example.com%2Fkbuild%2Fcdi%2Fcdi&tag=1.66.1-1",
 			"source:cdi-1.66.1-1/generated",
 			"source:cdi-1.66.1-1/importer",
 			"source:cdi-1.66.1-1/manifests",
@@ -332,13 +332,13 @@ func TestParseImageRef(t *testing.T) {
 		in, repoURL, tag, digest, purl, err string
 	}{
 		{in: "quay.io/kubevirt/virt-api:v1.9.0@" + d, repoURL: "quay.io/kubevirt/virt-api", tag: "v1.9.0", digest: d,
-			purl: "pkg:oci/virt-api@sha256%3A42341b1d52699f4bb87f3996151bafe2e3fe065e9146cc64a15959ddf7bf2c69?repository_url=quay.io/kubevirt/virt-api&tag=v1.9.0"},
+			purl: "pkg:oci/virt-api@sha256:42341b1d52699f4bb87f3996151bafe2e3fe065e9146cc64a15959ddf7bf2c69?repository_url=quay.io%2Fkubevirt%2Fvirt-api&tag=v1.9.0"},
 		{in: "127.0.0.1:5000/a/b@" + d, repoURL: "127.0.0.1:5000/a/b", digest: d,
-			purl: "pkg:oci/b@sha256%3A42341b1d52699f4bb87f3996151bafe2e3fe065e9146cc64a15959ddf7bf2c69?repository_url=127.0.0.1:5000/a/b"},
+			purl: "pkg:oci/b@sha256:42341b1d52699f4bb87f3996151bafe2e3fe065e9146cc64a15959ddf7bf2c69?repository_url=127.0.0.1:5000%2Fa%2Fb"},
 		{in: "localhost:5000/x:1.0_build", repoURL: "localhost:5000/x", tag: "1.0_build",
-			purl: "pkg:oci/x?repository_url=localhost:5000/x&tag=1.0_build"},
+			purl: "pkg:oci/x?repository_url=localhost:5000%2Fx&tag=1.0_build"},
 		{in: "busybox:1.36", repoURL: "docker.io/library/busybox", tag: "1.36",
-			purl: "pkg:oci/busybox?repository_url=docker.io/library/busybox&tag=1.36"},
+			purl: "pkg:oci/busybox?repository_url=docker.io%2Flibrary%2Fbusybox&tag=1.36"},
 		{in: "quay.io/x:@" + d, err: "empty tag"},
 		{in: "quay.io/x:v1@sha256:ABC", err: "expected sha256:<64 lowercase hex digits>"},
 		{in: "quay.io/", err: "expected registry/repository"},
@@ -355,10 +355,10 @@ func TestParseImageRef(t *testing.T) {
 			t.Errorf("parseImageRef(%q) error = %v", tc.in, err)
 			continue
 		}
-		if r.RepositoryURL() != tc.repoURL || r.Tag != tc.tag || r.Digest != tc.digest {
-			t.Errorf("parseImageRef(%q) = %s %q %q, want %s %q %q", tc.in, r.RepositoryURL(), r.Tag, r.Digest, tc.repoURL, tc.tag, tc.digest)
+		if r.Name() != tc.repoURL || r.Tag != tc.tag || r.Digest != tc.digest {
+			t.Errorf("parseImageRef(%q) = %s %q %q, want %s %q %q", tc.in, r.Name(), r.Tag, r.Digest, tc.repoURL, tc.tag, tc.digest)
 		}
-		if got := ociPURL(r.RepositoryURL(), r.Digest, r.Tag); got != tc.purl {
+		if got := ociPURL(r.Name(), r.Digest, r.Tag); got != tc.purl {
 			t.Errorf("purl of %q = %s, want %s", tc.in, got, tc.purl)
 		}
 	}

@@ -10,11 +10,11 @@
 //     property kbuild:build, spec digest as its SHA-256 hash, the BuildInfo
 //     provenance (recipe, recipe digest, commit, builder) as properties;
 //   - each chart it installs (type application), identified by
-//     pkg:oci/<name>@sha256%3A<archive digest>?repository_url=…&tag=…, with
+//     pkg:oci/<name>@sha256:<archive digest>?repository_url=…&tag=…, with
 //     the archive digest as hash and the OCI manifest digest, when the
 //     BuildInfo knows it, as the property kbuild:chart:manifest;
 //   - each image it runs (type container), identified by
-//     pkg:oci/<name>@sha256%3A<manifest digest>?repository_url=…&tag=…, with
+//     pkg:oci/<name>@sha256:<manifest digest>?repository_url=…&tag=…, with
 //     the manifest digest as hash, optionally with the image's own contents
 //     (OS and language packages, as Trivy lists them) nested under it;
 //   - each upstream source of each build from its BuildInfo (types file,

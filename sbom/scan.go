@@ -159,7 +159,7 @@ func Scan(ctx context.Context, builds []Build, s VulnScanner, opts ...ScanOption
 				continue
 			}
 			seen[full] = true
-			if !ir.Pinned() {
+			if ir.Digest == "" {
 				p.Unpinned = append(p.Unpinned, ref)
 				continue
 			}

@@ -9,9 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 )
 
@@ -40,16 +40,14 @@ type cache struct {
 // errNotCached is returned by cache.open for a missing or corrupted blob.
 var errNotCached = errors.New("not in the cache")
 
-var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
-
 // parseDigest accepts "sha256:<hex>" or a bare 64-hex digest and returns
 // the "sha256:<hex>" form.
 func parseDigest(s string) (string, error) {
-	h := strings.TrimPrefix(s, "sha256:")
-	if !hex64.MatchString(h) {
+	d := "sha256:" + strings.TrimPrefix(s, "sha256:")
+	if _, err := index.ParseDigest(d); err != nil {
 		return "", fmt.Errorf("pin %q is not a sha256 digest: expected sha256:<64 lower-case hex digits>", s)
 	}
-	return "sha256:" + h, nil
+	return d, nil
 }
 
 func (c *cache) blobPath(digest string) string {

@@ -26,8 +26,8 @@ func PullPinned(ctx context.Context, ref index.ChartRef, plain plainhttp.Policy)
 	if !ok {
 		return nil, fmt.Errorf("chart %s: repository %q is not oci://HOST/PATH", ref.Name, ref.Repository)
 	}
-	if !strings.HasPrefix(ref.Digest, "sha256:") {
-		return nil, fmt.Errorf("chart %s: digest %q is not sha256:<hex>", ref.Name, ref.Digest)
+	if _, err := index.ParseDigest(ref.Digest); err != nil {
+		return nil, fmt.Errorf("chart %s: digest %q is not sha256:<hex>: %w", ref.Name, ref.Digest, err)
 	}
 	where := strings.TrimSuffix(repo, "/") + "/" + ref.Name + "@" + ref.Digest
 	nopts := []name.Option{name.StrictValidation}
