@@ -1,12 +1,9 @@
 package depcheck
 
 import (
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
+	"bytes"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +13,9 @@ import (
 const module = "kbuild.dev/kbuild/"
 
 // allowed lists, for each package, the kbuild packages its non-test files
-// may import. A package missing here may import nothing of kbuild.
+// import. A package missing here may import nothing of kbuild, and an
+// entry the package does not import fails the test too, so the table says
+// what the code does.
 var allowed = map[string][]string{
 	"recipe":               {"index", "internal/yamlbound"},
 	"builder":              {"recipe", "index", "internal/atomicfile", "internal/dist", "patches", "sources"},
@@ -25,15 +24,15 @@ var allowed = map[string][]string{
 	"sbom":                 {"index"},
 	"sbom/trivytest":       {},
 	"site":                 {"index", "internal/atomicfile"},
+	"internal/atomicfile":  {},
 	"internal/dist":        {"index"},
 	"internal/distindex":   {"index"},
 	"internal/fetchsite":   {"index", "internal/netdeadline"},
 	"internal/chartpin":    {"index", "internal/netdeadline", "internal/plainhttp"},
 	"internal/ociserve":    {},
-	"internal/review":      {"builder", "recipe", "index"},
+	"internal/review":      {"index"},
 	"internal/netdeadline": {},
 	"internal/testenv":     {},
-	"internal/atomicfile":  {},
 	"internal/yamlbound":   {},
 	"index":                {},
 	"examples":             {},
@@ -45,68 +44,192 @@ var allowed = map[string][]string{
 	"internal/stacktest":   {"index", "internal/distindex"},
 	"releaseset":           {"index"},
 	"evidence":             {"index", "releaseset"},
-	"suite":                {"evidence", "index", "internal/atomicfile", "internal/dist", "internal/fetchsite", "publish", "releaseset"},
+	"suite":                {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "publish", "releaseset"},
 }
 
+// leaf is what the packages at the bottom of the graph may depend on
+// outside the standard library and kbuild, directly or through any
+// import: the semver and YAML libraries and go-containerregistry's
+// reference and digest types, nothing of Helm, Kubernetes or Trivy.
+var leaf = []string{
+	"github.com/Masterminds/semver/v3",
+	"github.com/google/go-containerregistry/pkg/name",
+	"github.com/google/go-containerregistry/pkg/v1",
+	"github.com/google/go-containerregistry/pkg/v1/types",
+	"github.com/opencontainers/go-digest", // by pkg/name
+	"go.yaml.in/yaml/v2",
+	"go.yaml.in/yaml/v3",
+	"sigs.k8s.io/yaml",
+}
+
+// outside lists, for each package whose whole dependency tree is held
+// small, the import paths outside the standard library and kbuild that it
+// may depend on, directly or not (a path ending in "/..." allows the tree
+// under it). The packages that fetch, build and publish (builder, sources,
+// patches, bundle, publish, suite, internal/chartpin, sbom/trivytest)
+// depend on Helm, kyaml and the registry clients by design and are not
+// held here.
+var outside = map[string][]string{
+	"index":                leaf,
+	"recipe":               leaf,
+	"releaseset":           leaf,
+	"evidence":             append([]string{"github.com/package-url/packageurl-go"}, leaf...),
+	"sbom":                 append([]string{"github.com/package-url/packageurl-go", "github.com/CycloneDX/cyclonedx-go"}, leaf...),
+	"site":                 leaf,
+	"internal/dist":        leaf,
+	"internal/distindex":   leaf,
+	"internal/fetchsite":   leaf,
+	"internal/review":      leaf,
+	"internal/stacktest":   leaf,
+	"internal/yamlbound":   {"go.yaml.in/yaml/v3"},
+	"internal/atomicfile":  {},
+	"internal/netdeadline": {},
+	"internal/plainhttp":   {},
+	"internal/ociserve":    {},
+	"internal/testenv":     {},
+	"bundle/nodeconfig":    {"github.com/BurntSushi/toml/...", "go.yaml.in/yaml/v2", "sigs.k8s.io/yaml"},
+	"examples":             {},
+	"scripts/hostile":      {},
+}
+
+// pkg is one package of the build graph as go list reports it.
+type pkg struct {
+	std     bool
+	imports []string
+}
+
+// graph returns every package that kbuild's packages depend on, with
+// their imports (test files excluded), from go list -deps.
+func graph(t *testing.T) (map[string]*pkg, []string) {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{join .Imports \" \"}}", "./...")
+	cmd.Dir = testenv.RepoRoot()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./...: %v\n%s", err, stderr.Bytes())
+	}
+	g := map[string]*pkg{}
+	var own []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			t.Fatalf("go list printed %q; want path, standard and imports", line)
+		}
+		g[f[0]] = &pkg{std: f[1] == "true", imports: strings.Fields(f[2])}
+		if rel, ok := strings.CutPrefix(f[0], module); ok {
+			own = append(own, rel)
+		}
+	}
+	slices.Sort(own)
+	return g, own
+}
+
+// TestPackageGraph checks each kbuild package's kbuild imports against
+// allowed, both ways: nothing imported that the table does not allow, and
+// nothing allowed that is not imported.
 func TestPackageGraph(t *testing.T) {
-	root := testenv.RepoRoot()
-	imports := map[string]map[string]bool{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	g, own := graph(t)
+	if !slices.Contains(own, "cmd/kbuild") {
+		t.Fatalf("go list found no cmd/kbuild in %s", testenv.RepoRoot())
+	}
+	for _, p := range own {
+		if strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "bench/") || p == "internal/depcheck" {
+			continue
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && p != root {
-			return filepath.SkipDir
+		list, known := allowed[p]
+		if !known {
+			t.Errorf("package %s is not in the dependency table of internal/depcheck; add it with what it may import", p)
+			continue
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(p))
-		pkg := filepath.ToSlash(rel)
-		if imports[pkg] == nil {
-			imports[pkg] = map[string]bool{}
-		}
-		for _, imp := range f.Imports {
-			path := strings.Trim(imp.Path.Value, `"`)
-			if strings.HasPrefix(path, module) {
-				imports[pkg][strings.TrimPrefix(path, module)] = true
+		var got []string
+		for _, imp := range g[module+p].imports {
+			if rel, ok := strings.CutPrefix(imp, module); ok {
+				got = append(got, rel)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "cmd", "kbuild")); err != nil || imports["cmd/kbuild"] == nil {
-		t.Fatalf("found no cmd/kbuild under %s", root)
-	}
-	for pkg, deps := range imports {
-		if strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "bench/") || pkg == "internal/depcheck" {
-			continue
-		}
-		ok := map[string]bool{}
-		list, known := allowed[pkg]
-		if !known {
-			t.Errorf("package %s is not in the dependency table of %s; add it with what it may import", pkg, "internal/depcheck")
-			continue
-		}
-		for _, a := range list {
-			ok[a] = true
-		}
-		var bad []string
-		for d := range deps {
-			if !ok[d] {
+		var bad, stale []string
+		for _, d := range got {
+			if !slices.Contains(list, d) {
 				bad = append(bad, d)
 			}
 		}
-		sort.Strings(bad)
+		for _, a := range list {
+			if !slices.Contains(got, a) {
+				stale = append(stale, a)
+			}
+		}
 		if len(bad) > 0 {
-			t.Errorf("%s imports %s, which the package graph does not allow (allowed: %v)", pkg, strings.Join(bad, ", "), list)
+			t.Errorf("%s imports %s, which the package graph does not allow (allowed: %v)", p, strings.Join(bad, ", "), list)
+		}
+		if len(stale) > 0 {
+			t.Errorf("%s is allowed to import %s but does not; remove it from the table in internal/depcheck", p, strings.Join(stale, ", "))
 		}
 	}
+	for p := range allowed {
+		if !slices.Contains(own, p) {
+			t.Errorf("the dependency table of internal/depcheck lists %s, which is no package of kbuild; remove it", p)
+		}
+	}
+}
+
+// TestTransitiveDeps checks, as go-containerregistry's depcheck does, the
+// whole dependency tree of each package in outside: every package it
+// reaches outside the standard library and kbuild must be listed. The
+// error names the chain of imports that brings the package in.
+func TestTransitiveDeps(t *testing.T) {
+	g, own := graph(t)
+	for p, may := range outside {
+		if !slices.Contains(own, p) {
+			t.Errorf("the outside table of internal/depcheck lists %s, which is no package of kbuild; remove it", p)
+			continue
+		}
+		// Walk the tree breadth first, keeping how each package was reached.
+		from := map[string]string{module + p: ""}
+		queue := []string{module + p}
+		var bad []string
+		for len(queue) > 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			for _, imp := range g[cur].imports {
+				if _, seen := from[imp]; seen {
+					continue
+				}
+				from[imp] = cur
+				q := g[imp]
+				if q == nil || q.std || strings.HasPrefix(imp, module) {
+					if q != nil {
+						queue = append(queue, imp)
+					}
+					continue
+				}
+				if !allowedOutside(imp, may) {
+					bad = append(bad, imp)
+					continue // its own tree would only repeat the finding
+				}
+				queue = append(queue, imp)
+			}
+		}
+		slices.Sort(bad)
+		for _, b := range bad {
+			chain := []string{b}
+			for at := from[b]; at != ""; at = from[at] {
+				chain = append(chain, strings.TrimPrefix(at, module))
+			}
+			slices.Reverse(chain)
+			t.Errorf("%s depends on %s (%s), which its row in internal/depcheck's outside table does not allow", p, b, strings.Join(chain, " → "))
+		}
+	}
+}
+
+// allowedOutside reports whether path is in may: equal to an entry, or
+// under an entry ending in "/...".
+func allowedOutside(path string, may []string) bool {
+	for _, m := range may {
+		if tree, ok := strings.CutSuffix(m, "/..."); ok && (path == tree || strings.HasPrefix(path, tree+"/")) || path == m {
+			return true
+		}
+	}
+	return false
 }
