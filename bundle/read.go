@@ -136,7 +136,7 @@ func open(file string, o *options) (_ *opened, rerr error) {
 	tr := tar.NewReader(pos)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -140,7 +140,7 @@ func (w *ywriter) str(ind int, s string) {
 			w.newline()
 			w.pend = pendNone
 			return
-		case style == styleDouble && strings.IndexAny(s, "\"\\") < 0:
+		case style == styleDouble && !strings.ContainsAny(s, "\"\\"):
 			w.b = append(w.b, '"')
 			w.b = append(w.b, s...)
 			w.b = append(w.b, '"')

@@ -92,7 +92,7 @@ func TestBadRecipes(t *testing.T) {
 			src = strings.Replace(src, tc.old, tc.new, 1)
 			var probs Problems
 			r, pos, err := Parse("recipe.yaml", []byte(src))
-			if pe, ok := err.(*ProblemsError); ok {
+			if pe := (*ProblemsError)(nil); errors.As(err, &pe) {
 				probs = pe.Problems
 			} else if err != nil {
 				t.Fatalf("Parse = %v, want problems", err)

@@ -7,7 +7,8 @@
 #   scripts/test.sh                 # everything
 #   scripts/test.sh ./builder/...   # only some packages (go test arguments)
 #
-# KBUILD_TOOLS (default ~/.cache/kbuild-tools/bin) caches the Go-built tools.
+# KBUILD_TOOLS (default ~/.cache/kbuild-tools/bin) caches the Go-built tools
+# (the linters' too: scripts/lint.sh, which the full run calls).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -93,6 +94,8 @@ if (($#)); then
 	go test -count=1 "$@"
 else
 	go vet ./...
+	# The linters (staticcheck, go-errorlint, revive), built once into $TOOLS.
+	bash scripts/lint.sh
 	go test -count=1 -timeout 20m ./...
 	# 5. The hostile corpus: every case refused (or completed) within 1 GiB
 	# of address space and 30 s, without a crash (scripts/hostile).

@@ -126,7 +126,7 @@ func (x *extractor) tar(r io.Reader) error {
 			return fmt.Errorf("extraction stopped: %w", err)
 		}
 		hdr, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil && !errors.Is(err, tar.ErrInsecurePath) {

@@ -97,10 +97,10 @@ func scanChartBlock(br *bufio.Reader, name string) ([]byte, int, error) {
 	)
 	for {
 		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			// A long line: accumulate it up to maxIndexLine.
 			long := append([]byte(nil), line...)
-			for err == bufio.ErrBufferFull && len(long) <= maxIndexLine {
+			for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxIndexLine {
 				line, err = br.ReadSlice('\n')
 				long = append(long, line...)
 			}

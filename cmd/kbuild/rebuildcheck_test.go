@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,7 @@ func TestRebuildCheck(t *testing.T) {
 		cmd.Env = append(os.Environ(), "TZ=America/Lima", "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, "cache"), "CI=true")
 		out, err := cmd.Output()
 		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			code = ee.ExitCode()
 			out = append(out, ee.Stderr...)
 		}

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -57,8 +58,8 @@ func TestFetchStopsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = <-done
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() <= 0 {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() <= 0 {
 		t.Fatalf("kbuild fetch after SIGTERM: %v, want an exit with an error code\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
 	}
 	if !strings.Contains(stderr.String(), "context canceled") && !strings.Contains(stderr.String(), "stopped") {

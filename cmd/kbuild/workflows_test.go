@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -92,7 +93,7 @@ func runScript(t *testing.T, dir string, env []string, name string, args ...stri
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("running %s: %v", name, err)
@@ -104,12 +105,11 @@ func runScript(t *testing.T, dir string, env []string, name string, args ...stri
 // recipes repository, a local registry for GHCR, a directory served over
 // HTTP for Pages and the environment the workflows set.
 type workflowRun struct {
-	t        *testing.T
-	repo     string
-	pages    string
-	registry string
-	key      *index.PrivateKey
-	env      []string
+	t     *testing.T
+	repo  string
+	pages string
+	key   *index.PrivateKey
+	env   []string
 }
 
 // env returns the common environment plus extra.
