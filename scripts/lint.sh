@@ -15,27 +15,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TOOLS=${KBUILD_TOOLS:-$HOME/.cache/kbuild-tools/bin}
+. scripts/tools.sh
 STATICCHECK_VERSION=v0.8.2
 ERRORLINT_VERSION=v1.9.1
 REVIVE_VERSION=v1.17.0
-mkdir -p "$TOOLS"
-export PATH="$TOOLS:$PATH"
-
-log() { printf '==> %s\n' "$*" >&2; }
-
-# install NAME PACKAGE VERSION builds PACKAGE@VERSION into $TOOLS unless the
-# cached NAME is that version.
-install() {
-	if [ ! -x "$TOOLS/$1" ] || [ "$(cat "$TOOLS/.$1.version" 2>/dev/null)" != "$3" ]; then
-		log "building $1 $3 (once)"
-		GOBIN="$TOOLS" go install "$2@$3"
-		echo "$3" >"$TOOLS/.$1.version"
-	fi
-}
-install staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
-install go-errorlint codeberg.org/polyfloyd/go-errorlint "$ERRORLINT_VERSION"
-install revive github.com/mgechev/revive "$REVIVE_VERSION"
+tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION" "about a minute, once"
+tool go-errorlint codeberg.org/polyfloyd/go-errorlint "$ERRORLINT_VERSION"
+tool revive github.com/mgechev/revive "$REVIVE_VERSION"
 
 pkgs=("$@")
 ((${#pkgs[@]})) || pkgs=(./...)

@@ -13,14 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-TOOLS=${KBUILD_TOOLS:-$HOME/.cache/kbuild-tools/bin}
+. scripts/tools.sh
 HELM_VERSION=v3.22.0
 TRIVY_VERSION=v0.74.0
 ACTIONLINT_VERSION=v1.7.7
-mkdir -p "$TOOLS"
-export PATH="$TOOLS:$PATH"
-
-log() { printf '==> %s\n' "$*" >&2; }
 
 # 1. Debian packages: the registry, skopeo, git (git daemon) and chromium.
 pkgs=()
@@ -37,23 +33,10 @@ if ((${#pkgs[@]})); then
 fi
 # The Debian package may start its own registry on :5000; ours runs on its own port.
 
-# 2. Go-built tools, cached in $TOOLS and reused.
-tool_version() { [ -f "$TOOLS/.$1.version" ] && cat "$TOOLS/.$1.version"; }
-if [ ! -x "$TOOLS/helm" ] || [ "$(tool_version helm)" != "$HELM_VERSION" ]; then
-	log "building helm $HELM_VERSION (about 4 minutes, once)"
-	GOBIN="$TOOLS" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-	echo "$HELM_VERSION" >"$TOOLS/.helm.version"
-fi
-if [ ! -x "$TOOLS/trivy" ] || [ "$(tool_version trivy)" != "$TRIVY_VERSION" ]; then
-	log "building trivy $TRIVY_VERSION (about 12 minutes, once)"
-	GOEXPERIMENT=jsonv2 GOBIN="$TOOLS" go install "github.com/aquasecurity/trivy/cmd/trivy@$TRIVY_VERSION"
-	echo "$TRIVY_VERSION" >"$TOOLS/.trivy.version"
-fi
-if [ ! -x "$TOOLS/actionlint" ] || [ "$(tool_version actionlint)" != "$ACTIONLINT_VERSION" ]; then
-	log "building actionlint $ACTIONLINT_VERSION"
-	GOBIN="$TOOLS" go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
-	echo "$ACTIONLINT_VERSION" >"$TOOLS/.actionlint.version"
-fi
+# 2. Go-built tools, cached in $TOOLS and reused (scripts/tools.sh).
+tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION" "about 4 minutes, once"
+GOEXPERIMENT=jsonv2 tool trivy github.com/aquasecurity/trivy/cmd/trivy "$TRIVY_VERSION" "about 12 minutes, once"
+tool actionlint github.com/rhysd/actionlint/cmd/actionlint "$ACTIONLINT_VERSION"
 
 # 3. A real registry on loopback, on a free port, with throwaway storage.
 work=$(mktemp -d)

@@ -1,0 +1,20 @@
+# shellcheck shell=bash
+# Sourced by scripts/test.sh and scripts/lint.sh: the cache of Go-built
+# tools. KBUILD_TOOLS (default ~/.cache/kbuild-tools/bin) holds each tool
+# and, beside it, .NAME.version with the version it was built at.
+TOOLS=${KBUILD_TOOLS:-$HOME/.cache/kbuild-tools/bin}
+mkdir -p "$TOOLS"
+export PATH="$TOOLS:$PATH"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# tool NAME PACKAGE VERSION [NOTE] runs `go install PACKAGE@VERSION` into
+# $TOOLS unless NAME is cached at VERSION. Environment for the build goes
+# before the call: GOEXPERIMENT=jsonv2 tool trivy ...
+tool() {
+	if [ ! -x "$TOOLS/$1" ] || [ "$(cat "$TOOLS/.$1.version" 2>/dev/null)" != "$3" ]; then
+		log "building $1 $3${4:+ ($4)}"
+		GOBIN="$TOOLS" go install "$2@$3"
+		echo "$3" >"$TOOLS/.$1.version"
+	fi
+}
