@@ -111,7 +111,7 @@ func Render(data []byte, namespace string, opts ...RenderOption) (*Rendered, err
 		}
 		collectImages(o, images)
 	}
-	r.Images, r.CRDs = sortedSet(images), sortedSet(crds)
+	r.Images, r.CRDs = slices.Sorted(maps.Keys(images)), slices.Sorted(maps.Keys(crds))
 	return r, nil
 }
 
@@ -227,15 +227,6 @@ func looksLikeImage(s string) bool {
 	}
 	_, err := name.ParseReference(s, name.WeakValidation)
 	return err == nil
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // PinFor returns the entry of pinned that pins image: the same repository
