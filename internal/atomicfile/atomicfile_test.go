@@ -172,3 +172,16 @@ func TestCommitNewAndDone(t *testing.T) {
 type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+// BenchmarkWriteFile writes a 4 KiB file in place of another, as a site's
+// pages are rewritten.
+func BenchmarkWriteFile(b *testing.B) {
+	dir := b.TempDir()
+	data := make([]byte, 4096)
+	p := filepath.Join(dir, "page.html")
+	for b.Loop() {
+		if err := WriteFile(p, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
