@@ -120,14 +120,16 @@ func checkImages(members []ResolvedMember) error {
 	return nil
 }
 
-// ImageRepository splits an image reference into its repository (without
-// tag) and its digest ("" when not pinned).
+// ImageRepository splits an image reference into its repository,
+// registry/repository without the tag as index.ParseImageRef reads it, and
+// its digest ("" when not pinned). A reference that does not parse is its
+// own repository, unpinned.
 func ImageRepository(ref string) (repo, digest string) {
-	repo, digest, _ = strings.Cut(ref, "@")
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
+	r, err := index.ParseImageRef(ref)
+	if err != nil {
+		return ref, ""
 	}
-	return repo, digest
+	return r.Name(), r.Digest
 }
 
 // Digest is the set digest of members (index.ComputeSetDigest).
