@@ -72,15 +72,15 @@ func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, 
 
 // attachOne pushes the envelope as a referrer of chart c's manifest.
 func attachOne(ctx context.Context, c index.BuiltChart, envelope []byte, created time.Time, plainHTTP bool) (string, error) {
-	repo := strings.TrimPrefix(c.Ref, "oci://")
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
+	r, err := index.ParseImageRef(strings.TrimPrefix(c.Ref, "oci://"))
+	if err != nil {
+		return "", fmt.Errorf("built chart %s: %w", c.Name, err)
 	}
 	opts := []name.Option{name.StrictValidation}
 	if plainHTTP {
 		opts = append(opts, name.Insecure)
 	}
-	subject, err := name.NewDigest(repo+"@"+c.Manifest, opts...)
+	subject, err := name.NewDigest(r.Name()+"@"+c.Manifest, opts...)
 	if err != nil {
 		return "", err
 	}
@@ -92,11 +92,11 @@ func attachOne(ctx context.Context, c index.BuiltChart, envelope []byte, created
 	if err != nil {
 		return "", err
 	}
-	t, err := builder.NewRegistryTarget("oci://"+path.Dir(repo), plainHTTP)
+	t, err := builder.NewRegistryTarget("oci://"+path.Dir(r.Name()), plainHTTP)
 	if err != nil {
 		return "", err
 	}
-	if err := t.PushReferrer(ctx, path.Base(repo), img); err != nil {
+	if err := t.PushReferrer(ctx, path.Base(r.Repository), img); err != nil {
 		return "", err
 	}
 	return subject.String(), nil

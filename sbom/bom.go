@@ -520,16 +520,15 @@ func packageComponent(b *Build, ref, digest string) (cdx.Component, error) {
 // chartRefFromBuilt turns a BuildInfo chart, Ref oci://registry/repo/name:tag,
 // into the chart reference a component would carry.
 func chartRefFromBuilt(bc index.BuiltChart) (index.ChartRef, error) {
-	r := strings.TrimPrefix(bc.Ref, "oci://")
-	c := strings.LastIndexByte(r, ':')
-	if c < 0 || c < strings.LastIndexByte(r, '/') || !strings.HasPrefix(bc.Ref, "oci://") {
+	ref, isOCI := strings.CutPrefix(bc.Ref, "oci://")
+	r, err := index.ParseImageRef(ref)
+	if !isOCI || err != nil || r.Tag == "" || r.Digest != "" {
 		return index.ChartRef{}, fmt.Errorf("built chart %s: ref %q: expected oci://registry/repository/name:tag", bc.Name, bc.Ref)
 	}
-	repo, tag := r[:c], r[c+1:]
 	return index.ChartRef{
-		Repository: "oci://" + path.Dir(repo),
-		Name:       path.Base(repo),
-		Version:    strings.ReplaceAll(tag, "_", "+"),
+		Repository: "oci://" + path.Dir(r.Name()),
+		Name:       path.Base(r.Repository),
+		Version:    strings.ReplaceAll(r.Tag, "_", "+"),
 		Digest:     bc.Digest,
 	}, nil
 }
