@@ -49,8 +49,10 @@ func (f *File) Write(p []byte) (int, error) {
 func (f *File) Name() string { return f.f.Name() }
 
 // Commit syncs the file, gives it its permissions and renames it over the
-// path given to Create, then syncs the directory. On an error the
-// temporary file is removed and the path is left as it was.
+// path given to Create, then syncs the directory. On an error before the
+// rename the temporary file is removed and the path is left as it was; an
+// error syncing the directory comes after the rename, with the new file in
+// place.
 func (f *File) Commit() error { return f.commit(f.path, false) }
 
 // CommitAs is Commit to another path in the same directory, for a file
