@@ -9,8 +9,9 @@ import (
 
 // parseSemver parses an exact version such as 1.9.0 or 1.10.0-rc.1+meta
 // (semver.org 2.0.0): no leading "v", no leading zeros, three numbers, at
-// most 256 characters (semver.MaxVersionLen). It is Masterminds' StrictNewVersion, which kubepkg's
-// client uses too, with an error that says what is expected.
+// most 256 characters (semver.MaxVersionLen). It is Masterminds'
+// StrictNewVersion, which kubepkg's client uses too, with an error that
+// says what is expected.
 func parseSemver(s string) (*semver.Version, error) {
 	v, err := semver.StrictNewVersion(s)
 	if err != nil {
