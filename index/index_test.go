@@ -366,7 +366,7 @@ func TestCompactBuilder(t *testing.T) {
 	}
 	want, _ = merged.Marshal()
 	cb := NewBuilder(Compact())
-	if err := cb.AddBase(base); err != nil {
+	if err := AddBase(cb, base); err != nil {
 		t.Fatal(err)
 	}
 	add(cb, recs[14:])
@@ -379,14 +379,14 @@ func TestCompactBuilder(t *testing.T) {
 	}
 	// The same, verifying and adding the base in one pass.
 	cv := NewBuilder(Compact())
-	if _, err := cv.AddVerified(baseData, sigFile(t, baseData, k.index), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime}); err != nil {
+	if _, err := AddVerified(cv, baseData, sigFile(t, baseData, k.index), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime}); err != nil {
 		t.Fatal(err)
 	}
 	add(cv, recs[14:])
 	if got, err = cv.Marshal(later, exp); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("AddVerified differs from Merge: %v\n%s", err, firstDiff(got, want))
 	}
-	if _, err := NewBuilder(Compact()).AddVerified(baseData, sigFile(t, baseData, k.stranger), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime}); !errors.As(err, new(*VerificationError)) {
+	if _, err := AddVerified(NewBuilder(Compact()), baseData, sigFile(t, baseData, k.stranger), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime}); !errors.As(err, new(*VerificationError)) {
 		t.Fatalf("AddVerified of a base signed by a stranger = %v", err)
 	}
 	if _, err := cb.Marshal(testTime.Add(-time.Hour), exp); err == nil || !strings.Contains(err.Error(), "rollback") {

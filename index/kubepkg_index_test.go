@@ -159,7 +159,7 @@ func TestReadKubepkgWrittenIndex(t *testing.T) {
 				}
 			}
 			b := NewBuilder()
-			err = b.AddBase(v)
+			err = AddBase(b, v)
 			if tc.leftOut != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.leftOut) || !strings.Contains(err.Error(), "merging would drop them") {
 					t.Fatalf("AddBase = %v, want a refusal naming %s", err, tc.leftOut)
@@ -240,7 +240,7 @@ func TestRelocate(t *testing.T) {
 		if compact {
 			b = NewBuilder(Compact(), Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
 		}
-		if _, err := b.AddVerified(data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err != nil {
+		if _, err := AddVerified(b, data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err != nil {
 			t.Fatal(err)
 		}
 		r := b.Relocated()
@@ -266,7 +266,7 @@ func TestRelocate(t *testing.T) {
 	x.Packages["kubevirt"].Versions[0].Signatures = []Signature{{KeyID: strings.Repeat("a", 64), Sig: base64.StdEncoding.EncodeToString(make([]byte, 64))}}
 	data, sig = signed(t, x, keys.index)
 	b := NewBuilder(Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org"}))
-	if _, err := b.AddVerified(data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err == nil || !strings.Contains(err.Error(), "kubevirt 1.9.0 build 1 carries delegated signatures") {
+	if _, err := AddVerified(b, data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err == nil || !strings.Contains(err.Error(), "kubevirt 1.9.0 build 1 carries delegated signatures") {
 		t.Errorf("relocating a signed version: %v", err)
 	}
 }
@@ -424,7 +424,7 @@ func TestReadBigKubepkgIndex(t *testing.T) {
 	if want := map[string]int{"mirror": 1, "keywords": n, "retries": 2, "rollout": 2}; !reflect.DeepEqual(counts, want) {
 		t.Errorf("warnings by field %v, want %v", counts, want)
 	}
-	if err := NewBuilder().AddBase(v); err == nil || !strings.Contains(err.Error(), strings.Join(wantLeftOut, ", ")) {
+	if err := AddBase(NewBuilder(), v); err == nil || !strings.Contains(err.Error(), strings.Join(wantLeftOut, ", ")) {
 		t.Errorf("AddBase = %v, want a refusal naming %q", err, wantLeftOut)
 	}
 
@@ -443,7 +443,7 @@ func TestReadBigKubepkgIndex(t *testing.T) {
 		t.Fatalf("Verify = %v", err)
 	}
 	b := NewBuilder()
-	if err := b.AddBase(v); err != nil {
+	if err := AddBase(b, v); err != nil {
 		t.Fatalf("AddBase = %v", err)
 	}
 	merged := mergeNewVersion(t, b)
