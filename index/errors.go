@@ -59,4 +59,3 @@ func (e *VerificationError) Unwrap() error { return e.Err }
 func refuse(what string, kind error, format string, args ...any) *VerificationError {
 	return &VerificationError{What: what, Err: kind, Detail: fmt.Sprintf(format, args...)}
 }
-
