@@ -2,8 +2,6 @@ package index
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -87,36 +85,6 @@ func TestIndexGolden(t *testing.T) {
 	again, _ := back.Marshal()
 	if !bytes.Equal(again, got) {
 		t.Fatal("parse and marshal changed the index")
-	}
-}
-
-// TestSpecDigestEscapes checks the spec digest against a hand-written
-// encoding/json form: fields in order, empty ones left out, and <, >, &
-// escaped as \u003c, \u003e, \u0026.
-func TestSpecDigestEscapes(t *testing.T) {
-	s := PackageSpec{
-		Version:  "1.9.0",
-		Build:    4,
-		Rollback: &Rollback{},
-		Variants: []Variant{{Name: "default", Requires: []Requirement{{Package: "cdi", Version: ">=1.2 <2"}, {Capability: "api:a&b/v1", Optional: true}}}},
-	}
-	const want = `{"version":"1.9.0","build":4,"rollback":{},"variants":[{"name":"default","requires":[{"package":"cdi","version":"\u003e=1.2 \u003c2"},{"capability":"api:a\u0026b/v1","optional":true}]}]}`
-	got, err := s.CanonicalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != want {
-		t.Fatalf("CanonicalJSON =\n%s\nwant\n%s", got, want)
-	}
-	sum := sha256.Sum256([]byte(want))
-	d, _ := s.Digest()
-	if d != "sha256:"+hex.EncodeToString(sum[:]) {
-		t.Fatalf("Digest = %s, want sha256 of the JSON above", d)
-	}
-	// A declared rollback with safe false differs from none.
-	s.Rollback = nil
-	if d2, _ := s.Digest(); d2 == d {
-		t.Fatal("rollback {} and no rollback have the same digest")
 	}
 }
 
