@@ -19,7 +19,7 @@ const module = "kbuild.dev/kbuild/"
 // may import. A package missing here may import nothing of kbuild.
 var allowed = map[string][]string{
 	"recipe":               {"index", "internal/yamlbound"},
-	"builder":              {"recipe", "index", "internal/dist", "patches", "sources"},
+	"builder":              {"recipe", "index", "internal/dist", "internal/netdeadline", "patches", "sources"},
 	"sources":              {"recipe", "index", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
 	"patches":              {"recipe", "internal/yamlbound"},
 	"sbom":                 {"index"},
@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"index":                {},
 	"examples":             {},
 	"scripts/hostile":      {},
-	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite"},
+	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline"},
 	"bundle/nodeconfig":    {"internal/dist"},
 	"publish":              {"builder", "recipe", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
 	"internal/plainhttp":   {},
