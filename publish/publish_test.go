@@ -26,11 +26,11 @@ import (
 )
 
 // fixture is a work directory with recipes, a key and a registry path on
-// the real registry.
+// the real registry (or, from newLayoutFixture, none).
 type fixture struct {
 	t        *testing.T
 	work     string
-	registry string // oci://HOST:PORT/PATH, unique to the test
+	registry string // oci://HOST:PORT/PATH, unique to the test; "" for the local layout
 	key      *index.PrivateKey
 	epoch    time.Time
 	stdout   bytes.Buffer
@@ -42,13 +42,21 @@ func newFixture(t *testing.T) *fixture {
 	reg := testenv.Registry(t)
 	b := make([]byte, 4)
 	rand.Read(b)
+	f := newLayoutFixture(t)
+	f.registry = "oci://" + reg + "/p" + hex.EncodeToString(b)
+	return f
+}
+
+// newLayoutFixture returns a fixture that pushes into the local OCI layout
+// WORK/dist/oci, as kbuild publish does without --registry: it needs no
+// registry.
+func newLayoutFixture(t *testing.T) *fixture {
+	t.Helper()
 	k, err := index.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, work: t.TempDir(), registry: "oci://" + reg + "/p" + hex.EncodeToString(b), key: k,
-		epoch: time.Now().Add(-time.Hour).UTC().Truncate(time.Second)}
-	return f
+	return &fixture{t: t, work: t.TempDir(), key: k, epoch: time.Now().Add(-time.Hour).UTC().Truncate(time.Second)}
 }
 
 // recipe writes recipes/NAME: a chart of one ConfigMap at version v build n.
@@ -100,15 +108,21 @@ func (f *fixture) publisher(site string, wrap func(builder.Target) builder.Targe
 }
 
 // testPublisher returns a Publisher of the recipes under work/recipes
-// into work/site, pushing to registry (plain HTTP), built at epoch.
+// into work/site, pushing to registry (plain HTTP), or into the local
+// layout work/dist/oci when registry is "", built at epoch.
 func testPublisher(work, registry string, key *index.PrivateKey, epoch time.Time, site string, wrap func(builder.Target) builder.Target, stdout, stderr io.Writer, extra ...Option) (*Publisher, error) {
-	rt, err := builder.NewRegistryTarget(registry, true)
+	var t builder.Target
+	var err error
+	if registry == "" {
+		t, err = builder.NewLayoutTarget(filepath.Join(work, "dist", "oci"), "")
+	} else {
+		t, err = builder.NewRegistryTarget(registry, true)
+	}
 	if err != nil {
 		return nil, err
 	}
-	var t builder.Target = rt
 	if wrap != nil {
-		t = wrap(rt)
+		t = wrap(t)
 	}
 	fetch, err := sources.New(sources.WithCacheDir(filepath.Join(work, "cache")), sources.WithPlainHTTP(true))
 	if err != nil {
