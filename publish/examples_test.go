@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"kbuild.dev/kbuild/examples"
-	"kbuild.dev/kbuild/index"
 )
 
 // exampleFixture is a layout fixture whose recipes are the bundled
@@ -55,17 +54,7 @@ func TestPublishExamplesNothingNewNoDist(t *testing.T) {
 // pointing at a chart never pushed) is not signed; publish says so.
 func TestPublishExamplesIgnoresStaleRecords(t *testing.T) {
 	f := exampleFixture(t)
-	stale := filepath.Join(f.work, "dist", "ghost-9.9.9-1.yaml")
-	data, err := index.MarshalRecord(testRecord("ghost", "9.9.9", "oci://127.0.0.1:8080/ghost"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(stale, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	stale := writeRecord(t, filepath.Join(f.work, "dist"), testRecord("ghost", "9.9.9", "oci://127.0.0.1:8080/ghost"))
 	res, err := f.publish("_site", nil)
 	if err != nil {
 		t.Fatalf("publish with a stale record in dist/: %v\n%s%s", err, f.stdout.String(), f.stderr.String())

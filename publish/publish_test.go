@@ -190,9 +190,34 @@ func (f *fixture) checkPullable(x *index.RepositoryIndex) {
 // testRecord is the build record of name at version build 1 with one
 // chart in repository.
 func testRecord(name, version, repository string) *index.PackageSource {
-	return &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: name},
-		Spec: index.PackageSpec{Version: version, Build: 1, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: name,
-			Chart: &index.ChartRef{Repository: repository, Name: name, Version: version + "-1", Digest: "sha256:" + strings.Repeat("a", 64)}}}}}}}
+	return record(name, version, 1, repository, "sha256:"+strings.Repeat("a", 64))
+}
+
+// record is the build record of name at version build with one chart in
+// repository, of archive digest.
+func record(name, version string, build int, repository, digest string) *index.PackageSource {
+	return &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
+		Metadata: index.RecordMetadata{Name: name, Annotations: map[string]string{index.DescriptionAnnotation: "The " + name + " package"}},
+		Spec: index.PackageSpec{Version: version, Build: build, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: name,
+			Chart: &index.ChartRef{Repository: repository, Name: name, Version: fmt.Sprintf("%s-%d", version, build), Digest: digest}}}}}}}
+}
+
+// writeRecord writes rec into distDir as kbuild build names it and
+// returns the file.
+func writeRecord(t *testing.T, distDir string, rec *index.PackageSource) string {
+	t.Helper()
+	data, err := index.MarshalRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(distDir, fmt.Sprintf("%s-%s-%d.yaml", rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build))
+	if err := os.MkdirAll(distDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func versionsOf(x *index.RepositoryIndex) []string {
@@ -212,14 +237,7 @@ func versionsOf(x *index.RepositoryIndex) []string {
 func TestPublishSignsOnlyWhatItPushed(t *testing.T) {
 	f := newFixture(t)
 	f.recipe("alpha", "1.0.0", 1)
-	stale := filepath.Join(f.work, "dist", "ghost-9.9.9-1.yaml")
-	os.MkdirAll(filepath.Dir(stale), 0o755)
-	rec := testRecord("ghost", "9.9.9", "oci://127.0.0.1:8080/ghost")
-	data, err := index.MarshalRecord(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(stale, data, 0o644)
+	stale := writeRecord(t, filepath.Join(f.work, "dist"), testRecord("ghost", "9.9.9", "oci://127.0.0.1:8080/ghost"))
 
 	res, err := f.publish("site", nil)
 	if err != nil {
