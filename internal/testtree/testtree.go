@@ -5,7 +5,6 @@ package testtree
 import (
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 )
 
@@ -27,14 +26,4 @@ func Read(t testing.TB, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// Paths returns the paths of a tree Read returned, sorted.
-func Paths(tree map[string]string) []string {
-	paths := make([]string, 0, len(tree))
-	for p := range tree {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	return paths
 }
