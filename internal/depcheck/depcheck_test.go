@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"internal/review":      {"builder", "recipe", "index"},
 	"internal/netdeadline": {},
 	"internal/testenv":     {},
+	"internal/testtree":    {},
 	"internal/yamlbound":   {},
 	"index":                {},
 	"examples":             {},
