@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
@@ -132,8 +133,8 @@ func Matrices(ctx context.Context, site string, c *Config, rootFile string, now 
 	for _, m := range bySet {
 		slices.Sort(m.Envs)
 		slices.SortFunc(m.Rows, func(a, b MatrixRow) int {
-			if a.Version != b.Version {
-				return strings.Compare(b.Version, a.Version)
+			if c := compareVersions(b.Version, a.Version); c != 0 {
+				return c
 			}
 			return b.Build - a.Build
 		})
@@ -211,4 +212,24 @@ func firstRoot(root *index.Root, file string) (*index.Root, error) {
 		return nil, fmt.Errorf("root version 1: %w", err)
 	}
 	return first, nil
+}
+
+// compareVersions orders two set versions by semver precedence (3.10.0
+// after 3.9.0, a pre-release before its release), and versions that are
+// not semver after those that are, by their text.
+func compareVersions(a, b string) int {
+	va, erra := semver.StrictNewVersion(strings.TrimPrefix(a, "v"))
+	vb, errb := semver.StrictNewVersion(strings.TrimPrefix(b, "v"))
+	switch {
+	case erra == nil && errb == nil:
+		if c := va.Compare(vb); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	case erra == nil:
+		return -1
+	case errb == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
 }

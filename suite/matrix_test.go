@@ -59,3 +59,25 @@ func TestMatrix(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareVersions: matrix rows go by semver precedence, not by text.
+func TestCompareVersions(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"3.9.0", "3.10.0", -1},
+		{"3.10.0", "3.9.0", 1},
+		{"1.0.0-rc.1", "1.0.0", -1},
+		{"1.0.0-rc.2", "1.0.0-rc.10", -1},
+		{"v2.0.0", "2.0.0", 1}, // equal precedence: by text, for a total order
+		{"2.0.0", "2.0.0", 0},
+		{"1.2.3", "not-semver", -1},
+		{"not-semver", "1.2.3", 1},
+		{"a", "b", -1},
+	} {
+		if got := compareVersions(tc.a, tc.b); got != tc.want {
+			t.Errorf("compareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

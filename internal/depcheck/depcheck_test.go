@@ -18,7 +18,7 @@ const module = "kbuild.dev/kbuild/"
 // what the code does.
 var allowed = map[string][]string{
 	"recipe":               {"index", "internal/yamlbound"},
-	"builder":              {"recipe", "index", "internal/atomicfile", "internal/dist", "patches", "sources"},
+	"builder":              {"recipe", "index", "internal/atomicfile", "internal/dist", "internal/netdeadline", "patches", "sources"},
 	"sources":              {"recipe", "index", "internal/atomicfile", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
 	"patches":              {"recipe", "internal/yamlbound"},
 	"sbom":                 {"index"},
@@ -33,11 +33,12 @@ var allowed = map[string][]string{
 	"internal/review":      {"index"},
 	"internal/netdeadline": {},
 	"internal/testenv":     {},
+	"internal/testtree":    {},
 	"internal/yamlbound":   {},
 	"index":                {},
 	"examples":             {},
 	"scripts/hostile":      {},
-	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite"},
+	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline"},
 	"bundle/nodeconfig":    {"internal/atomicfile"},
 	"publish":              {"builder", "recipe", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
 	"internal/plainhttp":   {},
