@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"internal/fetchsite":   {"index", "internal/netdeadline"},
 	"internal/chartpin":    {"index", "internal/netdeadline", "internal/plainhttp"},
 	"internal/ociserve":    {},
-	"internal/review":      {"builder", "recipe", "index"},
+	"internal/review":      {"builder", "recipe", "index", "internal/chartpin", "internal/plainhttp", "sources"},
 	"internal/netdeadline": {},
 	"internal/testenv":     {},
 	"internal/yamlbound":   {},
