@@ -75,7 +75,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if l.Recipe == nil || !onlyUnpinned(l.Problems) {
+			if l.Recipe == nil || !l.Problems.OnlyUnpinned() {
 				return l.Err()
 			}
 			p, err := b.PrepareLoaded(ctx, l)

@@ -123,15 +123,6 @@ func validateOne(ctx context.Context, b *builder.Builder, dir string, offline bo
 	return probs, err
 }
 
-func onlyUnpinned(probs recipe.Problems) bool {
-	for _, p := range probs.Errors() {
-		if p.Code != recipe.CodeUnpinnedImage {
-			return false
-		}
-	}
-	return true
-}
-
 // commonRoot returns the parent directory shared by recipe dirs, used to
 // record recipe paths and the recipes repository's commit.
 func commonRoot(dirs []string) string {

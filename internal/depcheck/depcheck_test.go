@@ -19,6 +19,7 @@ const module = "kbuild.dev/kbuild/"
 // may import. A package missing here may import nothing of kbuild.
 var allowed = map[string][]string{
 	"recipe":               {"index", "internal/yamlbound"},
+	"recipe/draft":         {"builder", "recipe", "sources"},
 	"builder":              {"recipe", "index", "internal/dist", "patches", "sources"},
 	"sources":              {"recipe", "index", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
 	"patches":              {"recipe", "internal/yamlbound"},
