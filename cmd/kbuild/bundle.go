@@ -51,7 +51,7 @@ func (f *trustFlags) trust(cmd string) (*index.Trust, error) {
 	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
 		return nil, usagef("%s needs --public-key or --root-key (one of them)", cmd)
 	}
-	return loadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	return index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
 }
 
 type bundleCreateFlags struct {
@@ -287,7 +287,7 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if len(f.resignKeys) > 0 {
 		var signers []index.Signer
 		for _, p := range f.resignKeys {
-			k, err := loadPrivateKey(env, p)
+			k, err := index.LoadPrivateKey(p, env.Warnf)
 			if err != nil {
 				return err
 			}

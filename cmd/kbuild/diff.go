@@ -157,7 +157,7 @@ func (f *diffFlags) command(dir string) string {
 
 // compare prepares the recipe in dir and its base and compares them.
 func (f *diffFlags) compare(ctx context.Context, env *Env, b *builder.Builder, dir string, published *index.RepositoryIndex) (*review.Report, error) {
-	sides := review.Sides{Builder: b, Warnf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, format+"\n", args...) }}
+	sides := review.Sides{Builder: b, Warnf: env.Warnf}
 	if published != nil {
 		return sides.AgainstIndex(ctx, dir, published, f.plainPolicy(), f.kubeVersion)
 	}

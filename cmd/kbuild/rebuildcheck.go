@@ -53,7 +53,7 @@ Examples:
 			if len(args) == 0 || indexRef == "" || len(publicKeys) == 0 {
 				return usagef("name recipe directories, --index and --public-key")
 			}
-			keys, err := loadPublicKeys(publicKeys, false)
+			keys, err := index.LoadPublicKeys(publicKeys, false)
 			if err != nil {
 				return err
 			}

@@ -70,11 +70,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			priv, err := k.MarshalPEM()
-			if err != nil {
-				return err
-			}
-			if err := writeKeyPair(args[0], priv, k.Public().PEM()); err != nil {
+			if err := index.WriteKeyPair(args[0], k); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "%s\n", k.KeyID())
@@ -82,61 +78,6 @@ Examples:
 			return nil
 		},
 	}
-}
-
-// writeKeyPair writes PREFIX.key (0600) and PREFIX.pub, refusing to
-// overwrite either.
-func writeKeyPair(prefix string, priv, pub []byte) error {
-	for _, p := range []string{prefix + ".key", prefix + ".pub"} {
-		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("%s exists; refusing to overwrite a key (remove it first if you mean to replace it)", p)
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(prefix), 0o755); err != nil {
-		return err
-	}
-	if err := writeNew(prefix+".key", priv, 0o600); err != nil {
-		return err
-	}
-	if err := writeNew(prefix+".pub", pub, 0o644); err != nil {
-		os.Remove(prefix + ".key")
-		return err
-	}
-	return nil
-}
-
-// writeNew writes data to a temporary file beside path and links it to
-// path, which fails if path exists: a new file, written whole or not at
-// all.
-func writeNew(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s exists; refusing to overwrite it", path)
-		}
-		return err
-	}
-	return nil
 }
 
 // signerFlags choose the keys that sign.
@@ -153,88 +94,16 @@ func (f *signerFlags) addFlags(fs *pflag.FlagSet, what string) {
 func (f *signerFlags) signers(env *Env) ([]index.Signer, error) {
 	var out []index.Signer
 	for _, p := range f.files {
-		k, err := loadPrivateKey(env, p)
+		k, err := index.LoadPrivateKey(p, env.Warnf)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, k)
 	}
 	if f.env != "" {
-		v := env.Getenv(f.env)
-		if strings.TrimSpace(v) == "" {
-			return nil, fmt.Errorf("--sign-key-env %s: the variable is unset or empty", f.env)
-		}
-		k, err := index.ParsePrivateKey([]byte(v))
+		k, err := index.PrivateKeyFromEnv(env.Getenv, f.env)
 		if err != nil {
 			return nil, fmt.Errorf("--sign-key-env %s: %w", f.env, err)
-		}
-		out = append(out, k)
-	}
-	return out, nil
-}
-
-// loadPrivateKey reads a private key file, warning when others may read it.
-// Errors name the file, never its content.
-func loadPrivateKey(env *Env, path string) (*index.PrivateKey, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("key %s: %w", path, err)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		fmt.Fprintf(env.Stderr, "warning: key %s is readable by others (mode %04o); run chmod 600 %s\n", path, fi.Mode().Perm(), path)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("key %s: %w", path, err)
-	}
-	k, err := index.ParsePrivateKey(b)
-	if err != nil {
-		return nil, fmt.Errorf("key %s: %w", path, err)
-	}
-	return k, nil
-}
-
-// loadPublicKey reads a public key file; with private true a private key
-// file is accepted too, for its public half.
-func loadPublicKey(path string, private bool) (*index.PublicKey, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("key %s: %w", path, err)
-	}
-	if private && strings.Contains(string(b), "PRIVATE KEY") {
-		k, err := index.ParsePrivateKey(b)
-		if err != nil {
-			return nil, fmt.Errorf("key %s: %w", path, err)
-		}
-		return k.Public(), nil
-	}
-	k, err := index.ParsePublicKey(b)
-	if err != nil {
-		return nil, fmt.Errorf("key %s: %w", path, err)
-	}
-	return k, nil
-}
-
-// loadTrust reads the index keys and root keys that verify a published
-// index, with their thresholds (0 for the default of 1), into a Trust.
-func loadTrust(indexKeys []string, threshold int, rootKeys []string, rootThreshold int) (*index.Trust, error) {
-	t := &index.Trust{Threshold: threshold, RootThreshold: rootThreshold}
-	var err error
-	if t.IndexKeys, err = loadPublicKeys(indexKeys, false); err != nil {
-		return nil, err
-	}
-	if t.RootKeys, err = loadPublicKeys(rootKeys, false); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-func loadPublicKeys(paths []string, private bool) ([]*index.PublicKey, error) {
-	var out []*index.PublicKey
-	for _, p := range paths {
-		k, err := loadPublicKey(p, private)
-		if err != nil {
-			return nil, err
 		}
 		out = append(out, k)
 	}
@@ -506,7 +375,7 @@ func (f *mergeFlags) addFlags(fs *pflag.FlagSet) {
 // that the signing keys satisfy the root's index role.
 func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
 	if f.mergeRoot == "" {
-		keys, err := loadPublicKeys(f.mergeKeys, false)
+		keys, err := index.LoadPublicKeys(f.mergeKeys, false)
 		if err != nil {
 			return nil, err
 		}
@@ -738,7 +607,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	if f.evidence != "" && len(f.rootKeys) == 0 {
 		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
 	}
-	trust, err := loadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	trust, err := index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
 	if err != nil {
 		return err
 	}

@@ -191,7 +191,7 @@ func (f *indexTrust) trust() (*index.Trust, error) {
 	if len(f.publicKeys) > 0 && len(f.rootKeys) > 0 {
 		return nil, usagef("give --public-key or --root-key, not both")
 	}
-	return loadTrust(f.publicKeys, 0, f.rootKeys, 0)
+	return index.LoadTrust(f.publicKeys, 0, f.rootKeys, 0)
 }
 
 // loadBuilds reads src: an http(s) URL of an index.yaml, a path of one, or

@@ -80,7 +80,7 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error {
 	var err error
 	if len(f.keys) > 0 || fresh {
-		if c.RootKeys, err = loadPublicKeys(f.keys, true); err != nil {
+		if c.RootKeys, err = index.LoadPublicKeys(f.keys, true); err != nil {
 			return err
 		}
 	}
@@ -88,7 +88,7 @@ func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error 
 		c.RootThreshold = f.threshold
 	}
 	if len(f.indexKeys) > 0 || fresh {
-		if c.IndexKeys, err = loadPublicKeys(f.indexKeys, true); err != nil {
+		if c.IndexKeys, err = index.LoadPublicKeys(f.indexKeys, true); err != nil {
 			return err
 		}
 	}
@@ -96,7 +96,7 @@ func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error 
 		c.IndexThreshold = f.indexThreshold
 	}
 	if len(f.qaKeys) > 0 {
-		if c.QAKeys, err = loadPublicKeys(f.qaKeys, true); err != nil {
+		if c.QAKeys, err = index.LoadPublicKeys(f.qaKeys, true); err != nil {
 			return err
 		}
 		if c.QAThreshold == 0 {
@@ -142,7 +142,7 @@ func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error 
 		if !ok || name == "" || file == "" {
 			return usagef("--delegate-key %q: want NAME=FILE", v)
 		}
-		k, err := loadPublicKey(file, true)
+		k, err := index.LoadPublicKey(file, true)
 		if err != nil {
 			return err
 		}
@@ -310,7 +310,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			k, err := loadPrivateKey(env, keyFile)
+			k, err := index.LoadPrivateKey(keyFile, env.Warnf)
 			if err != nil {
 				return err
 			}
@@ -377,7 +377,7 @@ Examples:
 			if err := index.CheckRecord(rec); err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			k, err := loadPrivateKey(env, keyFile)
+			k, err := index.LoadPrivateKey(keyFile, env.Warnf)
 			if err != nil {
 				return err
 			}

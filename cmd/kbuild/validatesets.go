@@ -42,7 +42,7 @@ func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string)
 			}
 			trust.TrustedRoot = r
 		case len(f.publicKeys) > 0:
-			keys, err := loadPublicKeys(f.publicKeys, false)
+			keys, err := index.LoadPublicKeys(f.publicKeys, false)
 			if err != nil {
 				return nil, fmt.Errorf("--index-public-key: %w", err)
 			}
