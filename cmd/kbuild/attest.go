@@ -119,7 +119,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := readRoot(f.root)
+	root, err := publish.ReadRootFile(f.root)
 	if err != nil {
 		return err
 	}

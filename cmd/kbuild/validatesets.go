@@ -36,7 +36,7 @@ func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string)
 		trust := &index.Trust{}
 		switch {
 		case f.root != "":
-			r, err := readRoot(f.root)
+			r, err := publish.ReadRootFile(f.root)
 			if err != nil {
 				return nil, fmt.Errorf("--index-root: %w", err)
 			}
