@@ -44,6 +44,20 @@ func LoadPrivateKey(path string, warnf func(format string, args ...any)) (*Priva
 	return k, nil
 }
 
+// LoadSigners reads each private key file of paths, in order, as a
+// signer (see LoadPrivateKey); nil for no paths.
+func LoadSigners(paths []string, warnf func(format string, args ...any)) ([]Signer, error) {
+	var out []Signer
+	for _, p := range paths {
+		k, err := LoadPrivateKey(p, warnf)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
 // PrivateKeyFromEnv parses the PEM private key held by the environment
 // variable name, looked up with getenv (os.Getenv, or a test's
 // environment): how CI passes a signing key, from a secret, without a

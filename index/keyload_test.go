@@ -141,3 +141,25 @@ func TestLoadOrCreateKey(t *testing.T) {
 		t.Errorf("LoadOrCreateKey of the written file = %v, %v, %v; want the same key %s, not created", again, created, err, k.KeyID())
 	}
 }
+
+func TestLoadSigners(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for _, n := range []string{"a", "b"} {
+		k, err := GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteKeyPair(filepath.Join(dir, n), k); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, filepath.Join(dir, n+".key"))
+	}
+	s, err := LoadSigners(files, nil)
+	if err != nil || len(s) != 2 || s[0].KeyID() == s[1].KeyID() {
+		t.Fatalf("LoadSigners = %v, %v; want two distinct signers", s, err)
+	}
+	if _, err := LoadSigners(append(files, filepath.Join(dir, "c.key")), nil); err == nil || !strings.Contains(err.Error(), "c.key") {
+		t.Errorf("LoadSigners with a missing file = %v; want an error naming it", err)
+	}
+}

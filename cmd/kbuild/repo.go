@@ -79,13 +79,9 @@ func (f *signerFlags) addFlags(fs *pflag.FlagSet, what string) {
 }
 
 func (f *signerFlags) signers(env *Env) ([]index.Signer, error) {
-	var out []index.Signer
-	for _, p := range f.files {
-		k, err := index.LoadPrivateKey(p, env.Warnf)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
+	out, err := index.LoadSigners(f.files, env.Warnf)
+	if err != nil {
+		return nil, err
 	}
 	if f.env != "" {
 		k, err := index.PrivateKeyFromEnv(env.Getenv, f.env)
