@@ -92,7 +92,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, commonRoot(dirs), builder.WithUnpinnedImages(f.offline))
+			b, err := f.builder(env, nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline))
 			if err != nil {
 				return err
 			}

@@ -66,7 +66,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, commonRoot(dirs))
+			b, err := f.builder(env, nil, builder.CommonRoot(dirs))
 			if err != nil {
 				return err
 			}

@@ -20,7 +20,7 @@ const module = "kbuild.dev/kbuild/"
 var allowed = map[string][]string{
 	"recipe":               {"index", "internal/yamlbound"},
 	"recipe/draft":         {"builder", "recipe", "sources"},
-	"builder":              {"recipe", "index", "internal/dist", "patches", "sources"},
+	"builder":              {"recipe", "index", "internal/dist", "patches", "releaseset", "sources"},
 	"sources":              {"recipe", "index", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
 	"patches":              {"recipe", "internal/yamlbound"},
 	"sbom":                 {"index"},
