@@ -93,6 +93,20 @@ func (f *signerFlags) signers(env *Env) ([]index.Signer, error) {
 	return out, nil
 }
 
+// newsTime is the generated time of an index that changes what is
+// published (a withdrawal, a promotion): epochOrNow, but never before now,
+// so that subscribers see a newer index.
+func newsTime(env *Env) (time.Time, error) {
+	generated, err := epochOrNow(env)
+	if err != nil {
+		return generated, err
+	}
+	if now := time.Now().UTC().Truncate(time.Second); generated.Before(now) {
+		generated = now
+	}
+	return generated, nil
+}
+
 // epochOrNow returns SOURCE_DATE_EPOCH if set, else the current time, in
 // UTC whole seconds.
 func epochOrNow(env *Env) (time.Time, error) {

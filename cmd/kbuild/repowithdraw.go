@@ -87,12 +87,9 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	generated, err := epochOrNow(env)
+	generated, err := newsTime(env) // a withdrawal is news
 	if err != nil {
 		return err
-	}
-	if now := time.Now().UTC().Truncate(time.Second); generated.Before(now) {
-		generated = now // a withdrawal is news: subscribers must see a newer index
 	}
 	c, found, err := suite.Load(f.suites)
 	if err != nil {
