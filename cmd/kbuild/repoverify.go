@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
@@ -110,15 +107,8 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	}
 	var state *index.State
 	if f.state != "" {
-		b, err := os.ReadFile(f.state)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
+		if state, err = publish.ReadState(f.state); err != nil {
 			return err
-		default:
-			if state, err = index.ParseState(b); err != nil {
-				return fmt.Errorf("%s: %w", f.state, err)
-			}
 		}
 	}
 	site, err := publish.Open(args[0], fetchsite.WithTimeout(f.timeout))
@@ -151,11 +141,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
 	}
 	if f.state != "" {
-		b, err := v.State.Marshal()
-		if err != nil {
-			return err
-		}
-		if err := dist.WriteFile(f.state, b, 0o644); err != nil {
+		if err := publish.WriteState(f.state, &v.State); err != nil {
 			return err
 		}
 	}
