@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,18 +119,6 @@ func TestExtractTree(t *testing.T) {
 	}
 }
 
-// git runs git in dir with a fixed identity and fails the test on error.
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=kbuild test", "-c", "user.email=test@kbuild.dev", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 func TestCheckoutRecipe(t *testing.T) {
 	testenv.Tool(t, "git")
 	repo := t.TempDir()
@@ -147,11 +134,11 @@ func TestCheckoutRecipe(t *testing.T) {
 	}
 	write("recipe.yaml", "build: 1\n")
 	write("values.yaml", "replicas: 1\n")
-	git(t, repo, "init", "-q")
-	git(t, repo, "add", ".")
-	git(t, repo, "commit", "-q", "-m", "one")
+	testenv.Git(t, repo, "init", "-q")
+	testenv.Git(t, repo, "add", ".")
+	testenv.Git(t, repo, "commit", "-q", "-m", "one")
 	write("recipe.yaml", "build: 2\n")
-	git(t, repo, "commit", "-q", "-am", "two")
+	testenv.Git(t, repo, "commit", "-q", "-am", "two")
 
 	base, cleanup, err := CheckoutRecipe(context.Background(), dir, "HEAD~1")
 	if err != nil {
