@@ -140,7 +140,7 @@ func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...b
 		builder.WithLogger(progress(env)),
 		builder.WithBuilderID("kbuild " + version),
 		builder.WithRecipesRoot(root),
-		builder.WithCommit(gitCommit(root)),
+		builder.WithCommit(builder.RecipesCommit(root)),
 		builder.WithKubeVersion(f.kubeVersion),
 	}
 	if f.workDir != "" {
