@@ -82,9 +82,9 @@ func TestInitOffline(t *testing.T) {
 	}
 	for i := range cases {
 		tc := &cases[i]
-		tc.cache = filepath.Join(work, "cache-"+label(tc.name))
-		r := kbuild(t, work, nil, append([]string{"init", "online-" + label(tc.name), "--name", "app", "--plain-http", "--cache-dir", tc.cache}, tc.args...)...)
-		data, _ := os.ReadFile(filepath.Join(work, "online-"+label(tc.name), "recipe.yaml"))
+		tc.cache = filepath.Join(work, "cache-"+strings.ReplaceAll(tc.name, " ", "-"))
+		r := kbuild(t, work, nil, append([]string{"init", "online-" + strings.ReplaceAll(tc.name, " ", "-"), "--name", "app", "--plain-http", "--cache-dir", tc.cache}, tc.args...)...)
+		data, _ := os.ReadFile(filepath.Join(work, "online-"+strings.ReplaceAll(tc.name, " ", "-"), "recipe.yaml"))
 		if r.code != 0 || !strings.Contains(string(data), "- "+host+"/app:1.0@"+imgDigest.String()) {
 			t.Fatalf("%s: online init: %s\n%s", tc.name, r, data)
 		}
@@ -94,7 +94,7 @@ func TestInitOffline(t *testing.T) {
 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := "offline-" + label(tc.name)
+			dir := "offline-" + strings.ReplaceAll(tc.name, " ", "-")
 			r := kbuild(t, work, nil, append([]string{"init", dir, "--name", "app", "--offline", "--cache-dir", tc.cache}, tc.args...)...)
 			if r.code != 0 || !strings.Contains(r.stderr, "warning: 1 images are not pinned") || !strings.Contains(r.stderr, "kbuild images "+dir+" --write") {
 				t.Fatalf("init --offline: %s", r)

@@ -19,7 +19,8 @@ const module = "kbuild.dev/kbuild/"
 // may import. A package missing here may import nothing of kbuild.
 var allowed = map[string][]string{
 	"recipe":               {"index", "internal/yamlbound"},
-	"builder":              {"recipe", "index", "internal/dist", "internal/netdeadline", "patches", "sources"},
+	"recipe/draft":         {"builder", "recipe", "sources"},
+	"builder":              {"recipe", "index", "internal/dist", "internal/netdeadline", "patches", "releaseset", "sources"},
 	"sources":              {"recipe", "index", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
 	"patches":              {"recipe", "internal/yamlbound"},
 	"sbom":                 {"index"},
@@ -30,7 +31,7 @@ var allowed = map[string][]string{
 	"internal/fetchsite":   {"index", "internal/netdeadline"},
 	"internal/chartpin":    {"index", "internal/netdeadline", "internal/plainhttp"},
 	"internal/ociserve":    {},
-	"internal/review":      {"builder", "recipe", "index"},
+	"internal/review":      {"builder", "recipe", "index", "internal/chartpin", "internal/plainhttp", "sources"},
 	"internal/netdeadline": {},
 	"internal/testenv":     {},
 	"internal/testtree":    {},
