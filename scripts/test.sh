@@ -16,6 +16,8 @@ TOOLS=${KBUILD_TOOLS:-$HOME/.cache/kbuild-tools/bin}
 HELM_VERSION=v3.22.0
 TRIVY_VERSION=v0.74.0
 ACTIONLINT_VERSION=v1.7.7
+CRANE_VERSION=v0.22.1 # go-containerregistry, as go.mod has it
+ORAS_VERSION=v1.3.6
 mkdir -p "$TOOLS"
 export PATH="$TOOLS:$PATH"
 
@@ -47,6 +49,16 @@ if [ ! -x "$TOOLS/trivy" ] || [ "$(tool_version trivy)" != "$TRIVY_VERSION" ]; t
 	log "building trivy $TRIVY_VERSION (about 12 minutes, once)"
 	GOEXPERIMENT=jsonv2 GOBIN="$TOOLS" go install "github.com/aquasecurity/trivy/cmd/trivy@$TRIVY_VERSION"
 	echo "$TRIVY_VERSION" >"$TOOLS/.trivy.version"
+fi
+if [ ! -x "$TOOLS/crane" ] || [ "$(tool_version crane)" != "$CRANE_VERSION" ]; then
+	log "building crane $CRANE_VERSION"
+	GOBIN="$TOOLS" go install "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION"
+	echo "$CRANE_VERSION" >"$TOOLS/.crane.version"
+fi
+if [ ! -x "$TOOLS/oras" ] || [ "$(tool_version oras)" != "$ORAS_VERSION" ]; then
+	log "building oras $ORAS_VERSION"
+	GOBIN="$TOOLS" go install "oras.land/oras/cmd/oras@$ORAS_VERSION"
+	echo "$ORAS_VERSION" >"$TOOLS/.oras.version"
 fi
 if [ ! -x "$TOOLS/actionlint" ] || [ "$(tool_version actionlint)" != "$ACTIONLINT_VERSION" ]; then
 	log "building actionlint $ACTIONLINT_VERSION"
