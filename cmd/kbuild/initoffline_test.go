@@ -140,4 +140,36 @@ func TestInitOffline(t *testing.T) {
 			}
 		})
 	}
+
+	// A file downloaded by other means, seeded with cache add --url, pins
+	// its url source offline; without --url nothing says where it came
+	// from, and the error says how to record it.
+	t.Run("cache add --url", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "app.yaml")
+		if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bare, seeded := t.TempDir(), t.TempDir()
+		if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", bare, file); r.code != 0 {
+			t.Fatalf("cache add: %s", r)
+		}
+		r := kbuild(t, work, nil, "init", "bare", "--name", "app", "--offline", "--cache-dir", bare, "--manifest", appURL, "--version", "3.0.0")
+		if r.code == 0 || !strings.Contains(r.stderr, "kbuild cache add --url URL FILE") {
+			t.Fatalf("init --offline from a cache add without --url: %s", r)
+		}
+		if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", seeded, "--url", appURL, file); r.code != 0 || !strings.Contains(r.stdout, sha([]byte(manifest))) {
+			t.Fatalf("cache add --url: %s", r)
+		}
+		r = kbuild(t, work, nil, "init", "seeded", "--name", "app", "--offline", "--cache-dir", seeded, "--manifest", appURL, "--version", "3.0.0")
+		data, _ := os.ReadFile(filepath.Join(work, "seeded", "recipe.yaml"))
+		if r.code != 0 || !strings.Contains(string(data), `sha256: "`+sha([]byte(manifest))+`"`) {
+			t.Fatalf("init --offline from cache add --url: %s\n%s", r, data)
+		}
+		if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", seeded, "--url", appURL, file, file); r.code != 2 {
+			t.Errorf("cache add --url with two files: %s, want a usage error", r)
+		}
+		if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", seeded, "--url", "ftp://example.com/x", file); r.code == 0 || !strings.Contains(r.stderr, "is not an http(s) URL") {
+			t.Errorf("cache add --url ftp://: %s", r)
+		}
+	})
 }
