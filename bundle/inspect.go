@@ -47,12 +47,8 @@ func Inspect(ctx context.Context, file string, opts ...Option) (*Inspection, err
 	}
 	var sel []Selected
 	for _, p := range b.c.Packages {
-		if ip := x.Packages[p.Name]; ip != nil {
-			for _, v := range ip.Versions {
-				if v.Version == p.Version && v.Build == p.Build && v.Digest == p.Digest {
-					sel = append(sel, Selected{Name: p.Name, Version: v})
-				}
-			}
+		if v := x.Find(p.Name, p.Version, p.Build); v != nil && v.Digest == p.Digest {
+			sel = append(sel, Selected{Name: p.Name, Version: *v})
 		}
 	}
 	charts, images, err := pins(sel)

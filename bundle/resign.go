@@ -22,11 +22,8 @@ const ResignDir = "mirror"
 func resign(site string, v *index.Verified, pkgs []Package, host, mpath string, signers []index.Signer) error {
 	b := index.NewBuilder()
 	for _, p := range pkgs {
-		ip := v.Index.Packages[p.Name]
-		for _, iv := range ip.Versions {
-			if iv.Version != p.Version || iv.Build != p.Build {
-				continue
-			}
+		ip, iv := v.Index.Packages[p.Name], v.Index.Find(p.Name, p.Version, p.Build)
+		if iv != nil {
 			// A deep copy of the spec, through its JSON form.
 			raw, err := json.Marshal(iv.Spec)
 			if err != nil {

@@ -64,22 +64,14 @@ func verifyBundle(b *opened, trust *index.Trust, state *index.State, o *options)
 	}
 	var sel []Selected
 	for _, p := range b.c.Packages {
-		ip := v.Index.Packages[p.Name]
-		found := false
-		if ip != nil {
-			for _, iv := range ip.Versions {
-				if iv.Version == p.Version && iv.Build == p.Build {
-					if iv.Digest != p.Digest {
-						return nil, bad(b.file, "%s lists %s %s build %d with spec digest %s, the signed index pins %s", ContentsFile, p.Name, p.Version, p.Build, p.Digest, iv.Digest)
-					}
-					sel = append(sel, Selected{Name: p.Name, Version: iv, Reason: p.Reason})
-					found = true
-				}
-			}
-		}
-		if !found {
+		iv := v.Index.Find(p.Name, p.Version, p.Build)
+		if iv == nil {
 			return nil, bad(b.file, "%s lists %s %s build %d, which the signed index does not have (or drops for want of delegated signatures)", ContentsFile, p.Name, p.Version, p.Build)
 		}
+		if iv.Digest != p.Digest {
+			return nil, bad(b.file, "%s lists %s %s build %d with spec digest %s, the signed index pins %s", ContentsFile, p.Name, p.Version, p.Build, p.Digest, iv.Digest)
+		}
+		sel = append(sel, Selected{Name: p.Name, Version: *iv, Reason: p.Reason})
 	}
 	charts, images, err := pins(sel)
 	if err != nil {

@@ -107,12 +107,8 @@ func (x *RepositoryIndex) checkWithdrawn() error {
 		if i > 0 && compareWithdrawals(x.Withdrawn[i-1], *w) >= 0 {
 			return fmt.Errorf("withdrawn: %s is out of order or twice", w)
 		}
-		if p := x.Packages[w.Package]; p != nil {
-			for _, v := range p.Versions {
-				if v.Version == w.Version && v.Build == w.Build {
-					return fmt.Errorf("%s is both published and withdrawn", w)
-				}
-			}
+		if x.Find(w.Package, w.Version, w.Build) != nil {
+			return fmt.Errorf("%s is both published and withdrawn", w)
 		}
 	}
 	return nil
@@ -277,4 +273,15 @@ func (b *Builder) KeepWithdrawn(t Withdrawal) (removed bool, err error) {
 		Version: strings.Clone(t.Version), Withdrawn: t.Withdrawn.UTC()} // t may share memory with a parsed index
 	b.addWithdrawn(&c)
 	return removed, nil
+}
+
+// FindWithdrawn returns the tombstone of name version build in x, or nil
+// when x has not withdrawn it.
+func (x *RepositoryIndex) FindWithdrawn(name, version string, build int) *Withdrawal {
+	for i := range x.Withdrawn {
+		if w := &x.Withdrawn[i]; w.Package == name && w.Version == version && w.Build == build {
+			return w
+		}
+	}
+	return nil
 }

@@ -136,3 +136,28 @@ func TestKeepWithdrawn(t *testing.T) {
 		t.Fatal("a malformed tombstone was kept")
 	}
 }
+
+func TestFindWithdrawn(t *testing.T) {
+	x := &RepositoryIndex{Withdrawn: []Withdrawal{{Package: "cdi", Version: "1.66.1", Build: 1, Reason: "broken"}, {Package: "kubevirt", Version: "1.9.0", Build: 4, Reason: "upgrades"}}}
+	for _, tc := range []struct {
+		name, version string
+		build         int
+		want          string
+	}{
+		{"kubevirt", "1.9.0", 4, "upgrades"},
+		{"cdi", "1.66.1", 1, "broken"},
+		{"kubevirt", "1.9.0", 3, ""},
+		{"kubevirt", "1.9.1", 4, ""},
+		{"redis", "1.66.1", 1, ""},
+	} {
+		w := x.FindWithdrawn(tc.name, tc.version, tc.build)
+		if got := ""; w != nil {
+			got = w.Reason
+			if got != tc.want {
+				t.Errorf("FindWithdrawn(%s, %s, %d) = %q, want %q", tc.name, tc.version, tc.build, got, tc.want)
+			}
+		} else if tc.want != "" {
+			t.Errorf("FindWithdrawn(%s, %s, %d) = nil, want %q", tc.name, tc.version, tc.build, tc.want)
+		}
+	}
+}

@@ -67,6 +67,18 @@ func (ps Problems) Errors() Problems {
 	return out
 }
 
+// OnlyUnpinned reports whether every error of ps is an image not pinned
+// by digest (CodeUnpinnedImage), the one kind kbuild images --write fixes.
+// It is true when ps has no errors.
+func (ps Problems) OnlyUnpinned() bool {
+	for _, p := range ps.Errors() {
+		if p.Code != CodeUnpinnedImage {
+			return false
+		}
+	}
+	return true
+}
+
 // ProblemsError is returned when a recipe has errors; File names it.
 type ProblemsError struct {
 	File     string

@@ -78,10 +78,8 @@ func ResolveIn(x *index.RepositoryIndex, where, name, version string, build int)
 		me := x.Find(m.Package, m.Version, m.Build)
 		if me == nil {
 			why := "is not in " + where
-			for _, w := range x.Withdrawn {
-				if w.Package == m.Package && w.Version == m.Version && w.Build == m.Build {
-					why = "was withdrawn (" + w.Reason + ")"
-				}
+			if w := x.FindWithdrawn(m.Package, m.Version, m.Build); w != nil {
+				why = "was withdrawn (" + w.Reason + ")"
 			}
 			missing = append(missing, m.String()+" "+why)
 			continue

@@ -17,6 +17,8 @@ root=$(pwd)
 HELM_VERSION=v3.22.0
 TRIVY_VERSION=v0.74.0
 ACTIONLINT_VERSION=v1.7.7
+CRANE_VERSION=v0.22.1 # go-containerregistry, as go.mod has it
+ORAS_VERSION=v1.3.6
 
 # 1. Debian packages: the registry, skopeo, git (git daemon) and chromium.
 pkgs=()
@@ -36,6 +38,8 @@ fi
 # 2. Go-built tools, cached in $TOOLS and reused (scripts/tools.sh).
 tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION" "about 4 minutes, once"
 GOEXPERIMENT=jsonv2 tool trivy github.com/aquasecurity/trivy/cmd/trivy "$TRIVY_VERSION" "about 12 minutes, once"
+tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION"
+tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"
 tool actionlint github.com/rhysd/actionlint/cmd/actionlint "$ACTIONLINT_VERSION"
 
 # 3. A real registry on loopback, on a free port, with throwaway storage.

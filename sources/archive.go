@@ -140,6 +140,21 @@ func (x *extractor) countTar(r io.Reader) error {
 	}
 }
 
+// ExtractArchive unpacks the archive of size bytes in r (tar, tar.gz,
+// tar.xz or zip) into dst, an existing empty directory, with the checks
+// every source archive gets: names must be relative and stay inside dst
+// (no absolute paths, no ".."), nothing is written below a symlink or a
+// file, symlinks must resolve inside dst, devices and FIFOs are refused
+// (errors wrap ErrUnsafe), and at most maxTotal bytes in all and maxFile
+// for one file are written (ErrTooLarge). On error the caller removes
+// what was written under dst.
+func ExtractArchive(ctx context.Context, r io.ReaderAt, size int64, dst string, maxTotal, maxFile int64) error {
+	if maxTotal <= 0 || maxFile <= 0 {
+		return fmt.Errorf("extract %s: size limits must be positive, got total %d, file %d", dst, maxTotal, maxFile)
+	}
+	return extract(ctx, r, size, dst, extractOptions{maxTotal: maxTotal, maxFile: maxFile})
+}
+
 type entryKind int
 
 const (

@@ -171,6 +171,36 @@ func TestExtractHostile(t *testing.T) {
 	}
 }
 
+// TestExtractArchive checks the exported extractor (kbuild diff unpacks
+// git archives with it) applies the same checks and its own limits.
+func TestExtractArchive(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		archive           []byte
+		maxTotal, maxFile int64
+		target            error
+		msg               string
+	}{
+		{"write through symlink", tarball(t, dirEntry("d/"), symlink("l", "d"), file("l/f", "x")), 1 << 20, 1 << 20, ErrUnsafe, `lies below "l"`},
+		{"symlink out then write through it", tarball(t, symlink("l", "../x"), file("l/f", "x")), 1 << 20, 1 << 20, ErrUnsafe, "outside the extraction directory"},
+		{"file over the per-file limit", tarball(t, file("a", "123456")), 100, 5, ErrTooLarge, "per-file limit of 5 bytes"},
+		{"no limits", tarball(t, file("a", "1")), 0, 0, nil, "size limits must be positive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dst := filepath.Join(parent, "out")
+			os.Mkdir(dst, 0o755)
+			err := ExtractArchive(context.Background(), bytes.NewReader(tc.archive), int64(len(tc.archive)), dst, tc.maxTotal, tc.maxFile)
+			if err == nil || !strings.Contains(err.Error(), tc.msg) || (tc.target != nil && !errors.Is(err, tc.target)) {
+				t.Fatalf("ExtractArchive = %v, want an error wrapping %v containing %q", err, tc.target, tc.msg)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+				t.Errorf("ExtractArchive wrote outside its directory: %v", entries)
+			}
+		})
+	}
+}
+
 // FuzzExtract feeds arbitrary bytes to extract: it must never panic, never
 // write outside its directory and never exceed its limits.
 func FuzzExtract(f *testing.F) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -395,6 +396,21 @@ func (f *Fetcher) Add(ctx context.Context, file string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("add %s to cache: %w", file, err)
 	}
+	return d, nil
+}
+
+// AddFrom is Add for a file downloaded from url by other means: it also
+// records the file as what url resolves to, so that pinning a url source
+// offline (kbuild init --offline) finds it, as after a download.
+func (f *Fetcher) AddFrom(ctx context.Context, file, url string) (string, error) {
+	if !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "http://") {
+		return "", fmt.Errorf("%s is not an http(s) URL: only a download has an origin to record", recipe.Quote(url))
+	}
+	d, err := f.Add(ctx, file)
+	if err != nil {
+		return "", err
+	}
+	f.recordPin(refURL, url, d)
 	return d, nil
 }
 

@@ -153,5 +153,5 @@ func (f *Fetcher) recordedPin(kind, source, what string) (string, error) {
 	if err == nil && json.Unmarshal(b, &ref) == nil && ref.Source == redact(source) && f.cache.has(ref.Blob) {
 		return ref.Blob, nil
 	}
-	return "", fmt.Errorf("%w: %s is not in the cache %s (nothing records its digest); pin it once without --offline (kbuild init), or kbuild fetch a recipe that pins it", ErrOffline, what, f.cache.dir)
+	return "", fmt.Errorf("%w: %s is not in the cache %s (nothing records its digest); pin it once without --offline (kbuild init), kbuild fetch a recipe that pins it, or, for a url downloaded by other means, kbuild cache add --url URL FILE", ErrOffline, what, f.cache.dir)
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -201,4 +202,28 @@ func (p *Policy) String() string {
 		s += ", passing " + strings.Join(p.Tests, ", ")
 	}
 	return s + ", signed by " + p.Role
+}
+
+// SiteDir returns the directory of the index of suite name (the first of
+// the suites file when name is empty) under site, or site itself when
+// there is no suites file. A name the suites file does not list, or a
+// name without a suites file, is an error naming the suites.
+func SiteDir(site, name, suitesFile string) (string, error) {
+	c, found, err := Load(suitesFile)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		if name != "" {
+			return "", fmt.Errorf("--suite %s: there is no %s, so the site has no suites", name, suitesFile)
+		}
+		return site, nil
+	}
+	if name == "" {
+		name = c.First()
+	}
+	if c.Index(name) < 0 {
+		return "", fmt.Errorf("--suite %s is not in %s (suites: %v)", name, suitesFile, c.Names())
+	}
+	return filepath.Join(site, name), nil
 }

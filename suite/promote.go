@@ -102,10 +102,8 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 			ErrRefused, from, reached.Signed.Version, root.Signed.Version, pr.Root, from)
 	}
 	t := pr.Target
-	for _, w := range x.Withdrawn {
-		if w.Package == t.Package && w.Version == t.Version && w.Build == t.Build {
-			return nil, fmt.Errorf("%w: %s was withdrawn in %s (%s); withdrawn versions stay withdrawn in every suite", ErrRefused, t, from, w.Reason)
-		}
+	if w := x.FindWithdrawn(t.Package, t.Version, t.Build); w != nil {
+		return nil, fmt.Errorf("%w: %s was withdrawn in %s (%s); withdrawn versions stay withdrawn in every suite", ErrRefused, t, from, w.Reason)
 	}
 	if x.Find(t.Package, t.Version, t.Build) == nil {
 		return nil, fmt.Errorf("%w: %s is not in suite %s; a version enters %s only from %s", ErrRefused, t, from, pr.To, from)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -119,26 +118,18 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := readRoot(f.root)
+	root, err := publish.ReadRootFile(f.root)
 	if err != nil {
 		return err
 	}
-	qa, ok := root.Signed.Roles[index.RoleQA]
-	if !ok {
-		return fmt.Errorf("root %s (version %d) has no qa role: no evidence would count; add one with 'kbuild trust root next %s --qa-key FILE'", f.root, root.Signed.Version, f.root)
+	n, need, err := evidence.CheckQASigners(root, f.root, signers)
+	if err != nil {
+		return err
 	}
-	n := 0
-	for _, s := range signers {
-		if slices.Contains(qa.KeyIDs, s.KeyID()) {
-			n++
-		} else {
-			return fmt.Errorf("key %s is not in the qa role of root %s (version %d): its evidence would not count; sign with a qa key", s.KeyID(), f.root, root.Signed.Version)
-		}
+	if n < need {
+		fmt.Fprintf(env.Stderr, "warning: %d of the %d qa signatures the root needs; have another qa key holder sign too\n", n, need)
 	}
-	if n < qa.Threshold {
-		fmt.Fprintf(env.Stderr, "warning: %d of the %d qa signatures the root needs; have another qa key holder sign too\n", n, qa.Threshold)
-	}
-	dir, err := suiteDir(f.site, f.suite, f.suites)
+	dir, err := suite.SiteDir(f.site, f.suite, f.suites)
 	if err != nil {
 		return err
 	}
@@ -188,26 +179,4 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "attached to %s\n", r)
 	}
 	return nil
-}
-
-// suiteDir is the directory of the index of suite name (the first of the
-// suites file when empty), or the site itself without a suites file.
-func suiteDir(site, name, suitesFile string) (string, error) {
-	c, found, err := suite.Load(suitesFile)
-	if err != nil {
-		return "", err
-	}
-	if !found {
-		if name != "" {
-			return "", fmt.Errorf("--suite %s: there is no %s, so the site has no suites", name, suitesFile)
-		}
-		return site, nil
-	}
-	if name == "" {
-		name = c.First()
-	}
-	if c.Index(name) < 0 {
-		return "", fmt.Errorf("--suite %s is not in %s (suites: %v)", name, suitesFile, c.Names())
-	}
-	return filepath.Join(site, name), nil
 }

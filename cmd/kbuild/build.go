@@ -68,7 +68,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, t, commonRoot(dirs), builder.WithUnpinnedImages(f.offline))
+			b, err := f.builder(env, t, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline))
 			if err != nil {
 				return err
 			}

@@ -2,18 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/bundle"
-	"kbuild.dev/kbuild/bundle/nodeconfig"
 	"kbuild.dev/kbuild/index"
 )
 
@@ -51,7 +45,7 @@ func (f *trustFlags) trust(cmd string) (*index.Trust, error) {
 	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
 		return nil, usagef("%s needs --public-key or --root-key (one of them)", cmd)
 	}
-	return loadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	return index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
 }
 
 type bundleCreateFlags struct {
@@ -144,186 +138,6 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 	return nil
 }
 
-type bundleInspectFlags struct{ output string }
-
-func newBundleInspectCmd() *Command {
-	f := &bundleInspectFlags{}
-	return &Command{
-		Name:    "inspect",
-		Usage:   "kbuild bundle inspect FILE [-o json]",
-		Summary: "Say what a bundle holds: when it was made, packages, charts, images and who pins them.",
-		Help: `Reads FILE, hashing every blob, and prints when it was made, the package
-versions, every chart and every image with its digest and the versions that
-pin it, as the bundled index says (not bundle.json). Inspect has no keys, so
-it cannot tell a genuine index from a forged one: 'kbuild bundle import'
-verifies.
-
-Examples:
-  # a summary
-  kbuild bundle inspect virt.tar
-
-  # every image digest, for a review or a script
-  kbuild bundle inspect virt.tar -o json | jq -r '.images[].ref'`,
-		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVarP(&f.output, "output", "o", "text", "text or json")
-		},
-		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("inspect takes one FILE")
-			}
-			if f.output != "text" && f.output != "json" {
-				return usagef("-o is text or json, not %q", f.output)
-			}
-			in, err := bundle.Inspect(ctx, args[0])
-			if err != nil {
-				return refusal(env, err)
-			}
-			if f.output == "json" {
-				b, err := json.MarshalIndent(in, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(env.Stdout, "%s\n", b)
-				return nil
-			}
-			w := env.Stdout
-			fmt.Fprintf(w, "created: %s\nindex: %s (generated %s", in.Created.Format(time.RFC3339), in.Index, in.Generated)
-			if in.Expires != "" {
-				fmt.Fprintf(w, ", expires %s", in.Expires)
-			}
-			fmt.Fprintf(w, ")\n%d blobs, %s\n\npackages:\n", in.Blobs, humanBytes(in.Bytes))
-			for _, p := range in.Packages {
-				fmt.Fprintf(w, "  %s %s build %d  %s  (%s)\n", p.Name, p.Version, p.Build, p.Digest, p.Reason)
-			}
-			fmt.Fprintf(w, "charts:\n")
-			for _, c := range in.Charts {
-				fmt.Fprintf(w, "  oci://%s  archive %s  pinned by %s\n", c.Ref, c.Digest, pinnedBy(c.PinnedBy))
-			}
-			fmt.Fprintf(w, "images:\n")
-			for _, im := range in.Images {
-				extra := ""
-				if len(im.Platforms) > 0 {
-					extra = " platforms " + strings.Join(im.Platforms, ",")
-				}
-				fmt.Fprintf(w, "  %s  %s%s  pinned by %s\n", im.Ref, humanBytes(im.Size), extra, pinnedBy(im.PinnedBy))
-			}
-			return nil
-		},
-	}
-}
-
-func pinnedBy(who []string) string {
-	if len(who) == 0 {
-		return "NOTHING in the bundled index (import will refuse it)"
-	}
-	return strings.Join(who, ", ")
-}
-
-type bundleImportFlags struct {
-	trustFlags
-	mirror     string
-	site       string
-	nodeConfig string
-	resignKeys []string
-	plainHTTP  bool
-}
-
-func newBundleImportCmd() *Command {
-	f := &bundleImportFlags{}
-	return &Command{
-		Name:    "import",
-		Usage:   "kbuild bundle import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--resign-key FILE]",
-		Summary: "Verify a bundle with your keys, push it into a mirror and write the site and node settings.",
-		Help: `Trusts only the keys given here, never anything in the bundle. Verifies
-the bundled index as a subscriber does, then every chart and image blob
-against the digests the signed index pins and every provenance file against
-the index keys, and pushes nothing until all of it passed (SBOMs are not
-signed: they are copied as information). An index older than the one DIR
-already holds is refused as a rollback.
-
-Then pushes each chart and image to HOST/PATH/<registry>/<repository> (blobs
-the mirror has are skipped, blobs pushed to another repository are mounted),
-writes DIR with the upstream-signed index unchanged plus mirror.json (where
-each chart and image now lives), and with --node-config writes containerd
-certs.d/<registry>/hosts.toml files, a Talos machine-config patch and a
-CRI-O registries.conf.d drop-in that make nodes pull the pinned digests from
-the mirror. With --resign-key it also writes DIR/mirror/index.yaml, the
-bundled versions with chart references at the mirror, signed by your own
-key, for sites that run their own root of trust.
-
-Exit status: 0 imported, 1 refused (nothing was pushed), 3 the mirror or
-site could not be written.
-
-Examples:
-  # verify and import, with the node settings
-  kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --node-config nodes/
-
-  # under a root of trust, into a loopback registry
-  kbuild bundle import virt.tar --root-key root1.pub --root-key root2.pub --root-threshold 2 --mirror oci://127.0.0.1:5000/mirror --site _site --plain-http
-
-  # also publish an index signed by the site's own key, charts at the mirror
-  kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --resign-key keys/local.key`,
-		Flags: func(fs *pflag.FlagSet) {
-			f.trustFlags.addFlags(fs)
-			fs.StringVar(&f.mirror, "mirror", "", "mirror registry and path, oci://HOST/PATH (required)")
-			fs.StringVar(&f.site, "site", "", "directory to write the index, its signature and mirror.json to (required)")
-			fs.StringVar(&f.nodeConfig, "node-config", "", "directory to write containerd, Talos and CRI-O settings to")
-			fs.StringArrayVar(&f.resignKeys, "resign-key", nil, "private key (PEM) that signs DIR/mirror/index.yaml, the index with chart references at the mirror; repeat for several")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to the mirror (loopback registries; node settings use http://)")
-		},
-		Run: f.run,
-	}
-}
-
-func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 || f.mirror == "" || f.site == "" {
-		return usagef("import needs FILE, --mirror and --site")
-	}
-	trust, err := f.trust("import")
-	if err != nil {
-		return err
-	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithProgress(progressBar(env))}
-	if len(f.resignKeys) > 0 {
-		var signers []index.Signer
-		for _, p := range f.resignKeys {
-			k, err := loadPrivateKey(env, p)
-			if err != nil {
-				return err
-			}
-			signers = append(signers, k)
-		}
-		opts = append(opts, bundle.WithResignKey(signers...))
-	}
-	res, err := bundle.Import(ctx, args[0], trust, f.mirror, f.site, opts...)
-	if err != nil {
-		return refusal(env, err)
-	}
-	for _, w := range res.Verified.Warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-	}
-	fmt.Fprintf(env.Stderr, "verified and pushed %d charts and %d images to %s; wrote %s\n", len(res.Locations.Charts), len(res.Locations.Images), f.mirror, f.site)
-	if f.nodeConfig != "" {
-		host, path, _ := strings.Cut(strings.TrimPrefix(strings.TrimSuffix(f.mirror, "/"), "oci://"), "/")
-		paths, err := nodeconfig.Write(f.nodeConfig, nodeconfig.Mirror{Host: host, Path: path, PlainHTTP: f.plainHTTP}, res.Registries)
-		if err != nil {
-			return err
-		}
-		for _, p := range paths {
-			fmt.Fprintf(env.Stderr, "wrote %s\n", p)
-		}
-	}
-	fmt.Fprintf(env.Stdout, "index: %s/index.yaml (signed upstream; subscribe with the same keys)\n", strings.TrimSuffix(f.site, "/"))
-	fmt.Fprintf(env.Stdout, "charts and images: %s\n", f.mirror)
-	if len(f.resignKeys) > 0 {
-		fmt.Fprintf(env.Stdout, "index with charts at the mirror: %s/%s/index.yaml (signed by --resign-key)\n", strings.TrimSuffix(f.site, "/"), bundle.ResignDir)
-	}
-	if f.nodeConfig != "" {
-		fmt.Fprintf(env.Stdout, "node settings: %s (containerd certs.d, Talos patch, CRI-O drop-in)\n", f.nodeConfig)
-	}
-	return nil
-}
-
 // refusal prints a verification refusal or bad bundle and exits 1; other
 // errors (registry, files) exit 3.
 func refusal(env *Env, err error) error {
@@ -338,52 +152,4 @@ func refusal(env *Env, err error) error {
 	}
 	fmt.Fprintf(env.Stderr, "error: %v\n", err)
 	return &exitError{code: exitFetch}
-}
-
-// progressBar draws a bar when stderr is a terminal and prints one line
-// per artifact elsewhere (CI logs).
-func progressBar(env *Env) func(bundle.Progress) {
-	tty := false
-	if f, ok := env.Stderr.(*os.File); ok && env.Getenv("CI") == "" {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			tty = true
-		}
-	}
-	return progressTo(env.Stderr, tty)
-}
-
-// progressTo reports progress on w: a bar redrawn in place on a terminal,
-// else a line when the artifact changes.
-func progressTo(w io.Writer, tty bool) func(bundle.Progress) {
-	last := ""
-	return func(p bundle.Progress) {
-		if tty {
-			pct := 100
-			if p.Total > 0 {
-				pct = int(p.Done * 100 / p.Total)
-			}
-			bar := strings.Repeat("#", pct/4) + strings.Repeat(" ", 25-pct/4)
-			fmt.Fprintf(w, "\r[%s] %3d%% %s / %s %-50.50s", bar, pct, humanBytes(p.Done), humanBytes(p.Total), p.Artifact)
-			if p.Artifact == "" {
-				fmt.Fprintln(w)
-			}
-			return
-		}
-		if p.Artifact != "" && p.Artifact != last {
-			last = p.Artifact
-			fmt.Fprintf(w, "copying %s (%s of %s done)\n", p.Artifact, humanBytes(p.Done), humanBytes(p.Total))
-		}
-	}
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

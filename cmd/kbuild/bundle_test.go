@@ -180,8 +180,49 @@ func TestBundleExamples(t *testing.T) {
 	if err != nil || strings.Count(string(out), `"dev.kbuild.bundle.kind":"image"`) != 3 || strings.Count(string(out), `"dev.kbuild.bundle.kind":"chart"`) != 2 {
 		t.Errorf("skopeo inspect --raw: %v\n%s", err, out)
 	}
+	readWithOCITools(t, filepath.Join(work, "stack.tar"), e.src, pinned)
 	in := bundleInspect(t, work, "stack.tar")
 	importAndCheck(t, work, "stack.tar", mirror, helm, in, pinned, 3)
+}
+
+// readWithOCITools reads the bundle with two more OCI clients than skopeo:
+// oras fetches every pinned image's manifest from the tar itself (an OCI
+// layout in a tar), and crane pushes the unpacked layout, every blob of
+// it, to the registry at host, from which every pinned manifest is read
+// back by digest. Each manifest's bytes must hash to the pinned digest.
+func readWithOCITools(t *testing.T, tarPath, host string, pinned map[string]bool) {
+	t.Helper()
+	oras, crane := testenv.Tool(t, "oras"), testenv.Tool(t, "crane")
+	layoutDir := t.TempDir()
+	if out, err := exec.Command("tar", "-xf", tarPath, "-C", layoutDir).CombinedOutput(); err != nil {
+		t.Fatalf("tar -xf %s: %v\n%s", tarPath, err, out)
+	}
+	repo := host + "/oci-tools/bundle"
+	if out, err := exec.Command(crane, "push", "--insecure", "--index", layoutDir, repo+":read").CombinedOutput(); err != nil {
+		t.Fatalf("crane push --index of the unpacked bundle: %v\n%s", err, out)
+	}
+	for ref := range pinned {
+		_, digest, ok := strings.Cut(ref, "@")
+		if !ok {
+			t.Fatalf("pinned image %s has no digest", ref)
+		}
+		for _, c := range []struct {
+			tool string
+			args []string
+		}{
+			{"oras", []string{oras, "manifest", "fetch", "--oci-layout", tarPath + "@" + digest}},
+			{"crane", []string{crane, "manifest", "--insecure", repo + "@" + digest}},
+		} {
+			out, err := exec.Command(c.args[0], c.args[1:]...).Output()
+			if err != nil {
+				t.Errorf("%s: %v\n%s", strings.Join(c.args, " "), err, out)
+				continue
+			}
+			if got := fmt.Sprintf("sha256:%x", sha256.Sum256(out)); got != digest {
+				t.Errorf("%s read %s as a manifest of digest %s", c.tool, ref, got)
+			}
+		}
+	}
 }
 
 // TestBundleRealRecipes builds kubevirt, cdi and virtualization from the

@@ -1,28 +1,17 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/publish"
-	"kbuild.dev/kbuild/recipe"
 )
 
 // diffFlags are the flags of kbuild diff.
@@ -103,7 +92,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, commonRoot(dirs), builder.WithUnpinnedImages(f.offline))
+			b, err := f.builder(env, nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline))
 			if err != nil {
 				return err
 			}
@@ -168,207 +157,13 @@ func (f *diffFlags) command(dir string) string {
 
 // compare prepares the recipe in dir and its base and compares them.
 func (f *diffFlags) compare(ctx context.Context, env *Env, b *builder.Builder, dir string, published *index.RepositoryIndex) (*review.Report, error) {
-	head, err := preparePackage(ctx, env, b, dir, "")
-	if err != nil {
-		return nil, err
-	}
-	var base *review.Package
+	sides := review.Sides{Builder: b, Warnf: env.Warnf}
 	if published != nil {
-		base, err = publishedPackage(ctx, published, head, f.plainPolicy(), f.kubeVersion)
-		if err != nil {
-			return nil, fmt.Errorf("recipe %s: published version: %w", dir, err)
-		}
-		return review.Compare(base, head), nil
+		return sides.AgainstIndex(ctx, dir, published, f.plainPolicy(), f.kubeVersion)
 	}
 	ref := f.base
 	if ref == "" {
 		ref = "HEAD"
 	}
-	baseDir, cleanup, err := checkoutRecipe(ctx, dir, ref)
-	if err != nil {
-		return nil, fmt.Errorf("recipe %s: base %s: %w", dir, ref, err)
-	}
-	defer cleanup()
-	if baseDir != "" {
-		base, err = preparePackage(ctx, env, b, baseDir, dir+" at "+ref)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return review.Compare(base, head), nil
-}
-
-// preparePackage prepares the recipe in dir and returns it as one side of
-// a comparison. A recipe with problems is still compared, with a warning:
-// validate reports them. label names the recipe in messages ("" for dir).
-func preparePackage(ctx context.Context, env *Env, b *builder.Builder, dir, label string) (*review.Package, error) {
-	if label == "" {
-		label = dir
-	}
-	l, err := b.Load(dir)
-	if err != nil {
-		return nil, fmt.Errorf("recipe %s: %w", label, err)
-	}
-	if l.Recipe == nil {
-		return nil, fmt.Errorf("recipe %s: %w", label, l.Err())
-	}
-	p, err := b.PrepareLoaded(ctx, l)
-	var pe *recipe.ProblemsError
-	switch {
-	case errors.As(err, &pe) && p != nil:
-		fmt.Fprintf(env.Stderr, "warning: recipe %s has %d errors ('kbuild validate' lists them); comparing it anyway\n", label, len(pe.Problems.Errors()))
-	case err != nil:
-		return nil, fmt.Errorf("recipe %s: %w", label, err)
-	}
-	r := p.Recipe
-	version := builder.ChartVersion(r)
-	refs := map[string]*index.ChartRef{}
-	pkg := &review.Package{Name: r.Metadata.Name}
-	for _, c := range p.Charts {
-		refs[c.Key] = &index.ChartRef{Name: c.Key, Version: version, Digest: c.Archive.Digest}
-		pkg.Charts = append(pkg.Charts, review.Chart{Name: c.Key, Digest: c.Archive.Digest, Objects: c.Rendered.Objects, CRDs: c.Rendered.CRDs})
-	}
-	pkg.Spec = builder.Record(r, refs).Spec
-	return pkg, nil
-}
-
-// publishedPackage returns the version of head's package in x to compare
-// with (see review.Counterpart), its charts pulled by digest and rendered;
-// nil when x does not have the package.
-func publishedPackage(ctx context.Context, x *index.RepositoryIndex, head *review.Package, plain plainhttp.Policy, kubeVersion string) (*review.Package, error) {
-	v, ok := review.Counterpart(x, head.Name, head.Spec.Version, head.Spec.Build)
-	if !ok {
-		return nil, nil
-	}
-	pkg := &review.Package{Name: head.Name, Spec: v.Spec}
-	for _, c := range review.Charts(&v.Spec) {
-		data, err := chartpin.PullPinned(ctx, c.Ref, plain)
-		if err != nil {
-			return nil, err
-		}
-		rd, err := builder.Render(data, c.Namespace, builder.RenderKubeVersion(kubeVersion))
-		if err != nil {
-			return nil, fmt.Errorf("chart %s %s: %w", c.Ref.Name, c.Ref.Digest, err)
-		}
-		pkg.Charts = append(pkg.Charts, review.Chart{Name: c.Ref.Name, Digest: c.Ref.Digest, Objects: rd.Objects, CRDs: rd.CRDs})
-	}
-	return pkg, nil
-}
-
-// checkoutRecipe writes the recipe directory dir as it is at git commit
-// ref of its repository into a temporary directory and returns it with a
-// function that removes it. baseDir is "" when the recipe does not exist
-// at ref (a new package).
-func checkoutRecipe(ctx context.Context, dir, ref string) (baseDir string, cleanup func(), err error) {
-	cleanup = func() {}
-	git := func(args ...string) ([]byte, error) {
-		var stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-		}
-		return out, nil
-	}
-	prefix, err := git("rev-parse", "--show-prefix")
-	if err != nil {
-		return "", cleanup, fmt.Errorf("%s is not in a git work tree, so there is no base to compare with; use --against INDEX: %w", dir, err)
-	}
-	commit, err := git("rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
-	if err != nil {
-		return "", cleanup, fmt.Errorf("%q is not a commit of the recipes repository; fetch it first (git fetch origin main) or name another", ref)
-	}
-	at := strings.TrimSpace(string(commit))
-	sub := strings.TrimSuffix(strings.TrimSpace(string(prefix)), "/")
-	if _, err := git("cat-file", "-e", at+":"+path.Join(sub, builder.RecipeFile)); err != nil {
-		return "", cleanup, nil
-	}
-	tree := at + ":" + sub
-	tmp, err := os.MkdirTemp("", "kbuild-diff-base-")
-	if err != nil {
-		return "", cleanup, err
-	}
-	cleanup = func() { os.RemoveAll(tmp) }
-	top, err := git("rev-parse", "--show-toplevel")
-	if err != nil {
-		return "", cleanup, err
-	}
-	// git archive run in a subdirectory archives only that part of a tree.
-	cmd := exec.CommandContext(ctx, "git", "-C", strings.TrimSpace(string(top)), "archive", "--format=tar", tree)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", cleanup, err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", cleanup, err
-	}
-	base := filepath.Join(tmp, filepath.Base(filepath.Clean(dir)))
-	xerr := extractTar(out, base)
-	io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil {
-		return "", cleanup, fmt.Errorf("git archive %s: %w: %s", tree, err, strings.TrimSpace(stderr.String()))
-	}
-	if xerr != nil {
-		return "", cleanup, fmt.Errorf("git archive %s: %w", tree, xerr)
-	}
-	return base, cleanup, nil
-}
-
-// extractTar writes the directories, files and symlinks of a git archive
-// under dst, refusing names that leave it.
-func extractTar(r io.Reader, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := path.Clean(h.Name)
-		if h.Typeflag == tar.TypeXGlobalHeader || name == "." {
-			continue
-		}
-		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
-			return fmt.Errorf("entry %q leaves the recipe directory", h.Name)
-		}
-		p := filepath.Join(dst, filepath.FromSlash(name))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(p, 0o755)
-		case tar.TypeReg:
-			err = writeEntry(p, tr, os.FileMode(h.Mode)&0o755|0o644)
-		case tar.TypeSymlink:
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				err = os.Symlink(h.Linkname, p)
-			}
-		default:
-			err = fmt.Errorf("entry %q has unsupported type %q", h.Name, h.Typeflag)
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func writeEntry(p string, r io.Reader, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return sides.AgainstCommit(ctx, dir, ref)
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,13 +21,7 @@ const otherProxyDigest = "sha256:11111111111111111111111111111111111111111111111
 // git runs git in dir with a fixed identity and fails the test on error.
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=kbuild test", "-c", "user.email=test@kbuild.dev", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testenv.Git(t, dir, args...)
 }
 
 // edit replaces old by new in file, failing when old is absent.

@@ -66,13 +66,14 @@ Examples:
 
 func newCacheCmd() *Command {
 	var f sourceFlags
+	var origin string
 	return &Command{
 		Name:    "cache",
 		Usage:   "kbuild cache add FILE...",
 		Summary: "Seed the source cache from local files.",
 		Subcommands: []*Command{{
 			Name:    "add",
-			Usage:   "kbuild cache add FILE...",
+			Usage:   "kbuild cache add [--url URL] FILE...",
 			Summary: "Store local files in the source cache under their sha256.",
 			Help: `cache add copies each FILE into the content-addressed cache and prints its
 sha256. A recipe whose url source pins that digest then builds with
@@ -84,8 +85,15 @@ Examples:
   kbuild cache add kubevirt-operator.yaml
 
   # then build from the cache alone
-  kbuild build --offline recipes/kubevirt`,
-			Flags: f.addFlags,
+  kbuild build --offline recipes/kubevirt
+
+  # say where it came from, so that drafting a recipe offline pins it
+  kbuild cache add --url https://github.com/kubevirt/kubevirt/releases/download/v1.9.0/kubevirt-operator.yaml kubevirt-operator.yaml
+  kbuild init --offline --url https://github.com/kubevirt/kubevirt/releases/download/v1.9.0/kubevirt-operator.yaml kubevirt`,
+			Flags: func(fs *pflag.FlagSet) {
+				f.addFlags(fs)
+				fs.StringVar(&origin, "url", "", "the http(s) URL FILE was downloaded from: recorded, so that a url source of it is pinned offline (one FILE only)")
+			},
 			Run: func(ctx context.Context, env *Env, args []string) error {
 				if len(args) == 0 {
 					return usagef("name at least one file")
@@ -94,8 +102,15 @@ Examples:
 				if err != nil {
 					return err
 				}
+				if origin != "" && len(args) != 1 {
+					return usagef("--url names the origin of one file; got %d files", len(args))
+				}
 				for _, a := range args {
-					d, err := fe.Add(ctx, a)
+					add := fe.Add
+					if origin != "" {
+						add = func(ctx context.Context, file string) (string, error) { return fe.AddFrom(ctx, file, origin) }
+					}
+					d, err := add(ctx, a)
 					if err != nil {
 						return fmt.Errorf("%s: %w", a, err)
 					}

@@ -2,17 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"time"
 
-	dockerconfig "github.com/docker/cli/cli/config"
-	"github.com/docker/cli/cli/config/configfile"
-	dockertypes "github.com/docker/cli/cli/config/types"
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
@@ -50,7 +45,11 @@ func (f *sourceFlags) keychain() (authn.Keychain, error) {
 	if f.registryConfig == "" {
 		return authn.DefaultKeychain, nil
 	}
-	return configKeychain(f.registryConfig)
+	kc, err := sources.ConfigKeychain(f.registryConfig)
+	if err != nil {
+		return nil, fmt.Errorf("--registry-config: %w", err)
+	}
+	return kc, nil
 }
 
 // plainPolicy returns the registries --plain-http and --plain-http-host
@@ -141,7 +140,7 @@ func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...b
 		builder.WithLogger(progress(env)),
 		builder.WithBuilderID("kbuild " + version),
 		builder.WithRecipesRoot(root),
-		builder.WithCommit(gitCommit(root)),
+		builder.WithCommit(builder.RecipesCommit(root)),
 		builder.WithKubeVersion(f.kubeVersion),
 	}
 	if f.workDir != "" {
@@ -165,38 +164,4 @@ func progress(env *Env) func(string, ...any) {
 		return func(format string, args ...any) { fmt.Fprintf(env.Stderr, format+"\n", args...) }
 	}
 	return func(string, ...any) {}
-}
-
-// configKeychain returns the credentials of the Docker config file at
-// path (auths and credential helpers it names), as kubepkg's
-// --registry-config reads it.
-func configKeychain(path string) (authn.Keychain, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--registry-config: %w", err)
-	}
-	defer fh.Close()
-	cf, err := dockerconfig.LoadFromReader(io.LimitReader(fh, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("--registry-config %s: %w", path, err)
-	}
-	return fileKeychain{cf}, nil
-}
-
-type fileKeychain struct{ cf *configfile.ConfigFile }
-
-func (k fileKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
-	host := r.RegistryStr()
-	if host == name.DefaultRegistry {
-		host = authn.DefaultAuthKey
-	}
-	ac, err := k.cf.GetAuthConfig(host)
-	if err != nil {
-		return nil, err
-	}
-	if ac == (dockertypes.AuthConfig{ServerAddress: ac.ServerAddress}) {
-		return authn.Anonymous, nil
-	}
-	return authn.FromConfig(authn.AuthConfig{Username: ac.Username, Password: ac.Password, Auth: ac.Auth,
-		IdentityToken: ac.IdentityToken, RegistryToken: ac.RegistryToken}), nil
 }

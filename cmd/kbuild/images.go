@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/recipe"
 )
 
 func newImagesCmd() *Command {
@@ -75,7 +71,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if l.Recipe == nil || !onlyUnpinned(l.Problems) {
+			if l.Recipe == nil || !l.Problems.OnlyUnpinned() {
 				return l.Err()
 			}
 			p, err := b.PrepareLoaded(ctx, l)
@@ -84,7 +80,7 @@ Examples:
 			}
 			entries := builder.PlanImages(ctx, p, fetch.ResolveImage)
 			if write {
-				if err := writeImages(l.File, entries); err != nil {
+				if err := builder.WriteImages(l.File, entries); err != nil {
 					printImages(env, entries)
 					return err
 				}
@@ -92,20 +88,9 @@ Examples:
 			} else {
 				printImages(env, entries)
 			}
-			return unresolved(entries, args[0])
+			return builder.UnpinnedImages(entries, args[0])
 		},
 	}
-}
-
-// imageComment says which charts render an entry, for the printed block.
-func imageComment(e builder.ImageEntry) string {
-	switch {
-	case e.Err != nil:
-		return "TODO: pin; looking up the digest failed"
-	case len(e.Charts) == 0:
-		return "no chart renders it (deployed by an operator?)"
-	}
-	return "rendered by chart " + strings.Join(e.Charts, ", ")
 }
 
 // printImages prints the images: block, sorted.
@@ -117,42 +102,6 @@ func printImages(env *Env, entries []builder.ImageEntry) {
 		if i > 0 && e.Ref == sorted[i-1].Ref {
 			continue
 		}
-		fmt.Fprintf(env.Stdout, "      - %s  # %s\n", e.Ref, imageComment(e))
+		fmt.Fprintf(env.Stdout, "      - %s  # %s\n", e.Ref, e.Comment())
 	}
-}
-
-// writeImages rewrites the images: block of the recipe file in place.
-func writeImages(file string, entries []builder.ImageEntry) error {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	var lines []recipe.ImageLine
-	for _, e := range entries {
-		comment := ""
-		if e.Declared == "" {
-			comment = imageComment(e)
-		}
-		lines = append(lines, recipe.ImageLine{Old: e.Declared, New: e.Ref, Comment: comment})
-	}
-	out, err := recipe.RewriteImages(data, lines)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	return atomicfile.WriteFile(file, out, 0o644)
-}
-
-// unresolved returns an error naming the images whose digest could not be
-// looked up, or nil.
-func unresolved(entries []builder.ImageEntry, dir string) error {
-	var errs []string
-	for _, e := range entries {
-		if e.Err != nil {
-			errs = append(errs, "  "+e.Err.Error())
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%d images are not pinned, their digests could not be looked up:\n%s\nrun kbuild images %s --write where their registries can be reached", len(errs), strings.Join(errs, "\n"), dir)
 }

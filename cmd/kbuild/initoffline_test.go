@@ -82,9 +82,9 @@ func TestInitOffline(t *testing.T) {
 	}
 	for i := range cases {
 		tc := &cases[i]
-		tc.cache = filepath.Join(work, "cache-"+label(tc.name))
-		r := kbuild(t, work, nil, append([]string{"init", "online-" + label(tc.name), "--name", "app", "--plain-http", "--cache-dir", tc.cache}, tc.args...)...)
-		data, _ := os.ReadFile(filepath.Join(work, "online-"+label(tc.name), "recipe.yaml"))
+		tc.cache = filepath.Join(work, "cache-"+strings.ReplaceAll(tc.name, " ", "-"))
+		r := kbuild(t, work, nil, append([]string{"init", "online-" + strings.ReplaceAll(tc.name, " ", "-"), "--name", "app", "--plain-http", "--cache-dir", tc.cache}, tc.args...)...)
+		data, _ := os.ReadFile(filepath.Join(work, "online-"+strings.ReplaceAll(tc.name, " ", "-"), "recipe.yaml"))
 		if r.code != 0 || !strings.Contains(string(data), "- "+host+"/app:1.0@"+imgDigest.String()) {
 			t.Fatalf("%s: online init: %s\n%s", tc.name, r, data)
 		}
@@ -94,7 +94,7 @@ func TestInitOffline(t *testing.T) {
 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := "offline-" + label(tc.name)
+			dir := "offline-" + strings.ReplaceAll(tc.name, " ", "-")
 			r := kbuild(t, work, nil, append([]string{"init", dir, "--name", "app", "--offline", "--cache-dir", tc.cache}, tc.args...)...)
 			if r.code != 0 || !strings.Contains(r.stderr, "warning: 1 images are not pinned") || !strings.Contains(r.stderr, "kbuild images "+dir+" --write") {
 				t.Fatalf("init --offline: %s", r)
@@ -140,4 +140,36 @@ func TestInitOffline(t *testing.T) {
 			}
 		})
 	}
+
+	// A file downloaded by other means, seeded with cache add --url, pins
+	// its url source offline; without --url nothing says where it came
+	// from, and the error says how to record it.
+	t.Run("cache add --url", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "app.yaml")
+		if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bare, seeded := t.TempDir(), t.TempDir()
+		if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", bare, file); r.code != 0 {
+			t.Fatalf("cache add: %s", r)
+		}
+		r := kbuild(t, work, nil, "init", "bare", "--name", "app", "--offline", "--cache-dir", bare, "--manifest", appURL, "--version", "3.0.0")
+		if r.code == 0 || !strings.Contains(r.stderr, "kbuild cache add --url URL FILE") {
+			t.Fatalf("init --offline from a cache add without --url: %s", r)
+		}
+		if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", seeded, "--url", appURL, file); r.code != 0 || !strings.Contains(r.stdout, sha([]byte(manifest))) {
+			t.Fatalf("cache add --url: %s", r)
+		}
+		r = kbuild(t, work, nil, "init", "seeded", "--name", "app", "--offline", "--cache-dir", seeded, "--manifest", appURL, "--version", "3.0.0")
+		data, _ := os.ReadFile(filepath.Join(work, "seeded", "recipe.yaml"))
+		if r.code != 0 || !strings.Contains(string(data), `sha256: "`+sha([]byte(manifest))+`"`) {
+			t.Fatalf("init --offline from cache add --url: %s\n%s", r, data)
+		}
+		if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", seeded, "--url", appURL, file, file); r.code != 2 {
+			t.Errorf("cache add --url with two files: %s, want a usage error", r)
+		}
+		if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", seeded, "--url", "ftp://example.com/x", file); r.code == 0 || !strings.Contains(r.stderr, "is not an http(s) URL") {
+			t.Errorf("cache add --url ftp://: %s", r)
+		}
+	})
 }

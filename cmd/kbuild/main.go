@@ -66,6 +66,9 @@ type Env struct {
 	Getenv         func(string) string
 }
 
+// Warnf prints a warning line on stderr, in CI too (unlike progress).
+func (e *Env) Warnf(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }
+
 // usageError makes kbuild print the command's usage and exit 2.
 type usageError struct{ msg string }
 

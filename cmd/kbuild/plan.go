@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -15,20 +13,6 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 )
-
-// buildPlan is what kbuild plan prints with -o json: the recipes to build,
-// split into shards, and those already published. Lists are never null, so
-// that fromJSON(...) in a workflow always sees arrays.
-type buildPlan struct {
-	Shards   []planShard `json:"shards"`
-	UpToDate []string    `json:"upToDate"`
-}
-
-// planShard is one job of a build matrix.
-type planShard struct {
-	Index   int      `json:"index"`
-	Recipes []string `json:"recipes"`
-}
 
 func newPlanCmd() *Command {
 	var (
@@ -92,7 +76,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			published := map[string]bool{}
+			var published *index.RepositoryIndex
 			if against != "" {
 				trust, err := it.trust()
 				if err != nil {
@@ -102,39 +86,23 @@ Examples:
 					return usagef("--against INDEX needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified")
 				}
 				pub, err := publish.ReadIndex(ctx, against, trust, fetchsite.WithTimeout(it.timeout))
-				var x *index.RepositoryIndex
-				if err == nil {
-					x = pub.Verified.Index
-				}
 				if errors.Is(err, fetchsite.ErrNotFound) {
 					return fmt.Errorf("%w; for a first publish, plan without --against", err)
 				}
 				if err != nil {
 					return err
 				}
-				published = publishedReleases(x)
+				published = pub.Verified.Index
 			}
-			var build, upToDate []string
-			for _, d := range dirs {
-				l, err := builder.Load(d)
-				if err != nil {
-					return err
-				}
-				slash := filepath.ToSlash(d)
-				if l.Recipe == nil {
-					fmt.Fprintf(env.Stderr, "warning: recipe %s does not decode; planned for building, which reports why\n", slash)
-					build = append(build, slash)
-					continue
-				}
-				r := l.Recipe
-				if published[releaseKey(r.Metadata.Name, strings.TrimPrefix(r.Spec.Version, "v"), r.Spec.Build)] {
-					upToDate = append(upToDate, slash)
-				} else {
-					build = append(build, slash)
-				}
+			p, err := builder.PlanBuilds(dirs, published, shards, env.Warnf)
+			if err != nil {
+				return err
 			}
-			p := planShards(build, upToDate, shards)
-			fmt.Fprintf(env.Stderr, "%d to build in %d shards, %d up to date\n", len(build), len(p.Shards), len(upToDate))
+			build := 0
+			for _, sh := range p.Shards {
+				build += len(sh.Recipes)
+			}
+			fmt.Fprintf(env.Stderr, "%d to build in %d shards, %d up to date\n", build, len(p.Shards), len(p.UpToDate))
 			if output == "json" {
 				data, err := json.Marshal(p)
 				if err != nil {
@@ -154,35 +122,4 @@ Examples:
 			return nil
 		},
 	}
-}
-
-// releaseKey names one build of one version of a package.
-func releaseKey(name, version string, build int) string {
-	return fmt.Sprintf("%s@%s build %d", name, version, build)
-}
-
-// publishedReleases returns the releaseKey of every version in x.
-func publishedReleases(x *index.RepositoryIndex) map[string]bool {
-	out := map[string]bool{}
-	for name, p := range x.Packages {
-		for _, v := range p.Versions {
-			out[releaseKey(name, v.Version, v.Build)] = true
-		}
-	}
-	return out
-}
-
-// planShards deals the sorted recipes to build round-robin into at most n
-// non-empty shards.
-func planShards(build, upToDate []string, n int) buildPlan {
-	p := buildPlan{Shards: []planShard{}, UpToDate: append([]string{}, upToDate...)}
-	count := min(n, len(build))
-	for i := range count {
-		p.Shards = append(p.Shards, planShard{Index: i, Recipes: []string{}})
-	}
-	for i, r := range build {
-		s := &p.Shards[i%count]
-		s.Recipes = append(s.Recipes, r)
-	}
-	return p
 }

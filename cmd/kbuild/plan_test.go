@@ -10,41 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 )
-
-func TestPlanShards(t *testing.T) {
-	tests := []struct {
-		name   string
-		build  []string
-		n      int
-		shards [][]string
-	}{
-		{name: "nothing to build", build: nil, n: 3, shards: [][]string{}},
-		{name: "one shard", build: []string{"a", "b", "c"}, n: 1, shards: [][]string{{"a", "b", "c"}}},
-		{name: "round robin", build: []string{"a", "b", "c", "d", "e"}, n: 2, shards: [][]string{{"a", "c", "e"}, {"b", "d"}}},
-		{name: "fewer recipes than shards", build: []string{"a", "b"}, n: 4, shards: [][]string{{"a"}, {"b"}}},
-		{name: "as many as shards", build: []string{"a", "b", "c"}, n: 3, shards: [][]string{{"a"}, {"b"}, {"c"}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p := planShards(tc.build, []string{"x"}, tc.n)
-			got := [][]string{}
-			for i, s := range p.Shards {
-				if s.Index != i {
-					t.Errorf("shard %d has index %d", i, s.Index)
-				}
-				got = append(got, s.Recipes)
-			}
-			if !reflect.DeepEqual(got, tc.shards) {
-				t.Errorf("planShards(%v, %d) = %v, want %v", tc.build, tc.n, got, tc.shards)
-			}
-			if !reflect.DeepEqual(p.UpToDate, []string{"x"}) {
-				t.Errorf("upToDate = %v", p.UpToDate)
-			}
-		})
-	}
-}
 
 // planIndex writes an index publishing the given name@version+build
 // releases and returns its path.
@@ -103,22 +71,22 @@ func TestPlan(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		want buildPlan
+		want builder.Plan
 	}{
 		{
 			name: "first publish",
 			args: []string{"plan", "recipes/", "-o", "json"},
-			want: buildPlan{Shards: []planShard{{0, []string{"recipes/broken", "recipes/smart-proxy", "recipes/virt-stack", "recipes/virt-template"}}}, UpToDate: []string{}},
+			want: builder.Plan{Shards: []builder.Shard{{Index: 0, Recipes: []string{"recipes/broken", "recipes/smart-proxy", "recipes/virt-stack", "recipes/virt-template"}}}, UpToDate: []string{}},
 		},
 		{
 			name: "against an index, two shards",
 			args: []string{"plan", "recipes/", "--against", idx, "--public-key", pub, "--shards", "2", "-o", "json"},
-			want: buildPlan{Shards: []planShard{{0, []string{"recipes/broken"}}, {1, []string{"recipes/virt-template"}}}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
+			want: builder.Plan{Shards: []builder.Shard{{Index: 0, Recipes: []string{"recipes/broken"}}, {Index: 1, Recipes: []string{"recipes/virt-template"}}}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
 		},
 		{
 			name: "everything published",
 			args: []string{"plan", "recipes/smart-proxy", "recipes/virt-stack", "--against", idx, "--public-key", pub, "--shards", "3", "-o", "json"},
-			want: buildPlan{Shards: []planShard{}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
+			want: builder.Plan{Shards: []builder.Shard{}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
 		},
 	}
 	for _, tc := range tests {
@@ -127,7 +95,7 @@ func TestPlan(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("kbuild %s: %s", strings.Join(tc.args, " "), r)
 			}
-			var got buildPlan
+			var got builder.Plan
 			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 				t.Fatalf("kbuild %s: stdout is not JSON: %v\n%s", strings.Join(tc.args, " "), err, r)
 			}

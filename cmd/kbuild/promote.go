@@ -104,12 +104,9 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	generated, err := epochOrNow(env)
+	generated, err := newsTime(env) // a promotion is news
 	if err != nil {
 		return err
-	}
-	if now := time.Now().UTC().Truncate(time.Second); generated.Before(now) {
-		generated = now // a promotion is news: subscribers must see a newer index
 	}
 	out, err := suite.Promote(ctx, suite.Promotion{Site: f.site, Config: c, To: f.to, Target: target, Root: f.root,
 		Signers: signers, Generated: generated, Expires: f.expires, Now: time.Now(), Stderr: env.Stderr, AllowNew: f.allowNew})

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
 )
 
 func newVerifyProvenanceCmd() *Command {
@@ -55,7 +56,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			key, err := loadPublicKey(publicKey, false)
+			key, err := index.LoadPublicKey(publicKey, false)
 			if err != nil {
 				return err
 			}

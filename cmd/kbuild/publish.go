@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +13,6 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/examples"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
 )
@@ -150,7 +146,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if len(signers) == 0 {
-		k, created, err := throwaway(filepath.Join(f.out, throwawayKey))
+		k, created, err := index.LoadOrCreateKey(filepath.Join(f.out, throwawayKey))
 		if err != nil {
 			return err
 		}
@@ -228,28 +224,4 @@ func printSigned(env *Env, res *publish.Result, signers []index.Signer) {
 		label = "keyids"
 	}
 	fmt.Fprintf(env.Stdout, "signed %s.sig (%s %s)\n", res.Index, label, strings.Join(ids, ", "))
-}
-
-// throwaway loads the key at path, or generates one there (0600).
-func throwaway(path string) (k *index.PrivateKey, created bool, err error) {
-	if data, err := os.ReadFile(path); err == nil {
-		k, err := index.ParsePrivateKey(data)
-		if err != nil {
-			return nil, false, fmt.Errorf("%s: %w", path, err)
-		}
-		return k, false, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, false, err
-	}
-	if k, err = index.GenerateKey(rand.Reader); err != nil {
-		return nil, false, err
-	}
-	pem, err := k.MarshalPEM()
-	if err != nil {
-		return nil, false, err
-	}
-	if err := atomicfile.WriteFile(path, pem, 0o600); err != nil {
-		return nil, false, err
-	}
-	return k, true, nil
 }

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/internal/plainhttp"
+	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/publish"
 )
 
@@ -55,7 +53,7 @@ Examples:
 			if len(args) == 0 || indexRef == "" || len(publicKeys) == 0 {
 				return usagef("name recipe directories, --index and --public-key")
 			}
-			keys, err := loadPublicKeys(publicKeys, false)
+			keys, err := index.LoadPublicKeys(publicKeys, false)
 			if err != nil {
 				return err
 			}
@@ -68,18 +66,18 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, commonRoot(dirs))
+			b, err := f.builder(env, nil, builder.CommonRoot(dirs))
 			if err != nil {
 				return err
 			}
 			differ := 0
 			for _, d := range dirs {
-				msg, err := rebuildCheck(ctx, b, v.Index, d, f.plainPolicy())
-				var de *differError
+				msg, err := review.Rebuild(ctx, b, v.Index, d, f.plainPolicy())
+				var de *review.DifferError
 				switch {
 				case errors.As(err, &de):
 					differ++
-					fmt.Fprintf(env.Stdout, "%s: DIFFER: %v\n", d, de.err)
+					fmt.Fprintf(env.Stdout, "%s: DIFFER: %v\n", d, de.Err)
 					continue
 				case err != nil:
 					differ++
@@ -95,83 +93,4 @@ Examples:
 			return nil
 		},
 	}
-}
-
-// differError says how a rebuild differs from what is published.
-type differError struct{ err error }
-
-func (e *differError) Error() string { return e.err.Error() }
-
-// rebuildCheck rebuilds one recipe and compares it with its published
-// version; it returns what matched, or a *differError saying what differs.
-func rebuildCheck(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex, dir string, plain plainhttp.Policy) (string, error) {
-	p, err := b.Prepare(ctx, dir)
-	if err != nil {
-		return "", err
-	}
-	r := p.Recipe
-	ver := strings.TrimPrefix(r.Spec.Version, "v")
-	var pub *index.IndexVersion
-	if pkg := idx.Packages[r.Metadata.Name]; pkg != nil {
-		for i := range pkg.Versions {
-			if pkg.Versions[i].Version == ver && pkg.Versions[i].Build == r.Spec.Build {
-				pub = &pkg.Versions[i]
-			}
-		}
-	}
-	if pub == nil {
-		return "", fmt.Errorf("%s %s build %d is not published in the index", r.Metadata.Name, ver, r.Spec.Build)
-	}
-	published := map[string]*index.ChartRef{}
-	for _, v := range pub.Spec.Variants {
-		for _, c := range v.Components {
-			if c.Chart != nil {
-				published[c.Chart.Name] = c.Chart
-			}
-		}
-	}
-	rebuilt := map[string]*index.ChartRef{}
-	var diffs []error
-	for _, c := range p.Charts {
-		pc := published[c.Key]
-		if pc == nil {
-			diffs = append(diffs, fmt.Errorf("chart %s is not in the published version", c.Key))
-			continue
-		}
-		ref := *pc
-		ref.Digest = c.Archive.Digest
-		rebuilt[c.Key] = &ref
-		if pc.Digest == c.Archive.Digest {
-			continue
-		}
-		diff := fmt.Errorf("chart %s: archive published %s, rebuilt %s", c.Key, pc.Digest, c.Archive.Digest)
-		data, err := chartpin.PullPinned(ctx, *pc, plain)
-		switch {
-		case err != nil:
-			diff = fmt.Errorf("%w; the published chart could not be pulled to find the file: %v", diff, err)
-		default:
-			file, how, err := builder.CompareArchives(data, c.Archive.Data)
-			switch {
-			case err != nil:
-				diff = fmt.Errorf("%w: %v", diff, err)
-			case file == "":
-				diff = fmt.Errorf("%w; every file is the same, so the archive's packing differs (another kbuild version or SOURCE_DATE_EPOCH?)", diff)
-			default:
-				diff = fmt.Errorf("%w; first difference: %s (%s)", diff, file, how)
-			}
-		}
-		diffs = append(diffs, diff)
-	}
-	if len(diffs) > 0 {
-		return "", &differError{errors.Join(diffs...)}
-	}
-	rec := builder.Record(r, rebuilt)
-	d, err := rec.Spec.Digest()
-	if err != nil {
-		return "", err
-	}
-	if d != pub.Digest {
-		return "", &differError{fmt.Errorf("every chart matches, but the spec digest differs: published %s, rebuilt %s (the recipe's package metadata changed)", pub.Digest, d)}
-	}
-	return fmt.Sprintf("%s %s build %d: %d charts and spec %s", r.Metadata.Name, ver, r.Spec.Build, len(p.Charts), d), nil
 }

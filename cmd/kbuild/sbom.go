@@ -2,22 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
@@ -84,12 +79,12 @@ Examples:
 			if err != nil {
 				return err
 			}
-			builds, err := in.selectBuilds(args[1:])
+			builds, err := in.Select(args[1:])
 			if err != nil {
 				return err
 			}
 			opts := []sbom.Option{sbom.WithTool("kbuild", version)}
-			ts, err := in.timestamp(env)
+			ts, err := buildsTime(env, in)
 			if err != nil {
 				return err
 			}
@@ -105,7 +100,7 @@ Examples:
 			if len(args) > 1 && len(builds) == 1 {
 				bom, err = sbom.ForBuild(ctx, builds[0], opts...)
 			} else {
-				bom, err = sbom.ForRepository(ctx, in.name, builds, opts...)
+				bom, err = sbom.ForRepository(ctx, in.Name, builds, opts...)
 			}
 			if err != nil {
 				return err
@@ -155,18 +150,6 @@ func writeOutput(env *Env, file string, data []byte) error {
 	return nil
 }
 
-// buildsInput is what `kbuild sbom` and `kbuild scan` read: the build
-// records of a dist directory, or the versions of an index.yaml.
-type buildsInput struct {
-	// name is the argument as given: a URL or a cleaned path.
-	name string
-	// what says what the input is, for errors: "dist directory DIR" or
-	// "index INDEX".
-	what      string
-	builds    []sbom.Build
-	generated time.Time
-}
-
 // indexTrust are the flags that verify an index read by sbom, scan, diff
 // and plan, and how long its site may send nothing (--timeout).
 type indexTrust struct {
@@ -192,146 +175,30 @@ func (f *indexTrust) trust() (*index.Trust, error) {
 	if len(f.publicKeys) > 0 && len(f.rootKeys) > 0 {
 		return nil, usagef("give --public-key or --root-key, not both")
 	}
-	return loadTrust(f.publicKeys, 0, f.rootKeys, 0)
+	return index.LoadTrust(f.publicKeys, 0, f.rootKeys, 0)
 }
 
-// loadBuilds reads src: an http(s) URL of an index.yaml, a path of one, or
-// a dist directory. An index is read through publish.ReadIndex, verified
-// with trust, which it needs. With infos, the BuildInfo sidecars of an
-// index are looked up at build/<name>-<version>-<build>.build.yaml beside
-// it.
-func loadBuilds(ctx context.Context, env *Env, src string, infos bool, trust *index.Trust, timeout time.Duration) (*buildsInput, error) {
-	remote := strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://")
-	name := src
-	if !remote {
-		name = filepath.ToSlash(filepath.Clean(src))
-		fi, err := os.Stat(src)
-		if err != nil {
-			return nil, fmt.Errorf("%w; expected a dist directory (kbuild build -o DIST) or an index.yaml", err)
-		}
-		if fi.IsDir() {
-			return fromDist(src, name)
-		}
+// loadBuilds reads the builds of src (see publish.LoadBuilds) and prints
+// the warnings of verifying an index.
+func loadBuilds(ctx context.Context, env *Env, src string, infos bool, trust *index.Trust, timeout time.Duration) (*publish.Builds, error) {
+	in, err := publish.LoadBuilds(ctx, src, trust, publish.BuildsOptions{BuildInfo: infos, Timeout: timeout})
+	if errors.Is(err, publish.ErrUnverified) {
+		return nil, usagef("%v", err)
 	}
-	if trust == nil {
-		return nil, usagef("reading the index %s needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified", src)
-	}
-	pub, err := publish.ReadIndex(ctx, src, trust, fetchsite.WithTimeout(timeout))
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range pub.Verified.Warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-	}
-	return fromIndex(name, pub.Verified.Index, func(n, v string, b int) ([]byte, bool, error) {
-		if !infos {
-			return nil, false, nil
-		}
-		return pub.BuildInfo(ctx, n, v, b)
-	})
-}
-
-// fromDist reads the build records of a dist directory.
-func fromDist(src, name string) (*buildsInput, error) {
-	recs, err := dist.Read(src)
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("dist directory %s has no build records (<name>-<version>-<build>.yaml); run kbuild build -o %s first", src, src)
-	}
-	in := &buildsInput{name: name, what: "dist directory " + src}
-	for _, r := range recs {
-		in.builds = append(in.builds, sbom.FromRecord(r.Record, r.Info))
+	for _, w := range in.Warnings {
+		env.Warnf("warning: %s", w)
 	}
 	return in, nil
 }
 
-func fromIndex(name string, x *index.RepositoryIndex, sidecar func(name, version string, build int) ([]byte, bool, error)) (*buildsInput, error) {
-	in := &buildsInput{name: name, what: "index " + name, generated: x.Generated}
-	names := make([]string, 0, len(x.Packages))
-	for n := range x.Packages {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		p := x.Packages[n]
-		for _, v := range p.Versions {
-			b := sbom.Build{Name: n, Description: p.Description, Home: p.Home, Spec: v.Spec, Digest: v.Digest}
-			key := dist.Key(n, v.Version, v.Build)
-			data, found, err := sidecar(n, v.Version, v.Build)
-			if err != nil {
-				return nil, fmt.Errorf("build info build/%s.build.yaml beside %s: %w", key, name, err)
-			}
-			if found {
-				info := new(index.BuildInfo)
-				if err := yaml.UnmarshalStrict(data, info); err != nil {
-					return nil, fmt.Errorf("build info build/%s.build.yaml beside %s: %w", key, name, err)
-				}
-				if info.Kind != index.BuildInfoKind || info.Package != n || info.Version != v.Version || info.Build != v.Build {
-					return nil, fmt.Errorf("build info build/%s.build.yaml beside %s: expected kind %s of %s@%s build %d, got kind %q of %s@%s build %d; republish the sidecars with the index", key, name, index.BuildInfoKind, n, v.Version, v.Build, info.Kind, info.Package, info.Version, info.Build)
-				}
-				b.Info = info
-			}
-			in.builds = append(in.builds, b)
-		}
-	}
-	return in, nil
-}
-
-// selectBuilds returns the builds that PACKAGE[@VERSION] arguments name,
-// or all of them without arguments. A name that matches nothing is an
-// error listing what there is.
-func (in *buildsInput) selectBuilds(args []string) ([]sbom.Build, error) {
-	if len(args) == 0 {
-		return in.builds, nil
-	}
-	byName := map[string][]sbom.Build{}
-	for _, b := range in.builds {
-		byName[b.Name] = append(byName[b.Name], b)
-	}
-	chosen := map[string]bool{}
-	var out []sbom.Build
-	for _, arg := range args {
-		name, ver, hasVer := strings.Cut(arg, "@")
-		ver = strings.TrimPrefix(ver, "v")
-		cands := byName[name]
-		if len(cands) == 0 {
-			names := make([]string, 0, len(byName))
-			for n := range byName {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			return nil, fmt.Errorf("package %q is not in %s; it has %s", name, in.what, strings.Join(names, ", "))
-		}
-		n := 0
-		for _, b := range cands {
-			if hasVer && b.Spec.Version != ver {
-				continue
-			}
-			n++
-			k := dist.Key(b.Name, b.Spec.Version, b.Spec.Build)
-			if !chosen[k] {
-				chosen[k] = true
-				out = append(out, b)
-			}
-		}
-		if n == 0 {
-			var have []string
-			for _, b := range cands {
-				have = append(have, fmt.Sprintf("%s (build %d)", b.Spec.Version, b.Spec.Build))
-			}
-			return nil, fmt.Errorf("%s@%s is not in %s; %s has %s", name, ver, in.what, name, strings.Join(have, ", "))
-		}
-	}
-	return out, nil
-}
-
-// timestamp is SOURCE_DATE_EPOCH when set, else the index's generated
+// buildsTime is SOURCE_DATE_EPOCH when set, else the index's generated
 // time, else zero (no timestamp).
-func (in *buildsInput) timestamp(env *Env) (time.Time, error) {
+func buildsTime(env *Env, in *publish.Builds) (time.Time, error) {
 	if strings.TrimSpace(env.Getenv("SOURCE_DATE_EPOCH")) != "" {
 		return builder.SourceDateEpoch(env.Getenv)
 	}
-	return in.generated, nil
+	return in.Generated, nil
 }

@@ -91,7 +91,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			builds, err := in.selectBuilds(args[1:])
+			builds, err := in.Select(args[1:])
 			if err != nil {
 				return err
 			}

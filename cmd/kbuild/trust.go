@@ -4,19 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/publish"
 )
 
 func newTrustCmd() *Command {
@@ -78,96 +71,30 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 
 // apply changes c by the flags given; with fresh, everything is new.
 func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error {
-	var err error
-	if len(f.keys) > 0 || fresh {
-		if c.RootKeys, err = loadPublicKeys(f.keys, true); err != nil {
-			return err
-		}
-	}
-	if f.fs.Changed("threshold") || fresh {
-		c.RootThreshold = f.threshold
-	}
-	if len(f.indexKeys) > 0 || fresh {
-		if c.IndexKeys, err = loadPublicKeys(f.indexKeys, true); err != nil {
-			return err
-		}
-	}
-	if f.fs.Changed("index-threshold") || fresh {
-		c.IndexThreshold = f.indexThreshold
-	}
-	if len(f.qaKeys) > 0 {
-		if c.QAKeys, err = loadPublicKeys(f.qaKeys, true); err != nil {
-			return err
-		}
-		if c.QAThreshold == 0 {
-			c.QAThreshold = f.qaThreshold
-		}
-	}
-	if f.fs.Changed("qa-threshold") {
-		c.QAThreshold = f.qaThreshold
-	}
 	if f.expires <= 0 {
 		return usagef("--expires %s: a root must expire", f.expires)
 	}
-	c.Expires = now.Add(f.expires)
-	find := func(name string) *index.DelegationConfig {
-		for i := range c.Delegations {
-			if c.Delegations[i].Name == name {
-				return &c.Delegations[i]
-			}
+	threshold := func(flag string, v int) *int {
+		if f.fs.Changed(flag) || fresh {
+			return &v
 		}
 		return nil
 	}
-	for _, name := range f.undelegate {
-		if find(name) == nil {
-			return fmt.Errorf("--undelegate %s: the root has no such delegation", name)
-		}
-		c.Delegations = slices.DeleteFunc(c.Delegations, func(d index.DelegationConfig) bool { return d.Name == name })
+	e := index.RootEdit{
+		RootKeys: f.keys, RootThreshold: threshold("threshold", f.threshold),
+		IndexKeys: f.indexKeys, IndexThreshold: threshold("index-threshold", f.indexThreshold),
+		QAKeys: f.qaKeys, Expires: now.Add(f.expires),
+		Undelegate: f.undelegate, Delegate: f.delegate, DelegateKeys: f.delegateKey, DelegateThresholds: f.delegateThresh,
 	}
-	for _, v := range f.delegate {
-		name, patterns, ok := strings.Cut(v, "=")
-		if !ok || name == "" || patterns == "" {
-			return usagef("--delegate %q: want NAME=PATTERN[,PATTERN]", v)
-		}
-		d := find(name)
-		if d == nil {
-			c.Delegations = append(c.Delegations, index.DelegationConfig{Name: name, Threshold: 1})
-			d = &c.Delegations[len(c.Delegations)-1]
-		}
-		d.Packages = strings.Split(patterns, ",")
+	if f.fs.Changed("qa-threshold") {
+		e.QAThreshold = &f.qaThreshold
 	}
-	newKeys := map[string][]*index.PublicKey{}
-	for _, v := range f.delegateKey {
-		name, file, ok := strings.Cut(v, "=")
-		if !ok || name == "" || file == "" {
-			return usagef("--delegate-key %q: want NAME=FILE", v)
-		}
-		k, err := loadPublicKey(file, true)
-		if err != nil {
-			return err
-		}
-		newKeys[name] = append(newKeys[name], k)
+	err := e.Apply(c, fresh)
+	var ee *index.RootEditError
+	if errors.As(err, &ee) {
+		return usagef("%v", err)
 	}
-	for name, keys := range newKeys {
-		d := find(name)
-		if d == nil {
-			return usagef("--delegate-key %s=…: no delegation %s; add it with --delegate %s=PATTERN", name, name, name)
-		}
-		d.Keys = keys
-	}
-	for _, v := range f.delegateThresh {
-		name, n, ok := strings.Cut(v, "=")
-		t, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			return usagef("--delegate-threshold %q: want NAME=N", v)
-		}
-		d := find(name)
-		if d == nil {
-			return usagef("--delegate-threshold %s=%d: no delegation %s", name, t, name)
-		}
-		d.Threshold = t
-	}
-	return nil
+	return err
 }
 
 func newTrustRootNewCmd() *Command {
@@ -217,9 +144,6 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if _, err := os.Stat(f.out); err == nil {
-				return fmt.Errorf("%s exists; refusing to overwrite a root of trust (use 'kbuild trust root next' to change it)", f.out)
-			}
 			return writeRoot(env, f.out, r, true)
 		},
 	}
@@ -255,7 +179,7 @@ Examples:
 			if len(args) != 1 {
 				return usagef("root next takes the current ROOT.yaml")
 			}
-			prev, err := readRoot(args[0])
+			prev, err := publish.ReadRootFile(args[0])
 			if err != nil {
 				return err
 			}
@@ -275,186 +199,23 @@ Examples:
 				return err
 			}
 			// Keep the previous version in the chain beside the output.
-			if err := writeChainCopy(env, f.out, prev); err != nil {
+			kept, err := publish.KeepRootVersion(f.out, prev)
+			if err != nil {
 				return err
+			}
+			if kept != "" {
+				fmt.Fprintf(env.Stderr, "wrote %s: subscribers walk every root version\n", kept)
 			}
 			return writeRoot(env, f.out, r, false)
 		},
 	}
 }
 
-func newTrustRootSignCmd() *Command {
-	var keyFile string
-	return &Command{
-		Name:    "sign",
-		Usage:   "kbuild trust root sign ROOT.yaml --key FILE",
-		Summary: "Add one root key's signature to a root.",
-		Help: `Signs the root's signed content with the private key --key and writes the
-root back (and root/<N>.yaml beside it, when it holds the same version),
-replacing an earlier signature by the same key. A new version needs a
-threshold of its own root keys and of the previous version's; a key that is
-in neither only adds a signature no one counts.
-
-Examples:
-  # each root key holder signs in turn
-  kbuild trust root sign _site/root.yaml --key keys/root1.key
-  kbuild trust root sign _site/root.yaml --key keys/root2.key`,
-		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&keyFile, "key", "", "private key file that signs")
-		},
-		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 || keyFile == "" {
-				return usagef("root sign takes ROOT.yaml and --key FILE")
-			}
-			r, err := readRoot(args[0])
-			if err != nil {
-				return err
-			}
-			k, err := loadPrivateKey(env, keyFile)
-			if err != nil {
-				return err
-			}
-			if !slices.Contains(r.Signed.Roles[index.RoleRoot].KeyIDs, k.KeyID()) {
-				fmt.Fprintf(env.Stderr, "note: key %s is not a root key of version %d; its signature counts only for the previous version's root keys\n", k.KeyID(), r.Signed.Version)
-			}
-			if err := r.Sign(k); err != nil {
-				return err
-			}
-			chain := chainPath(args[0], r.Signed.Version)
-			if old, err := readRoot(chain); err == nil {
-				od, _ := old.Digest()
-				nd, _ := r.Digest()
-				if od == nd {
-					if err := saveRoot(chain, r); err != nil {
-						return err
-					}
-				}
-			}
-			if err := saveRoot(args[0], r); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "root version %d now has %d signatures\n", r.Signed.Version, len(r.Signatures))
-			return nil
-		},
-	}
-}
-
-func newTrustSignCmd() *Command {
-	var keyFile string
-	return &Command{
-		Name:    "sign",
-		Usage:   "kbuild trust sign DIST/RECORD.yaml --key FILE",
-		Summary: "Sign one built package version with a delegated team key.",
-		Help: `Signs the version statement of a build record — package, version, build and
-spec digest — with --key and adds the signature to the record's sidecar,
-RECORD.sig.yaml, which 'kbuild repo index' carries into the version's
-signatures in index.yaml. Under a root that delegates the package, a
-version counts for subscribers only with the delegation's threshold of such
-signatures. Sign the record that will be published: rebuilding changes
-nothing (same digest), but editing the record does.
-
-Examples:
-  # the virtualization team signs its build
-  kbuild trust sign dist/kubevirt-1.9.0-4.yaml --key keys/virt.key
-
-  # sign every record of a package
-  for r in dist/kubevirt-*-[0-9]*.yaml; do case $r in *.build.yaml|*.sig.yaml) ;; *) kbuild trust sign "$r" --key keys/virt.key;; esac; done`,
-		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&keyFile, "key", "", "private key file of the delegation")
-		},
-		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 || keyFile == "" {
-				return usagef("sign takes one build record and --key FILE")
-			}
-			data, err := os.ReadFile(args[0])
-			if err != nil {
-				return err
-			}
-			rec, err := index.ParseRecord(data)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			if err := index.CheckRecord(rec); err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			k, err := loadPrivateKey(env, keyFile)
-			if err != nil {
-				return err
-			}
-			sig, err := index.SignVersion(rec, k)
-			if err != nil {
-				return err
-			}
-			sidecar := distindex.SidecarPath(args[0])
-			var sigs []index.Signature
-			if b, err := os.ReadFile(sidecar); err == nil {
-				if sigs, err = index.ParseSignatures(b); err != nil {
-					return fmt.Errorf("%s: %w", sidecar, err)
-				}
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			sigs = index.AddSignature(sigs, sig)
-			out, err := index.MarshalSignatureList(sigs)
-			if err != nil {
-				return err
-			}
-			if err := atomicfile.WriteFile(sidecar, out, 0o644); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "signed %s %s build %d (keyid %s): %s has %d signature(s)\n",
-				rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, k.KeyID(), sidecar, len(sigs))
-			return nil
-		},
-	}
-}
-
-func readRoot(path string) (*index.Root, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := index.ParseRoot(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
-}
-
-func saveRoot(path string, r *index.Root) error {
-	b, err := r.Marshal()
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(path, b, 0o644)
-}
-
-// chainPath is root/<version>.yaml beside the root file at path.
-func chainPath(path string, version int) string {
-	return filepath.Join(filepath.Dir(path), "root", fmt.Sprintf("%d.yaml", version))
-}
-
-// writeChainCopy writes r to root/<N>.yaml beside out unless it is there.
-func writeChainCopy(env *Env, out string, r *index.Root) error {
-	p := chainPath(out, r.Signed.Version)
-	if _, err := os.Stat(p); err == nil {
-		return nil
-	}
-	fmt.Fprintf(env.Stderr, "wrote %s: subscribers walk every root version\n", p)
-	return saveRoot(p, r)
-}
-
 // writeRoot writes r to out and root/<N>.yaml beside it and says what it
 // needs.
 func writeRoot(env *Env, out string, r *index.Root, fresh bool) error {
-	p := chainPath(out, r.Signed.Version)
-	if _, err := os.Stat(p); err == nil && fresh {
-		return fmt.Errorf("%s exists; refusing to overwrite a root version", p)
-	}
-	if err := saveRoot(p, r); err != nil {
-		return err
-	}
-	if err := saveRoot(out, r); err != nil {
+	p, err := publish.WriteRootVersion(out, r, fresh)
+	if err != nil {
 		return err
 	}
 	s := r.Signed

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -10,7 +9,6 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/recipe"
-	"kbuild.dev/kbuild/sources"
 )
 
 func newValidateCmd() *Command {
@@ -63,7 +61,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, commonRoot(dirs), builder.WithUnpinnedImages(f.offline))
+			b, err := f.builder(env, nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline))
 			if err != nil {
 				return err
 			}
@@ -74,7 +72,7 @@ Examples:
 			rep := &reporter{env: env}
 			failed := 0
 			for _, d := range dirs {
-				probs, err := validateOne(ctx, b, d, f.offline)
+				probs, err := b.Validate(ctx, d, f.offline)
 				if err != nil {
 					probs = append(probs, recipe.Problem{Message: err.Error()})
 				}
@@ -97,59 +95,4 @@ Examples:
 			return nil
 		},
 	}
-}
-
-// validateOne checks one recipe: statically, then by preparing it. Under
-// offline, sources missing from the cache become a warning.
-func validateOne(ctx context.Context, b *builder.Builder, dir string, offline bool) (recipe.Problems, error) {
-	l, err := b.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	probs := l.Problems
-	if len(probs.Errors()) > 0 {
-		return probs, nil
-	}
-	p, err := b.PrepareLoaded(ctx, l)
-	var pe *recipe.ProblemsError
-	switch {
-	case err == nil:
-		return p.Problems, nil
-	case errors.As(err, &pe):
-		return pe.Problems, nil
-	case offline && errors.Is(err, sources.ErrOffline):
-		return append(probs, recipe.Problem{Severity: recipe.Warning, Message: fmt.Sprintf("not checked against the rendered charts (CRDs shipped, images run): %v", err)}), nil
-	}
-	return probs, err
-}
-
-func onlyUnpinned(probs recipe.Problems) bool {
-	for _, p := range probs.Errors() {
-		if p.Code != recipe.CodeUnpinnedImage {
-			return false
-		}
-	}
-	return true
-}
-
-// commonRoot returns the parent directory shared by recipe dirs, used to
-// record recipe paths and the recipes repository's commit.
-func commonRoot(dirs []string) string {
-	if len(dirs) == 0 {
-		return ""
-	}
-	root := filepath.Dir(dirs[0])
-	for _, d := range dirs[1:] {
-		for root != "." && root != "/" {
-			if rel, err := filepath.Rel(root, d); err == nil && rel != ".." && !filepath.IsAbs(rel) && !startsDotDot(rel) {
-				break
-			}
-			root = filepath.Dir(root)
-		}
-	}
-	return root
-}
-
-func startsDotDot(rel string) bool {
-	return rel == ".." || len(rel) > 2 && rel[:3] == ".."+string(filepath.Separator)
 }

@@ -10,7 +10,6 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/recipe"
-	"kbuild.dev/kbuild/releaseset"
 )
 
 // setFlags say where validate looks for the members of release sets.
@@ -27,22 +26,21 @@ func (f *setFlags) addFlags(fs *pflag.FlagSet) {
 }
 
 // check returns the problems of every release set among dirs, by
-// directory: members that neither the recipes nor --index hold, and
-// conflicting image pins.
+// directory (see builder.CheckSets), with --index read and verified.
 func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string) (map[string]recipe.Problems, error) {
-	x := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{}}
+	var x *index.RepositoryIndex
 	where := "the recipes validated"
 	if f.index != "" {
 		trust := &index.Trust{}
 		switch {
 		case f.root != "":
-			r, err := readRoot(f.root)
+			r, err := publish.ReadRootFile(f.root)
 			if err != nil {
 				return nil, fmt.Errorf("--index-root: %w", err)
 			}
 			trust.TrustedRoot = r
 		case len(f.publicKeys) > 0:
-			keys, err := loadPublicKeys(f.publicKeys, false)
+			keys, err := index.LoadPublicKeys(f.publicKeys, false)
 			if err != nil {
 				return nil, fmt.Errorf("--index-public-key: %w", err)
 			}
@@ -57,36 +55,5 @@ func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string)
 		x = pub.Verified.Index
 		where = "the recipes validated or " + f.index
 	}
-	type setRecipe struct {
-		dir, name, version string
-		build              int
-		line               int
-	}
-	var sets []setRecipe
-	for _, d := range dirs {
-		l, err := b.Load(d)
-		if err != nil || l.Recipe == nil || len(l.Problems.Errors()) > 0 {
-			continue // reported by validateOne
-		}
-		r := l.Recipe
-		spec := index.PackageSpec{Version: r.Spec.Version, Build: r.Spec.Build, Images: r.Spec.Package.Images, Variants: r.Spec.Package.Variants}
-		if x.Find(r.Metadata.Name, spec.Version, spec.Build) == nil {
-			p := x.Packages[r.Metadata.Name]
-			if p == nil {
-				p = &index.IndexPackage{}
-				x.Packages[r.Metadata.Name] = p
-			}
-			p.Versions = append(p.Versions, index.IndexVersion{Version: spec.Version, Build: spec.Build, Spec: spec})
-		}
-		if _, isSet, _ := releaseset.Members(&spec); isSet {
-			sets = append(sets, setRecipe{d, r.Metadata.Name, spec.Version, spec.Build, l.Pos.Line("spec.package.variants")})
-		}
-	}
-	out := map[string]recipe.Problems{}
-	for _, s := range sets {
-		if _, err := releaseset.ResolveIn(x, where, s.name, s.version, s.build); err != nil {
-			out[s.dir] = append(out[s.dir], recipe.Problem{Field: "spec.package.variants", Line: s.line, Message: err.Error()})
-		}
-	}
-	return out, nil
+	return b.CheckSets(dirs, x, where), nil
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/testenv"
@@ -137,7 +138,7 @@ func (w *workflowRun) publish(name string, wantShards [][]string, wantUpToDate [
 	if r.code != 0 {
 		t.Fatalf("%s: publish.sh plan: %s", name, r)
 	}
-	var plan buildPlan
+	var plan builder.Plan
 	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil {
 		t.Fatalf("%s: plan is not JSON: %v\n%s", name, err, r)
 	}

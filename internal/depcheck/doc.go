@@ -1,6 +1,7 @@
 // Package depcheck holds the tests that keep kbuild's package graph
 // pointing one way: cmd/kbuild on top; builder over sources and patches;
-// index a leaf that imports nothing of kbuild; site, sbom and the sources
+// index a leaf that imports nothing of kbuild but internal/atomicfile
+// (standard library only); site, sbom and the sources
 // never reaching up into builder or cmd. It has no code of its own.
 //
 // TestPackageGraph checks each package's kbuild imports against a table

@@ -10,6 +10,11 @@
 // a GitHub Actions step summary, bounded so that a huge change stays
 // readable.
 //
-// The published side of a comparison is an index read and verified with
-// publish.ReadIndex; its charts are pulled with chartpin.PullPinned.
+// Sides prepares the two sides of kbuild diff: the recipe as it is, and
+// either the same recipe at a git commit (CheckoutRecipe, which unpacks
+// git archive's output with the checked extractor of package sources) or
+// its counterpart in an index read and verified with publish.ReadIndex,
+// whose charts are pulled by digest with chartpin.PullPinned. Rebuild is
+// kbuild rebuild-check: a recipe rebuilt and compared, archive by archive
+// and spec digest, with what the index publishes.
 package review

@@ -13,10 +13,8 @@ func Counterpart(x *index.RepositoryIndex, name, version string, build int) (v *
 	if p == nil || len(p.Versions) == 0 {
 		return nil, false
 	}
-	for i := range p.Versions {
-		if p.Versions[i].Version == version && p.Versions[i].Build == build {
-			return &p.Versions[i], true
-		}
+	if v := x.Find(name, version, build); v != nil {
+		return v, true
 	}
 	return &p.Versions[0], true
 }

@@ -82,3 +82,16 @@ func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
+
+// Git runs git in dir with a fixed identity, no signing and main as the
+// default branch, and fails the test on error; it returns the output.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(Tool(t, "git"), append([]string{"-c", "user.name=kbuild test", "-c", "user.email=test@kbuild.dev", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}

@@ -1,4 +1,4 @@
-package main
+package builder
 
 import (
 	"os/exec"
@@ -8,9 +8,11 @@ import (
 
 var commitID = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
-// gitCommit returns the commit checked out in dir's repository, or "" when
-// dir is not in a git work tree or has uncommitted changes to it.
-func gitCommit(dir string) string {
+// RecipesCommit returns the commit checked out in the git repository of
+// the recipes directory dir, for WithCommit: "" when dir is "", is not in
+// a git work tree, or has uncommitted changes below it (the build would
+// then not be that commit's).
+func RecipesCommit(dir string) string {
 	if dir == "" {
 		return ""
 	}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/bundle"
+	"kbuild.dev/kbuild/bundle/nodeconfig"
+	"kbuild.dev/kbuild/index"
+)
+
+type bundleImportFlags struct {
+	trustFlags
+	mirror     string
+	site       string
+	nodeConfig string
+	resignKeys []string
+	plainHTTP  bool
+}
+
+func newBundleImportCmd() *Command {
+	f := &bundleImportFlags{}
+	return &Command{
+		Name:    "import",
+		Usage:   "kbuild bundle import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--resign-key FILE]",
+		Summary: "Verify a bundle with your keys, push it into a mirror and write the site and node settings.",
+		Help: `Trusts only the keys given here, never anything in the bundle. Verifies
+the bundled index as a subscriber does, then every chart and image blob
+against the digests the signed index pins and every provenance file against
+the index keys, and pushes nothing until all of it passed (SBOMs are not
+signed: they are copied as information). An index older than the one DIR
+already holds is refused as a rollback.
+
+Then pushes each chart and image to HOST/PATH/<registry>/<repository> (blobs
+the mirror has are skipped, blobs pushed to another repository are mounted),
+writes DIR with the upstream-signed index unchanged plus mirror.json (where
+each chart and image now lives), and with --node-config writes containerd
+certs.d/<registry>/hosts.toml files, a Talos machine-config patch and a
+CRI-O registries.conf.d drop-in that make nodes pull the pinned digests from
+the mirror. With --resign-key it also writes DIR/mirror/index.yaml, the
+bundled versions with chart references at the mirror, signed by your own
+key, for sites that run their own root of trust.
+
+Exit status: 0 imported, 1 refused (nothing was pushed), 3 the mirror or
+site could not be written.
+
+Examples:
+  # verify and import, with the node settings
+  kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --node-config nodes/
+
+  # under a root of trust, into a loopback registry
+  kbuild bundle import virt.tar --root-key root1.pub --root-key root2.pub --root-threshold 2 --mirror oci://127.0.0.1:5000/mirror --site _site --plain-http
+
+  # also publish an index signed by the site's own key, charts at the mirror
+  kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --resign-key keys/local.key`,
+		Flags: func(fs *pflag.FlagSet) {
+			f.trustFlags.addFlags(fs)
+			fs.StringVar(&f.mirror, "mirror", "", "mirror registry and path, oci://HOST/PATH (required)")
+			fs.StringVar(&f.site, "site", "", "directory to write the index, its signature and mirror.json to (required)")
+			fs.StringVar(&f.nodeConfig, "node-config", "", "directory to write containerd, Talos and CRI-O settings to")
+			fs.StringArrayVar(&f.resignKeys, "resign-key", nil, "private key (PEM) that signs DIR/mirror/index.yaml, the index with chart references at the mirror; repeat for several")
+			fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to the mirror (loopback registries; node settings use http://)")
+		},
+		Run: f.run,
+	}
+}
+
+func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 || f.mirror == "" || f.site == "" {
+		return usagef("import needs FILE, --mirror and --site")
+	}
+	trust, err := f.trust("import")
+	if err != nil {
+		return err
+	}
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithProgress(progressBar(env))}
+	if len(f.resignKeys) > 0 {
+		signers, err := index.LoadSigners(f.resignKeys, env.Warnf)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, bundle.WithResignKey(signers...))
+	}
+	res, err := bundle.Import(ctx, args[0], trust, f.mirror, f.site, opts...)
+	if err != nil {
+		return refusal(env, err)
+	}
+	for _, w := range res.Verified.Warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	fmt.Fprintf(env.Stderr, "verified and pushed %d charts and %d images to %s; wrote %s\n", len(res.Locations.Charts), len(res.Locations.Images), f.mirror, f.site)
+	if f.nodeConfig != "" {
+		host, path, _ := strings.Cut(strings.TrimPrefix(strings.TrimSuffix(f.mirror, "/"), "oci://"), "/")
+		paths, err := nodeconfig.Write(f.nodeConfig, nodeconfig.Mirror{Host: host, Path: path, PlainHTTP: f.plainHTTP}, res.Registries)
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			fmt.Fprintf(env.Stderr, "wrote %s\n", p)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "index: %s/index.yaml (signed upstream; subscribe with the same keys)\n", strings.TrimSuffix(f.site, "/"))
+	fmt.Fprintf(env.Stdout, "charts and images: %s\n", f.mirror)
+	if len(f.resignKeys) > 0 {
+		fmt.Fprintf(env.Stdout, "index with charts at the mirror: %s/%s/index.yaml (signed by --resign-key)\n", strings.TrimSuffix(f.site, "/"), bundle.ResignDir)
+	}
+	if f.nodeConfig != "" {
+		fmt.Fprintf(env.Stdout, "node settings: %s (containerd certs.d, Talos patch, CRI-O drop-in)\n", f.nodeConfig)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/bundle"
+)
+
+type bundleInspectFlags struct{ output string }
+
+func newBundleInspectCmd() *Command {
+	f := &bundleInspectFlags{}
+	return &Command{
+		Name:    "inspect",
+		Usage:   "kbuild bundle inspect FILE [-o json]",
+		Summary: "Say what a bundle holds: when it was made, packages, charts, images and who pins them.",
+		Help: `Reads FILE, hashing every blob, and prints when it was made, the package
+versions, every chart and every image with its digest and the versions that
+pin it, as the bundled index says (not bundle.json). Inspect has no keys, so
+it cannot tell a genuine index from a forged one: 'kbuild bundle import'
+verifies.
+
+Examples:
+  # a summary
+  kbuild bundle inspect virt.tar
+
+  # every image digest, for a review or a script
+  kbuild bundle inspect virt.tar -o json | jq -r '.images[].ref'`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVarP(&f.output, "output", "o", "text", "text or json")
+		},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) != 1 {
+				return usagef("inspect takes one FILE")
+			}
+			if f.output != "text" && f.output != "json" {
+				return usagef("-o is text or json, not %q", f.output)
+			}
+			in, err := bundle.Inspect(ctx, args[0])
+			if err != nil {
+				return refusal(env, err)
+			}
+			if f.output == "json" {
+				b, err := json.MarshalIndent(in, "", "  ")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(env.Stdout, "%s\n", b)
+				return nil
+			}
+			w := env.Stdout
+			fmt.Fprintf(w, "created: %s\nindex: %s (generated %s", in.Created.Format(time.RFC3339), in.Index, in.Generated)
+			if in.Expires != "" {
+				fmt.Fprintf(w, ", expires %s", in.Expires)
+			}
+			fmt.Fprintf(w, ")\n%d blobs, %s\n\npackages:\n", in.Blobs, humanBytes(in.Bytes))
+			for _, p := range in.Packages {
+				fmt.Fprintf(w, "  %s %s build %d  %s  (%s)\n", p.Name, p.Version, p.Build, p.Digest, p.Reason)
+			}
+			fmt.Fprintf(w, "charts:\n")
+			for _, c := range in.Charts {
+				fmt.Fprintf(w, "  oci://%s  archive %s  pinned by %s\n", c.Ref, c.Digest, pinnedBy(c.PinnedBy))
+			}
+			fmt.Fprintf(w, "images:\n")
+			for _, im := range in.Images {
+				extra := ""
+				if len(im.Platforms) > 0 {
+					extra = " platforms " + strings.Join(im.Platforms, ",")
+				}
+				fmt.Fprintf(w, "  %s  %s%s  pinned by %s\n", im.Ref, humanBytes(im.Size), extra, pinnedBy(im.PinnedBy))
+			}
+			return nil
+		},
+	}
+}
+
+func pinnedBy(who []string) string {
+	if len(who) == 0 {
+		return "NOTHING in the bundled index (import will refuse it)"
+	}
+	return strings.Join(who, ", ")
+}

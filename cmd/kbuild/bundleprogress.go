@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"kbuild.dev/kbuild/bundle"
+)
+
+// progressBar draws a bar when stderr is a terminal and prints one line
+// per artifact elsewhere (CI logs).
+func progressBar(env *Env) func(bundle.Progress) {
+	tty := false
+	if f, ok := env.Stderr.(*os.File); ok && env.Getenv("CI") == "" {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	return progressTo(env.Stderr, tty)
+}
+
+// progressTo reports progress on w: a bar redrawn in place on a terminal,
+// else a line when the artifact changes.
+func progressTo(w io.Writer, tty bool) func(bundle.Progress) {
+	last := ""
+	return func(p bundle.Progress) {
+		if tty {
+			pct := 100
+			if p.Total > 0 {
+				pct = int(p.Done * 100 / p.Total)
+			}
+			bar := strings.Repeat("#", pct/4) + strings.Repeat(" ", 25-pct/4)
+			fmt.Fprintf(w, "\r[%s] %3d%% %s / %s %-50.50s", bar, pct, humanBytes(p.Done), humanBytes(p.Total), p.Artifact)
+			if p.Artifact == "" {
+				fmt.Fprintln(w)
+			}
+			return
+		}
+		if p.Artifact != "" && p.Artifact != last {
+			last = p.Artifact
+			fmt.Fprintf(w, "copying %s (%s of %s done)\n", p.Artifact, humanBytes(p.Done), humanBytes(p.Total))
+		}
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/sources"
+)
+
+// repoIndexFlags are the flags of repo index.
+type repoIndexFlags struct {
+	fs  *pflag.FlagSet
+	out string
+	mergeFlags
+	sign         signerFlags
+	expires      time.Duration
+	noExpiry     bool
+	mergeTimeo   time.Duration
+	verifyCharts bool
+	plainHTTP    bool
+	relocate     []string
+}
+
+func newRepoIndexCmd() *Command {
+	f := &repoIndexFlags{}
+	return &Command{
+		Name:    "index",
+		Usage:   "kbuild repo index DIST [-o SITE/index.yaml|-] [--sign-key FILE]... [--merge FILE|URL (--merge-public-key FILE | --merge-root FILE)] [--allow-new] [--expires 720h | --no-expiry] [--verify]",
+		Summary: "Write and sign index.yaml from the build records in DIST.",
+		Help: `Reads every build record (kind: PackageSource) under DIST — other YAML such as
+the BuildInfo sidecars, and DIST/oci, are skipped — and writes index.yaml:
+each version with its spec digest, newest first, keys sorted as
+sigs.k8s.io/yaml writes them, generated at SOURCE_DATE_EPOCH (or now). A
+record's signature sidecar (X.sig.yaml, from 'kbuild trust sign') goes into
+the version's signatures. Then it signs the exact bytes with every
+--sign-key and --sign-key-env key: index.yaml.sig is written first, then
+index.yaml, each through a temporary file and a rename.
+
+With --merge, the index published so far is fetched (a path or an http(s)
+URL), its signature checked against --merge-public-key or the root of trust
+(--merge-root, your root.yaml; newer roots are fetched from beside the base)
+and every digest recomputed, before anything is re-signed: a base that fails
+is never merged. Every published version is kept; a version and build built
+again must have the same digest, otherwise the publish fails — published
+versions do not change, give the recipe a new build number. A base that
+does not exist (404) starts a new index only with --allow-new.
+
+Every index expires (--expires, default 30 days after generated) unless
+--no-expiry; publish again before then (a scheduled CI job that merges is
+enough). Which subscribers enforce it: kubepkg clusters subscribed with a
+root of trust (trust.rootKeys) and 'kbuild repo verify' refuse an expired
+index; kubepkg clusters subscribed with plain publicKeys never check
+expires, so for them only a key rotation retires an old signed index.
+
+As kubepkg does, a PackageSource whose chart has no digest (one written by
+hand) gets it pinned by downloading the chart; the file is left as it is
+and the index pins what was downloaded. The flags of 'kubepkg repo index'
+work with its meaning: -o - writes the index to stdout (unsigned only);
+--verify pulls every chart the records in DIST pin and checks its archive
+digest (--plain-http for loopback registries); --relocate
+oci://OLD=oci://NEW moves the --merge base's charts to a new registry path
+(each must already be there with its published digest; the moved versions
+get new spec digests; a version with delegated signatures cannot move);
+without --sign-key or --sign-key-env the index is written unsigned, with a
+warning (kubepkg subscribers then need allowUnsigned). kbuild is stricter
+in one place: --merge also needs the base's --merge-public-key or
+--merge-root, because an unverified base is never re-signed. The mistake
+to avoid: merging without the base's key, or signing with a key that the
+root's index role does not list.
+
+Examples:
+  # first publication
+  kbuild repo index dist/ -o _site/index.yaml --sign-key keys/index.key
+
+  # in CI: merge with what is published, key from a secret
+  kbuild repo index dist/ -o _site/index.yaml --sign-key-env KBUILD_SIGN_KEY \
+    --merge https://example.github.io/packages/index.yaml --merge-public-key keys/index.pub
+
+  # as kubepkg-recipes' build script runs it: unsigned, charts checked
+  kbuild repo index dist -o site/index.yaml --plain-http --verify
+
+  # under a root of trust, starting the repository if nothing is published yet
+  kbuild repo index dist/ -o _site/index.yaml --sign-key keys/index.key \
+    --merge https://example.github.io/packages/ --merge-root _site/root.yaml --allow-new`,
+		Flags: func(fs *pflag.FlagSet) {
+			f.fs = fs
+			fs.StringVarP(&f.out, "output", "o", "_site/index.yaml", "index file to write; the signature goes to the same path + .sig")
+			f.sign.addFlags(fs, "index.yaml")
+			f.mergeFlags.addFlags(fs)
+			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long after generated the index expires")
+			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index without expires (not accepted under a root of trust)")
+			fs.DurationVar(&f.mergeTimeo, "timeout", netdeadline.DefaultIdle, "give up on the --merge site when it sends nothing for this long")
+			fs.BoolVar(&f.verifyCharts, "verify", false, "also pull every chart the build records in DIST pin and check its archive digest")
+			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --verify and --relocate, talk plain HTTP to OCI registries (loopback registries)")
+			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --merge base's charts to a new registry path; each must be there with its published digest (repeatable)")
+		},
+		Run: f.run,
+	}
+}
+
+func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 {
+		return usagef("index takes one DIST directory")
+	}
+	switch {
+	case f.noExpiry && f.fs.Changed("expires") && f.expires != 0:
+		return usagef("--no-expiry and --expires %s contradict each other", f.expires)
+	case !f.noExpiry && f.expires <= 0:
+		return usagef("--expires %s: a signed index must expire; to publish one that never does, pass --no-expiry", f.expires)
+	case f.merge == "" && (len(f.mergeKeys) > 0 || f.mergeRoot != "" || f.allowNew || len(f.relocate) > 0):
+		return usagef("--merge-public-key, --merge-root, --allow-new and --relocate need --merge")
+	case f.merge != "" && len(f.mergeKeys) > 0 && f.mergeRoot != "":
+		return usagef("--merge: give --merge-public-key or --merge-root, not both")
+	case f.merge != "" && len(f.mergeKeys) == 0 && f.mergeRoot == "":
+		return usagef("--merge %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --merge-public-key FILE (the public key that signed it) or --merge-root FILE (your root.yaml)", f.merge)
+	}
+	moves, err := parseRelocate(f.relocate)
+	if err != nil {
+		return err
+	}
+	signers, err := f.sign.signers(env)
+	if err != nil {
+		return err
+	}
+	if f.out == "-" && len(signers) > 0 {
+		return usagef("-o -: a signed index needs a file to write index.yaml.sig beside; give -o FILE")
+	}
+	if f.verifyCharts {
+		n, bad, err := publish.CheckRecordCharts(ctx, args[0], chartpin.Options{PlainHTTP: f.plainHTTP})
+		if err != nil {
+			return err
+		}
+		printRefused(env, bad)
+		if len(bad) > 0 {
+			return fmt.Errorf("--verify: %d of %d charts do not match their pins; nothing was written", len(bad), n)
+		}
+		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
+	}
+	generated, err := epochOrNow(env)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	var expires time.Time
+	if !f.noExpiry {
+		expires = generated.Add(f.expires)
+		if !expires.After(now) {
+			return fmt.Errorf("the index would expire at %s, which is past (generated %s + --expires %s); set SOURCE_DATE_EPOCH to a recent time or raise --expires",
+				expires.Format(time.RFC3339), generated.Format(time.RFC3339), f.expires)
+		}
+	}
+	tuneGC(env)
+	fetch, err := sources.New(sources.WithPlainHTTP(f.plainHTTP), sources.WithLogger(progress(env)))
+	if err != nil {
+		return err
+	}
+	pin := publish.SourcePinner(fetch, env.Warnf)
+	opts := []publish.Option{publish.WithSigners(signers...), publish.WithGenerated(generated), publish.WithTimeout(f.mergeTimeo),
+		publish.WithOutput(env.Stdout, env.Stderr),
+		publish.WithRelocate(moves, f.plainHTTP), publish.WithChartPinner(pin)}
+	if !f.noExpiry {
+		opts = append(opts, publish.WithExpires(f.expires))
+	} else {
+		opts = append(opts, publish.WithExpires(0))
+	}
+	if f.merge != "" {
+		trust, err := f.mergeTrust(signers)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, publish.WithMerge(f.merge, trust, f.allowNew))
+	}
+	p, err := publish.New(opts...)
+	if err != nil {
+		return err
+	}
+	res, err := p.Index(ctx, args[0], f.out)
+	if err != nil {
+		return err
+	}
+	if res.Unsigned {
+		if f.out != "-" {
+			fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", res.Index, res.Packages, res.Versions)
+		}
+		return nil
+	}
+	printSigned(env, res, signers)
+	return nil
+}
+
+// parseRelocate reads --relocate oci://OLD=oci://NEW values.
+func parseRelocate(vals []string) (map[string]string, error) {
+	moves := map[string]string{}
+	for _, v := range vals {
+		from, to, ok := strings.Cut(v, "=")
+		from, to = strings.TrimSuffix(from, "/"), strings.TrimSuffix(to, "/")
+		if !ok || !strings.HasPrefix(from, "oci://") || !strings.HasPrefix(to, "oci://") || len(from) <= len("oci://") || len(to) <= len("oci://") {
+			return nil, usagef("--relocate %q: want oci://OLD=oci://NEW", v)
+		}
+		moves[from] = to
+	}
+	return moves, nil
+}
+
+// mergeFlags name the published index a new one is merged over, and what
+// verifies it.
+type mergeFlags struct {
+	merge     string
+	mergeKeys []string
+	mergeRoot string
+	allowNew  bool
+}
+
+func (f *mergeFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.merge, "merge", "", "published index.yaml to keep every version of (path or http(s) URL)")
+	fs.StringArrayVar(&f.mergeKeys, "merge-public-key", nil, "public key that signed the --merge index; repeat for several")
+	fs.StringVar(&f.mergeRoot, "merge-root", "", "your root.yaml: verify the --merge index under it (and newer published roots)")
+	fs.BoolVar(&f.allowNew, "allow-new", false, "with --merge, start a new index when the base does not exist")
+}
+
+// mergeTrust returns what the base index is verified with, and checks
+// that the signing keys satisfy the root's index role.
+func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
+	if f.mergeRoot == "" {
+		keys, err := index.LoadPublicKeys(f.mergeKeys, false)
+		if err != nil {
+			return nil, err
+		}
+		return &index.Trust{IndexKeys: keys}, nil
+	}
+	root, _, err := publish.LoadRoot(f.mergeRoot, signers)
+	if err != nil {
+		return nil, fmt.Errorf("--merge-root: %w", err)
+	}
+	return &index.Trust{TrustedRoot: root}, nil
+}

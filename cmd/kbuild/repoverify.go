@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/suite"
+)
+
+// repoVerifyFlags are the flags of repo verify.
+type repoVerifyFlags struct {
+	publicKeys    []string
+	threshold     int
+	rootKeys      []string
+	rootThreshold int
+	state         string
+	charts        bool
+	plainHTTP     bool
+	timeout       time.Duration
+	evidence      string
+}
+
+func newRepoVerifyCmd() *Command {
+	f := &repoVerifyFlags{}
+	return &Command{
+		Name:    "verify",
+		Usage:   "kbuild repo verify URL|DIR/index.yaml (--public-key FILE... [--threshold N] | --root-key FILE... [--root-threshold N]) [--state FILE] [--charts]",
+		Summary: "Verify a published index as a subscriber does.",
+		Help: `Fetches index.yaml and index.yaml.sig (and, with --root-key, root.yaml and
+root/1.yaml … root/N.yaml) from a directory or an http(s) URL and checks, in
+a subscriber's order: each root version signed by the previous one's root
+keys and its own, from the pinned keys on; the newest root not expired;
+index.yaml signed by a threshold of trusted keys (the root's index role);
+its expiry; every spec against its digest; delegated package versions
+signed by their delegation (those without enough signatures are dropped,
+with a warning). With --state FILE it refuses an index or root older than
+the one recorded, or a root that differs from the recorded version (a
+fork), then records the new one. With --charts it pulls every pinned chart
+and compares its archive digest with the pin. With --evidence DIR (a
+site's evidence/, written by 'kbuild attest') it verifies the test evidence
+of every version the index holds: signed by the root's qa role, about
+exactly the digests the index pins, not expired.
+
+Expiry is checked whichever way the keys are given, which is stricter than
+kubepkg: a kubepkg cluster whose Repository pins trust.rootKeys refuses an
+expired index (and one without expires), but one pinned with plain
+publicKeys never reads expires, so for it an old signed index stays valid
+until its key is rotated. Indexes kubepkg writes are read as kubepkg reads
+them: build 0, versions with a leading v, no generated time or apiVersion,
+and unknown fields (ignored with a warning; a version whose spec has one is
+left out, with a warning naming the package, version and field).
+
+Exit status: 0 verified, 1 refused (the message says why; a file over its
+documented size limit is refused too), 3 the site could not be read (no
+connection, a missing index, a server that stalls). The mistake to avoid: trusting keys fetched from the site
+itself — pass keys you got out of band.
+
+Examples:
+  # verify a site with its index key
+  kbuild repo verify https://example.github.io/packages/index.yaml --public-key keys/index.pub
+
+  # under a root of trust, remembering what was accepted
+  kbuild repo verify https://example.github.io/packages/ --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --state .kbuild-state.json
+
+  # a local site, and every chart it pins (loopback registry)
+  kbuild repo verify _site/index.yaml --public-key keys/index.pub --charts --plain-http
+
+  # the stable suite and the test evidence of what it holds
+  kbuild repo verify _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key trusted to sign index.yaml; repeat for several")
+			fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
+			fs.StringArrayVar(&f.rootKeys, "root-key", nil, "pinned root public key; repeat for several")
+			fs.IntVar(&f.rootThreshold, "root-threshold", 1, "how many --root-key keys must have signed root version 1")
+			fs.StringVar(&f.state, "state", "", "file recording the last accepted index and root; refuses rollbacks and forks, then is updated")
+			fs.BoolVar(&f.charts, "charts", false, "also pull every chart and check its archive digest against the pin")
+			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --charts, talk plain HTTP to registries (loopback registries)")
+			fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on the site or a registry when it sends nothing for this long")
+			fs.StringVar(&f.evidence, "evidence", "", "directory of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
+		},
+		Run: f.run,
+	}
+}
+
+func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 {
+		return usagef("verify takes one URL or path of index.yaml")
+	}
+	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
+		return usagef("verify needs --public-key or --root-key (one of them)")
+	}
+	if f.evidence != "" && len(f.rootKeys) == 0 {
+		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
+	}
+	trust, err := index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	if err != nil {
+		return err
+	}
+	var state *index.State
+	if f.state != "" {
+		if state, err = publish.ReadState(f.state); err != nil {
+			return err
+		}
+	}
+	site, err := publish.Open(args[0], fetchsite.WithTimeout(f.timeout))
+	if err != nil {
+		return err
+	}
+	tuneGC(env)
+	// Without --charts nothing needs the parsed index: check each package
+	// as it is read and drop it.
+	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: time.Now(), State: state, DiscardIndex: !f.charts && f.evidence == ""})
+	var ve *index.VerificationError
+	switch {
+	case errors.As(err, &ve):
+		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
+		return &exitError{code: 1}
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "error: %v\n", err)
+		return &exitError{code: exitFetch}
+	}
+	for _, w := range v.Warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	if f.charts {
+		n, bad := chartpin.Check(ctx, v.Index, chartpin.Options{PlainHTTP: f.plainHTTP, Timeout: f.timeout})
+		printRefused(env, bad)
+		if len(bad) > 0 {
+			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", len(bad), n)
+			return &exitError{code: 1}
+		}
+		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
+	}
+	if f.state != "" {
+		if err := publish.WriteState(f.state, &v.State); err != nil {
+			return err
+		}
+	}
+	if f.evidence != "" {
+		ok, refused, skipped, err := suite.VerifyEvidence(f.evidence, v.Root, v.Index, time.Now())
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "error: %v\n", err)
+			return &exitError{code: exitFetch}
+		}
+		for _, r := range refused {
+			fmt.Fprintf(env.Stderr, "refused: %s\n", r)
+		}
+		fmt.Fprintf(env.Stdout, "%s: %d verified, %d refused, %d for versions this index does not hold\n", f.evidence, len(ok), len(refused), skipped)
+		if len(refused) > 0 {
+			return &exitError{code: 1}
+		}
+	}
+	now := time.Now()
+	fmt.Fprintf(env.Stdout, "%s: %d packages, %d versions, signed by %d of %d, %s\n",
+		site.IndexName(), v.Packages, v.Versions, len(v.SignedBy), v.Keys, expiresIn(v.Expires, now))
+	if v.Root != nil {
+		fmt.Fprintf(env.Stdout, "root.yaml: version %d, %s\n", v.Root.Signed.Version, expiresIn(v.Root.Signed.Expires, now))
+	}
+	return nil
+}

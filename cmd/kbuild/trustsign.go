@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/publish"
+)
+
+func newTrustRootSignCmd() *Command {
+	var keyFile string
+	return &Command{
+		Name:    "sign",
+		Usage:   "kbuild trust root sign ROOT.yaml --key FILE",
+		Summary: "Add one root key's signature to a root.",
+		Help: `Signs the root's signed content with the private key --key and writes the
+root back (and root/<N>.yaml beside it, when it holds the same version),
+replacing an earlier signature by the same key. A new version needs a
+threshold of its own root keys and of the previous version's; a key that is
+in neither only adds a signature no one counts.
+
+Examples:
+  # each root key holder signs in turn
+  kbuild trust root sign _site/root.yaml --key keys/root1.key
+  kbuild trust root sign _site/root.yaml --key keys/root2.key`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&keyFile, "key", "", "private key file that signs")
+		},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) != 1 || keyFile == "" {
+				return usagef("root sign takes ROOT.yaml and --key FILE")
+			}
+			k, err := index.LoadPrivateKey(keyFile, env.Warnf)
+			if err != nil {
+				return err
+			}
+			r, err := publish.SignRootFile(args[0], k)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(r.Signed.Roles[index.RoleRoot].KeyIDs, k.KeyID()) {
+				fmt.Fprintf(env.Stderr, "note: key %s is not a root key of version %d; its signature counts only for the previous version's root keys\n", k.KeyID(), r.Signed.Version)
+			}
+			fmt.Fprintf(env.Stdout, "root version %d now has %d signatures\n", r.Signed.Version, len(r.Signatures))
+			return nil
+		},
+	}
+}
+
+func newTrustSignCmd() *Command {
+	var keyFile string
+	return &Command{
+		Name:    "sign",
+		Usage:   "kbuild trust sign DIST/RECORD.yaml --key FILE",
+		Summary: "Sign one built package version with a delegated team key.",
+		Help: `Signs the version statement of a build record — package, version, build and
+spec digest — with --key and adds the signature to the record's sidecar,
+RECORD.sig.yaml, which 'kbuild repo index' carries into the version's
+signatures in index.yaml. Under a root that delegates the package, a
+version counts for subscribers only with the delegation's threshold of such
+signatures. Sign the record that will be published: rebuilding changes
+nothing (same digest), but editing the record does.
+
+Examples:
+  # the virtualization team signs its build
+  kbuild trust sign dist/kubevirt-1.9.0-4.yaml --key keys/virt.key
+
+  # sign every record of a package
+  for r in dist/kubevirt-*-[0-9]*.yaml; do case $r in *.build.yaml|*.sig.yaml) ;; *) kbuild trust sign "$r" --key keys/virt.key;; esac; done`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&keyFile, "key", "", "private key file of the delegation")
+		},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) != 1 || keyFile == "" {
+				return usagef("sign takes one build record and --key FILE")
+			}
+			k, err := index.LoadPrivateKey(keyFile, env.Warnf)
+			if err != nil {
+				return err
+			}
+			rec, sidecar, n, err := publish.SignRecord(args[0], k)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "signed %s %s build %d (keyid %s): %s has %d signature(s)\n",
+				rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, k.KeyID(), sidecar, n)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,26 @@
+package evidence
+
+import (
+	"fmt"
+	"slices"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// CheckQASigners checks that every signer is a key of the qa role of root
+// (named file in messages), so that the evidence they sign counts; it
+// returns how many qa signatures they make and how many the role needs.
+// A root without a qa role, or a signer outside it, is an error saying
+// what to do.
+func CheckQASigners(root *index.Root, file string, signers []index.Signer) (have, need int, err error) {
+	qa, ok := root.Signed.Roles[index.RoleQA]
+	if !ok {
+		return 0, 0, fmt.Errorf("root %s (version %d) has no qa role: no evidence would count; add one with 'kbuild trust root next %s --qa-key FILE'", file, root.Signed.Version, file)
+	}
+	for _, s := range signers {
+		if !slices.Contains(qa.KeyIDs, s.KeyID()) {
+			return 0, 0, fmt.Errorf("key %s is not in the qa role of root %s (version %d): its evidence would not count; sign with a qa key", s.KeyID(), file, root.Signed.Version)
+		}
+	}
+	return len(signers), qa.Threshold, nil
+}

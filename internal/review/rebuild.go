@@ -1,0 +1,93 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/internal/plainhttp"
+)
+
+// DifferError says how a rebuild differs from what is published.
+type DifferError struct{ Err error }
+
+func (e *DifferError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the differences.
+func (e *DifferError) Unwrap() error { return e.Err }
+
+// Rebuild prepares the recipe in dir with b (which pushes nothing) and
+// compares every chart archive digest and the spec digest with the
+// published entry of the same name, version and build in idx. It returns
+// what matched, a *DifferError saying what differs (for a chart archive
+// that differs, the first file inside it, the published chart pulled by
+// digest as plain allows), or another error when the recipe cannot be
+// rebuilt or is not published.
+func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex, dir string, plain plainhttp.Policy) (string, error) {
+	p, err := b.Prepare(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	r := p.Recipe
+	ver := strings.TrimPrefix(r.Spec.Version, "v")
+	pub := idx.Find(r.Metadata.Name, ver, r.Spec.Build)
+	if pub == nil {
+		return "", fmt.Errorf("%s %s build %d is not published in the index", r.Metadata.Name, ver, r.Spec.Build)
+	}
+	published := map[string]*index.ChartRef{}
+	for _, v := range pub.Spec.Variants {
+		for _, c := range v.Components {
+			if c.Chart != nil {
+				published[c.Chart.Name] = c.Chart
+			}
+		}
+	}
+	rebuilt := map[string]*index.ChartRef{}
+	var diffs []error
+	for _, c := range p.Charts {
+		pc := published[c.Key]
+		if pc == nil {
+			diffs = append(diffs, fmt.Errorf("chart %s is not in the published version", c.Key))
+			continue
+		}
+		ref := *pc
+		ref.Digest = c.Archive.Digest
+		rebuilt[c.Key] = &ref
+		if pc.Digest == c.Archive.Digest {
+			continue
+		}
+		diff := fmt.Errorf("chart %s: archive published %s, rebuilt %s", c.Key, pc.Digest, c.Archive.Digest)
+		data, err := chartpin.PullPinned(ctx, *pc, plain)
+		switch {
+		case err != nil:
+			diff = fmt.Errorf("%w; the published chart could not be pulled to find the file: %v", diff, err)
+		default:
+			file, how, err := builder.CompareArchives(data, c.Archive.Data)
+			switch {
+			case err != nil:
+				diff = fmt.Errorf("%w: %v", diff, err)
+			case file == "":
+				diff = fmt.Errorf("%w; every file is the same, so the archive's packing differs (another kbuild version or SOURCE_DATE_EPOCH?)", diff)
+			default:
+				diff = fmt.Errorf("%w; first difference: %s (%s)", diff, file, how)
+			}
+		}
+		diffs = append(diffs, diff)
+	}
+	if len(diffs) > 0 {
+		return "", &DifferError{errors.Join(diffs...)}
+	}
+	rec := builder.Record(r, rebuilt)
+	d, err := rec.Spec.Digest()
+	if err != nil {
+		return "", err
+	}
+	if d != pub.Digest {
+		return "", &DifferError{fmt.Errorf("every chart matches, but the spec digest differs: published %s, rebuilt %s (the recipe's package metadata changed)", pub.Digest, d)}
+	}
+	return fmt.Sprintf("%s %s build %d: %d charts and spec %s", r.Metadata.Name, ver, r.Spec.Build, len(p.Charts), d), nil
+}

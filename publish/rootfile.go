@@ -1,0 +1,99 @@
+package publish
+
+// Root files as kbuild trust root new, next and sign edit them: a root
+// file (root.yaml) with every version beside it in root/<N>.yaml.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
+)
+
+// ReadRootFile reads and parses the root of trust in file (errors name
+// it). Its signatures are not checked: it is being edited.
+func ReadRootFile(file string) (*index.Root, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	r, err := index.ParseRoot(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return r, nil
+}
+
+// WriteRootFile writes r to file, whole or not at all.
+func WriteRootFile(file string, r *index.Root) error {
+	b, err := r.Marshal()
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(file, b, 0o644)
+}
+
+// RootChainFile returns root/<version>.yaml beside the root file.
+func RootChainFile(file string, version int) string {
+	return filepath.Join(filepath.Dir(file), filepath.FromSlash(RootVersionFile(version)))
+}
+
+// KeepRootVersion writes r to root/<N>.yaml beside file unless a file is
+// there, so that the chain subscribers walk keeps every version; it
+// returns the path written, "" when it was there.
+func KeepRootVersion(file string, r *index.Root) (string, error) {
+	p := RootChainFile(file, r.Signed.Version)
+	if _, err := os.Stat(p); err == nil {
+		return "", nil
+	}
+	return p, WriteRootFile(p, r)
+}
+
+// WriteRootVersion writes a new root version r to file and to
+// root/<N>.yaml beside it, the chain copy first, and returns the chain
+// copy's path. With fresh (version 1 of a new root of trust) neither file
+// may exist: a new root of trust is a new repository.
+func WriteRootVersion(file string, r *index.Root, fresh bool) (string, error) {
+	p := RootChainFile(file, r.Signed.Version)
+	if fresh {
+		if _, err := os.Stat(file); err == nil {
+			return "", fmt.Errorf("%s exists; refusing to overwrite a root of trust (use 'kbuild trust root next' to change it)", file)
+		}
+		if _, err := os.Stat(p); err == nil {
+			return "", fmt.Errorf("%s exists; refusing to overwrite a root version", p)
+		}
+	}
+	if err := WriteRootFile(p, r); err != nil {
+		return "", err
+	}
+	return p, WriteRootFile(file, r)
+}
+
+// SignRootFile adds k's signature to the root in file (replacing an
+// earlier one by the same key) and writes it back, and to root/<N>.yaml
+// beside it when that holds the same signed content.
+func SignRootFile(file string, k index.Signer) (*index.Root, error) {
+	r, err := ReadRootFile(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Sign(k); err != nil {
+		return nil, err
+	}
+	chain := RootChainFile(file, r.Signed.Version)
+	if old, err := ReadRootFile(chain); err == nil {
+		od, oerr := old.Digest()
+		nd, nerr := r.Digest()
+		if oerr == nil && nerr == nil && od == nd {
+			if err := WriteRootFile(chain, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := WriteRootFile(file, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
