@@ -13,6 +13,8 @@ import (
 	"time"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
 // FuzzParseIndex checks that ParseIndex never panics, that the fast reader
@@ -43,14 +45,14 @@ func FuzzParseIndex(f *testing.F) {
 			var fast RepositoryIndex
 			if ferr := readIndex(r, &fast, keepAll); ferr == nil {
 				var slow RepositoryIndex
-				if serr := slowDecode(data, "index", &slow); serr != nil {
+				if serr := yamlscan.DecodeStrict(data, "index", &slow); serr != nil {
 					t.Fatalf("fast reader accepted what sigs.k8s.io/yaml refuses: %v\n%q", serr, data)
 				}
 				if !reflect.DeepEqual(&fast, &slow) {
 					t.Fatalf("fast reader and sigs.k8s.io/yaml differ\nfast %+v\nslow %+v\n%q", fast, slow, data)
 				}
 			} else {
-				var bail *yamlBail
+				var bail *yamlscan.Bail
 				if !errors.As(ferr, &bail) {
 					t.Fatalf("fast reader error that is not a bail: %v", ferr)
 				}

@@ -6,16 +6,16 @@ package index
 // decides.
 
 func readSpec(r *yreader, s *PackageSpec) (bool, error) {
-	return r.readMap(func(k string) error { return readSpecField(r, s, k) })
+	return r.ReadMap(func(k string) error { return readSpecField(r, s, k) })
 }
 
 func readSpecField(r *yreader, s *PackageSpec, k string) error {
 	var err error
 	switch k {
 	case "version":
-		s.Version, err = r.readString(k)
+		s.Version, err = r.ReadString(k)
 	case "build":
-		s.Build, err = r.readInt(k)
+		s.Build, err = r.ReadInt(k)
 	case "sourceRef":
 		s.SourceRef, err = readPtr(r, &r.slab.srcRefs, readSourceRef)
 	case "provides":
@@ -28,12 +28,12 @@ func readSpecField(r *yreader, s *PackageSpec, k string) error {
 		s.Permissions, err = readPtr(r, &r.slab.perms, readPermissions)
 	case "rollback":
 		s.Rollback, err = readPtr(r, &r.slab.rollbacks, func(r *yreader, v *Rollback) (bool, error) {
-			return r.readMap(func(k string) error {
+			return r.ReadMap(func(k string) error {
 				if k != "safe" {
 					return r.unknown("rollback", k)
 				}
 				var err error
-				v.Safe, err = r.readBool(k)
+				v.Safe, err = r.ReadBool(k)
 				return err
 			})
 		})
@@ -138,7 +138,7 @@ func readPtr[T any](r *yreader, pool *slab[T], read func(*yreader, *T) (bool, er
 // makes them.
 func readList[T any](r *yreader, pool *slab[T], read func(*yreader, *T) (bool, error)) ([]T, error) {
 	out := pool.tmp[:0]
-	present, err := r.readSeq(func() error {
+	present, err := r.ReadSeq(func() error {
 		var zero T
 		out = append(out, zero)
 		_, err := read(r, &out[len(out)-1])
@@ -154,19 +154,19 @@ func readList[T any](r *yreader, pool *slab[T], read func(*yreader, *T) (bool, e
 }
 
 func readSourceRef(r *yreader, v *SourceRef) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "kind":
-			v.Kind, err = r.readString(k)
+			v.Kind, err = r.ReadString(k)
 		case "name":
-			v.Name, err = r.readString(k)
+			v.Name, err = r.ReadString(k)
 		case "namespace":
-			v.Namespace, err = r.readString(k)
+			v.Namespace, err = r.ReadString(k)
 		case "url":
-			v.URL, err = r.readString(k)
+			v.URL, err = r.ReadString(k)
 		case "path":
-			v.Path, err = r.readString(k)
+			v.Path, err = r.ReadString(k)
 		default:
 			err = r.unknown("sourceRef", k)
 		}
@@ -175,11 +175,11 @@ func readSourceRef(r *yreader, v *SourceRef) (bool, error) {
 }
 
 func readPermissions(r *yreader, v *Permissions) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "clusterWide":
-			v.ClusterWide, err = r.readBool(k)
+			v.ClusterWide, err = r.ReadBool(k)
 		case "rules":
 			v.Rules, err = readList(r, &r.slab.rules, readRule)
 		default:
@@ -190,7 +190,7 @@ func readPermissions(r *yreader, v *Permissions) (bool, error) {
 }
 
 func readRule(r *yreader, v *PolicyRule) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "verbs":
@@ -211,11 +211,11 @@ func readRule(r *yreader, v *PolicyRule) (bool, error) {
 }
 
 func readVariant(r *yreader, v *Variant) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "name":
-			v.Name, err = r.readString(k)
+			v.Name, err = r.ReadString(k)
 		case "dependsOn":
 			v.DependsOn, err = r.readStrings(k)
 		case "requires":
@@ -232,17 +232,17 @@ func readVariant(r *yreader, v *Variant) (bool, error) {
 }
 
 func readRequirement(r *yreader, v *Requirement) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "package":
-			v.Package, err = r.readString(k)
+			v.Package, err = r.ReadString(k)
 		case "capability":
-			v.Capability, err = r.readString(k)
+			v.Capability, err = r.ReadString(k)
 		case "version":
-			v.Version, err = r.readString(k)
+			v.Version, err = r.ReadString(k)
 		case "optional":
-			v.Optional, err = r.readBool(k)
+			v.Optional, err = r.ReadBool(k)
 		default:
 			err = r.unknown("requirement", k)
 		}
@@ -251,13 +251,13 @@ func readRequirement(r *yreader, v *Requirement) (bool, error) {
 }
 
 func readLibrary(r *yreader, v *Library) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "name":
-			v.Name, err = r.readString(k)
+			v.Name, err = r.ReadString(k)
 		case "path":
-			v.Path, err = r.readString(k)
+			v.Path, err = r.ReadString(k)
 		default:
 			err = r.unknown("library", k)
 		}
@@ -266,13 +266,13 @@ func readLibrary(r *yreader, v *Library) (bool, error) {
 }
 
 func readComponent(r *yreader, v *Component) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "name":
-			v.Name, err = r.readString(k)
+			v.Name, err = r.ReadString(k)
 		case "path":
-			v.Path, err = r.readString(k)
+			v.Path, err = r.ReadString(k)
 		case "chart":
 			v.Chart, err = readPtr(r, &r.slab.charts, readChart)
 		case "install":
@@ -289,17 +289,17 @@ func readComponent(r *yreader, v *Component) (bool, error) {
 }
 
 func readChart(r *yreader, v *ChartRef) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "repository":
-			v.Repository, err = r.readString(k)
+			v.Repository, err = r.ReadString(k)
 		case "name":
-			v.Name, err = r.readString(k)
+			v.Name, err = r.ReadString(k)
 		case "version":
-			v.Version, err = r.readString(k)
+			v.Version, err = r.ReadString(k)
 		case "digest":
-			v.Digest, err = r.readString(k)
+			v.Digest, err = r.ReadString(k)
 		default:
 			err = r.unknown("chart", k)
 		}
@@ -308,25 +308,25 @@ func readChart(r *yreader, v *ChartRef) (bool, error) {
 }
 
 func readInstall(r *yreader, v *Install) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "releaseName":
-			v.ReleaseName, err = r.readString(k)
+			v.ReleaseName, err = r.ReadString(k)
 		case "namespace":
-			v.Namespace, err = r.readString(k)
+			v.Namespace, err = r.ReadString(k)
 		case "privileged":
-			v.Privileged, err = r.readBool(k)
+			v.Privileged, err = r.ReadBool(k)
 		case "dependsOn":
 			v.DependsOn, err = r.readStrings(k)
 		case "upgradeCRDs":
-			v.UpgradeCRDs, err = r.readString(k)
+			v.UpgradeCRDs, err = r.ReadString(k)
 		case "waitStrategy":
-			v.WaitStrategy, err = r.readString(k)
+			v.WaitStrategy, err = r.ReadString(k)
 		case "healthCheckExprs":
 			v.HealthCheckExprs, err = readList(r, &r.slab.checks, readHealthCheck)
 		case "phase":
-			v.Phase, err = r.readString(k)
+			v.Phase, err = r.ReadString(k)
 		case "readyWhen":
 			v.ReadyWhen, err = readList(r, &r.slab.ready, readReadyWhen)
 		default:
@@ -337,19 +337,19 @@ func readInstall(r *yreader, v *Install) (bool, error) {
 }
 
 func readHealthCheck(r *yreader, v *HealthCheck) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "apiVersion":
-			v.APIVersion, err = r.readString(k)
+			v.APIVersion, err = r.ReadString(k)
 		case "kind":
-			v.Kind, err = r.readString(k)
+			v.Kind, err = r.ReadString(k)
 		case "current":
-			v.Current, err = r.readString(k)
+			v.Current, err = r.ReadString(k)
 		case "inProgress":
-			v.InProgress, err = r.readString(k)
+			v.InProgress, err = r.ReadString(k)
 		case "failed":
-			v.Failed, err = r.readString(k)
+			v.Failed, err = r.ReadString(k)
 		default:
 			err = r.unknown("healthCheckExprs", k)
 		}
@@ -358,21 +358,21 @@ func readHealthCheck(r *yreader, v *HealthCheck) (bool, error) {
 }
 
 func readReadyWhen(r *yreader, v *ReadyWhen) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "apiVersion":
-			v.APIVersion, err = r.readString(k)
+			v.APIVersion, err = r.ReadString(k)
 		case "kind":
-			v.Kind, err = r.readString(k)
+			v.Kind, err = r.ReadString(k)
 		case "name":
-			v.Name, err = r.readString(k)
+			v.Name, err = r.ReadString(k)
 		case "namespace":
-			v.Namespace, err = r.readString(k)
+			v.Namespace, err = r.ReadString(k)
 		case "condition":
-			v.Condition, err = r.readString(k)
+			v.Condition, err = r.ReadString(k)
 		case "status":
-			v.Status, err = r.readString(k)
+			v.Status, err = r.ReadString(k)
 		default:
 			err = r.unknown("readyWhen", k)
 		}
@@ -382,21 +382,21 @@ func readReadyWhen(r *yreader, v *ReadyWhen) (bool, error) {
 
 // readRecord reads a build record.
 func readRecord(r *yreader, rec *PackageSource) error {
-	return r.readRoot(func(k string) error {
+	return r.ReadRoot(func(k string) error {
 		var err error
 		switch k {
 		case "apiVersion":
-			rec.APIVersion, err = r.readString(k)
+			rec.APIVersion, err = r.ReadString(k)
 		case "kind":
-			rec.Kind, err = r.readString(k)
+			rec.Kind, err = r.ReadString(k)
 		case "metadata":
-			_, err = r.readMap(func(k string) error {
+			_, err = r.ReadMap(func(k string) error {
 				var err error
 				switch k {
 				case "name":
-					rec.Metadata.Name, err = r.readString(k)
+					rec.Metadata.Name, err = r.ReadString(k)
 				case "annotations":
-					rec.Metadata.Annotations, err = r.readStringMap(k)
+					rec.Metadata.Annotations, err = r.ReadStringMap(k)
 				default:
 					err = r.unknown("metadata", k)
 				}
