@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
-	"strings"
 	"unicode/utf8"
 	"unsafe"
 )
