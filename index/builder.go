@@ -603,7 +603,7 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 }
 
 // parallel runs f(0) … f(n-1) on GOMAXPROCS goroutines and returns the
-// error of the lowest i that failed.
+// error of the lowest i that failed; a panic in f is an error.
 func parallel(n int, f func(i int) error) error {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	errs := make([]error, n)
@@ -622,7 +622,7 @@ func parallel(n int, f func(i int) error) error {
 				if i >= n {
 					return
 				}
-				errs[i] = f(i)
+				errs[i] = safely(func() error { return f(i) })
 			}
 		}()
 	}

@@ -241,7 +241,7 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		w.Empty("{}")
 	}
 	if size < parallelMinBytes || runtime.GOMAXPROCS(0) < 2 || len(names) < 2 {
-		if err := writePackages(w, x, names); err != nil {
+		if err := safely(func() error { return writePackages(w, x, names) }); err != nil {
 			return nil, err
 		}
 		writeSets(w, x.Sets)
@@ -266,7 +266,7 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			pw := newYWriter(make([]byte, 0, size/nparts+size/nparts/8))
-			errs[p] = writePackages(pw, x, run)
+			errs[p] = safely(func() error { return writePackages(pw, x, run) })
 			parts[p] = pw.B
 		}()
 	}
@@ -295,6 +295,9 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 // writePackages writes the packages names of x, in that order.
 func writePackages(w *ywriter, x *RepositoryIndex, names []string) error {
 	for _, name := range names {
+		if testHook != nil {
+			testHook(name)
+		}
 		p := x.Packages[name]
 		if p == nil {
 			return fmt.Errorf("package %s is null", name)
@@ -506,7 +509,7 @@ func readIndexFast(b []byte, share bool, visit visitor) (*RepositoryIndex, error
 	}
 	r.lenient = true
 	x := &RepositoryIndex{}
-	if err := readIndex(r, x, visit); err != nil {
+	if err := readSafely(r, func(r *yreader) error { return readIndex(r, x, visit) }); err != nil {
 		return nil, err
 	}
 	sortUnknown(r.found)
@@ -601,6 +604,9 @@ func readPackages(r *yreader, visit visitor) (map[string]*IndexPackage, error) {
 
 // readPackage reads package name into out, if visit keeps it.
 func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit visitor) error {
+	if testHook != nil {
+		testHook(name)
+	}
 	p := &IndexPackage{}
 	before := len(r.found)
 	present, err := r.ReadMap(func(k string) error {
@@ -715,13 +721,16 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 			sub := &yreader{Reader: r.Part(stop, first.off, first.line, 2, 0), slab: &slabs{}, lenient: r.lenient}
 			m := map[string]*IndexPackage{}
 			var seen []string
-			c, err := sub.MapLoop(2, func(name string) error {
-				seen = append(seen, name)
-				return readPackage(sub, m, name, visit)
+			err := readSafely(sub, func(sub *yreader) error {
+				c, err := sub.MapLoop(2, func(name string) error {
+					seen = append(seen, name)
+					return readPackage(sub, m, name, visit)
+				})
+				if err == nil && c >= 0 {
+					err = sub.Bailf("unexpected indentation")
+				}
+				return err
 			})
-			if err == nil && c >= 0 {
-				err = sub.Bailf("unexpected indentation")
-			}
 			maps[p], names[p], errs[p], found[p] = m, seen, err, sub.found
 		}()
 	}

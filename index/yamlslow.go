@@ -51,3 +51,14 @@ func readSafely(r *yreader, fast func(r *yreader) error) (err error) {
 	defer yamlscan.Recover(&err, r.Reader)
 	return fast(r)
 }
+
+// safely runs f, a panic becoming a *yamlscan.PanicError.
+func safely(f func() error) (err error) {
+	defer yamlscan.Recover(&err, nil)
+	return f()
+}
+
+// testHook, when set by a test, is called with each package's name as it
+// is read or written, from the goroutine doing it: a test makes it panic
+// to check that a panic there is an error.
+var testHook func(name string)

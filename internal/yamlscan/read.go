@@ -1057,7 +1057,7 @@ func (e *PanicError) Error() string {
 	if e.Line > 0 {
 		where = fmt.Sprintf("line %d: ", e.Line)
 	}
-	return fmt.Sprintf("%sthe YAML reader failed (internal error: %v); this is a bug in kbuild: please report it with the file", where, e.Value)
+	return fmt.Sprintf("%sinternal error while reading or writing YAML (%v); this is a bug in kbuild: please report it with the file", where, e.Value)
 }
 
 // Recover, deferred directly (defer yamlscan.Recover(&err, r)), turns a
