@@ -9,6 +9,7 @@ package yamlscan
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -17,6 +18,8 @@ import (
 	"time"
 	"unicode/utf8"
 	"unsafe"
+
+	yaml3 "go.yaml.in/yaml/v3"
 )
 
 // Reader decodes the block-style YAML that go.yaml.in/yaml/v2 writes
@@ -970,11 +973,82 @@ func (r *Reader) ReadStringMap(field string) (map[string]string, error) {
 	return out, err
 }
 
-// SkipValue reads and drops the value after a key: a block mapping or
+// SkipValue reads and drops the value after a key (a field the typed
+// decoder does not know), nested to any depth: a block mapping or
+// sequence, an empty flow collection or a scalar. A value in what the
+// reader does not handle anywhere else (flow collections, folded or
+// multi-line scalars, tags, …) is taken whole by its indentation — the
+// lines after the key's that are more indented than the key, or sequence
+// entries at its column — and checked on its own as the slow path checks
+// a document (CheckPlain, NoDuplicateKeys, sigs.k8s.io/yaml). That part,
+// not the document, must be at most MaxSlow bytes: a field kbuild does
+// not know does not make a large document unreadable.
+func (r *Reader) SkipValue() error {
+	saved := *r
+	err := r.skipValue()
+	var bail *Bail
+	if err == nil || !errors.As(err, &bail) {
+		return err
+	}
+	*r = saved
+	return r.skipChecked()
+}
+
+// skipChecked is SkipValue's check of a value on its own, pos being after
+// its key's ':'.
+func (r *Reader) skipChecked() error {
+	last := r.lineEnd(r.pos) // end of the last line of the value
+	lines := 0               // lines of the value after the key's
+	n := 0
+	for off := last + 1; off < len(r.s); {
+		eol := r.FindEOL(off)
+		n++
+		i := off
+		for i < eol && r.s[i] == ' ' {
+			i++
+		}
+		switch col := i - off; {
+		case i == eol || r.s[i] == '#': // blank or comment: the value's if more follows
+		case col > r.ind, col == r.ind && r.seqOK && r.isDash(i):
+			last, lines = eol, n
+		default:
+			off = len(r.s)
+			continue
+		}
+		off = eol + 1
+	}
+	part := r.s[r.lineStart:last]
+	if len(part) > MaxSlow {
+		return r.Bailf("the value of a field kbuild does not know is %d bytes, more than the %d MiB read on the slow path", len(part), MaxSlow>>20)
+	}
+	b := []byte(part + "\n")
+	what := fmt.Sprintf("line %d", r.line)
+	if err := CheckPlain(b, what); err != nil {
+		return &Bail{Line: r.line, Msg: err.Error()}
+	}
+	var node yaml3.Node
+	if err := yaml3.Unmarshal(b, &node); err != nil {
+		return &Bail{Line: r.line, Msg: err.Error()}
+	}
+	if err := NoDuplicateKeys(&node, "the value", r.line); err != nil {
+		return &Bail{Line: r.line, Msg: err.Error()}
+	}
+	var v any
+	if err := DecodeLoose(b, &v); err != nil {
+		return &Bail{Line: r.line, Msg: err.Error()}
+	}
+	if last < len(r.s) {
+		last++
+	}
+	r.Seek(last, r.line+lines+1)
+	return nil
+}
+
+// skipValue reads and drops the value after a key: a block mapping or
 // sequence, an empty flow collection or a scalar, nested to any depth.
 // It gives up on what the reader does not handle anywhere else.
-func (r *Reader) SkipValue() error {
-	skipKey := func(string) error { return r.SkipValue() }
+func (r *Reader) skipValue() error {
+	skipKey := func(string) error { return r.skipValue() }
 	if r.AtLineEnd() {
 		// A block mapping or sequence on the next lines, or null.
 		saved := *r
@@ -986,7 +1060,7 @@ func (r *Reader) SkipValue() error {
 		seq := c >= 0 && (c > saved.ind || c == saved.ind && saved.seqOK) && r.isDash(r.pos)
 		*r = saved
 		if seq {
-			_, err = r.ReadSeq(r.SkipValue)
+			_, err = r.ReadSeq(r.skipValue)
 		} else {
 			_, err = r.ReadMap(skipKey)
 		}
@@ -998,12 +1072,12 @@ func (r *Reader) SkipValue() error {
 		_, err := r.ReadMap(skipKey)
 		return err
 	case rest == "[]":
-		_, err := r.ReadSeq(r.SkipValue)
+		_, err := r.ReadSeq(r.skipValue)
 		return err
 	case r.isDash(r.pos) && r.dash:
 		// A sequence that starts on the entry's line ("- - a").
 		ind, seqOK := r.ind, r.seqOK
-		err := r.SeqLoop(r.col(), r.SkipValue)
+		err := r.SeqLoop(r.col(), r.skipValue)
 		r.ind, r.dash, r.seqOK = ind, true, seqOK
 		return err
 	case r.dash:
