@@ -58,7 +58,10 @@ func TestVerifyOrder(t *testing.T) {
 			}
 			// Merging over it: nothing reaches the builder or each.
 			for _, b := range []*Builder{NewBuilder(), NewBuilder(Compact())} {
-				each := func(string, *IndexPackage) error { t.Fatal("a package was given to each before the signature passed"); return nil }
+				each := func(string, *IndexPackage) error {
+					t.Fatal("a package was given to each before the signature passed")
+					return nil
+				}
 				if v, err := b.AddVerifiedFunc(data, sigFile(t, data, k.stranger), trust, VerifyOptions{Now: now}, each); !errors.Is(err, ErrNotSigned) || v != nil {
 					t.Fatalf("bad signature: AddVerifiedFunc = %v, %v; want only ErrNotSigned", v, err)
 				}
