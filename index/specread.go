@@ -1,9 +1,10 @@
 package index
 
 // Fast decoders of the PackageSpec types (see yamlread.go). Each knows its
-// fields by their exact JSON names; any other key goes to yreader.unknown,
-// which skips it in an index and otherwise gives up, and sigs.k8s.io/yaml
-// decides.
+// fields by their JSON names in SpecFields (the one table the writer and
+// the digest encoder use too; TestReaderKnowsEveryField); any other key
+// goes to yreader.unknown, which skips it in an index and otherwise gives
+// up, and sigs.k8s.io/yaml decides.
 
 func readSpec(r *yreader, s *PackageSpec) (bool, error) {
 	return r.ReadMap(func(k string) error { return readSpecField(r, s, k) })
@@ -12,24 +13,24 @@ func readSpec(r *yreader, s *PackageSpec) (bool, error) {
 func readSpecField(r *yreader, s *PackageSpec, k string) error {
 	var err error
 	switch k {
-	case "version":
+	case fSpecVersion.name():
 		s.Version, err = r.ReadString(k)
-	case "build":
+	case fSpecBuild.name():
 		s.Build, err = r.ReadInt(k)
-	case "sourceRef":
+	case fSpecSourceRef.name():
 		s.SourceRef, err = readPtr(r, &r.slab.srcRefs, readSourceRef)
-	case "provides":
+	case fSpecProvides.name():
 		s.Provides, err = r.readStrings(k)
-	case "conflicts":
+	case fSpecConflicts.name():
 		s.Conflicts, err = r.readStrings(k)
-	case "crds":
+	case fSpecCRDs.name():
 		s.CRDs, err = r.readStrings(k)
-	case "permissions":
+	case fSpecPermissions.name():
 		s.Permissions, err = readPtr(r, &r.slab.perms, readPermissions)
-	case "rollback":
+	case fSpecRollback.name():
 		s.Rollback, err = readPtr(r, &r.slab.rollbacks, func(r *yreader, v *Rollback) (bool, error) {
 			return r.ReadMap(func(k string) error {
-				if k != "safe" {
+				if k != fRollbackSafe.name() {
 					return r.unknown("rollback", k)
 				}
 				var err error
@@ -37,9 +38,9 @@ func readSpecField(r *yreader, s *PackageSpec, k string) error {
 				return err
 			})
 		})
-	case "variants":
+	case fSpecVariants.name():
 		s.Variants, err = readList(r, &r.slab.variants, readVariant)
-	case "images":
+	case fSpecImages.name():
 		s.Images, err = r.readStrings(k)
 	default:
 		err = r.unknown("spec", k)
@@ -157,15 +158,15 @@ func readSourceRef(r *yreader, v *SourceRef) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "kind":
+		case fRefKind.name():
 			v.Kind, err = r.ReadString(k)
-		case "name":
+		case fRefName.name():
 			v.Name, err = r.ReadString(k)
-		case "namespace":
+		case fRefNamespace.name():
 			v.Namespace, err = r.ReadString(k)
-		case "url":
+		case fRefURL.name():
 			v.URL, err = r.ReadString(k)
-		case "path":
+		case fRefPath.name():
 			v.Path, err = r.ReadString(k)
 		default:
 			err = r.unknown("sourceRef", k)
@@ -178,9 +179,9 @@ func readPermissions(r *yreader, v *Permissions) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "clusterWide":
+		case fPermClusterWide.name():
 			v.ClusterWide, err = r.ReadBool(k)
-		case "rules":
+		case fPermRules.name():
 			v.Rules, err = readList(r, &r.slab.rules, readRule)
 		default:
 			err = r.unknown("permissions", k)
@@ -193,15 +194,15 @@ func readRule(r *yreader, v *PolicyRule) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "verbs":
+		case fRuleVerbs.name():
 			v.Verbs, err = r.readStrings(k)
-		case "apiGroups":
+		case fRuleAPIGroups.name():
 			v.APIGroups, err = r.readStrings(k)
-		case "resources":
+		case fRuleResources.name():
 			v.Resources, err = r.readStrings(k)
-		case "resourceNames":
+		case fRuleResourceNames.name():
 			v.ResourceNames, err = r.readStrings(k)
-		case "nonResourceURLs":
+		case fRuleNonResourceURLs.name():
 			v.NonResourceURLs, err = r.readStrings(k)
 		default:
 			err = r.unknown("rule", k)
@@ -214,15 +215,15 @@ func readVariant(r *yreader, v *Variant) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "name":
+		case fVariantName.name():
 			v.Name, err = r.ReadString(k)
-		case "dependsOn":
+		case fVariantDependsOn.name():
 			v.DependsOn, err = r.readStrings(k)
-		case "requires":
+		case fVariantRequires.name():
 			v.Requires, err = readList(r, &r.slab.reqs, readRequirement)
-		case "libraries":
+		case fVariantLibraries.name():
 			v.Libraries, err = readList(r, &r.slab.libs, readLibrary)
-		case "components":
+		case fVariantComponents.name():
 			v.Components, err = readList(r, &r.slab.comps, readComponent)
 		default:
 			err = r.unknown("variant", k)
@@ -235,13 +236,13 @@ func readRequirement(r *yreader, v *Requirement) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "package":
+		case fReqPackage.name():
 			v.Package, err = r.ReadString(k)
-		case "capability":
+		case fReqCapability.name():
 			v.Capability, err = r.ReadString(k)
-		case "version":
+		case fReqVersion.name():
 			v.Version, err = r.ReadString(k)
-		case "optional":
+		case fReqOptional.name():
 			v.Optional, err = r.ReadBool(k)
 		default:
 			err = r.unknown("requirement", k)
@@ -254,9 +255,9 @@ func readLibrary(r *yreader, v *Library) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "name":
+		case fLibName.name():
 			v.Name, err = r.ReadString(k)
-		case "path":
+		case fLibPath.name():
 			v.Path, err = r.ReadString(k)
 		default:
 			err = r.unknown("library", k)
@@ -269,17 +270,17 @@ func readComponent(r *yreader, v *Component) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "name":
+		case fCompName.name():
 			v.Name, err = r.ReadString(k)
-		case "path":
+		case fCompPath.name():
 			v.Path, err = r.ReadString(k)
-		case "chart":
+		case fCompChart.name():
 			v.Chart, err = readPtr(r, &r.slab.charts, readChart)
-		case "install":
+		case fCompInstall.name():
 			v.Install, err = readPtr(r, &r.slab.installs, readInstall)
-		case "libraries":
+		case fCompLibraries.name():
 			v.Libraries, err = r.readStrings(k)
-		case "valuesFiles":
+		case fCompValuesFiles.name():
 			v.ValuesFiles, err = r.readStrings(k)
 		default:
 			err = r.unknown("component", k)
@@ -292,13 +293,13 @@ func readChart(r *yreader, v *ChartRef) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "repository":
+		case fChartRepository.name():
 			v.Repository, err = r.ReadString(k)
-		case "name":
+		case fChartName.name():
 			v.Name, err = r.ReadString(k)
-		case "version":
+		case fChartVersion.name():
 			v.Version, err = r.ReadString(k)
-		case "digest":
+		case fChartDigest.name():
 			v.Digest, err = r.ReadString(k)
 		default:
 			err = r.unknown("chart", k)
@@ -311,23 +312,23 @@ func readInstall(r *yreader, v *Install) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "releaseName":
+		case fInstReleaseName.name():
 			v.ReleaseName, err = r.ReadString(k)
-		case "namespace":
+		case fInstNamespace.name():
 			v.Namespace, err = r.ReadString(k)
-		case "privileged":
+		case fInstPrivileged.name():
 			v.Privileged, err = r.ReadBool(k)
-		case "dependsOn":
+		case fInstDependsOn.name():
 			v.DependsOn, err = r.readStrings(k)
-		case "upgradeCRDs":
+		case fInstUpgradeCRDs.name():
 			v.UpgradeCRDs, err = r.ReadString(k)
-		case "waitStrategy":
+		case fInstWaitStrategy.name():
 			v.WaitStrategy, err = r.ReadString(k)
-		case "healthCheckExprs":
+		case fInstHealthCheckExprs.name():
 			v.HealthCheckExprs, err = readList(r, &r.slab.checks, readHealthCheck)
-		case "phase":
+		case fInstPhase.name():
 			v.Phase, err = r.ReadString(k)
-		case "readyWhen":
+		case fInstReadyWhen.name():
 			v.ReadyWhen, err = readList(r, &r.slab.ready, readReadyWhen)
 		default:
 			err = r.unknown("install", k)
@@ -340,15 +341,15 @@ func readHealthCheck(r *yreader, v *HealthCheck) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "apiVersion":
+		case fCheckAPIVersion.name():
 			v.APIVersion, err = r.ReadString(k)
-		case "kind":
+		case fCheckKind.name():
 			v.Kind, err = r.ReadString(k)
-		case "current":
+		case fCheckCurrent.name():
 			v.Current, err = r.ReadString(k)
-		case "inProgress":
+		case fCheckInProgress.name():
 			v.InProgress, err = r.ReadString(k)
-		case "failed":
+		case fCheckFailed.name():
 			v.Failed, err = r.ReadString(k)
 		default:
 			err = r.unknown("healthCheckExprs", k)
@@ -361,17 +362,17 @@ func readReadyWhen(r *yreader, v *ReadyWhen) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "apiVersion":
+		case fReadyAPIVersion.name():
 			v.APIVersion, err = r.ReadString(k)
-		case "kind":
+		case fReadyKind.name():
 			v.Kind, err = r.ReadString(k)
-		case "name":
+		case fReadyName.name():
 			v.Name, err = r.ReadString(k)
-		case "namespace":
+		case fReadyNamespace.name():
 			v.Namespace, err = r.ReadString(k)
-		case "condition":
+		case fReadyCondition.name():
 			v.Condition, err = r.ReadString(k)
-		case "status":
+		case fReadyStatus.name():
 			v.Status, err = r.ReadString(k)
 		default:
 			err = r.unknown("readyWhen", k)

@@ -494,3 +494,44 @@ func TestMarshalRecordMatchesYAMLv2(t *testing.T) {
 
 // keepAll is a visitor that keeps every package as decoded.
 func keepAll(string, *IndexPackage) (bool, error) { return true, nil }
+
+// TestReaderKnowsEveryField: a spec with every field of SpecFields set,
+// written by the fast writer, is read back by the fast reader strictly
+// (no field unknown to it, no giving up) to the same spec, so a field the
+// table has and the reader does not fails here; TestSpecFieldsMatchTags
+// fails for a struct field the table does not have, and
+// TestWriterFieldOrder and TestSpecJSONMatchesEncodingJSON for one the
+// writer or the digest encoder leave out.
+func TestReaderKnowsEveryField(t *testing.T) {
+	s := fullSpec()
+	fillZero(reflect.ValueOf(&s).Elem())
+	w := newYWriter(nil)
+	w.Key(0, "spec")
+	writeSpec(w, 2, &s)
+	if w.Slow {
+		t.Fatal("the fast writer gave up on the full spec")
+	}
+	r, err := newYReader(w.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got PackageSpec
+	if err := r.ReadRoot(func(k string) error {
+		if k != "spec" {
+			return fmt.Errorf("key %q", k)
+		}
+		_, err := readSpec(r, &got)
+		return err
+	}); err != nil {
+		t.Fatalf("the fast reader refuses the full spec: %v\n%s", err, w.B)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("read back differs:\n got %+v\nwant %+v", got, s)
+	}
+	// Every entry of the table is in what was written.
+	for _, f := range SpecFields {
+		if !strings.Contains(string(w.B), " "+f.JSON+":") {
+			t.Errorf("%s.%s is not written", f.Type, f.JSON)
+		}
+	}
+}

@@ -60,16 +60,16 @@ func writeSpec(w *ywriter, col int, s *PackageSpec) {
 		w.specStrings(col, fSpecCRDs, s.CRDs)
 		w.specStrings(col, fSpecImages, s.Images)
 		if s.Permissions != nil {
-			w.Key(col, "permissions")
+			w.Key(col, fSpecPermissions.name())
 			writePermissions(w, col+2, s.Permissions)
 		}
 		w.specStrings(col, fSpecProvides, s.Provides)
 		if s.Rollback != nil {
-			w.Key(col, "rollback")
+			w.Key(col, fSpecRollback.name())
 			w.Mapping(col+2, func(col int) { w.specBool(col, fRollbackSafe, s.Rollback.Safe) })
 		}
 		if s.SourceRef != nil {
-			w.Key(col, "sourceRef")
+			w.Key(col, fSpecSourceRef.name())
 			w.Mapping(col+2, func(col int) {
 				r := s.SourceRef
 				w.specStr(col, fRefKind, r.Kind)
@@ -80,7 +80,7 @@ func writeSpec(w *ywriter, col int, s *PackageSpec) {
 			})
 		}
 		if len(s.Variants) > 0 {
-			w.Key(col, "variants")
+			w.Key(col, fSpecVariants.name())
 			for i := range s.Variants {
 				w.Item(col)
 				writeVariant(w, col+2, &s.Variants[i])
@@ -94,7 +94,7 @@ func writePermissions(w *ywriter, col int, p *Permissions) {
 	w.Mapping(col, func(col int) {
 		w.specBool(col, fPermClusterWide, p.ClusterWide)
 		if len(p.Rules) > 0 {
-			w.Key(col, "rules")
+			w.Key(col, fPermRules.name())
 			for i := range p.Rules {
 				r := &p.Rules[i]
 				w.Item(col)
@@ -113,7 +113,7 @@ func writePermissions(w *ywriter, col int, p *Permissions) {
 func writeVariant(w *ywriter, col int, v *Variant) {
 	w.Mapping(col, func(col int) {
 		if len(v.Components) > 0 {
-			w.Key(col, "components")
+			w.Key(col, fVariantComponents.name())
 			for i := range v.Components {
 				w.Item(col)
 				writeComponent(w, col+2, &v.Components[i])
@@ -121,7 +121,7 @@ func writeVariant(w *ywriter, col int, v *Variant) {
 		}
 		w.specStrings(col, fVariantDependsOn, v.DependsOn)
 		if len(v.Libraries) > 0 {
-			w.Key(col, "libraries")
+			w.Key(col, fVariantLibraries.name())
 			for i := range v.Libraries {
 				l := &v.Libraries[i]
 				w.Item(col)
@@ -133,7 +133,7 @@ func writeVariant(w *ywriter, col int, v *Variant) {
 		}
 		w.specStr(col, fVariantName, v.Name)
 		if len(v.Requires) > 0 {
-			w.Key(col, "requires")
+			w.Key(col, fVariantRequires.name())
 			for i := range v.Requires {
 				q := &v.Requires[i]
 				w.Item(col)
@@ -151,7 +151,7 @@ func writeVariant(w *ywriter, col int, v *Variant) {
 func writeComponent(w *ywriter, col int, c *Component) {
 	w.Mapping(col, func(col int) {
 		if c.Chart != nil {
-			w.Key(col, "chart")
+			w.Key(col, fCompChart.name())
 			w.Mapping(col+2, func(col int) {
 				w.specStr(col, fChartDigest, c.Chart.Digest)
 				w.specStr(col, fChartName, c.Chart.Name)
@@ -160,7 +160,7 @@ func writeComponent(w *ywriter, col int, c *Component) {
 			})
 		}
 		if c.Install != nil {
-			w.Key(col, "install")
+			w.Key(col, fCompInstall.name())
 			writeInstall(w, col+2, c.Install)
 		}
 		w.specStrings(col, fCompLibraries, c.Libraries)
@@ -174,7 +174,7 @@ func writeInstall(w *ywriter, col int, in *Install) {
 	w.Mapping(col, func(col int) {
 		w.specStrings(col, fInstDependsOn, in.DependsOn)
 		if len(in.HealthCheckExprs) > 0 {
-			w.Key(col, "healthCheckExprs")
+			w.Key(col, fInstHealthCheckExprs.name())
 			for i := range in.HealthCheckExprs {
 				h := &in.HealthCheckExprs[i]
 				w.Item(col)
@@ -191,7 +191,7 @@ func writeInstall(w *ywriter, col int, in *Install) {
 		w.specStr(col, fInstPhase, in.Phase)
 		w.specBool(col, fInstPrivileged, in.Privileged)
 		if len(in.ReadyWhen) > 0 {
-			w.Key(col, "readyWhen")
+			w.Key(col, fInstReadyWhen.name())
 			for i := range in.ReadyWhen {
 				rw := &in.ReadyWhen[i]
 				w.Item(col)

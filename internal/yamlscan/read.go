@@ -986,12 +986,18 @@ func (r *Reader) ReadStringMap(field string) (map[string]string, error) {
 func (r *Reader) SkipValue() error {
 	saved := *r
 	err := r.skipValue()
-	var bail *Bail
-	if err == nil || !errors.As(err, &bail) {
+	if err == nil || !isBail(err) {
 		return err
 	}
 	*r = saved
 	return r.skipChecked()
+}
+
+// isBail reports whether err is a *Bail. (A function of its own, so that
+// SkipValue does not allocate when it succeeds.)
+func isBail(err error) bool {
+	var bail *Bail
+	return errors.As(err, &bail)
 }
 
 // skipChecked is SkipValue's check of a value on its own, pos being after
