@@ -11,7 +11,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -158,7 +157,24 @@ func CheckChars(s []byte) error {
 		cuts = append(cuts, c)
 	}
 	cuts = append(cuts, len(s))
-	return parallel(len(cuts)-1, func(i int) error { return checkCharsFrom(s, cuts[i], cuts[i+1]) })
+	// One goroutine a part (64 for a document of 1 GiB), each recovering.
+	errs := make([]error, len(cuts)-1)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer Recover(&errs[i], nil)
+			errs[i] = checkCharsFrom(s, cuts[i], cuts[i+1])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkCharsFrom is CheckChars of s[from:to].
@@ -1152,41 +1168,4 @@ func Recover(err *error, r *Reader) {
 		line = r.line
 	}
 	*err = &PanicError{Line: line, Value: v, Stack: debug.Stack()}
-}
-
-// parallel runs f(0) … f(n-1) on GOMAXPROCS goroutines and returns the
-// error of the lowest i that failed; a panic in f is an error.
-func parallel(n int, f func(i int) error) error {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	errs := make([]error, n)
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	run := func(i int) (err error) {
-		defer Recover(&err, nil)
-		return f(i)
-	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				errs[i] = run(i)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
