@@ -33,9 +33,9 @@ import (
 // that YAML 1.1 reads as booleans or numbers) it stops with a *Bail, and
 // the caller decodes the document with sigs.k8s.io/yaml instead, which is
 // authoritative. On what it accepts it must agree with sigs.k8s.io/yaml
-// exactly; FuzzParseIndex checks that. Reading an index it is lenient as
-// kubepkg's client is: unknown keys are skipped and recorded (see unknown),
-// agreeing with readLenient, which FuzzParseIndex checks too.
+// exactly; index's FuzzParseIndex checks that. A typed decoder that skips
+// keys it does not know (as kubepkg's client does in an index) skips their
+// values with SkipValue.
 type Reader struct {
 	s         string
 	pos       int  // next unread byte

@@ -11,8 +11,8 @@ import (
 // This file holds the scalar rules of YAML 1.1 as go.yaml.in/yaml/v2 (and so
 // sigs.k8s.io/yaml) applies them: which plain scalars are strings, which
 // style a string is written in, and the order of mapping keys. The fast
-// reader and writer (yamlread.go, yamlwrite.go) depend on them matching the
-// library exactly; yaml_test.go and the fuzz tests compare both.
+// reader and writer (read.go, write.go) depend on them matching the
+// library exactly; index's yaml_test.go and fuzz tests compare both.
 
 // PlainKind is what a plain (unquoted) scalar resolves to.
 type PlainKind uint8

@@ -13,7 +13,7 @@ import (
 //
 // It only handles strings of printable ASCII on one line. On any other
 // string it sets Slow, and the caller writes that part with
-// sigs.k8s.io/yaml instead (yaml_test.go compares both).
+// sigs.k8s.io/yaml instead (index's yaml_test.go compares both).
 type Writer struct {
 	// B is what was written.
 	B         []byte
