@@ -15,8 +15,8 @@ import (
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/patches"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
 )
 

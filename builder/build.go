@@ -15,9 +15,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"golang.org/x/sync/errgroup"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -190,17 +190,18 @@ func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[str
 	var failed []error
 	for i, n := range names {
 		if errs[i] != nil {
-			field := "spec.sources." + n
-			failed = append(failed, fmt.Errorf("%s line %d: %s: %w", l.File, l.Pos.Line(field), field, errs[i]))
+			// The fetcher's error names the source; the file and line say
+			// where it is declared, and which recipe.
+			failed = append(failed, fmt.Errorf("%s line %d: %w", l.File, l.Pos.Line("spec.sources."+n), errs[i]))
 			continue
 		}
 		fetched[n] = results[i]
 	}
 	switch {
 	case len(failed) == 1:
-		return nil, fmt.Errorf("recipe %s: %w", l.Dir, failed[0])
+		return nil, failed[0]
 	case len(failed) > 1:
-		return nil, fmt.Errorf("recipe %s: %d of %d sources failed:\n%w", l.Dir, len(failed), len(names), errors.Join(failed...))
+		return nil, fmt.Errorf("%d of %d sources failed:\n%w", len(failed), len(names), errors.Join(failed...))
 	}
 	return fetched, nil
 }

@@ -42,19 +42,22 @@ func TestFetchNamesEveryMissingSource(t *testing.T) {
 	}
 	want := []string{
 		"3 of 3 sources failed",
-		"recipe.yaml line 14: spec.sources.alpha: source \"alpha\": offline: https://example.invalid/alpha.yaml (sha256:2222222222222222222222222222222222222222222222222222222222222222) is not in the cache",
-		"recipe.yaml line 17: spec.sources.tree: source \"tree\": offline: git https://example.invalid/repo.git@abcdefabcdefabcdefabcdefabcdefabcdefabcd is not in the cache",
-		"recipe.yaml line 11: spec.sources.zeta: source \"zeta\": offline:",
+		"recipe.yaml line 14: source \"alpha\": offline: https://example.invalid/alpha.yaml (sha256:2222222222222222222222222222222222222222222222222222222222222222) is not in the cache",
+		"recipe.yaml line 17: source \"tree\": offline: git https://example.invalid/repo.git@abcdefabcdefabcdefabcdefabcdefabcdefabcd is not in the cache",
+		"recipe.yaml line 11: source \"zeta\": offline:",
 	}
 	for _, w := range want {
 		if !strings.Contains(first, w) {
 			t.Errorf("error lacks %q:\n%s", w, first)
 		}
 	}
+	if strings.Contains(first, "recipe "+dir+":") || strings.Contains(first, "spec.sources.") {
+		t.Errorf("error names the recipe directory or the source more than once:\n%s", first)
+	}
 	if n := len(regexp.MustCompile(`kbuild fetch `).FindAllString(first, -1)); n != 3 {
 		t.Errorf("error gives the fetch command %d times, want 3:\n%s", n, first)
 	}
-	if a, g, z := strings.Index(first, "sources.alpha"), strings.Index(first, "sources.tree"), strings.Index(first, "sources.zeta"); !(a < g && g < z) {
+	if a, g, z := strings.Index(first, `source "alpha"`), strings.Index(first, `source "tree"`), strings.Index(first, `source "zeta"`); !(a < g && g < z) {
 		t.Errorf("sources not in name order:\n%s", first)
 	}
 }
@@ -101,7 +104,7 @@ func TestFetchUnknownCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = b.Prepare(context.Background(), dir)
-	want := filepath.Join(dir, RecipeFile) + " line 17: spec.sources.tree: source \"tree\": git file://" + repo + "@" + missing
+	want := filepath.Join(dir, RecipeFile) + " line 17: source \"tree\": git file://" + repo + "@" + missing
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Prepare = %v\nwant an error containing %q", err, want)
 	}

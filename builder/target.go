@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // RefNameAnnotation names an image in an OCI layout's index.json.
@@ -97,13 +98,13 @@ func NewRegistryTarget(url string, plainHTTP bool, ropts ...RegistryOption) (*Re
 // answering one request.
 const DefaultRegistryTimeout = 60 * time.Second
 
-// SetTimeout sets how long the registry may take to start answering each
-// request (its response headers): a registry that stalls fails the request,
-// which go-containerregistry retries a bounded number of times.
+// SetTimeout sets how long the registry may stay silent: to connect, to
+// start answering a request (its response headers), and in any gap of an
+// upload or a download, whose whole time is also bounded by its size
+// (netdeadline.Budget). A registry that stalls fails the request, which
+// go-containerregistry retries a bounded number of times.
 func (r *RegistryTarget) SetTimeout(d time.Duration) {
-	t := remote.DefaultTransport.(*http.Transport).Clone()
-	t.ResponseHeaderTimeout = d
-	r.transport = t
+	r.transport = netdeadline.Transport(remote.DefaultTransport, d)
 }
 
 func (r *RegistryTarget) tag(repo, tag string) (name.Tag, error) {

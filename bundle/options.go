@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // Progress reports how far Create or Import is: bytes done of the total,
@@ -75,8 +76,9 @@ func WithMaxBlobSize(n int64) Option { return func(o *options) { o.maxBlob = n }
 // Default: none.
 func WithResignKey(s ...index.Signer) Option { return func(o *options) { o.resign = s } }
 
-// responseTimeout bounds how long a registry may take to start answering
-// a request; a transfer under way is bounded by the context only.
+// responseTimeout bounds how long a registry may stay silent: to connect,
+// to start answering a request, and in any gap of a transfer, whose whole
+// time is also bounded by its size (netdeadline.Budget).
 const responseTimeout = 60 * time.Second
 
 // remote returns the options of every registry request: the context, the
@@ -91,9 +93,7 @@ func makeOptions(opts []Option) *options {
 	for _, f := range opts {
 		f(o)
 	}
-	t := remote.DefaultTransport.(*http.Transport).Clone()
-	t.ResponseHeaderTimeout = responseTimeout
-	o.transport = t
+	o.transport = netdeadline.Transport(remote.DefaultTransport, responseTimeout)
 	if o.now.IsZero() {
 		o.now = time.Now()
 	}

@@ -124,18 +124,13 @@ func (b *Builder) Add(origin string, rec *PackageSource, sigs []Signature) error
 	return b.insert(name, bv)
 }
 
-// AddBase adds every version of a verified base index (delegated versions
-// that lacked signatures included): published versions are kept, and a
-// record added later with the same version and build must have the same
-// digest. Call it before Add.
-func (b *Builder) AddBase(base *Verified) error {
-	if base == nil || base.all == nil {
-		return errors.New("the base index must be one that Verify accepted")
-	}
-	if err := base.checkMergeable(); err != nil {
-		return err
-	}
-	x := base.all
+// AddPublished adds every version of x, a published base index, as it was
+// published (delegated versions that lacked signatures included), and
+// records its generated time and withdrawals: published versions are kept,
+// and a record added later with the same version and build must have the
+// same digest. Call it before Add, with an index trust.Verify accepted
+// (trust.AddBase and trust.AddVerified are the ways to call it).
+func (b *Builder) AddPublished(x *RepositoryIndex, withdrawn []Withdrawal) error {
 	type job struct {
 		name string
 		bv   *builtVersion
@@ -163,88 +158,51 @@ func (b *Builder) AddBase(base *Verified) error {
 			return err
 		}
 	}
-	b.mu.Lock()
-	b.baseTime = x.Generated
-	for _, t := range base.Withdrawn {
-		b.addWithdrawn(&t)
-	}
-	b.mu.Unlock()
+	b.SetPublished(x.Generated, withdrawn)
 	return nil
 }
 
-// AddVerified verifies a base index as Verify does and adds every version
-// of it (delegated versions that lack signatures included), as AddBase
-// does. A compact Builder adds each package as it is decoded and keeps
-// nothing of the parsed index (Verified.Index is then nil), so publishing
-// over an index of 100,000 versions does not hold it twice. On error the
-// Builder may hold part of the base: Reset it or drop it.
-func (b *Builder) AddVerified(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions) (*Verified, error) {
-	return b.AddVerifiedFunc(indexBytes, sigBytes, trust, opts, nil)
+// AddPublishedPackage adds every version of one package of a published
+// base index as it is decoded, possibly from several goroutines at once;
+// the package is not referenced after it returns. Call SetPublished when
+// every package is in.
+func (b *Builder) AddPublishedPackage(name string, p *IndexPackage) error {
+	bvs := make([]*builtVersion, len(p.Versions))
+	for i := range p.Versions {
+		bvs[i] = &builtVersion{v: p.Versions[i]}
+		if err := b.relocate(name, &bvs[i].v); err != nil {
+			return err
+		}
+		if err := b.prepare(bvs[i]); err != nil {
+			return err
+		}
+	}
+	name = strings.Clone(name)
+	b.mu.Lock()
+	bp := b.pkg(name)
+	bp.desc, bp.home = strings.Clone(p.Description), strings.Clone(p.Home)
+	b.mu.Unlock()
+	for _, bv := range bvs {
+		if err := b.insert(name, bv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// AddVerifiedFunc is AddVerified that also gives each package of the base
-// to each (when not nil) as it is added, possibly from several goroutines
-// at once: a caller that needs something of every package (a catalog)
-// takes it then instead of reading the index again. In compact mode the
-// package must not be referenced after each returns.
-func (b *Builder) AddVerifiedFunc(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each func(name string, p *IndexPackage) error) (*Verified, error) {
-	if !b.compact {
-		v, err := Verify(indexBytes, sigBytes, trust, opts)
-		if err != nil {
-			return nil, err
-		}
-		if each != nil {
-			for name, p := range v.all.Packages {
-				if err := each(name, p); err != nil {
-					return nil, err
-				}
-			}
-		}
-		return v, b.AddBase(v)
-	}
-	opts.DiscardIndex = true
-	v, err := verify(indexBytes, sigBytes, trust, opts, func(name string, p *IndexPackage) error {
-		if each != nil {
-			if err := each(name, p); err != nil {
-				return err
-			}
-		}
-		bvs := make([]*builtVersion, len(p.Versions))
-		for i := range p.Versions {
-			bvs[i] = &builtVersion{v: p.Versions[i]}
-			if err := b.relocate(name, &bvs[i].v); err != nil {
-				return err
-			}
-			if err := b.prepare(bvs[i]); err != nil {
-				return err
-			}
-		}
-		name = strings.Clone(name)
-		b.mu.Lock()
-		bp := b.pkg(name)
-		bp.desc, bp.home = strings.Clone(p.Description), strings.Clone(p.Home)
-		b.mu.Unlock()
-		for _, bv := range bvs {
-			if err := b.insert(name, bv); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := v.checkMergeable(); err != nil {
-		return nil, err
-	}
+// SetPublished records the generated time and withdrawals of the
+// published base whose packages were added with AddPublishedPackage.
+func (b *Builder) SetPublished(generated time.Time, withdrawn []Withdrawal) {
 	b.mu.Lock()
-	b.baseTime = v.Generated
-	for _, t := range v.Withdrawn {
+	defer b.mu.Unlock()
+	b.baseTime = generated
+	for _, t := range withdrawn {
 		b.addWithdrawn(&t)
 	}
-	b.mu.Unlock()
-	return v, nil
 }
+
+// IsCompact reports whether the Builder was made with Compact.
+func (b *Builder) IsCompact() bool { return b.compact }
 
 // prepare parses the version's semver and, in compact mode, writes its
 // YAML and drops its spec.

@@ -2,15 +2,11 @@ package index
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,50 +35,6 @@ func golden(t *testing.T, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs (run go test ./index -update if the change is intended):\n%s", p, firstDiff(got, want))
 	}
-}
-
-var testTime = time.Date(2026, 10, 10, 12, 0, 0, 0, time.UTC)
-
-func testDigest(n int) string {
-	sum := sha256.Sum256([]byte{byte(n)})
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// record returns a build record of name, version and build with one
-// variant and one component.
-func record(name, version string, build int) *PackageSource {
-	return &PackageSource{
-		APIVersion: RecordAPIVersion, Kind: RecordKind,
-		Metadata: RecordMetadata{Name: name, Annotations: map[string]string{DescriptionAnnotation: "The " + name + " package", HomeAnnotation: "https://example.com/" + name}},
-		Spec: PackageSpec{
-			Version: version, Build: build,
-			Provides: []string{name},
-			Rollback: &Rollback{},
-			Images:   []string{"registry.example.com/" + name + ":v" + version + "@" + testDigest(build)},
-			Variants: []Variant{{Name: "default", Components: []Component{{
-				Name:    "main",
-				Chart:   &ChartRef{Repository: "oci://registry.example.com/" + name, Name: name, Version: version + "-" + itoa(build), Digest: testDigest(100 + build)},
-				Install: &Install{ReleaseName: name, Namespace: name},
-			}}}},
-		},
-	}
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func buildIndex(t testing.TB, recs ...*PackageSource) *RepositoryIndex {
-	t.Helper()
-	b := NewBuilder()
-	for i, r := range recs {
-		if err := b.Add("record-"+itoa(i), r, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	x, err := b.Index(testTime)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return x
 }
 
 // TestIndexGolden pins the bytes of an index, which are also what
@@ -136,36 +88,6 @@ func TestIndexGolden(t *testing.T) {
 	}
 }
 
-// TestSpecDigestEscapes checks the spec digest against a hand-written
-// encoding/json form: fields in order, empty ones left out, and <, >, &
-// escaped as \u003c, \u003e, \u0026.
-func TestSpecDigestEscapes(t *testing.T) {
-	s := PackageSpec{
-		Version:  "1.9.0",
-		Build:    4,
-		Rollback: &Rollback{},
-		Variants: []Variant{{Name: "default", Requires: []Requirement{{Package: "cdi", Version: ">=1.2 <2"}, {Capability: "api:a&b/v1", Optional: true}}}},
-	}
-	const want = `{"version":"1.9.0","build":4,"rollback":{},"variants":[{"name":"default","requires":[{"package":"cdi","version":"\u003e=1.2 \u003c2"},{"capability":"api:a\u0026b/v1","optional":true}]}]}`
-	got, err := s.CanonicalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != want {
-		t.Fatalf("CanonicalJSON =\n%s\nwant\n%s", got, want)
-	}
-	sum := sha256.Sum256([]byte(want))
-	d, _ := s.Digest()
-	if d != "sha256:"+hex.EncodeToString(sum[:]) {
-		t.Fatalf("Digest = %s, want sha256 of the JSON above", d)
-	}
-	// A declared rollback with safe false differs from none.
-	s.Rollback = nil
-	if d2, _ := s.Digest(); d2 == d {
-		t.Fatal("rollback {} and no rollback have the same digest")
-	}
-}
-
 func TestBuilderErrors(t *testing.T) {
 	withPath := record("kubevirt", "1.9.0", 4)
 	withPath.Spec.Variants[0].Components[0].Path = "charts/operator"
@@ -204,68 +126,6 @@ func TestBuilderErrors(t *testing.T) {
 	}
 }
 
-func TestMerge(t *testing.T) {
-	signer, _ := GenerateKey(nil)
-	base := buildIndex(t, record("kubevirt", "1.9.0", 4), record("cdi", "1.66.1", 1))
-	base.Expires = testTime.Add(time.Hour)
-	data, _ := base.Marshal()
-	sigs, _ := Sign(data, signer)
-	sig, _ := MarshalSignatures(sigs)
-	v, err := Verify(data, sig, &Trust{IndexKeys: []*PublicKey{signer.Public()}}, VerifyOptions{Now: testTime.Add(2 * time.Hour), AllowExpired: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "index expired") {
-		t.Fatalf("an expired base is a warning for merging, got %q", v.Warnings)
-	}
-
-	b := NewBuilder()
-	vsig, _ := SignVersion(record("kubevirt", "1.9.0", 4), signer)
-	if err := b.Add("a", record("kubevirt", "1.9.0", 4), []Signature{vsig}); err != nil { // same build again
-		t.Fatal(err)
-	}
-	if err := b.Add("x", record("kubevirt", "1.9.1", 4), []Signature{{KeyID: strings.Repeat("a", 64), Sig: "x"}}); err == nil || !strings.Contains(err.Error(), "x: signature is not the standard base64") {
-		t.Fatalf("Add with a malformed signature = %v", err)
-	}
-	b.Add("b", record("kubevirt", "1.10.0", 1), nil)
-	built, _ := b.Index(testTime.Add(time.Minute))
-	x, err := Merge(v, built)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, n := x.Counts(); p != 2 || n != 3 {
-		t.Fatalf("merged index has %d packages, %d versions; want 2, 3", p, n)
-	}
-	if vs := x.Packages["kubevirt"].Versions; vs[0].Version != "1.10.0" || len(vs[1].Signatures) != 1 {
-		t.Fatalf("merged versions %+v", vs)
-	}
-
-	changed := record("kubevirt", "1.9.0", 4)
-	changed.Spec.Images = []string{"registry.example.com/other@" + testDigest(9)}
-	b = NewBuilder()
-	b.Add("c", changed, nil)
-	built, _ = b.Index(testTime.Add(time.Minute))
-	_, err = Merge(v, built)
-	var ce *ConflictError
-	if !errors.As(err, &ce) {
-		t.Fatalf("Merge of a changed build = %v, want a *ConflictError", err)
-	}
-	d1, _ := record("kubevirt", "1.9.0", 4).Spec.Digest()
-	d2, _ := changed.Spec.Digest()
-	want := "kubevirt 1.9.0 build 4 is already published with different content (published " + d1 + ", built " + d2 + "); published versions do not change, give the recipe a new build number"
-	if err.Error() != want {
-		t.Fatalf("conflict message:\n got %s\nwant %s", err, want)
-	}
-
-	older, _ := NewBuilder().Index(testTime.Add(-time.Hour))
-	if _, err := Merge(v, older); err == nil || !strings.Contains(err.Error(), "rollback") {
-		t.Fatalf("Merge of an index generated before its base = %v", err)
-	}
-	if _, err := Merge(&Verified{}, built); err == nil {
-		t.Fatal("Merge over an unverified base must fail")
-	}
-}
-
 func TestParseRecord(t *testing.T) {
 	rec := record("kubevirt", "1.9.0", 4)
 	b, _ := sigsyaml.Marshal(rec)
@@ -289,113 +149,6 @@ func TestParseRecord(t *testing.T) {
 	}
 	if _, err := ParseRecord(append(b, "extra: 1\n"...)); err == nil || errors.Is(err, ErrNotRecord) || !strings.Contains(err.Error(), "extra") {
 		t.Errorf("a record with an unknown field: %v", err)
-	}
-}
-
-// TestCompactBuilder checks that a compact Builder writes the same bytes as
-// a full one and as Merge, with signatures, a base index, long folded
-// strings and non-ASCII text (the yaml.v2 fallback).
-func TestCompactBuilder(t *testing.T) {
-	k := newTestKeys(t)
-	rng := rand.New(rand.NewSource(9))
-	var recs []*PackageSource
-	for p := 0; p < 6; p++ {
-		for v := 0; v < 5; v++ {
-			r := record(fmt.Sprintf("pkg-%d", p), fmt.Sprintf("1.%d.0", v), 1+v%2)
-			r.Spec.Variants[0].Components[0].Install.WaitStrategy = randString(rng)
-			r.Spec.Images = append(r.Spec.Images, randString(rng))
-			if v == 3 {
-				r.Metadata.Annotations[DescriptionAnnotation] = "ünïcödé description\nwith a newline"
-			}
-			recs = append(recs, r)
-		}
-	}
-	add := func(b *Builder, rs []*PackageSource) {
-		for i, r := range rs {
-			var sigs []Signature
-			if i%3 == 0 {
-				s, _ := SignVersion(r, k.team)
-				sigs = []Signature{s}
-			}
-			if err := b.Add(fmt.Sprint(i), r, sigs); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	full, compact := NewBuilder(), NewBuilder(Compact())
-	add(full, recs)
-	add(compact, recs)
-	exp := testTime.Add(time.Hour)
-	want, err := full.Marshal(testTime, exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := compact.Marshal(testTime, exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("compact Marshal differs:\n%s", firstDiff(got, want))
-	}
-	x, _ := full.Index(testTime)
-	x.Expires = exp
-	if viaSigs, _ := sigsyaml.Marshal(x); !bytes.Equal(want, viaSigs) {
-		t.Fatalf("Builder.Marshal differs from sigs.k8s.io/yaml:\n%s", firstDiff(want, viaSigs))
-	}
-	if _, err := compact.Index(testTime); err == nil {
-		t.Error("Index of a compact Builder must fail")
-	}
-
-	// Over a base: the first half published, the second half new, one
-	// published version built again with a new signature.
-	baseB := NewBuilder()
-	add(baseB, recs[:15])
-	baseData, _ := baseB.Marshal(testTime, exp)
-	base, err := Verify(baseData, sigFile(t, baseData, k.index), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime})
-	if err != nil {
-		t.Fatal(err)
-	}
-	later := testTime.Add(time.Minute)
-	builtB := NewBuilder()
-	add(builtB, recs[14:])
-	built, _ := builtB.Index(later)
-	built.Expires = exp
-	merged, err := Merge(base, built)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ = merged.Marshal()
-	cb := NewBuilder(Compact())
-	if err := cb.AddBase(base); err != nil {
-		t.Fatal(err)
-	}
-	add(cb, recs[14:])
-	got, err = cb.Marshal(later, exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("compact merge differs from Merge:\n%s", firstDiff(got, want))
-	}
-	// The same, verifying and adding the base in one pass.
-	cv := NewBuilder(Compact())
-	if _, err := cv.AddVerified(baseData, sigFile(t, baseData, k.index), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime}); err != nil {
-		t.Fatal(err)
-	}
-	add(cv, recs[14:])
-	if got, err = cv.Marshal(later, exp); err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("AddVerified differs from Merge: %v\n%s", err, firstDiff(got, want))
-	}
-	if _, err := NewBuilder(Compact()).AddVerified(baseData, sigFile(t, baseData, k.stranger), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime}); !errors.As(err, new(*VerificationError)) {
-		t.Fatalf("AddVerified of a base signed by a stranger = %v", err)
-	}
-	if _, err := cb.Marshal(testTime.Add(-time.Hour), exp); err == nil || !strings.Contains(err.Error(), "rollback") {
-		t.Errorf("Marshal before the base's generated time = %v", err)
-	}
-	changed := record("pkg-0", "1.0.0", 1)
-	changed.Spec.Images = nil
-	if err := cb.Add("changed.yaml", changed, nil); !errors.As(err, new(*ConflictError)) {
-		t.Errorf("Add of a changed published version = %v, want a *ConflictError", err)
 	}
 }
 
@@ -457,36 +210,6 @@ func TestBuilderWriteTo(t *testing.T) {
 		n, err := b.WriteTo(&buf, testTime, testTime.Add(time.Hour))
 		if err != nil || n != int64(len(want)) || !bytes.Equal(buf.Bytes(), want) {
 			t.Fatalf("WriteTo = %d, %v; differs from Marshal", n, err)
-		}
-	}
-}
-
-// TestParsersRefuseAliasesAndSize: every parser caps its input and refuses
-// YAML anchors and aliases (a billion-laughs document expands to
-// gigabytes).
-func TestParsersRefuseAliasesAndSize(t *testing.T) {
-	bomb := "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
-	parsers := map[string]func([]byte) error{
-		"ParseIndex":      func(b []byte) error { _, err := ParseIndex(b); return err },
-		"ParseRoot":       func(b []byte) error { _, err := ParseRoot(b); return err },
-		"ParseSignatures": func(b []byte) error { _, err := ParseSignatures(b); return err },
-		"ParseRecord":     func(b []byte) error { _, err := ParseRecord(b); return err },
-	}
-	for name, parse := range parsers {
-		if err := parse([]byte(bomb)); err == nil || !strings.Contains(err.Error(), "anchors and aliases are not allowed") {
-			t.Errorf("%s of an alias bomb = %v", name, err)
-		}
-	}
-	for name, tc := range map[string]struct {
-		parse func([]byte) error
-		max   int
-	}{
-		"ParseRoot":       {parsers["ParseRoot"], MaxRootSize},
-		"ParseSignatures": {parsers["ParseSignatures"], MaxSignaturesSize},
-		"ParseRecord":     {parsers["ParseRecord"], MaxRecordSize},
-	} {
-		if err := tc.parse(make([]byte, tc.max+1)); err == nil || !strings.Contains(err.Error(), "more than the") {
-			t.Errorf("%s of %d bytes = %v", name, tc.max+1, err)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -276,46 +275,6 @@ func TestKubepkgDigestVectors(t *testing.T) {
 	if *update {
 		if err := os.WriteFile(digestGolden, golden.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
-		}
-	}
-}
-
-// TestSpecFieldsMatchTags checks that SpecFields, the table the fast
-// encoder and writer use, says what the json tags of the spec types say,
-// and that it names every field of them.
-func TestSpecFieldsMatchTags(t *testing.T) {
-	types := map[string]reflect.Type{}
-	for _, v := range []any{PackageSpec{}, SourceRef{}, Permissions{}, PolicyRule{}, Rollback{}, Variant{}, Requirement{}, Library{}, Component{}, ChartRef{}, Install{}, HealthCheck{}, ReadyWhen{}} {
-		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
-	}
-	seen := map[string]bool{}
-	for f, info := range SpecFields {
-		typ := types[info.Type]
-		if typ == nil {
-			t.Fatalf("SpecFields[%d]: unknown type %q", f, info.Type)
-		}
-		found := false
-		for i := 0; i < typ.NumField(); i++ {
-			name, opts, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			if name != info.JSON {
-				continue
-			}
-			found = true
-			if omit := opts == "omitempty"; omit != info.OmitEmpty {
-				t.Errorf("%s.%s: tag omitempty %v, SpecFields says %v", info.Type, info.JSON, omit, info.OmitEmpty)
-			}
-		}
-		if !found {
-			t.Errorf("SpecFields names %s.%s, which has no such field", info.Type, info.JSON)
-		}
-		seen[info.Type+"."+info.JSON] = true
-	}
-	for n, typ := range types {
-		for i := 0; i < typ.NumField(); i++ {
-			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			if !seen[n+"."+name] {
-				t.Errorf("%s.%s is not in SpecFields", n, name)
-			}
 		}
 	}
 }

@@ -5,19 +5,15 @@ import (
 	"sort"
 )
 
-// Merge returns the index to publish over a verified base: every version of
-// the base as published (delegated versions that lacked signatures
-// included), plus every version of built. A version and build in both must
-// have the same digest — published versions do not change — or Merge
-// fails with one *ConflictError per such version (joined); otherwise their
-// delegated signatures are merged. Descriptions and homes come from built
-// where it has them. The result has built's generated and expires times;
-// generated must not be before the base's.
-func Merge(base *Verified, built *RepositoryIndex) (*RepositoryIndex, error) {
-	b := NewBuilder()
-	if err := b.AddBase(base); err != nil {
-		return nil, err
-	}
+// MergeIndex returns the index to publish over the published base b holds
+// (added with AddPublished): every version of the base, plus every version
+// of built. A version and build in both must have the same digest —
+// published versions do not change — or MergeIndex fails with one
+// *ConflictError per such version (joined); otherwise their delegated
+// signatures are merged. Descriptions and homes come from built where it
+// has them. The result has built's generated and expires times; generated
+// must not be before the base's.
+func (b *Builder) MergeIndex(built *RepositoryIndex) (*RepositoryIndex, error) {
 	if _, err := b.checkTime(built.Generated); err != nil {
 		return nil, err
 	}

@@ -257,7 +257,7 @@ func ParseRoot(b []byte) (*Root, error) {
 		return nil, fmt.Errorf("root is %d bytes, more than the %d allowed", len(b), MaxRootSize)
 	}
 	r := &Root{}
-	if err := decodeYAML(b, "root", r, func(*yreader) error { return &yamlscan.Bail{Msg: "roots are read by sigs.k8s.io/yaml"} }); err != nil {
+	if err := yamlscan.DecodeStrict(b, "root", r); err != nil {
 		return nil, err
 	}
 	if err := r.check(); err != nil {

@@ -220,9 +220,6 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 	var mu sync.Mutex
 	results := map[string]pkgResult{}
 	visit := func(name string, p *IndexPackage) (bool, error) {
-		if err := checkPackage(name, p); err != nil {
-			return false, refuse("index.yaml", ErrMalformed, "%v", err)
-		}
 		for i := range p.Versions {
 			v := &p.Versions[i]
 			if d, _ := v.Spec.Digest(); d != v.Digest {
@@ -249,7 +246,7 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 		mu.Unlock()
 		return !opts.DiscardIndex, nil
 	}
-	x, perr := parseIndex(indexBytes, true, visit)
+	x, perr := ParseIndexFunc(indexBytes, visit) // checks each package before visit
 	var ve *VerificationError
 	if errors.As(perr, &ve) {
 		return nil, perr

@@ -62,7 +62,7 @@ func TestVerifyOrder(t *testing.T) {
 					t.Fatal("a package was given to each before the signature passed")
 					return nil
 				}
-				if v, err := b.AddVerifiedFunc(data, sigFile(t, data, k.stranger), trust, VerifyOptions{Now: now}, each); !errors.Is(err, ErrNotSigned) || v != nil {
+				if v, err := AddVerifiedFunc(b, data, sigFile(t, data, k.stranger), trust, VerifyOptions{Now: now}, each); !errors.Is(err, ErrNotSigned) || v != nil {
 					t.Fatalf("bad signature: AddVerifiedFunc = %v, %v; want only ErrNotSigned", v, err)
 				}
 				if p, n := b.Counts(); p != 0 || n != 0 {

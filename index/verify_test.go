@@ -2,55 +2,10 @@ package index
 
 import (
 	"errors"
-	"math/rand"
 	"strings"
 	"testing"
 	"time"
 )
-
-// keys are deterministic test keys.
-type testKeys struct {
-	index, index2, rootA, rootB, rootC, team, stranger *PrivateKey
-}
-
-func newTestKeys(t testing.TB) *testKeys {
-	rng := rand.New(rand.NewSource(42))
-	k := func() *PrivateKey {
-		key, err := GenerateKey(rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return key
-	}
-	return &testKeys{index: k(), index2: k(), rootA: k(), rootB: k(), rootC: k(), team: k(), stranger: k()}
-}
-
-func pubs(ks ...*PrivateKey) []*PublicKey {
-	out := make([]*PublicKey, len(ks))
-	for i, k := range ks {
-		out[i] = k.Public()
-	}
-	return out
-}
-
-// signed returns x's bytes and a signature file by keys.
-func signed(t testing.TB, x *RepositoryIndex, keys ...*PrivateKey) ([]byte, []byte) {
-	t.Helper()
-	data, err := x.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data, sigFile(t, data, keys...)
-}
-
-func sigFile(t testing.TB, data []byte, keys ...*PrivateKey) []byte {
-	t.Helper()
-	b, err := MarshalSignatures(signAll(t, data, keys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // rootFile returns a root of version v with content c signed by keys.
 func rootFile(t testing.TB, v int, c RootConfig, keys ...*PrivateKey) []byte {
@@ -300,19 +255,6 @@ func sigList(t testing.TB, data []byte, keys ...*PrivateKey) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func signAll(t testing.TB, data []byte, keys []*PrivateKey) []Signature {
-	t.Helper()
-	var signers []Signer
-	for _, k := range keys {
-		signers = append(signers, k)
-	}
-	sigs, err := Sign(data, signers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sigs
 }
 
 // TestVerifyKeptIndexSize: an index to be kept in memory (a merge base) over

@@ -15,8 +15,8 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	k8syaml "sigs.k8s.io/yaml"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/internal/yamlbound"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // helmObjects reads rendered template output the way Helm does: split with

@@ -66,7 +66,7 @@ func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool
 			return nil, fmt.Errorf("the published index %s: %w", loc, err)
 		}
 	}
-	v, err := b.AddVerifiedFunc(data, sig, trust, index.VerifyOptions{Now: time.Now(), AllowExpired: true}, each)
+	v, err := index.AddVerifiedFunc(b, data, sig, trust, index.VerifyOptions{Now: time.Now(), AllowExpired: true}, each)
 	var ve *index.VerificationError
 	if errors.As(err, &ve) {
 		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed: %w", loc, err)

@@ -26,11 +26,11 @@ import (
 )
 
 // fixture is a work directory with recipes, a key and a registry path on
-// the real registry.
+// the real registry (or, from newLayoutFixture, none).
 type fixture struct {
 	t        *testing.T
 	work     string
-	registry string // oci://HOST:PORT/PATH, unique to the test
+	registry string // oci://HOST:PORT/PATH, unique to the test; "" for the local layout
 	key      *index.PrivateKey
 	epoch    time.Time
 	stdout   bytes.Buffer
@@ -42,13 +42,21 @@ func newFixture(t *testing.T) *fixture {
 	reg := testenv.Registry(t)
 	b := make([]byte, 4)
 	rand.Read(b)
+	f := newLayoutFixture(t)
+	f.registry = "oci://" + reg + "/p" + hex.EncodeToString(b)
+	return f
+}
+
+// newLayoutFixture returns a fixture that pushes into the local OCI layout
+// WORK/dist/oci, as kbuild publish does without --registry: it needs no
+// registry.
+func newLayoutFixture(t *testing.T) *fixture {
+	t.Helper()
 	k, err := index.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, work: t.TempDir(), registry: "oci://" + reg + "/p" + hex.EncodeToString(b), key: k,
-		epoch: time.Now().Add(-time.Hour).UTC().Truncate(time.Second)}
-	return f
+	return &fixture{t: t, work: t.TempDir(), key: k, epoch: time.Now().Add(-time.Hour).UTC().Truncate(time.Second)}
 }
 
 // recipe writes recipes/NAME: a chart of one ConfigMap at version v build n.
@@ -100,15 +108,21 @@ func (f *fixture) publisher(site string, wrap func(builder.Target) builder.Targe
 }
 
 // testPublisher returns a Publisher of the recipes under work/recipes
-// into work/site, pushing to registry (plain HTTP), built at epoch.
+// into work/site, pushing to registry (plain HTTP), or into the local
+// layout work/dist/oci when registry is "", built at epoch.
 func testPublisher(work, registry string, key *index.PrivateKey, epoch time.Time, site string, wrap func(builder.Target) builder.Target, stdout, stderr io.Writer, extra ...Option) (*Publisher, error) {
-	rt, err := builder.NewRegistryTarget(registry, true)
+	var t builder.Target
+	var err error
+	if registry == "" {
+		t, err = builder.NewLayoutTarget(filepath.Join(work, "dist", "oci"), "")
+	} else {
+		t, err = builder.NewRegistryTarget(registry, true)
+	}
 	if err != nil {
 		return nil, err
 	}
-	var t builder.Target = rt
 	if wrap != nil {
-		t = wrap(rt)
+		t = wrap(t)
 	}
 	fetch, err := sources.New(sources.WithCacheDir(filepath.Join(work, "cache")), sources.WithPlainHTTP(true))
 	if err != nil {
@@ -176,9 +190,34 @@ func (f *fixture) checkPullable(x *index.RepositoryIndex) {
 // testRecord is the build record of name at version build 1 with one
 // chart in repository.
 func testRecord(name, version, repository string) *index.PackageSource {
-	return &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: name},
-		Spec: index.PackageSpec{Version: version, Build: 1, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: name,
-			Chart: &index.ChartRef{Repository: repository, Name: name, Version: version + "-1", Digest: "sha256:" + strings.Repeat("a", 64)}}}}}}}
+	return record(name, version, 1, repository, "sha256:"+strings.Repeat("a", 64))
+}
+
+// record is the build record of name at version build with one chart in
+// repository, of archive digest.
+func record(name, version string, build int, repository, digest string) *index.PackageSource {
+	return &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
+		Metadata: index.RecordMetadata{Name: name, Annotations: map[string]string{index.DescriptionAnnotation: "The " + name + " package"}},
+		Spec: index.PackageSpec{Version: version, Build: build, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: name,
+			Chart: &index.ChartRef{Repository: repository, Name: name, Version: fmt.Sprintf("%s-%d", version, build), Digest: digest}}}}}}}
+}
+
+// writeRecord writes rec into distDir as kbuild build names it and
+// returns the file.
+func writeRecord(t *testing.T, distDir string, rec *index.PackageSource) string {
+	t.Helper()
+	data, err := index.MarshalRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(distDir, fmt.Sprintf("%s-%s-%d.yaml", rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build))
+	if err := os.MkdirAll(distDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func versionsOf(x *index.RepositoryIndex) []string {
@@ -198,14 +237,7 @@ func versionsOf(x *index.RepositoryIndex) []string {
 func TestPublishSignsOnlyWhatItPushed(t *testing.T) {
 	f := newFixture(t)
 	f.recipe("alpha", "1.0.0", 1)
-	stale := filepath.Join(f.work, "dist", "ghost-9.9.9-1.yaml")
-	os.MkdirAll(filepath.Dir(stale), 0o755)
-	rec := testRecord("ghost", "9.9.9", "oci://127.0.0.1:8080/ghost")
-	data, err := index.MarshalRecord(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(stale, data, 0o644)
+	stale := writeRecord(t, filepath.Join(f.work, "dist"), testRecord("ghost", "9.9.9", "oci://127.0.0.1:8080/ghost"))
 
 	res, err := f.publish("site", nil)
 	if err != nil {

@@ -79,25 +79,65 @@ func extract(ctx context.Context, r io.ReaderAt, size int64, dst string, o extra
 	switch {
 	case bytes.HasPrefix(magic, []byte("PK\x03\x04")), bytes.HasPrefix(magic, []byte("PK\x05\x06")):
 		err = x.zip(r, size)
-	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
-		var zr *gzip.Reader
-		if zr, err = gzip.NewReader(io.NewSectionReader(r, 0, size)); err == nil {
-			err = x.tar(zr)
-		}
-	case bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
-		// The xz dictionary is sized by the stream header; its memory is
-		// only touched as output is produced, which maxTotal bounds.
-		var zr *xz.Reader
-		if zr, err = xz.NewReader(io.NewSectionReader(r, 0, size)); err == nil {
-			err = x.tar(zr)
-		}
 	default:
-		err = x.tar(io.NewSectionReader(r, 0, size))
+		err = x.tarStream(r, size, magic)
 	}
 	if err == nil {
 		err = x.finish()
 	}
 	return err
+}
+
+// tarStream extracts a tar archive, compressed with gzip or xz (told by
+// magic) or not. The entries are counted first, writing nothing, so that
+// an archive of more than maxEntries is refused before one file is
+// created: writing 200,000 empty files costs more than reading 600,000
+// headers twice.
+func (x *extractor) tarStream(r io.ReaderAt, size int64, magic []byte) error {
+	open := func() (io.Reader, error) {
+		sr := io.NewSectionReader(r, 0, size)
+		switch {
+		case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+			return gzip.NewReader(sr)
+		case bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+			// The xz dictionary is sized by the stream header; its memory
+			// is only touched as output is produced, which maxTotal and
+			// the count's read limit bound.
+			return xz.NewReader(sr)
+		}
+		return sr, nil
+	}
+	tr, err := open()
+	if err != nil {
+		return fmt.Errorf("read archive: %w", err)
+	}
+	if err := x.countTar(tr); err != nil {
+		return err
+	}
+	if tr, err = open(); err != nil {
+		return fmt.Errorf("read archive: %w", err)
+	}
+	return x.tar(tr)
+}
+
+// countTar refuses a tar stream of more than maxEntries entries. It reads
+// no more of the stream than the archive may expand to (the bomb limit,
+// plus a header's worth per entry); a stream it cannot read to the end
+// within that is left to the extraction, which refuses it by size.
+func (x *extractor) countTar(r io.Reader) error {
+	limit := max(ratioFree, maxRatio*x.size) + int64(maxEntries+1)*1024
+	tr := tar.NewReader(ctxReader{x.ctx, io.LimitReader(r, limit)})
+	for n := 0; ; n++ {
+		if n > maxEntries {
+			return fmt.Errorf("archive has more than %d entries: %w", maxEntries, ErrTooLarge)
+		}
+		if _, err := tr.Next(); err != nil {
+			if err := x.ctx.Err(); err != nil {
+				return fmt.Errorf("extraction stopped: %w", err)
+			}
+			return nil // the end, or an error the extraction reports
+		}
+	}
 }
 
 type entryKind int
@@ -172,6 +212,9 @@ func (x *extractor) zip(r io.ReaderAt, size int64) error {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return fmt.Errorf("read zip archive: %w", err)
+	}
+	if len(zr.File) > maxEntries {
+		return fmt.Errorf("archive has more than %d entries: %w", maxEntries, ErrTooLarge)
 	}
 	for _, f := range zr.File {
 		if err := x.ctx.Err(); err != nil {

@@ -293,22 +293,42 @@ func TestExtractBombAndLongNames(t *testing.T) {
 }
 
 // TestExtractEntryLimit: an archive with more entries than maxEntries is
-// refused when the limit is passed, not after writing them all.
+// refused before anything is written — tar archives by a first pass that
+// counts headers, zip archives by their central directory — and an
+// archive of exactly maxEntries entries is extracted.
 func TestExtractEntryLimit(t *testing.T) {
 	defer func(n int) { maxEntries = n }(maxEntries)
 	maxEntries = 100
-	var entries []entry
-	for i := 0; i < 1000; i++ {
-		entries = append(entries, file(fmt.Sprintf("f%d", i), ""))
+	entries := func(n int) []entry {
+		var out []entry
+		for i := 0; i < n; i++ {
+			out = append(out, file(fmt.Sprintf("d%d/f%d", i%7, i), ""))
+		}
+		return out
 	}
-	archive := tarball(t, entries...)
-	dst := t.TempDir()
-	err := extract(context.Background(), bytes.NewReader(archive), int64(len(archive)), dst, extractOptions{maxTotal: 1 << 20, maxFile: 1 << 20})
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 100 entries") {
-		t.Fatalf("extract(1000 entries, limit 100) = %v, want ErrTooLarge", err)
-	}
-	if got, _ := os.ReadDir(dst); len(got) > 100 {
-		t.Errorf("extract wrote %d entries before refusing, want at most 100", len(got))
+	for _, tc := range []struct {
+		name    string
+		archive func(...entry) []byte
+	}{
+		{"tar", func(e ...entry) []byte { return tarball(t, e...) }},
+		{"tar.gz", func(e ...entry) []byte { return gzipped(t, tarball(t, e...)) }},
+		{"zip", func(e ...entry) []byte { return zipball(t, e...) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			archive := tc.archive(entries(1000)...)
+			dst := t.TempDir()
+			err := extract(context.Background(), bytes.NewReader(archive), int64(len(archive)), dst, extractOptions{maxTotal: 1 << 20, maxFile: 1 << 20})
+			if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 100 entries") {
+				t.Fatalf("extract(1000 entries, limit 100) = %v, want ErrTooLarge", err)
+			}
+			if got, _ := os.ReadDir(dst); len(got) != 0 {
+				t.Errorf("extract wrote %d entries before refusing, want none", len(got))
+			}
+			archive = tc.archive(entries(100)...)
+			if err := extract(context.Background(), bytes.NewReader(archive), int64(len(archive)), t.TempDir(), extractOptions{maxTotal: 1 << 20, maxFile: 1 << 20}); err != nil {
+				t.Fatalf("extract(100 entries, limit 100) = %v, want it extracted", err)
+			}
+		})
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/recipe"
 )
 
 const (

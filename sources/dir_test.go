@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/recipe"
 )
 
 func TestFetchDir(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // Fetcher fetches recipe sources, verifies them against their pins and

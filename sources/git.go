@@ -10,8 +10,8 @@ import (
 	"regexp"
 	"strings"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/recipe"
 )
 
 var hex40 = regexp.MustCompile(`^[0-9a-f]{40}$`)

@@ -22,9 +22,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // startRegistry runs ggcr's in-process registry on loopback; wrap, if not

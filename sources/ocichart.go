@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/internal/plainhttp"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // HelmChartLayerMediaType is the media type of the chart archive layer of

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/recipe"
 )
 
 var pluginName = regexp.MustCompile(`^[a-z0-9][-a-z0-9_.]*$`)

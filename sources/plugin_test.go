@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // installPlugins writes shell scripts into a directory put first on PATH.

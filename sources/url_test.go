@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/recipe"
 )
 
 func TestFetchURL(t *testing.T) {

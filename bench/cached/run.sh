@@ -4,4 +4,4 @@
 # offline builds for bench/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-go test ./cmd/kbuild/ -run '^TestCachedBuildNoNetwork$' -count=1 -v | grep -E 'recipes: first build|^(ok|FAIL|---)'
+go test ./builder/ -run '^TestCachedBuildNoNetwork$' -count=1 -v | grep -E 'recipes: first build|^(ok|FAIL|---)'

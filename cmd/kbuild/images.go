@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/recipe"
 )
 
 func newImagesCmd() *Command {

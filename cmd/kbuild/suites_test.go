@@ -9,7 +9,7 @@ import (
 
 // TestPublishSuites: with suites.yaml, publish writes the first suite's
 // complete site under SITE/unstable/ and nothing at the top; without it
-// (TestPublishNothingNewNoDist) the site is as before.
+// (TestPublishRoot) the site is as before.
 func TestPublishSuites(t *testing.T) {
 	work := t.TempDir()
 	key := filepath.Join(work, "index")

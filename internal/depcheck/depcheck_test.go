@@ -19,7 +19,7 @@ const module = "kbuild.dev/kbuild/"
 // may import. A package missing here may import nothing of kbuild.
 var allowed = map[string][]string{
 	"recipe":               {"index", "internal/yamlbound"},
-	"builder":              {"recipe", "index", "internal/dist", "patches", "sources"},
+	"builder":              {"recipe", "index", "internal/dist", "internal/netdeadline", "patches", "sources"},
 	"sources":              {"recipe", "index", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
 	"patches":              {"recipe", "internal/yamlbound"},
 	"sbom":                 {"index"},
@@ -33,12 +33,13 @@ var allowed = map[string][]string{
 	"internal/review":      {"builder", "recipe", "index"},
 	"internal/netdeadline": {},
 	"internal/testenv":     {},
+	"internal/testtree":    {},
 	"internal/yamlbound":   {},
 	"index":                {"internal/yamlscan"},
 	"internal/yamlscan":    {},
 	"examples":             {},
 	"scripts/hostile":      {},
-	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite"},
+	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline"},
 	"bundle/nodeconfig":    {"internal/dist"},
 	"publish":              {"builder", "recipe", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
 	"internal/plainhttp":   {},

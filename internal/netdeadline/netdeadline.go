@@ -1,6 +1,7 @@
 package netdeadline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -72,8 +73,37 @@ type transport struct {
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	what := req.Method + " " + req.URL.Redacted()
+	// An upload's body is watched as a download's is: a server that stops
+	// taking it blocks the transport in a write that no header timeout
+	// covers, so a quiet upload cancels the request.
+	var up *upload
+	cancel := func() {}
+	if req.Body != nil && req.Body != http.NoBody {
+		var ctx context.Context
+		ctx, cancel = context.WithCancel(req.Context())
+		req = req.Clone(ctx)
+		up = newUpload(req.Body, what, t.idle, req.ContentLength, cancel)
+		req.Body = up
+		if get := req.GetBody; get != nil {
+			req.GetBody = func() (io.ReadCloser, error) {
+				rc, err := get()
+				if err != nil {
+					return nil, err
+				}
+				return up.again(rc), nil
+			}
+		}
+	}
 	resp, err := t.base.RoundTrip(req)
+	if up != nil {
+		if stall := up.stop(); stall != nil && err != nil {
+			cancel()
+			return nil, stall
+		}
+	}
 	if err != nil {
+		cancel()
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			return nil, fmt.Errorf("no response within %s: %w (%w)", t.idle, ErrStalled, err)
@@ -81,9 +111,107 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if resp.Body != nil && resp.Body != http.NoBody {
-		resp.Body = watch(resp.Body, req.Method+" "+req.URL.Redacted(), t.idle, resp.ContentLength, t.logf)
+		b := watch(resp.Body, what, t.idle, resp.ContentLength, t.logf)
+		b.release = cancel
+		resp.Body = b
+	} else {
+		cancel()
 	}
 	return resp, nil
+}
+
+// upload is a request body under a watchdog: when the transport takes no
+// byte of it for the idle timeout, or it runs past its budget, the
+// request is cancelled.
+type upload struct {
+	what   string
+	idle   time.Duration
+	size   int64 // announced, or -1
+	start  time.Time
+	cancel func()
+
+	mu      sync.Mutex
+	rc      io.ReadCloser
+	n       int64
+	stall   error
+	stopped bool
+	timer   *time.Timer
+}
+
+func newUpload(rc io.ReadCloser, what string, idle time.Duration, size int64, cancel func()) *upload {
+	u := &upload{rc: rc, what: what, idle: idle, size: size, start: time.Now(), cancel: cancel}
+	u.timer = time.AfterFunc(idle, u.fire)
+	return u
+}
+
+// again watches rc, the body the transport reads again for a retry.
+func (u *upload) again(rc io.ReadCloser) io.ReadCloser {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.rc, u.n = rc, 0
+	if !u.stopped {
+		u.timer.Reset(u.idle)
+	}
+	return u
+}
+
+func (u *upload) fire() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stopped || u.stall != nil {
+		return
+	}
+	size := u.size
+	if size < 0 {
+		size = u.n
+	}
+	if now := time.Now(); now.Before(u.start.Add(Budget(size))) {
+		u.stall = fmt.Errorf("%s: the server took no data for %s after %d bytes: %w; it stopped reading the upload (raise --timeout if it is only slow)", u.what, u.idle, u.n, ErrStalled)
+	} else {
+		u.stall = fmt.Errorf("%s: %d bytes sent in %s, slower than the %d KiB/s allowed on average: %w", u.what, u.n, now.Sub(u.start).Round(time.Second), minRate>>10, ErrStalled)
+	}
+	u.cancel()
+}
+
+// stop ends the watch (the response arrived or the request failed) and
+// returns the stall that cancelled the request, if one did.
+func (u *upload) stop() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.stopped = true
+	u.timer.Stop()
+	return u.stall
+}
+
+func (u *upload) Read(p []byte) (int, error) {
+	u.mu.Lock()
+	rc := u.rc
+	u.mu.Unlock()
+	n, err := rc.Read(p)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stall != nil {
+		return 0, u.stall
+	}
+	u.n += int64(n)
+	if err != nil {
+		u.timer.Stop() // all of it is sent: the header timeout takes over
+	} else if n > 0 && !u.stopped {
+		size := u.size
+		if size < 0 {
+			size = u.n
+		}
+		// The next byte must come within idle, and before the budget ends.
+		u.timer.Reset(max(min(u.idle, time.Until(u.start.Add(Budget(size)))), time.Millisecond))
+	}
+	return n, err
+}
+
+func (u *upload) Close() error {
+	u.mu.Lock()
+	rc := u.rc
+	u.mu.Unlock()
+	return rc.Close()
 }
 
 // body is a response body under a watchdog.
@@ -101,6 +229,8 @@ type body struct {
 	closed bool
 	// notice reports a body quiet for half the idle timeout, when set.
 	notice *time.Timer
+	// release ends the request's context once the body is closed.
+	release func()
 }
 
 func watch(rc io.ReadCloser, what string, idle time.Duration, size int64, logf func(string, ...any)) *body {
@@ -176,5 +306,9 @@ func (b *body) Close() error {
 		b.notice.Stop()
 	}
 	b.mu.Unlock()
-	return b.rc.Close()
+	err := b.rc.Close()
+	if b.release != nil {
+		b.release()
+	}
+	return err
 }

@@ -115,3 +115,62 @@ func TestProgress(t *testing.T) {
 		t.Error("no progress reported for a body quiet past half its idle timeout")
 	}
 }
+
+// TestUploadStall: a server that stops reading an upload — its socket
+// buffers fill and the transport blocks in a write no header timeout
+// covers — fails the request with ErrStalled naming the upload; one that
+// reads it all and answers succeeds, and the retry body (GetBody) is
+// watched too.
+func TestUploadStall(t *testing.T) {
+	release := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/deaf", func(w http.ResponseWriter, r *http.Request) {
+		select { // reads nothing of the body
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%d", n)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	// Before srv.Close, which waits for the handlers: a handler that reads
+	// no body does not see its client leave.
+	defer close(release)
+	client := &http.Client{Transport: Transport(nil, 300*time.Millisecond)}
+	const size = 256 << 20 // more than any socket buffer
+	body := func() io.Reader { return io.LimitReader(zeros{}, size) }
+
+	req, err := http.NewRequest(http.MethodPut, srv.URL+"/deaf", body())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = size
+	_, err = client.Do(req)
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "PUT "+srv.URL+"/deaf: the server took no data for 300ms") {
+		t.Fatalf("PUT to a server that reads nothing: %v, want ErrStalled naming the upload", err)
+	}
+
+	req, err = http.NewRequest(http.MethodPut, srv.URL+"/ok", strings.NewReader(strings.Repeat("z", 1<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(got) != fmt.Sprint(1<<20) {
+		t.Fatalf("PUT of 1 MiB: server read %q (%v), want %d", got, err, 1<<20)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}

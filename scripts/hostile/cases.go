@@ -218,6 +218,21 @@ var cases = []hostileCase{
 		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: \"sha256:%x\"}}", c.base+"/files/bomb.tar.gz", sum), "{c: {from: [up]}}", variant))
 		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}
 	}},
+	{name: "url archive of 600,000 entries", want: "more than 200000 entries", setup: func(c *corpus, dir string) []string {
+		// Headers only (empty files): 300 MB of tar in a few MB of gzip.
+		var tarball bytes.Buffer
+		zw := gzip.NewWriter(&tarball)
+		tw := tar.NewWriter(zw)
+		for i := 0; i < 600_000; i++ {
+			tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("d%03d/f%06d", i%1000, i), Mode: 0o644, Typeflag: tar.TypeReg})
+		}
+		tw.Close()
+		zw.Close()
+		sum := sha256.Sum256(tarball.Bytes())
+		c.files["many.tar.gz"] = tarball.Bytes()
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: \"sha256:%x\"}}", c.base+"/files/many.tar.gz", sum), "{c: {from: [up]}}", variant))
+		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}
+	}},
 	{name: "template repeat 1500000000", want: "templates/bomb.yaml", setup: func(c *corpus, dir string) []string {
 		chartDir(dir, `{{ repeat 1500000000 "x" }}`)
 		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}

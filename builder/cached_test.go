@@ -1,6 +1,9 @@
-package main
+package builder
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +13,37 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"kbuild.dev/kbuild/sources"
 )
+
+// buildDirs builds the recipes under args into out and its local OCI
+// layout out/oci, as `kbuild build ARGS -o OUT` does, with the sources
+// cached in cache; offline uses only the cache.
+func buildDirs(t *testing.T, cache, out string, offline bool, args []string, opts ...Option) []*Result {
+	t.Helper()
+	dirs, err := FindRecipes(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch, err := sources.New(sources.WithCacheDir(cache), sources.WithOffline(offline))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := NewLayoutTarget(filepath.Join(out, "oci"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(fetch, target, append([]Option{WithOutputDir(out), WithUnpinnedImages(offline)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := b.Build(context.Background(), dirs)
+	if err != nil {
+		t.Fatalf("Build %v: %v", args, err)
+	}
+	return results
+}
 
 // TestCachedBuildNoNetwork builds 100 recipes whose sources are served on
 // loopback, then builds them again with the same cache: the second build
@@ -39,8 +72,9 @@ func TestCachedBuildNoNetwork(t *testing.T) {
 	work := t.TempDir()
 	for i := 0; i < n; i++ {
 		p := fmt.Sprintf("/m%03d.yaml", i)
-		writeFiles(t, filepath.Join(work, "recipes", fmt.Sprintf("pkg%03d", i)), map[string]string{
-			"recipe.yaml": fmt.Sprintf(`apiVersion: kubepkg.dev/v1
+		sum := sha256.Sum256(manifests[p])
+		writeChart(t, filepath.Join(work, "recipes", fmt.Sprintf("pkg%03d", i)), map[string]string{
+			RecipeFile: fmt.Sprintf(`apiVersion: kubepkg.dev/v1
 kind: Recipe
 metadata:
   name: pkg%03d
@@ -57,29 +91,29 @@ spec:
     variants:
       - name: default
         components: [{name: main, path: main}]
-`, i, i, i, srv.URL, p, sha(manifests[p])),
+`, i, i, i, srv.URL, p, hex.EncodeToString(sum[:])),
 		})
 	}
 	cache := filepath.Join(work, "cache")
-	build := func(out string, extra ...string) time.Duration {
+	recipes := []string{filepath.Join(work, "recipes") + "/"}
+	build := func(out string, offline bool) time.Duration {
 		start := time.Now()
-		r := kbuild(t, work, nil, append([]string{"build", "recipes/", "-o", out, "--cache-dir", cache}, extra...)...)
-		if r.code != 0 {
-			t.Fatalf("build: %s", r)
+		if res := buildDirs(t, cache, filepath.Join(work, out), offline, recipes); len(res) != n {
+			t.Fatalf("%s: %d results, want %d", out, len(res), n)
 		}
 		return time.Since(start)
 	}
-	first := build("dist1")
+	first := build("dist1", false)
 	if got := requests.Load(); got != int64(n) {
 		t.Errorf("first build made %d requests, want %d (one per source)", got, n)
 	}
 	requests.Store(0)
-	second := build("dist2")
+	second := build("dist2", false)
 	if got := requests.Load(); got != 0 {
 		t.Errorf("second build with everything cached made %d requests, want 0", got)
 	}
 	srv.Close()
-	offline := build("dist3", "--offline")
+	offline := build("dist3", true)
 	for _, d := range []string{"dist2", "dist3"} {
 		a, _ := os.ReadFile(filepath.Join(work, "dist1", "pkg042-1.0.42-1.yaml"))
 		b, _ := os.ReadFile(filepath.Join(work, d, "pkg042-1.0.42-1.yaml"))

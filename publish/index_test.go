@@ -1,0 +1,141 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// indexInto runs Index over distDir into site/index.yaml, signed by key and
+// generated at generated, with extra options; it returns the result and
+// what was printed.
+func indexInto(t *testing.T, distDir, site string, key *index.PrivateKey, generated time.Time, extra ...Option) (*Result, string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	p, err := New(append([]Option{WithSigners(key), WithGenerated(generated), WithExpires(30 * 24 * time.Hour), WithOutput(&out, &out)}, extra...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Index(context.Background(), distDir, filepath.Join(site, IndexFile))
+	return res, out.String(), err
+}
+
+// TestIndexMerge indexes build records over a published base, as kbuild
+// repo index --merge does: a base file or URL verified with its key is
+// merged (a version built again with the same content is kept once); a
+// base signed by a stranger, a published version with other content and a
+// missing base without allowNew are refused and write nothing; merging
+// keeps every published version.
+func TestIndexMerge(t *testing.T) {
+	dir := t.TempDir()
+	key, err := index.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := index.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted := &index.Trust{IndexKeys: []*index.PublicKey{key.Public()}}
+	digest := func(b []byte) string {
+		sum := sha256.Sum256(b)
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	chart := digest([]byte("chart"))
+	dist1 := filepath.Join(dir, "dist1")
+	writeRecord(t, dist1, record("kubevirt", "1.9.0", 4, "oci://r/kubevirt", chart))
+	earlier := time.Now().Add(-2 * time.Hour).UTC().Truncate(time.Second)
+	base := filepath.Join(dir, "base")
+	if _, out, err := indexInto(t, dist1, base, key, earlier); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	strangerBase := filepath.Join(dir, "stranger-base")
+	if _, out, err := indexInto(t, dist1, strangerBase, stranger, earlier); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+
+	dist2 := filepath.Join(dir, "dist2")
+	writeRecord(t, dist2, record("kubevirt", "1.10.0", 1, "oci://r/kubevirt", chart))
+	writeRecord(t, dist2, record("kubevirt", "1.9.0", 4, "oci://r/kubevirt", chart)) // rebuilt, same content
+	distConflict := filepath.Join(dir, "dist3")
+	conflict := record("kubevirt", "1.9.0", 4, "oci://r/kubevirt", digest([]byte("other chart")))
+	writeRecord(t, distConflict, conflict)
+	generated := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+
+	x := func(d string) *index.RepositoryIndex {
+		b, err := os.ReadFile(filepath.Join(d, IndexFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := index.ParseIndex(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	published, _ := x(base).Packages["kubevirt"].Versions[0].Spec.Digest()
+	conflictDigest, _ := conflict.Spec.Digest()
+	for _, tc := range []struct {
+		name     string
+		dist     string
+		merge    string
+		allowNew bool
+		wantErr  string // "" for success: then 1 package, 2 versions
+	}{
+		{name: "merge a file", dist: dist2, merge: filepath.Join(base, IndexFile)},
+		{name: "merge a URL", dist: dist2, merge: srv.URL + "/base/index.yaml"},
+		{name: "base signed by a stranger", dist: dist2, merge: srv.URL + "/stranger-base/index.yaml",
+			wantErr: "failed verification, so nothing was published or re-signed: index.yaml: index is not signed by a trusted key"},
+		{name: "conflict", dist: distConflict, merge: srv.URL + "/base/",
+			wantErr: "kubevirt 1.9.0 build 4 is already published with different content (published " + published + ", built " + conflictDigest + "); published versions do not change, give the recipe a new build number"},
+		{name: "404 base without allowNew", dist: dist2, merge: srv.URL + "/nothing/index.yaml", wantErr: "does not exist; check the URL, or pass --allow-new to start a new repository"},
+		{name: "missing file base without allowNew", dist: dist2, merge: filepath.Join(dir, "nothing", IndexFile), wantErr: "does not exist; check the URL, or pass --allow-new"},
+		{name: "404 base with allowNew", dist: dist2, merge: srv.URL + "/nothing/index.yaml", allowNew: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site := filepath.Join(t.TempDir(), "site")
+			res, out, err := indexInto(t, tc.dist, site, key, generated, WithMerge(tc.merge, trusted, tc.allowNew))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Index: %v\n%s", err, out)
+				}
+				if res.Packages != 1 || res.Versions != 2 {
+					t.Fatalf("wrote %d packages, %d versions; want 1 packages, 2 versions", res.Packages, res.Versions)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Index = %v\n%s\nwant an error containing %q", err, out, tc.wantErr)
+			}
+			if _, err := os.Stat(filepath.Join(site, IndexFile)); err == nil {
+				t.Error("an index was written although the publish failed")
+			}
+		})
+	}
+	// Merging keeps every published version.
+	merged := filepath.Join(dir, "merged")
+	if _, out, err := indexInto(t, dist1, merged, key, generated, WithMerge(filepath.Join(base, IndexFile), trusted, false)); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	dist4 := filepath.Join(dir, "dist4")
+	writeRecord(t, dist4, record("cdi", "1.66.1", 1, "oci://r/cdi", chart))
+	if _, out, err := indexInto(t, dist4, merged, key, generated, WithMerge(filepath.Join(merged, IndexFile), trusted, false)); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if p, v := x(merged).Counts(); p != 2 || v != 2 {
+		t.Fatalf("merged index has %d packages, %d versions", p, v)
+	}
+}
