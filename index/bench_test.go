@@ -38,25 +38,6 @@ func realisticSpec(name, version string, build int) PackageSpec {
 	}
 }
 
-func realisticIndex(packages, versions int) *RepositoryIndex {
-	b := NewBuilder()
-	for p := 0; p < packages; p++ {
-		name := fmt.Sprintf("package-%04d", p)
-		for v := 0; v < versions; v++ {
-			version := fmt.Sprintf("%d.%d.%d", v/20, v%20, p%3)
-			rec := &PackageSource{APIVersion: RecordAPIVersion, Kind: RecordKind, Metadata: RecordMetadata{Name: name, Annotations: map[string]string{DescriptionAnnotation: "Package " + name, HomeAnnotation: "https://example.com/" + name}}, Spec: realisticSpec(name, version, 1+v%3)}
-			if err := b.Add(name, rec, nil); err != nil {
-				panic(err)
-			}
-		}
-	}
-	x, err := b.Index(time.Unix(1791633600, 0))
-	if err != nil {
-		panic(err)
-	}
-	return x
-}
-
 func BenchmarkMarshalIndex(b *testing.B) {
 	x := realisticIndex(100, 100)
 	out, _ := x.Marshal()

@@ -3,6 +3,7 @@ package index
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -48,6 +49,25 @@ func buildIndex(t testing.TB, recs ...*PackageSource) *RepositoryIndex {
 	x, err := b.Index(testTime)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return x
+}
+
+func realisticIndex(packages, versions int) *RepositoryIndex {
+	b := NewBuilder()
+	for p := 0; p < packages; p++ {
+		name := fmt.Sprintf("package-%04d", p)
+		for v := 0; v < versions; v++ {
+			version := fmt.Sprintf("%d.%d.%d", v/20, v%20, p%3)
+			rec := &PackageSource{APIVersion: RecordAPIVersion, Kind: RecordKind, Metadata: RecordMetadata{Name: name, Annotations: map[string]string{DescriptionAnnotation: "Package " + name, HomeAnnotation: "https://example.com/" + name}}, Spec: realisticSpec(name, version, 1+v%3)}
+			if err := b.Add(name, rec, nil); err != nil {
+				panic(err)
+			}
+		}
+	}
+	x, err := b.Index(time.Unix(1791633600, 0))
+	if err != nil {
+		panic(err)
 	}
 	return x
 }

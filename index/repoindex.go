@@ -295,8 +295,8 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 // writePackages writes the packages names of x, in that order.
 func writePackages(w *ywriter, x *RepositoryIndex, names []string) error {
 	for _, name := range names {
-		if testHook != nil {
-			testHook(name)
+		if yamlscan.TestHook != nil {
+			yamlscan.TestHook(name)
 		}
 		p := x.Packages[name]
 		if p == nil {
@@ -604,8 +604,8 @@ func readPackages(r *yreader, visit visitor) (map[string]*IndexPackage, error) {
 
 // readPackage reads package name into out, if visit keeps it.
 func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit visitor) error {
-	if testHook != nil {
-		testHook(name)
+	if yamlscan.TestHook != nil {
+		yamlscan.TestHook(name)
 	}
 	p := &IndexPackage{}
 	before := len(r.found)

@@ -6,16 +6,18 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
 // TestVerifyOrder: nothing of an index is read, used or reported before
 // its signature passes. The same bytes — garbage, an index with fields
 // kbuild does not know (warnings), one whose reading panics, one with a
 // spec that does not match its digest — are refused as not signed with a
-// bad signature, the parser never having run (testHook counts the
+// bad signature, the parser never having run (yamlscan.TestHook counts the
 // packages it reads), and only with a good signature for what they are.
 func TestVerifyOrder(t *testing.T) {
-	defer func() { testHook = nil }()
+	defer func() { yamlscan.TestHook = nil }()
 	k := newTestKeys(t)
 	trust := &Trust{IndexKeys: pubs(k.index)}
 	now := time.Unix(1791633600, 0).Add(time.Hour)
@@ -42,13 +44,13 @@ func TestVerifyOrder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var read atomic.Int32
-			testHook = func(string) {
+			yamlscan.TestHook = func(string) {
 				read.Add(1)
 				if tc.panic {
 					panic("injected")
 				}
 			}
-			defer func() { testHook = nil }()
+			defer func() { yamlscan.TestHook = nil }()
 			data := []byte(tc.data)
 			for _, bad := range [][]byte{nil, sigFile(t, []byte("other bytes"), k.index), sigFile(t, data, k.stranger)} {
 				v, err := Verify(data, bad, trust, VerifyOptions{Now: now})

@@ -57,8 +57,3 @@ func safely(f func() error) (err error) {
 	defer yamlscan.Recover(&err, nil)
 	return f()
 }
-
-// testHook, when set by a test, is called with each package's name as it
-// is read or written, from the goroutine doing it: a test makes it panic
-// to check that a panic there is an error.
-var testHook func(name string)

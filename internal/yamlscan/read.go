@@ -1169,3 +1169,9 @@ func Recover(err *error, r *Reader) {
 	}
 	*err = &PanicError{Line: line, Value: v, Stack: debug.Stack()}
 }
+
+// TestHook, when set by a test, is called with each package's name as an
+// index is read or written, from the goroutine doing it: tests (of index
+// and of trust, which reads indexes through it) make it panic to check
+// that a panic there is an error. Nil outside tests.
+var TestHook func(name string)
