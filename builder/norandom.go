@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"text/template/parse"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -42,12 +43,18 @@ var randomFuncs = []string{
 // PEM block, bcrypt and htpasswd a fixed-shape hash: charts put them into
 // Secrets, and none of them is a working key. kbuild never writes rendered
 // output into an artifact (the chart is published as upstream wrote it), so
-// only its checks and diffs see these values. Templates that tpl renders
-// from values are not rewritten and stay random.
+// only its checks and diffs see these values. Template text in the chart's
+// values, which charts render with tpl, is rewritten the same way (a value
+// that only looks like a template changes too, but only in what kbuild
+// renders for its checks).
 //
-// Only files that name a random function are rewritten; they are parsed as
-// Helm would parse them and written back from the parse tree.
+// Only files and values that name a random function are rewritten; they
+// are parsed as Helm would parse them and written back from the parse
+// tree.
 func deterministicTemplates(ch *chart.Chart) error {
+	if err := deterministicValues(ch.Values, ch.ChartFullPath()+"/values.yaml:"); err != nil {
+		return fmt.Errorf("chart %s: values.yaml: %w", ch.Name(), err)
+	}
 	for _, f := range ch.Templates {
 		if !slices.ContainsFunc(randomFuncs, func(fn string) bool { return bytes.Contains(f.Data, []byte(fn)) }) {
 			continue
@@ -64,6 +71,48 @@ func deterministicTemplates(ch *chart.Chart) error {
 		}
 	}
 	return nil
+}
+
+// deterministicValues rewrites, in place, every string of v (a values
+// tree) that holds template text calling a random function, as
+// deterministicTemplates rewrites templates; where names the value (its
+// file and path) in the seeds. Text that does not parse as a template is
+// left as it is: tpl would fail on it as well.
+func deterministicValues(v any, where string) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if s, ok := v[k].(string); ok {
+				v[k] = deterministicString(s, where+"."+k)
+				continue
+			}
+			if err := deterministicValues(v[k], where+"."+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i := range v {
+			if s, ok := v[i].(string); ok {
+				v[i] = deterministicString(s, fmt.Sprintf("%s[%d]", where, i))
+				continue
+			}
+			if err := deterministicValues(v[i], fmt.Sprintf("%s[%d]", where, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func deterministicString(s, where string) string {
+	if !strings.Contains(s, "{{") || !slices.ContainsFunc(randomFuncs, func(fn string) bool { return strings.Contains(s, fn) }) {
+		return s
+	}
+	out, err := rewriteRandom(where, s)
+	if err != nil {
+		return s
+	}
+	return out
 }
 
 // rewriteRandom parses the template text of file and returns it with every

@@ -66,3 +66,44 @@ func TestRandomCallsRunTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestRandomInTplValues: template text in values that a chart renders with
+// tpl gives the same values on every render, of the function's shape;
+// without the rewrite the same chart renders differently each time.
+func TestRandomInTplValues(t *testing.T) {
+	render := func(rewrite bool) string {
+		ch := &chart.Chart{
+			Metadata:  &chart.Metadata{APIVersion: "v2", Name: "rnd", Version: "1.0.0"},
+			Templates: []*chart.File{{Name: "templates/t.yaml", Data: []byte(`{{ tpl .Values.auth.password . }} {{ tpl (index .Values.ids 0) . }} {{ .Values.plain }}`)}},
+			Values: map[string]any{
+				"auth":  map[string]any{"password": "{{ randAlphaNum 12 }}"},
+				"ids":   []any{"{{ uuidv4 }}"},
+				"plain": "no template here",
+			},
+		}
+		if rewrite {
+			if err := deterministicTemplates(ch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		vals, err := renderValues(ch, "", DefaultKubeVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := renderTemplate(ch, "rnd/templates/t.yaml", vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out["rnd/templates/t.yaml"]
+	}
+	if a, b := render(false), render(false); a == b {
+		t.Fatalf("without the rewrite two renders are equal (%q): the test cannot tell", a)
+	}
+	a, b := render(true), render(true)
+	if a != b {
+		t.Fatalf("two renders differ:\n%s\n%s", a, b)
+	}
+	if !regexp.MustCompile(`^[a-z0-9]{12} [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12} no template here$`).MatchString(a) {
+		t.Errorf("rendered %q, want a 12-character password, a version 4 UUID and the plain value", a)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+
+	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
 // Builder collects package versions — from build records and from a
@@ -236,13 +238,13 @@ func (b *Builder) prepare(bv *builtVersion) error {
 	v.Signatures = nil
 	bp := renderBufs.Get().(*[]byte)
 	defer renderBufs.Put(bp)
-	w := &ywriter{b: (*bp)[:0]}
+	w := newYWriter((*bp)[:0])
 	err = writeEntry(w, &v)
-	*bp = w.b
+	*bp = w.B
 	if err != nil {
 		return err
 	}
-	out := append(make([]byte, 0, len(w.b)), w.b...)
+	out := append(make([]byte, 0, len(w.B)), w.B...)
 	// Split after "    - build: N\n      digest: D\n", where signatures go.
 	i := bytes.IndexByte(out, '\n')
 	j := i + 1 + bytes.IndexByte(out[i+1:], '\n')
@@ -393,7 +395,7 @@ func (b *Builder) sorted() ([]string, map[string][]*builtVersion, map[string][2]
 		}
 		meta[name] = [2]string{desc, home}
 	}
-	sort.Slice(names, func(i, j int) bool { return yamlKeyLess(names[i], names[j]) })
+	sort.Slice(names, func(i, j int) bool { return yamlscan.KeyLess(names[i], names[j]) })
 	return names, vs, meta
 }
 
@@ -498,51 +500,51 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	names, vs, meta := b.sorted()
-	head := &ywriter{}
+	head := newYWriter(nil)
 	writeHead(head, IndexAPIVersion, IndexKind, generated, expires)
-	tail := &ywriter{}
+	tail := newYWriter(nil)
 	writeSets(tail, b.sets(names, vs))
 	if err := writeWithdrawn(tail, b.withdrawals()); err != nil {
 		return err
 	}
 	if len(names) == 0 {
-		head.empty("{}")
-		size(len(head.b) + len(tail.b))
-		if err := write(head.b); err != nil {
+		head.Empty("{}")
+		size(len(head.B) + len(tail.B))
+		if err := write(head.B); err != nil {
 			return err
 		}
-		return write(tail.b)
+		return write(tail.B)
 	}
-	head.newline()
+	head.Newline()
 	// Each package's lines before its versions, and each version's
 	// signatures, then the exact size.
 	pkgHeads := make([][]byte, len(names))
 	sigs := map[*builtVersion][]byte{}
-	total := len(head.b)
+	total := len(head.B)
 	for i, name := range names {
-		w := &ywriter{}
+		w := newYWriter(nil)
 		if err := writePackageHead(w, name, meta[name][0], meta[name][1]); err != nil {
 			return err
 		}
-		w.newline()
-		pkgHeads[i] = w.b
-		total += len(w.b)
+		w.Newline()
+		pkgHeads[i] = w.B
+		total += len(w.B)
 		for _, bv := range vs[name] {
 			total += len(bv.head) + len(bv.tail)
 			if len(bv.v.Signatures) > 0 {
-				sw := &ywriter{}
-				sw.key(6, "signatures")
+				sw := newYWriter(nil)
+				sw.Key(6, "signatures")
 				writeSignatures(sw, 6, bv.v.Signatures)
-				if sw.slow {
+				if sw.Slow {
 					return fmt.Errorf("%s %s build %d: signatures must be printable ASCII", name, bv.v.Version, bv.v.Build)
 				}
-				sigs[bv] = sw.b
-				total += len(sw.b)
+				sigs[bv] = sw.B
+				total += len(sw.B)
 			}
 		}
 	}
-	size(total + len(tail.b))
-	if err := write(head.b); err != nil {
+	size(total + len(tail.B))
+	if err := write(head.B); err != nil {
 		return err
 	}
 	for i, name := range names {
@@ -557,11 +559,11 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 			}
 		}
 	}
-	return write(tail.b)
+	return write(tail.B)
 }
 
 // parallel runs f(0) … f(n-1) on GOMAXPROCS goroutines and returns the
-// error of the lowest i that failed.
+// error of the lowest i that failed; a panic in f is an error.
 func parallel(n int, f func(i int) error) error {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	errs := make([]error, n)
@@ -580,7 +582,7 @@ func parallel(n int, f func(i int) error) error {
 				if i >= n {
 					return
 				}
-				errs[i] = f(i)
+				errs[i] = safely(func() error { return f(i) })
 			}
 		}()
 	}

@@ -3,8 +3,9 @@
 // the RepositoryIndex, index signatures, ed25519 keys and the TUF-style root
 // of trust.
 //
-// The package is a leaf: it imports nothing else of kbuild, does no network
-// or file I/O and never reads key files. Callers pass bytes, signers and
+// The package is a leaf: it imports nothing else of kbuild but
+// internal/yamlscan (the format-independent YAML reader and writer), does no
+// network or file I/O and never reads key files. Callers pass bytes, signers and
 // reference times in; see ../shared/spec/index.md for the contract.
 //
 // What is where:
@@ -23,10 +24,14 @@
 //   - lenient.go: reading indexes as kubepkg's client does (unknown
 //     fields ignored, versions with unknown spec fields left out).
 //   - relocate.go: moving a base index's charts to another registry path.
-//   - yamlread.go, yamlwrite.go, yamlscalar.go, specread.go, specjson.go:
-//     a reader and a writer of the block YAML that sigs.k8s.io/yaml writes,
-//     and a canonical JSON encoder of specs, byte for byte equal to
-//     sigs.k8s.io/yaml and encoding/json on what they handle and tested
-//     against them (yaml_test.go, fuzz_test.go); anything else goes through
-//     sigs.k8s.io/yaml (yamlslow.go), which refuses anchors and aliases.
+//   - yamlread.go, specread.go, yamlwrite.go, yamlslow.go: the typed
+//     decoders and encoders of this package's types over internal/yamlscan,
+//     which reads and writes the block YAML that sigs.k8s.io/yaml writes,
+//     byte for byte equal to sigs.k8s.io/yaml on what it handles and tested
+//     against it (yaml_test.go, fuzz_test.go); anything else goes through
+//     sigs.k8s.io/yaml (yamlslow.go, lenient.go), which refuses anchors and
+//     aliases. Field names and omitempty come from SpecFields. A panic while
+//     reading or writing is an error (yamlscan.PanicError), not a crash.
+//   - specjson.go: the canonical JSON encoder of specs (the digest), byte
+//     for byte equal to encoding/json.
 package index

@@ -3,8 +3,9 @@ package index
 import "strconv"
 
 // specField names one field of the spec types. The constants are indexes
-// into SpecFields, which the canonical JSON encoder (specjson.go), the YAML
-// writer (yamlwrite.go) and RequiredEmpty read.
+// into SpecFields, from which the canonical JSON encoder (specjson.go), the
+// YAML reader (specread.go) and writer (yamlwrite.go) and RequiredEmpty
+// take each field's name and omitempty.
 type specField uint8
 
 // Fields of the spec types, grouped by type in kubepkg's field order.

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
 // FuzzParseIndex checks that ParseIndex never panics, that the fast reader
@@ -35,6 +37,8 @@ func FuzzParseIndex(f *testing.F) {
 	f.Add([]byte("apiVersion: kubepkg.dev/v1alpha1\nkind: RepositoryIndex\ngenerated: \"2026-10-10T12:00:00Z\"\npackages: {}\nwithdrawn:\n- build: 1\n  digest: sha256:" + strings.Repeat("a", 64) + "\n  package: x\n  reason: 'bad: see #7'\n  version: 1.0.0\n  withdrawn: \"2026-10-11T12:00:00Z\"\n"))
 	f.Add([]byte("mirror:\n  a: [b]\npackages:\n  x:\n    keywords:\n    - - a\n    versions:\n    - build: 1\n      spec:\n        retries: {}\n        version: 1.0.0\n        variants:\n        - name: x\n          new:\n          - a: 1\n            b: null\n          - |\n            text\n      version: 1.0.0\n"))
 	f.Add([]byte("packages:\n  x:\n    versions:\n    - spec:\n        images: ['a', \"b\\u0041\", c]\n        version: |-\n          x\n"))
+	// Unknown fields in YAML the fast reader checks on its own (SkipValue).
+	f.Add([]byte("apiVersion: kubepkg.dev/v1alpha1\nkind: RepositoryIndex\nmirror: {url: 'https://m', w: [1,\n  2]}\npackages:\n  x:\n    labels: {a: [1, 2]}\n    versions:\n    - build: 1\n      digest: sha256:" + strings.Repeat("a", 64) + "\n      note: >\n        folded\n      spec:\n        retries: {max: 3}\n        version: 1.0.0\n      version: 1.0.0\n    - build: 2\n      digest: sha256:" + strings.Repeat("b", 64) + "\n      spec:\n        build: 2\n        version: 1.0.0\n        x: !!str y\n      version: 1.0.0\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		x, err := ParseIndex(data)
 		// The fast reader and yaml.v2 agree on what the fast reader accepts.
@@ -42,14 +46,14 @@ func FuzzParseIndex(f *testing.F) {
 			var fast RepositoryIndex
 			if ferr := readIndex(r, &fast, keepAll); ferr == nil {
 				var slow RepositoryIndex
-				if serr := slowDecode(data, "index", &slow); serr != nil {
+				if serr := yamlscan.DecodeStrict(data, "index", &slow); serr != nil {
 					t.Fatalf("fast reader accepted what sigs.k8s.io/yaml refuses: %v\n%q", serr, data)
 				}
 				if !reflect.DeepEqual(&fast, &slow) {
 					t.Fatalf("fast reader and sigs.k8s.io/yaml differ\nfast %+v\nslow %+v\n%q", fast, slow, data)
 				}
 			} else {
-				var bail *yamlBail
+				var bail *yamlscan.Bail
 				if !errors.As(ferr, &bail) {
 					t.Fatalf("fast reader error that is not a bail: %v", ferr)
 				}

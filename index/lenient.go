@@ -12,6 +12,8 @@ import (
 
 	yaml3 "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
 // UnknownField is a field of an index that kbuild's types do not have.
@@ -68,7 +70,7 @@ func (u UnknownField) String() string {
 // not have, and records each unknown field in x.Unknown. Anchors, aliases
 // and several documents are refused as by the strict path.
 func readLenient(b []byte) (*RepositoryIndex, error) {
-	if err := checkPlainYAML(b, "index"); err != nil {
+	if err := yamlscan.CheckPlain(b, "index"); err != nil {
 		return nil, err
 	}
 	// sigs.k8s.io/yaml would take the last of two equal keys; another
@@ -77,7 +79,7 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 	if err := yaml3.Unmarshal(b, &doc3); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	if err := noDuplicateKeys(&doc3); err != nil {
+	if err := yamlscan.NoDuplicateKeys(&doc3, "index", 1); err != nil {
 		return nil, err
 	}
 	var doc any
@@ -173,26 +175,6 @@ func versionUnknowns(vm map[string]any, name, version string, build int) (found 
 		}
 	}
 	return found, dropped
-}
-
-// noDuplicateKeys refuses a mapping that has a key twice.
-func noDuplicateKeys(n *yaml3.Node) error {
-	if n.Kind == yaml3.MappingNode {
-		seen := make(map[string]int, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if first, dup := seen[k.Value]; dup {
-				return fmt.Errorf("index: line %d: duplicate key %q (first on line %d)", k.Line, k.Value, first)
-			}
-			seen[k.Value] = k.Line
-		}
-	}
-	for _, c := range n.Content {
-		if err := noDuplicateKeys(c); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // unknownFields lists the keys of v, the value of field key of a value of

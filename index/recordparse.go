@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
 // MaxRecordSize caps a build record that ParseRecord reads.
@@ -38,7 +40,7 @@ func parseRecord(b []byte, share bool, slab *slabs) (*PackageSource, error) {
 		var kind struct {
 			Kind string `json:"kind"`
 		}
-		if len(b) <= maxSlowYAML && checkPlainYAML(b, "") == nil && unmarshalLoose(b, &kind) == nil && kind.Kind != RecordKind {
+		if len(b) <= maxSlowYAML && yamlscan.CheckPlain(b, "") == nil && yamlscan.DecodeLoose(b, &kind) == nil && kind.Kind != RecordKind {
 			return nil, fmt.Errorf("%w: kind %q", ErrNotRecord, kind.Kind)
 		}
 		return nil, err
@@ -86,7 +88,7 @@ func peekKind(s string) (string, bool) {
 			return "", false
 		}
 		v := strings.TrimSpace(line[i+1:])
-		if v == "" || strings.ContainsAny(v, "\"'#&*!|>%@`{}[],") || resolvePlain(v) != plainStr {
+		if v == "" || strings.ContainsAny(v, "\"'#&*!|>%@`{}[],") || yamlscan.ResolvePlain(v) != yamlscan.PlainStr {
 			return "", false
 		}
 		kind, found = v, true
@@ -97,34 +99,34 @@ func peekKind(s string) (string, bool) {
 // MarshalRecord returns rec as YAML, byte for byte what sigs.k8s.io/yaml
 // writes for it, several times faster.
 func MarshalRecord(rec *PackageSource) ([]byte, error) {
-	w := &ywriter{b: make([]byte, 0, 4096)}
-	w.key(0, "apiVersion")
-	w.str(0, rec.APIVersion)
-	w.key(0, "kind")
-	w.str(0, rec.Kind)
-	w.key(0, "metadata")
-	w.mapping(2, func(col int) {
+	w := newYWriter(make([]byte, 0, 4096))
+	w.Key(0, "apiVersion")
+	w.Str(0, rec.APIVersion)
+	w.Key(0, "kind")
+	w.Str(0, rec.Kind)
+	w.Key(0, "metadata")
+	w.Mapping(2, func(col int) {
 		if a := rec.Metadata.Annotations; len(a) > 0 {
 			keys := make([]string, 0, len(a))
 			for k := range a {
 				keys = append(keys, k)
 			}
-			sort.Slice(keys, func(i, j int) bool { return yamlKeyLess(keys[i], keys[j]) })
-			w.key(col, "annotations")
-			w.mapping(col+2, func(col int) {
+			sort.Slice(keys, func(i, j int) bool { return yamlscan.KeyLess(keys[i], keys[j]) })
+			w.Key(col, "annotations")
+			w.Mapping(col+2, func(col int) {
 				for _, k := range keys {
-					w.key(col, k)
-					w.str(col, a[k])
+					w.Key(col, k)
+					w.Str(col, a[k])
 				}
 			})
 		}
-		w.key(col, "name")
-		w.str(col, rec.Metadata.Name)
+		w.Key(col, "name")
+		w.Str(col, rec.Metadata.Name)
 	})
-	w.key(0, "spec")
+	w.Key(0, "spec")
 	writeSpec(w, 2, &rec.Spec)
-	if w.slow {
+	if w.Slow {
 		return sigsyaml.Marshal(rec)
 	}
-	return w.b, nil
+	return w.B, nil
 }

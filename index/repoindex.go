@@ -18,6 +18,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	yaml3 "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
 // IndexAPIVersion and IndexKind identify a repository index. The
@@ -230,30 +232,29 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		}
 		size += 64 + len(p.Description) + len(p.Home) + 1536*len(p.Versions)
 	}
-	w := &ywriter{b: make([]byte, 0, size)}
+	w := newYWriter(make([]byte, 0, size))
 	writeHead(w, x.APIVersion, x.Kind, x.Generated, x.Expires)
 	names := make([]string, 0, len(x.Packages))
 	for name := range x.Packages {
 		names = append(names, name)
 	}
-	sort.Slice(names, func(i, j int) bool { return yamlKeyLess(names[i], names[j]) })
+	sort.Slice(names, func(i, j int) bool { return yamlscan.KeyLess(names[i], names[j]) })
 	if len(names) == 0 {
-		w.empty("{}")
+		w.Empty("{}")
 	}
 	if size < parallelMinBytes || runtime.GOMAXPROCS(0) < 2 || len(names) < 2 {
-		if err := writePackages(w, x, names); err != nil {
+		if err := safely(func() error { return writePackages(w, x, names) }); err != nil {
 			return nil, err
 		}
 		writeSets(w, x.Sets)
 		if err := writeWithdrawn(w, x.Withdrawn); err != nil {
 			return nil, err
 		}
-		return w.b, nil
+		return w.B, nil
 	}
 	// Write runs of packages in parallel, each from the start of a line,
 	// then join them.
-	w.newline()
-	w.pend = pendNone
+	w.EndLine()
 	workers := runtime.GOMAXPROCS(0)
 	nparts := min(len(names), workers*4)
 	parts := make([][]byte, nparts)
@@ -266,36 +267,39 @@ func (x *RepositoryIndex) Marshal() ([]byte, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			pw := &ywriter{b: make([]byte, 0, size/nparts+size/nparts/8)}
-			errs[p] = writePackages(pw, x, run)
-			parts[p] = pw.b
+			pw := newYWriter(make([]byte, 0, size/nparts+size/nparts/8))
+			errs[p] = safely(func() error { return writePackages(pw, x, run) })
+			parts[p] = pw.B
 		}()
 	}
 	wg.Wait()
-	total := len(w.b)
+	total := len(w.B)
 	for p := range parts {
 		if errs[p] != nil {
 			return nil, errs[p]
 		}
 		total += len(parts[p])
 	}
-	tail := &ywriter{}
+	tail := newYWriter(nil)
 	writeSets(tail, x.Sets)
 	if err := writeWithdrawn(tail, x.Withdrawn); err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, total+len(tail.b))
-	out = append(out, w.b...)
+	out := make([]byte, 0, total+len(tail.B))
+	out = append(out, w.B...)
 	for p := range parts {
 		out = append(out, parts[p]...)
 		parts[p] = nil
 	}
-	return append(out, tail.b...), nil
+	return append(out, tail.B...), nil
 }
 
 // writePackages writes the packages names of x, in that order.
 func writePackages(w *ywriter, x *RepositoryIndex, names []string) error {
 	for _, name := range names {
+		if yamlscan.TestHook != nil {
+			yamlscan.TestHook(name)
+		}
 		p := x.Packages[name]
 		if p == nil {
 			return fmt.Errorf("package %s is null", name)
@@ -304,7 +308,7 @@ func writePackages(w *ywriter, x *RepositoryIndex, names []string) error {
 			return err
 		}
 		if len(p.Versions) == 0 {
-			w.empty("[]")
+			w.Empty("[]")
 		}
 		for i := range p.Versions {
 			if err := writeEntry(w, &p.Versions[i]); err != nil {
@@ -318,97 +322,73 @@ func writePackages(w *ywriter, x *RepositoryIndex, names []string) error {
 // writeHead writes the keys of an index before its packages, up to
 // "packages:".
 func writeHead(w *ywriter, apiVersion, kind string, generated, expires time.Time) {
-	w.key(0, "apiVersion")
-	w.str(0, apiVersion)
+	w.Key(0, "apiVersion")
+	w.Str(0, apiVersion)
 	if !expires.IsZero() {
-		w.key(0, "expires")
-		w.str(0, expires.Format(time.RFC3339Nano))
+		w.Key(0, "expires")
+		w.Str(0, expires.Format(time.RFC3339Nano))
 	}
-	w.key(0, "generated")
-	w.str(0, generated.Format(time.RFC3339Nano))
-	w.key(0, "kind")
-	w.str(0, kind)
-	w.key(0, "packages")
+	w.Key(0, "generated")
+	w.Str(0, generated.Format(time.RFC3339Nano))
+	w.Key(0, "kind")
+	w.Str(0, kind)
+	w.Key(0, "packages")
 }
 
 // writePackageHead writes a package's key, description and home, up to
 // "versions:".
 func writePackageHead(w *ywriter, name, desc, home string) error {
-	w.key(2, name)
-	if w.slow {
+	w.Key(2, name)
+	if w.Slow {
 		return fmt.Errorf("index: cannot write package name %q", name)
 	}
-	mark := w.save()
-	w.fieldStr(4, "description", desc)
-	w.fieldStr(4, "home", home)
-	if w.slow {
-		w.restore(mark)
+	mark := w.Save()
+	w.FieldStr(4, "description", desc)
+	w.FieldStr(4, "home", home)
+	if w.Slow {
+		w.Restore(mark)
 		part, err := slowPart(map[string]any{"description": desc, "home": home}, 2)
 		if err != nil {
 			return err
 		}
-		w.appendLines(part)
+		w.AppendLines(part)
 	}
-	w.key(4, "versions")
+	w.Key(4, "versions")
 	return nil
 }
 
 // writeEntry writes v as an item of a package's versions.
 func writeEntry(w *ywriter, v *IndexVersion) error {
-	mark := w.save()
-	w.item(4)
+	mark := w.Save()
+	w.Item(4)
 	writeVersion(w, 6, v)
-	if !w.slow {
+	if !w.Slow {
 		return nil
 	}
-	w.restore(mark)
+	w.Restore(mark)
 	part, err := slowPart(map[string]any{"versions": []*IndexVersion{v}}, 3)
 	if err != nil {
 		return err
 	}
-	w.appendLines(part)
+	w.AppendLines(part)
 	return nil
 }
 
 func writeVersion(w *ywriter, col int, v *IndexVersion) {
-	w.mapping(col, func(col int) {
-		w.key(col, "build")
-		w.int(v.Build)
-		w.key(col, "digest")
-		w.str(col, v.Digest)
+	w.Mapping(col, func(col int) {
+		w.Key(col, "build")
+		w.Int(v.Build)
+		w.Key(col, "digest")
+		w.Str(col, v.Digest)
 		if len(v.Signatures) > 0 {
-			w.key(col, "signatures")
+			w.Key(col, "signatures")
 			writeSignatures(w, col, v.Signatures)
 		}
-		w.key(col, "spec")
+		w.Key(col, "spec")
 		writeSpec(w, col+2, &v.Spec)
-		w.key(col, "version")
-		w.str(col, v.Version)
+		w.Key(col, "version")
+		w.Str(col, v.Version)
 	})
-}
-
-type wmark struct {
-	n, lineStart int
-	pend         pending
-}
-
-func (w *ywriter) save() wmark { return wmark{len(w.b), w.lineStart, w.pend} }
-
-func (w *ywriter) restore(m wmark) {
-	w.b, w.lineStart, w.pend, w.slow = w.b[:m.n], m.lineStart, m.pend, false
-}
-
-// appendLines appends whole lines written by yaml.v2.
-func (w *ywriter) appendLines(part []byte) {
-	if len(part) == 0 {
-		return
-	}
-	if w.pend != pendNone {
-		w.newline()
-	}
-	w.b = append(w.b, part...)
-	w.lineStart = len(w.b)
-	w.pend = pendNone
 }
 
 // slowPart writes v with sigs.k8s.io/yaml as the value of a package's key
@@ -481,8 +461,8 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	}
 	x, err := readIndexFast(b, share, visit)
 	fast := err == nil
-	var bail *yamlBail
-	if errors.As(err, &bail) && bail.refused {
+	var bail *yamlscan.Bail
+	if errors.As(err, &bail) && bail.Refused {
 		return nil, fmt.Errorf("index: %w", bail)
 	}
 	if errors.As(err, &bail) {
@@ -531,7 +511,7 @@ func readIndexFast(b []byte, share bool, visit visitor) (*RepositoryIndex, error
 	}
 	r.lenient = true
 	x := &RepositoryIndex{}
-	if err := readIndex(r, x, visit); err != nil {
+	if err := readSafely(r, func(r *yreader) error { return readIndex(r, x, visit) }); err != nil {
 		return nil, err
 	}
 	sortUnknown(r.found)
@@ -591,17 +571,17 @@ func checkPackage(name string, p *IndexPackage) error {
 // Fast decoders of the index.
 
 func readIndex(r *yreader, x *RepositoryIndex, visit visitor) error {
-	return r.readRoot(func(k string) error {
+	return r.ReadRoot(func(k string) error {
 		var err error
 		switch k {
 		case "apiVersion":
-			x.APIVersion, err = r.readString(k)
+			x.APIVersion, err = r.ReadString(k)
 		case "kind":
-			x.Kind, err = r.readString(k)
+			x.Kind, err = r.ReadString(k)
 		case "generated":
-			x.Generated, err = r.readTime(k)
+			x.Generated, err = r.ReadTime(k)
 		case "expires":
-			x.Expires, err = r.readTime(k)
+			x.Expires, err = r.ReadTime(k)
 		case "packages":
 			x.Packages, err = readPackagesParallel(r, visit)
 		case "sets":
@@ -615,30 +595,9 @@ func readIndex(r *yreader, x *RepositoryIndex, visit visitor) error {
 	})
 }
 
-func (r *yreader) readTime(field string) (time.Time, error) {
-	var t time.Time
-	sc, err := r.readScalar()
-	if err != nil {
-		return t, err
-	}
-	if sc.plain {
-		switch resolvePlain(sc.v) {
-		case plainNull:
-			return t, nil
-		case plainStr:
-		default:
-			return t, &yamlBail{line: sc.line, msg: fmt.Sprintf("%s: %q is not a YAML string; quote it", field, sc.v)}
-		}
-	}
-	if err := t.UnmarshalText([]byte(sc.v)); err != nil {
-		return t, &yamlBail{line: sc.line, msg: fmt.Sprintf("%s: %v", field, err)}
-	}
-	return t, nil
-}
-
 func readPackages(r *yreader, visit visitor) (map[string]*IndexPackage, error) {
 	out := map[string]*IndexPackage{}
-	present, err := r.readMap(func(name string) error { return readPackage(r, out, name, visit) })
+	present, err := r.ReadMap(func(name string) error { return readPackage(r, out, name, visit) })
 	if !present {
 		out = nil
 	}
@@ -647,15 +606,18 @@ func readPackages(r *yreader, visit visitor) (map[string]*IndexPackage, error) {
 
 // readPackage reads package name into out, if visit keeps it.
 func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit visitor) error {
+	if yamlscan.TestHook != nil {
+		yamlscan.TestHook(name)
+	}
 	p := &IndexPackage{}
 	before := len(r.found)
-	present, err := r.readMap(func(k string) error {
+	present, err := r.ReadMap(func(k string) error {
 		var err error
 		switch k {
 		case "description":
-			p.Description, err = r.readString(k)
+			p.Description, err = r.ReadString(k)
 		case "home":
-			p.Home, err = r.readString(k)
+			p.Home, err = r.ReadString(k)
 		case "versions":
 			p.Versions, err = readVersions(r)
 		default:
@@ -667,10 +629,10 @@ func readPackage(r *yreader, out map[string]*IndexPackage, name string, visit vi
 		// Name the package (and version, see readVersions) for an index
 		// too large to be read again with sigs.k8s.io/yaml.
 		sep := ": "
-		if bail.refused {
+		if bail.Refused {
 			sep = " " // "package x version ..."
 		}
-		return &yamlBail{line: bail.line, msg: "package " + name + sep + bail.msg, refused: bail.refused}
+		return &yamlscan.Bail{Line: bail.Line, Msg: "package " + name + sep + bail.Msg, Refused: bail.Refused}
 	}
 	if err != nil {
 		return err
@@ -706,16 +668,16 @@ var parallelMinBytes = 4 << 20
 // that mapping can only be a package key: everything else in a package is
 // indented further, continuation lines included.
 func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, error) {
-	if !r.atLineEnd() {
+	if !r.AtLineEnd() {
 		return readPackages(r, visit)
 	}
-	s := r.s
+	s := r.Src()
 	type split struct{ off, line int }
 	var splits []split
-	end, line := len(s), r.line+1
-	off := r.findEOL(r.pos) + 1
+	end, line := len(s), r.Line()+1
+	off := r.FindEOL(r.Pos()) + 1
 	for off < len(s) {
-		eol := r.findEOL(off)
+		eol := r.FindEOL(off)
 		i := off
 		for i < eol && s[i] == ' ' {
 			i++
@@ -758,17 +720,19 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sub := &yreader{s: s[:stop], pos: first.off + 2, lineStart: first.off, line: first.line, ind: 0, seqOK: true, slab: &slabs{}, lenient: r.lenient}
-			sub.eol = sub.findEOL(first.off)
+			sub := &yreader{Reader: r.Part(stop, first.off, first.line, 2, 0), slab: &slabs{}, lenient: r.lenient}
 			m := map[string]*IndexPackage{}
 			var seen []string
-			c, err := sub.mapLoop(2, func(name string) error {
-				seen = append(seen, name)
-				return readPackage(sub, m, name, visit)
+			err := readSafely(sub, func(sub *yreader) error {
+				c, err := sub.MapLoop(2, func(name string) error {
+					seen = append(seen, name)
+					return readPackage(sub, m, name, visit)
+				})
+				if err == nil && c >= 0 {
+					err = sub.Bailf("unexpected indentation")
+				}
+				return err
 			})
-			if err == nil && c >= 0 {
-				err = sub.bail("unexpected indentation")
-			}
 			maps[p], names[p], errs[p], found[p] = m, seen, err, sub.found
 		}()
 	}
@@ -781,7 +745,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 		}
 		for _, name := range names[p] {
 			if all[name] {
-				return nil, &yamlBail{line: splits[p*len(splits)/nparts].line, msg: fmt.Sprintf("duplicate key %q", name)}
+				return nil, &yamlscan.Bail{Line: splits[p*len(splits)/nparts].line, Msg: fmt.Sprintf("duplicate key %q", name)}
 			}
 			all[name] = true
 		}
@@ -791,8 +755,7 @@ func readPackagesParallel(r *yreader, visit visitor) (map[string]*IndexPackage, 
 		r.found = append(r.found, found[p]...)
 	}
 	// Continue after the mapping.
-	r.pos, r.lineStart, r.line = end, end, line
-	r.eol = r.findEOL(end)
+	r.Seek(end, line)
 	return out, nil
 }
 
@@ -800,17 +763,17 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 	var drop []int
 	n := 0
 	list, err := readList(r, &r.slab.versions, func(r *yreader, v *IndexVersion) (bool, error) {
-		i, start, skipped, dash := n, r.lineStart, r.skipped, r.ind
+		i, start, skipped, dash := n, r.LineStart(), r.skipped, r.Ind()
 		n++
-		present, err := r.readMap(func(k string) error {
+		present, err := r.ReadMap(func(k string) error {
 			var err error
 			switch k {
 			case "version":
-				v.Version, err = r.readString(k)
+				v.Version, err = r.ReadString(k)
 			case "build":
-				v.Build, err = r.readInt(k)
+				v.Build, err = r.ReadInt(k)
 			case "digest":
-				v.Digest, err = r.readString(k)
+				v.Digest, err = r.ReadString(k)
 			case "spec":
 				_, err = readSpec(r, &v.Spec)
 			case "signatures":
@@ -823,16 +786,16 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 		if bail := bailOf(err); bail != nil && r.lenient {
 			// Say which version, if it is a type error that kubepkg's
 			// client refuses too.
-			if verr := versionTypeError(r.s[start:r.itemEnd(start, dash)]); verr != nil {
-				return false, &yamlBail{line: bail.line, msg: verr.Error(), refused: true}
+			if verr := versionTypeError(r.Src()[start:r.ItemEnd(start, dash)]); verr != nil {
+				return false, &yamlscan.Bail{Line: bail.Line, Msg: verr.Error(), Refused: true}
 			}
-			if !bail.refused {
-				return false, &yamlBail{line: bail.line, msg: fmt.Sprintf("versions[%d]: %s", i, bail.msg)}
+			if !bail.Refused {
+				return false, &yamlscan.Bail{Line: bail.Line, Msg: fmt.Sprintf("versions[%d]: %s", i, bail.Msg)}
 			}
 		}
 		if err == nil && r.skipped != skipped {
 			var dropped bool
-			dropped, err = r.versionUnknowns(r.s[start:max(start, r.lineStart)], v)
+			dropped, err = r.versionUnknowns(r.Src()[start:max(start, r.LineStart())], v)
 			if dropped {
 				drop = append(drop, i)
 			}
@@ -853,43 +816,24 @@ func readVersions(r *yreader) ([]IndexVersion, error) {
 	return kept, nil
 }
 
-// bailOf returns err's *yamlBail, or nil. (Called only on an error, so
+// bailOf returns err's *yamlscan.Bail, or nil. (Called only on an error, so
 // that the reader does not allocate per value.)
-func bailOf(err error) *yamlBail {
+func bailOf(err error) *yamlscan.Bail {
 	if err == nil {
 		return nil
 	}
-	var bail *yamlBail
+	var bail *yamlscan.Bail
 	if errors.As(err, &bail) {
 		return bail
 	}
 	return nil
 }
 
-// itemEnd returns the offset of the first line after start, the start of
-// a sequence entry whose "-" is at column dash, that has content at column
-// dash or less: the end of the entry.
-func (r *yreader) itemEnd(start, dash int) int {
-	off := r.findEOL(start) + 1
-	for off < len(r.s) {
-		eol := r.findEOL(off)
-		i := off
-		for i < eol && r.s[i] == ' ' {
-			i++
-		}
-		if i < eol && r.s[i] != '#' && i-off <= dash {
-			return off
-		}
-		off = eol + 1
-	}
-	return len(r.s)
-}
-
 // versionTypeError decodes text, one entry of a package's versions (from
 // its "-" line), as kubepkg's client does and returns the error that names
 // its version and the field whose value has the wrong type, or nil.
 func versionTypeError(text string) error {
-	if len(text) > maxSlowYAML || checkPlainYAML([]byte(text), "") != nil {
+	if len(text) > maxSlowYAML || yamlscan.CheckPlain([]byte(text), "") != nil {
 		return nil
 	}
 	var items []any
@@ -970,11 +914,11 @@ func goKindWord(t reflect.Type) string {
 // readPackage.
 func (r *yreader) versionUnknowns(text string, v *IndexVersion) (bool, error) {
 	if len(text) > maxSlowYAML {
-		return false, r.bail("%s build %d: an entry of more than %d MiB with fields kbuild does not know", v.Version, v.Build, maxSlowYAML>>20)
+		return false, r.Bailf("%s build %d: an entry of more than %d MiB with fields kbuild does not know", v.Version, v.Build, maxSlowYAML>>20)
 	}
 	var items []map[string]any
 	if err := yaml3.Unmarshal([]byte(text), &items); err != nil || len(items) != 1 {
-		return false, r.bail("%s build %d: cannot read the entry again to name the fields kbuild does not know (%v)", v.Version, v.Build, err)
+		return false, r.Bailf("%s build %d: cannot read the entry again to name the fields kbuild does not know (%v)", v.Version, v.Build, err)
 	}
 	found, dropped := versionUnknowns(items[0], "", v.Version, v.Build)
 	r.found = append(r.found, found...)

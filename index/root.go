@@ -12,6 +12,8 @@ import (
 	"time"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+
+	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
 // MaxRootSize caps a root file that ParseRoot reads.
@@ -255,7 +257,7 @@ func ParseRoot(b []byte) (*Root, error) {
 		return nil, fmt.Errorf("root is %d bytes, more than the %d allowed", len(b), MaxRootSize)
 	}
 	r := &Root{}
-	if err := slowDecode(b, "root", r); err != nil {
+	if err := yamlscan.DecodeStrict(b, "root", r); err != nil {
 		return nil, err
 	}
 	if err := r.check(); err != nil {

@@ -119,63 +119,63 @@ func writeSets(w *ywriter, list []SetDigest) {
 	if len(list) == 0 {
 		return
 	}
-	w.key(0, "sets")
+	w.Key(0, "sets")
 	for i := range list {
 		s := &list[i]
-		w.item(0)
-		w.mapping(2, func(col int) {
-			w.key(col, "build")
-			w.int(s.Build)
-			w.fieldStr(col, "digest", s.Digest)
-			w.key(col, "members")
+		w.Item(0)
+		w.Mapping(2, func(col int) {
+			w.Key(col, "build")
+			w.Int(s.Build)
+			w.FieldStr(col, "digest", s.Digest)
+			w.Key(col, "members")
 			for j := range s.Members {
 				m := &s.Members[j]
-				w.item(col)
-				w.mapping(col+2, func(col int) {
-					w.key(col, "build")
-					w.int(m.Build)
-					w.fieldStr(col, "digest", m.Digest)
-					w.fieldStr(col, "package", m.Package)
-					w.fieldStr(col, "version", m.Version)
+				w.Item(col)
+				w.Mapping(col+2, func(col int) {
+					w.Key(col, "build")
+					w.Int(m.Build)
+					w.FieldStr(col, "digest", m.Digest)
+					w.FieldStr(col, "package", m.Package)
+					w.FieldStr(col, "version", m.Version)
 				})
 			}
-			w.fieldStr(col, "package", s.Package)
-			w.fieldStr(col, "version", s.Version)
+			w.FieldStr(col, "package", s.Package)
+			w.FieldStr(col, "version", s.Version)
 		})
 	}
 }
 
 func readSets(r *yreader) ([]SetDigest, error) {
 	var out []SetDigest
-	_, err := r.readSeq(func() error {
+	_, err := r.ReadSeq(func() error {
 		out = append(out, SetDigest{})
 		s := &out[len(out)-1]
-		_, err := r.readMap(func(k string) error {
+		_, err := r.ReadMap(func(k string) error {
 			var err error
 			switch k {
 			case "build":
-				s.Build, err = r.readInt(k)
+				s.Build, err = r.ReadInt(k)
 			case "digest":
-				s.Digest, err = r.readString(k)
+				s.Digest, err = r.ReadString(k)
 			case "package":
-				s.Package, err = r.readString(k)
+				s.Package, err = r.ReadString(k)
 			case "version":
-				s.Version, err = r.readString(k)
+				s.Version, err = r.ReadString(k)
 			case "members":
-				_, err = r.readSeq(func() error {
+				_, err = r.ReadSeq(func() error {
 					s.Members = append(s.Members, SetMember{})
 					m := &s.Members[len(s.Members)-1]
-					_, err := r.readMap(func(k string) error {
+					_, err := r.ReadMap(func(k string) error {
 						var err error
 						switch k {
 						case "build":
-							m.Build, err = r.readInt(k)
+							m.Build, err = r.ReadInt(k)
 						case "digest":
-							m.Digest, err = r.readString(k)
+							m.Digest, err = r.ReadString(k)
 						case "package":
-							m.Package, err = r.readString(k)
+							m.Package, err = r.ReadString(k)
 						case "version":
-							m.Version, err = r.readString(k)
+							m.Version, err = r.ReadString(k)
 						default:
 							err = r.unknown("sets members", k)
 						}

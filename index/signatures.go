@@ -44,16 +44,16 @@ func MarshalSignatures(sigs []Signature) ([]byte, error) {
 // "signatures: [{keyid, sig}]", whatever their number (the form of a
 // record's sidecar of delegated signatures).
 func MarshalSignatureList(sigs []Signature) ([]byte, error) {
-	w := &ywriter{}
-	w.key(0, "signatures")
+	w := newYWriter(nil)
+	w.Key(0, "signatures")
 	if len(sigs) == 0 {
-		w.empty("[]")
+		w.Empty("[]")
 	}
 	writeSignatures(w, 0, sigs)
-	if w.slow {
+	if w.Slow {
 		return nil, errors.New("signature keyids and values must be printable ASCII")
 	}
-	return w.b, nil
+	return w.B, nil
 }
 
 // ParseSignatures parses a signature file in either form and checks that
@@ -70,7 +70,7 @@ func ParseSignatures(b []byte) ([]Signature, error) {
 	}
 	var f signaturesFile
 	if err := decodeYAML(b, "signatures", &f, func(r *yreader) error {
-		return r.readRoot(func(k string) error {
+		return r.ReadRoot(func(k string) error {
 			if k != "signatures" {
 				return r.unknown("signature file", k)
 			}
@@ -94,16 +94,16 @@ func ParseSignatures(b []byte) ([]Signature, error) {
 
 func readSignatures(r *yreader) ([]Signature, error) {
 	var out []Signature
-	present, err := r.readSeq(func() error {
+	present, err := r.ReadSeq(func() error {
 		out = append(out, Signature{})
 		s := &out[len(out)-1]
-		_, err := r.readMap(func(k string) error {
+		_, err := r.ReadMap(func(k string) error {
 			var err error
 			switch k {
 			case "keyid":
-				s.KeyID, err = r.readString("keyid")
+				s.KeyID, err = r.ReadString("keyid")
 			case "sig":
-				s.Sig, err = r.readString("sig")
+				s.Sig, err = r.ReadString("sig")
 			default:
 				err = r.unknown("signature", k)
 			}

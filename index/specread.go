@@ -1,45 +1,46 @@
 package index
 
 // Fast decoders of the PackageSpec types (see yamlread.go). Each knows its
-// fields by their exact JSON names; any other key goes to yreader.unknown,
-// which skips it in an index and otherwise gives up, and sigs.k8s.io/yaml
-// decides.
+// fields by their JSON names in SpecFields (the one table the writer and
+// the digest encoder use too; TestReaderKnowsEveryField); any other key
+// goes to yreader.unknown, which skips it in an index and otherwise gives
+// up, and sigs.k8s.io/yaml decides.
 
 func readSpec(r *yreader, s *PackageSpec) (bool, error) {
-	return r.readMap(func(k string) error { return readSpecField(r, s, k) })
+	return r.ReadMap(func(k string) error { return readSpecField(r, s, k) })
 }
 
 func readSpecField(r *yreader, s *PackageSpec, k string) error {
 	var err error
 	switch k {
-	case "version":
-		s.Version, err = r.readString(k)
-	case "build":
-		s.Build, err = r.readInt(k)
-	case "sourceRef":
+	case fSpecVersion.name():
+		s.Version, err = r.ReadString(k)
+	case fSpecBuild.name():
+		s.Build, err = r.ReadInt(k)
+	case fSpecSourceRef.name():
 		s.SourceRef, err = readPtr(r, &r.slab.srcRefs, readSourceRef)
-	case "provides":
+	case fSpecProvides.name():
 		s.Provides, err = r.readStrings(k)
-	case "conflicts":
+	case fSpecConflicts.name():
 		s.Conflicts, err = r.readStrings(k)
-	case "crds":
+	case fSpecCRDs.name():
 		s.CRDs, err = r.readStrings(k)
-	case "permissions":
+	case fSpecPermissions.name():
 		s.Permissions, err = readPtr(r, &r.slab.perms, readPermissions)
-	case "rollback":
+	case fSpecRollback.name():
 		s.Rollback, err = readPtr(r, &r.slab.rollbacks, func(r *yreader, v *Rollback) (bool, error) {
-			return r.readMap(func(k string) error {
-				if k != "safe" {
+			return r.ReadMap(func(k string) error {
+				if k != fRollbackSafe.name() {
 					return r.unknown("rollback", k)
 				}
 				var err error
-				v.Safe, err = r.readBool(k)
+				v.Safe, err = r.ReadBool(k)
 				return err
 			})
 		})
-	case "variants":
+	case fSpecVariants.name():
 		s.Variants, err = readList(r, &r.slab.variants, readVariant)
-	case "images":
+	case fSpecImages.name():
 		s.Images, err = r.readStrings(k)
 	default:
 		err = r.unknown("spec", k)
@@ -138,7 +139,7 @@ func readPtr[T any](r *yreader, pool *slab[T], read func(*yreader, *T) (bool, er
 // makes them.
 func readList[T any](r *yreader, pool *slab[T], read func(*yreader, *T) (bool, error)) ([]T, error) {
 	out := pool.tmp[:0]
-	present, err := r.readSeq(func() error {
+	present, err := r.ReadSeq(func() error {
 		var zero T
 		out = append(out, zero)
 		_, err := read(r, &out[len(out)-1])
@@ -154,19 +155,19 @@ func readList[T any](r *yreader, pool *slab[T], read func(*yreader, *T) (bool, e
 }
 
 func readSourceRef(r *yreader, v *SourceRef) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "kind":
-			v.Kind, err = r.readString(k)
-		case "name":
-			v.Name, err = r.readString(k)
-		case "namespace":
-			v.Namespace, err = r.readString(k)
-		case "url":
-			v.URL, err = r.readString(k)
-		case "path":
-			v.Path, err = r.readString(k)
+		case fRefKind.name():
+			v.Kind, err = r.ReadString(k)
+		case fRefName.name():
+			v.Name, err = r.ReadString(k)
+		case fRefNamespace.name():
+			v.Namespace, err = r.ReadString(k)
+		case fRefURL.name():
+			v.URL, err = r.ReadString(k)
+		case fRefPath.name():
+			v.Path, err = r.ReadString(k)
 		default:
 			err = r.unknown("sourceRef", k)
 		}
@@ -175,12 +176,12 @@ func readSourceRef(r *yreader, v *SourceRef) (bool, error) {
 }
 
 func readPermissions(r *yreader, v *Permissions) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "clusterWide":
-			v.ClusterWide, err = r.readBool(k)
-		case "rules":
+		case fPermClusterWide.name():
+			v.ClusterWide, err = r.ReadBool(k)
+		case fPermRules.name():
 			v.Rules, err = readList(r, &r.slab.rules, readRule)
 		default:
 			err = r.unknown("permissions", k)
@@ -190,18 +191,18 @@ func readPermissions(r *yreader, v *Permissions) (bool, error) {
 }
 
 func readRule(r *yreader, v *PolicyRule) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "verbs":
+		case fRuleVerbs.name():
 			v.Verbs, err = r.readStrings(k)
-		case "apiGroups":
+		case fRuleAPIGroups.name():
 			v.APIGroups, err = r.readStrings(k)
-		case "resources":
+		case fRuleResources.name():
 			v.Resources, err = r.readStrings(k)
-		case "resourceNames":
+		case fRuleResourceNames.name():
 			v.ResourceNames, err = r.readStrings(k)
-		case "nonResourceURLs":
+		case fRuleNonResourceURLs.name():
 			v.NonResourceURLs, err = r.readStrings(k)
 		default:
 			err = r.unknown("rule", k)
@@ -211,18 +212,18 @@ func readRule(r *yreader, v *PolicyRule) (bool, error) {
 }
 
 func readVariant(r *yreader, v *Variant) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "name":
-			v.Name, err = r.readString(k)
-		case "dependsOn":
+		case fVariantName.name():
+			v.Name, err = r.ReadString(k)
+		case fVariantDependsOn.name():
 			v.DependsOn, err = r.readStrings(k)
-		case "requires":
+		case fVariantRequires.name():
 			v.Requires, err = readList(r, &r.slab.reqs, readRequirement)
-		case "libraries":
+		case fVariantLibraries.name():
 			v.Libraries, err = readList(r, &r.slab.libs, readLibrary)
-		case "components":
+		case fVariantComponents.name():
 			v.Components, err = readList(r, &r.slab.comps, readComponent)
 		default:
 			err = r.unknown("variant", k)
@@ -232,17 +233,17 @@ func readVariant(r *yreader, v *Variant) (bool, error) {
 }
 
 func readRequirement(r *yreader, v *Requirement) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "package":
-			v.Package, err = r.readString(k)
-		case "capability":
-			v.Capability, err = r.readString(k)
-		case "version":
-			v.Version, err = r.readString(k)
-		case "optional":
-			v.Optional, err = r.readBool(k)
+		case fReqPackage.name():
+			v.Package, err = r.ReadString(k)
+		case fReqCapability.name():
+			v.Capability, err = r.ReadString(k)
+		case fReqVersion.name():
+			v.Version, err = r.ReadString(k)
+		case fReqOptional.name():
+			v.Optional, err = r.ReadBool(k)
 		default:
 			err = r.unknown("requirement", k)
 		}
@@ -251,13 +252,13 @@ func readRequirement(r *yreader, v *Requirement) (bool, error) {
 }
 
 func readLibrary(r *yreader, v *Library) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "name":
-			v.Name, err = r.readString(k)
-		case "path":
-			v.Path, err = r.readString(k)
+		case fLibName.name():
+			v.Name, err = r.ReadString(k)
+		case fLibPath.name():
+			v.Path, err = r.ReadString(k)
 		default:
 			err = r.unknown("library", k)
 		}
@@ -266,20 +267,20 @@ func readLibrary(r *yreader, v *Library) (bool, error) {
 }
 
 func readComponent(r *yreader, v *Component) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "name":
-			v.Name, err = r.readString(k)
-		case "path":
-			v.Path, err = r.readString(k)
-		case "chart":
+		case fCompName.name():
+			v.Name, err = r.ReadString(k)
+		case fCompPath.name():
+			v.Path, err = r.ReadString(k)
+		case fCompChart.name():
 			v.Chart, err = readPtr(r, &r.slab.charts, readChart)
-		case "install":
+		case fCompInstall.name():
 			v.Install, err = readPtr(r, &r.slab.installs, readInstall)
-		case "libraries":
+		case fCompLibraries.name():
 			v.Libraries, err = r.readStrings(k)
-		case "valuesFiles":
+		case fCompValuesFiles.name():
 			v.ValuesFiles, err = r.readStrings(k)
 		default:
 			err = r.unknown("component", k)
@@ -289,17 +290,17 @@ func readComponent(r *yreader, v *Component) (bool, error) {
 }
 
 func readChart(r *yreader, v *ChartRef) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "repository":
-			v.Repository, err = r.readString(k)
-		case "name":
-			v.Name, err = r.readString(k)
-		case "version":
-			v.Version, err = r.readString(k)
-		case "digest":
-			v.Digest, err = r.readString(k)
+		case fChartRepository.name():
+			v.Repository, err = r.ReadString(k)
+		case fChartName.name():
+			v.Name, err = r.ReadString(k)
+		case fChartVersion.name():
+			v.Version, err = r.ReadString(k)
+		case fChartDigest.name():
+			v.Digest, err = r.ReadString(k)
 		default:
 			err = r.unknown("chart", k)
 		}
@@ -308,26 +309,26 @@ func readChart(r *yreader, v *ChartRef) (bool, error) {
 }
 
 func readInstall(r *yreader, v *Install) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "releaseName":
-			v.ReleaseName, err = r.readString(k)
-		case "namespace":
-			v.Namespace, err = r.readString(k)
-		case "privileged":
-			v.Privileged, err = r.readBool(k)
-		case "dependsOn":
+		case fInstReleaseName.name():
+			v.ReleaseName, err = r.ReadString(k)
+		case fInstNamespace.name():
+			v.Namespace, err = r.ReadString(k)
+		case fInstPrivileged.name():
+			v.Privileged, err = r.ReadBool(k)
+		case fInstDependsOn.name():
 			v.DependsOn, err = r.readStrings(k)
-		case "upgradeCRDs":
-			v.UpgradeCRDs, err = r.readString(k)
-		case "waitStrategy":
-			v.WaitStrategy, err = r.readString(k)
-		case "healthCheckExprs":
+		case fInstUpgradeCRDs.name():
+			v.UpgradeCRDs, err = r.ReadString(k)
+		case fInstWaitStrategy.name():
+			v.WaitStrategy, err = r.ReadString(k)
+		case fInstHealthCheckExprs.name():
 			v.HealthCheckExprs, err = readList(r, &r.slab.checks, readHealthCheck)
-		case "phase":
-			v.Phase, err = r.readString(k)
-		case "readyWhen":
+		case fInstPhase.name():
+			v.Phase, err = r.ReadString(k)
+		case fInstReadyWhen.name():
 			v.ReadyWhen, err = readList(r, &r.slab.ready, readReadyWhen)
 		default:
 			err = r.unknown("install", k)
@@ -337,19 +338,19 @@ func readInstall(r *yreader, v *Install) (bool, error) {
 }
 
 func readHealthCheck(r *yreader, v *HealthCheck) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "apiVersion":
-			v.APIVersion, err = r.readString(k)
-		case "kind":
-			v.Kind, err = r.readString(k)
-		case "current":
-			v.Current, err = r.readString(k)
-		case "inProgress":
-			v.InProgress, err = r.readString(k)
-		case "failed":
-			v.Failed, err = r.readString(k)
+		case fCheckAPIVersion.name():
+			v.APIVersion, err = r.ReadString(k)
+		case fCheckKind.name():
+			v.Kind, err = r.ReadString(k)
+		case fCheckCurrent.name():
+			v.Current, err = r.ReadString(k)
+		case fCheckInProgress.name():
+			v.InProgress, err = r.ReadString(k)
+		case fCheckFailed.name():
+			v.Failed, err = r.ReadString(k)
 		default:
 			err = r.unknown("healthCheckExprs", k)
 		}
@@ -358,21 +359,21 @@ func readHealthCheck(r *yreader, v *HealthCheck) (bool, error) {
 }
 
 func readReadyWhen(r *yreader, v *ReadyWhen) (bool, error) {
-	return r.readMap(func(k string) error {
+	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case "apiVersion":
-			v.APIVersion, err = r.readString(k)
-		case "kind":
-			v.Kind, err = r.readString(k)
-		case "name":
-			v.Name, err = r.readString(k)
-		case "namespace":
-			v.Namespace, err = r.readString(k)
-		case "condition":
-			v.Condition, err = r.readString(k)
-		case "status":
-			v.Status, err = r.readString(k)
+		case fReadyAPIVersion.name():
+			v.APIVersion, err = r.ReadString(k)
+		case fReadyKind.name():
+			v.Kind, err = r.ReadString(k)
+		case fReadyName.name():
+			v.Name, err = r.ReadString(k)
+		case fReadyNamespace.name():
+			v.Namespace, err = r.ReadString(k)
+		case fReadyCondition.name():
+			v.Condition, err = r.ReadString(k)
+		case fReadyStatus.name():
+			v.Status, err = r.ReadString(k)
 		default:
 			err = r.unknown("readyWhen", k)
 		}
@@ -382,21 +383,21 @@ func readReadyWhen(r *yreader, v *ReadyWhen) (bool, error) {
 
 // readRecord reads a build record.
 func readRecord(r *yreader, rec *PackageSource) error {
-	return r.readRoot(func(k string) error {
+	return r.ReadRoot(func(k string) error {
 		var err error
 		switch k {
 		case "apiVersion":
-			rec.APIVersion, err = r.readString(k)
+			rec.APIVersion, err = r.ReadString(k)
 		case "kind":
-			rec.Kind, err = r.readString(k)
+			rec.Kind, err = r.ReadString(k)
 		case "metadata":
-			_, err = r.readMap(func(k string) error {
+			_, err = r.ReadMap(func(k string) error {
 				var err error
 				switch k {
 				case "name":
-					rec.Metadata.Name, err = r.readString(k)
+					rec.Metadata.Name, err = r.ReadString(k)
 				case "annotations":
-					rec.Metadata.Annotations, err = r.readStringMap(k)
+					rec.Metadata.Annotations, err = r.ReadStringMap(k)
 				default:
 					err = r.unknown("metadata", k)
 				}

@@ -119,21 +119,21 @@ func writeWithdrawn(w *ywriter, list []Withdrawal) error {
 	if len(list) == 0 {
 		return nil
 	}
-	w.key(0, "withdrawn")
+	w.Key(0, "withdrawn")
 	for i := range list {
 		t := &list[i]
-		w.item(0)
-		w.mapping(2, func(col int) {
-			w.key(col, "build")
-			w.int(t.Build)
-			w.fieldStr(col, "digest", t.Digest)
-			w.fieldStr(col, "package", t.Package)
-			w.fieldStr(col, "reason", t.Reason)
-			w.fieldStr(col, "version", t.Version)
-			w.fieldStr(col, "withdrawn", t.Withdrawn.UTC().Format(time.RFC3339Nano))
+		w.Item(0)
+		w.Mapping(2, func(col int) {
+			w.Key(col, "build")
+			w.Int(t.Build)
+			w.FieldStr(col, "digest", t.Digest)
+			w.FieldStr(col, "package", t.Package)
+			w.FieldStr(col, "reason", t.Reason)
+			w.FieldStr(col, "version", t.Version)
+			w.FieldStr(col, "withdrawn", t.Withdrawn.UTC().Format(time.RFC3339Nano))
 		})
 	}
-	if w.slow {
+	if w.Slow {
 		return errors.New("index: withdrawn: reasons must be one line of printable ASCII")
 	}
 	return nil
@@ -141,24 +141,24 @@ func writeWithdrawn(w *ywriter, list []Withdrawal) error {
 
 func readWithdrawn(r *yreader) ([]Withdrawal, error) {
 	var out []Withdrawal
-	_, err := r.readSeq(func() error {
+	_, err := r.ReadSeq(func() error {
 		out = append(out, Withdrawal{})
 		t := &out[len(out)-1]
-		_, err := r.readMap(func(k string) error {
+		_, err := r.ReadMap(func(k string) error {
 			var err error
 			switch k {
 			case "build":
-				t.Build, err = r.readInt(k)
+				t.Build, err = r.ReadInt(k)
 			case "digest":
-				t.Digest, err = r.readString(k)
+				t.Digest, err = r.ReadString(k)
 			case "package":
-				t.Package, err = r.readString(k)
+				t.Package, err = r.ReadString(k)
 			case "reason":
-				t.Reason, err = r.readString(k)
+				t.Reason, err = r.ReadString(k)
 			case "version":
-				t.Version, err = r.readString(k)
+				t.Version, err = r.ReadString(k)
 			case "withdrawn":
-				t.Withdrawn, err = r.readTime(k)
+				t.Withdrawn, err = r.ReadTime(k)
 			default:
 				err = r.unknown("withdrawn", k)
 			}

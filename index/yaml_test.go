@@ -13,6 +13,8 @@ import (
 
 	yaml2 "go.yaml.in/yaml/v2"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
 // trickyStrings exercise the writer's style choice and folding and the
@@ -170,7 +172,7 @@ func TestReaderMatchesYAMLv2(t *testing.T) {
 			t.Fatal(err)
 		}
 		var slow RepositoryIndex
-		if err := slowDecode(b, "index", &slow); err != nil {
+		if err := yamlscan.DecodeStrict(b, "index", &slow); err != nil {
 			t.Fatalf("case %d: slow: %v\n%s", i, err, b)
 		}
 		var fast RepositoryIndex
@@ -178,11 +180,11 @@ func TestReaderMatchesYAMLv2(t *testing.T) {
 		if err == nil {
 			err = readIndex(r, &fast, keepAll)
 		}
-		var bail *yamlBail
+		var bail *yamlscan.Bail
 		if errors.As(err, &bail) {
 			bails++
-			if !strings.Contains(bail.msg, "character") && !strings.Contains(bail.msg, "control") {
-				t.Errorf("case %d: fast reader gave up: %v\n%s", i, err, numbered(b, bail.line))
+			if !strings.Contains(bail.Msg, "character") && !strings.Contains(bail.Msg, "control") {
+				t.Errorf("case %d: fast reader gave up: %v\n%s", i, err, numbered(b, bail.Line))
 			}
 			continue
 		}
@@ -257,13 +259,13 @@ func TestReaderForms(t *testing.T) {
 	}
 	for _, doc := range docs {
 		var slow PackageSpec
-		slowErr := slowDecode([]byte(doc), "spec", &slow)
+		slowErr := yamlscan.DecodeStrict([]byte(doc), "spec", &slow)
 		var fast PackageSpec
 		r, err := newYReader([]byte(doc))
 		if err == nil {
-			err = r.readRoot(func(k string) error { return readSpecField(r, &fast, k) })
+			err = r.ReadRoot(func(k string) error { return readSpecField(r, &fast, k) })
 		}
-		var bail *yamlBail
+		var bail *yamlscan.Bail
 		switch {
 		case errors.As(err, &bail):
 			t.Logf("%q: fast reader gave up (%v); slow: %v", doc, bail, slowErr)
@@ -294,7 +296,7 @@ func TestKeyOrder(t *testing.T) {
 		want = append(want, keys[n])
 	}
 	got := append([]string(nil), keys...)
-	sort.Slice(got, func(i, j int) bool { return yamlKeyLess(got[i], got[j]) })
+	sort.Slice(got, func(i, j int) bool { return yamlscan.KeyLess(got[i], got[j]) })
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("key order\n got %q\nwant %q", got, want)
 	}
@@ -422,7 +424,7 @@ func TestParallelPaths(t *testing.T) {
 			t.Fatalf("case %d: parallel Marshal differs\n%s", i, firstDiff(got, want))
 		}
 		var slow RepositoryIndex
-		if err := slowDecode(want, "index", &slow); err != nil {
+		if err := yamlscan.DecodeStrict(want, "index", &slow); err != nil {
 			t.Fatal(err)
 		}
 		r, err := newYReader(want)
@@ -492,3 +494,44 @@ func TestMarshalRecordMatchesYAMLv2(t *testing.T) {
 
 // keepAll is a visitor that keeps every package as decoded.
 func keepAll(string, *IndexPackage) (bool, error) { return true, nil }
+
+// TestReaderKnowsEveryField: a spec with every field of SpecFields set,
+// written by the fast writer, is read back by the fast reader strictly
+// (no field unknown to it, no giving up) to the same spec, so a field the
+// table has and the reader does not fails here; TestSpecFieldsMatchTags
+// fails for a struct field the table does not have, and
+// TestWriterFieldOrder and TestSpecJSONMatchesEncodingJSON for one the
+// writer or the digest encoder leave out.
+func TestReaderKnowsEveryField(t *testing.T) {
+	s := fullSpec()
+	fillZero(reflect.ValueOf(&s).Elem())
+	w := newYWriter(nil)
+	w.Key(0, "spec")
+	writeSpec(w, 2, &s)
+	if w.Slow {
+		t.Fatal("the fast writer gave up on the full spec")
+	}
+	r, err := newYReader(w.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got PackageSpec
+	if err := r.ReadRoot(func(k string) error {
+		if k != "spec" {
+			return fmt.Errorf("key %q", k)
+		}
+		_, err := readSpec(r, &got)
+		return err
+	}); err != nil {
+		t.Fatalf("the fast reader refuses the full spec: %v\n%s", err, w.B)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("read back differs:\n got %+v\nwant %+v", got, s)
+	}
+	// Every entry of the table is in what was written.
+	for _, f := range SpecFields {
+		if !strings.Contains(string(w.B), " "+f.JSON+":") {
+			t.Errorf("%s.%s is not written", f.Type, f.JSON)
+		}
+	}
+}

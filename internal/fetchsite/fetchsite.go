@@ -134,9 +134,10 @@ func (s *Site) Fetch(ctx context.Context, name string, limit int64) ([]byte, err
 }
 
 // ReadFile returns the local file path if it is at most limit bytes; a
-// missing file gives an error wrapping ErrNotFound. On Linux a file of 64
-// MiB or more is mapped read-only rather than read: the bytes must not be
-// written.
+// missing file gives an error wrapping ErrNotFound. The file is read into
+// memory, never mapped: another process may write it while its bytes are
+// verified and used (a mapping shared with the file would change under
+// the parsed index after its signature was checked).
 func ReadFile(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -153,9 +154,6 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if size > limit {
 		return nil, tooLarge(path, "%d bytes, more than the %d allowed", size, limit)
 	}
-	if b, ok := mapFile(f, size); ok {
-		return b, nil
-	}
 	if size >= 0 {
 		return readRegular(f, path, size)
 	}
@@ -164,8 +162,8 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 
 // readRegular reads the regular file f of size bytes (its size when it
 // was opened, within the limit) into one buffer of that size: a local file
-// that could not be mapped costs its size in memory once, never a second
-// copy. A file that grew since is refused.
+// costs its size in memory once, never a second copy. A file that grew
+// since is refused.
 func readRegular(f *os.File, path string, size int64) ([]byte, error) {
 	buf := make([]byte, size+1)
 	n, err := io.ReadFull(f, buf)
@@ -178,10 +176,10 @@ func readRegular(f *os.File, path string, size int64) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// mapped records the first byte of each mapping ReadFile made.
+// mapped records the first byte of each mapping spool made.
 var mapped sync.Map
 
-// Release unmaps b if ReadFile (or Fetch) mapped it, when nothing refers to
+// Release unmaps b if Fetch mapped it (a body spooled to a file), when nothing refers to
 // its bytes any more (a compact index.Builder keeps nothing of what it
 // verified); b must not be used afterwards. Other slices are left to the
 // garbage collector.
@@ -248,7 +246,9 @@ func readUpTo(r io.Reader, n int64) ([]byte, error) {
 
 // spool writes head and the rest of r to an unlinked temporary file,
 // refusing more than limit bytes, and maps it (or reads it back where
-// files are not mapped).
+// files are not mapped). Nothing else can open the file once it is
+// unlinked, so nothing writes the mapped bytes (mapFile checks that it has
+// no name).
 func spool(head []byte, r io.Reader, loc string, limit int64) ([]byte, error) {
 	f, err := os.CreateTemp("", "kbuild-fetch-*")
 	if err != nil {

@@ -74,15 +74,61 @@ func TestFetch(t *testing.T) {
 	if _, err := ReadFile(filepath.Join(dir, "index.yaml"), 999); err == nil || !strings.Contains(err.Error(), "1000 bytes, more than the 999 allowed") {
 		t.Errorf("ReadFile over the limit = %v", err)
 	}
-	defer func(n int64) { mapMinSize = n }(mapMinSize)
-	for _, min := range []int64{1 << 40, 1} { // read, then mapped
-		mapMinSize = min
-		b, err := ReadFile(filepath.Join(dir, "index.yaml"), 1000)
-		if err != nil || len(b) != 1000 || b[999] != 'y' {
-			t.Errorf("ReadFile (map from %d bytes) = %d bytes, %v", min, len(b), err)
-		}
-		Release(b)
+	b, err := ReadFile(filepath.Join(dir, "index.yaml"), 1000)
+	if err != nil || len(b) != 1000 || b[999] != 'y' {
+		t.Errorf("ReadFile = %d bytes, %v", len(b), err)
 	}
+}
+
+// TestReadFileNotShared: the bytes ReadFile returns are the file's when it
+// was read, whatever writes the file afterwards (a mapping shared with the
+// file would show the new bytes under an index already verified), and a
+// spooled body is mapped only from its unlinked temporary file.
+func TestReadFileNotShared(t *testing.T) {
+	defer func(n int64) { mapMinSize = n }(mapMinSize)
+	mapMinSize = 1
+	path := filepath.Join(t.TempDir(), "index.yaml")
+	if err := os.WriteFile(path, []byte(strings.Repeat("a", 1<<16)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadFile(path, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Release(b)
+	// Written in place: same inode, new bytes.
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(strings.Repeat("b", 1<<16)), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if strings.Count(string(b), "a") != 1<<16 {
+		t.Fatal("the bytes ReadFile returned changed when the file was written")
+	}
+	if _, ok := mapped.Load(&b[0]); ok {
+		t.Fatal("ReadFile mapped a file that has a name")
+	}
+	// A linked file is never mapped; the same file unlinked is.
+	g, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if m, ok := mapFile(g, 1<<16); ok {
+		unmap(m)
+		t.Fatal("mapFile mapped a file that has a name")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := mapFile(g, 1<<16)
+	if !ok || m[0] != 'b' {
+		t.Fatal("mapFile did not map an unlinked file")
+	}
+	Release(m)
 }
 
 // TestRoots: the root chain is fetched version by version and fetching

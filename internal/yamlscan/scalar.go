@@ -1,4 +1,4 @@
-package index
+package yamlscan
 
 import (
 	"regexp"
@@ -11,41 +11,42 @@ import (
 // This file holds the scalar rules of YAML 1.1 as go.yaml.in/yaml/v2 (and so
 // sigs.k8s.io/yaml) applies them: which plain scalars are strings, which
 // style a string is written in, and the order of mapping keys. The fast
-// reader and writer (yamlread.go, yamlwrite.go) depend on them matching the
-// library exactly; yaml_test.go and the fuzz tests compare both.
+// reader and writer (read.go, write.go) depend on them matching the
+// library exactly; index's yaml_test.go and fuzz tests compare both.
 
-// plainKind is what a plain (unquoted) scalar resolves to.
-type plainKind uint8
+// PlainKind is what a plain (unquoted) scalar resolves to.
+type PlainKind uint8
 
+// The kinds a plain scalar resolves to, as yaml.v2 resolves them.
 const (
-	plainStr plainKind = iota
-	plainNull
-	plainBool
-	plainInt
-	plainFloat
-	plainTimestamp
+	PlainStr PlainKind = iota
+	PlainNull
+	PlainBool
+	PlainInt
+	PlainFloat
+	PlainTimestamp
 )
 
 // yaml11Words are the plain scalars that resolve to something other than a
 // string by table lookup.
-var yaml11Words = map[string]plainKind{
-	"y": plainBool, "Y": plainBool, "yes": plainBool, "Yes": plainBool, "YES": plainBool,
-	"n": plainBool, "N": plainBool, "no": plainBool, "No": plainBool, "NO": plainBool,
-	"true": plainBool, "True": plainBool, "TRUE": plainBool,
-	"false": plainBool, "False": plainBool, "FALSE": plainBool,
-	"on": plainBool, "On": plainBool, "ON": plainBool,
-	"off": plainBool, "Off": plainBool, "OFF": plainBool,
-	"": plainNull, "~": plainNull, "null": plainNull, "Null": plainNull, "NULL": plainNull,
-	".nan": plainFloat, ".NaN": plainFloat, ".NAN": plainFloat,
-	".inf": plainFloat, ".Inf": plainFloat, ".INF": plainFloat,
-	"+.inf": plainFloat, "+.Inf": plainFloat, "+.INF": plainFloat,
-	"-.inf": plainFloat, "-.Inf": plainFloat, "-.INF": plainFloat,
+var yaml11Words = map[string]PlainKind{
+	"y": PlainBool, "Y": PlainBool, "yes": PlainBool, "Yes": PlainBool, "YES": PlainBool,
+	"n": PlainBool, "N": PlainBool, "no": PlainBool, "No": PlainBool, "NO": PlainBool,
+	"true": PlainBool, "True": PlainBool, "TRUE": PlainBool,
+	"false": PlainBool, "False": PlainBool, "FALSE": PlainBool,
+	"on": PlainBool, "On": PlainBool, "ON": PlainBool,
+	"off": PlainBool, "Off": PlainBool, "OFF": PlainBool,
+	"": PlainNull, "~": PlainNull, "null": PlainNull, "Null": PlainNull, "NULL": PlainNull,
+	".nan": PlainFloat, ".NaN": PlainFloat, ".NAN": PlainFloat,
+	".inf": PlainFloat, ".Inf": PlainFloat, ".INF": PlainFloat,
+	"+.inf": PlainFloat, "+.Inf": PlainFloat, "+.INF": PlainFloat,
+	"-.inf": PlainFloat, "-.Inf": PlainFloat, "-.INF": PlainFloat,
 }
 
-// resolvePlain returns what the plain scalar s resolves to.
-func resolvePlain(s string) plainKind {
+// ResolvePlain returns what the plain scalar s resolves to.
+func ResolvePlain(s string) PlainKind {
 	if s == "" {
-		return plainNull
+		return PlainNull
 	}
 	c := s[0]
 	var hint byte
@@ -59,22 +60,22 @@ func resolvePlain(s string) plainKind {
 	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
 		hint = 'M'
 	default:
-		return plainStr
+		return PlainStr
 	}
 	if k, ok := yaml11Words[s]; ok {
 		return k
 	}
 	switch hint {
 	case 'M':
-		return plainStr
+		return PlainStr
 	case '.':
 		if _, err := strconv.ParseFloat(s, 64); err == nil {
-			return plainFloat
+			return PlainFloat
 		}
-		return plainStr
+		return PlainStr
 	}
 	if isTimestamp(s) {
-		return plainTimestamp
+		return PlainTimestamp
 	}
 	// Only try the number parsers on what could be a number: they
 	// allocate an error on failure, and versions like 1.9.0 fail.
@@ -87,39 +88,39 @@ func resolvePlain(s string) plainKind {
 		case c == '.':
 			intChars = false
 		default:
-			return plainStr
+			return PlainStr
 		}
 	}
 	p := strings.ReplaceAll(s, "_", "")
 	if intChars {
 		if _, err := strconv.ParseInt(p, 0, 64); err == nil {
-			return plainInt
+			return PlainInt
 		}
 		if _, err := strconv.ParseUint(p, 0, 64); err == nil {
-			return plainInt
+			return PlainInt
 		}
 	}
 	if floatChars && isYAMLFloat(p) {
 		if _, err := strconv.ParseFloat(p, 64); err == nil {
-			return plainFloat
+			return PlainFloat
 		}
 	}
 	if intChars {
 		switch {
 		case strings.HasPrefix(p, "0b"):
 			if _, err := strconv.ParseInt(p[2:], 2, 64); err == nil {
-				return plainInt
+				return PlainInt
 			}
 			if _, err := strconv.ParseUint(p[2:], 2, 64); err == nil {
-				return plainInt
+				return PlainInt
 			}
 		case strings.HasPrefix(p, "-0b"):
 			if _, err := strconv.ParseInt("-"+p[3:], 2, 64); err == nil {
-				return plainInt
+				return PlainInt
 			}
 		}
 	}
-	return plainStr
+	return PlainStr
 }
 
 // isYAMLFloat reports whether s matches [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
@@ -248,7 +249,7 @@ func chooseStyle(s string) scalarStyle {
 			}
 		}
 	}
-	if resolvePlain(s) != plainStr || isBase60(s) {
+	if ResolvePlain(s) != PlainStr || isBase60(s) {
 		return styleDouble
 	}
 	if !plainOK {
@@ -257,9 +258,9 @@ func chooseStyle(s string) scalarStyle {
 	return stylePlain
 }
 
-// yamlKeyLess orders mapping keys as yaml.v2 does: letters after other
+// KeyLess orders mapping keys as yaml.v2 does: letters after other
 // characters, and runs of digits by their numeric value.
-func yamlKeyLess(a, b string) bool {
+func KeyLess(a, b string) bool {
 	ar, br := []rune(a), []rune(b)
 	for i := 0; i < len(ar) && i < len(br); i++ {
 		if ar[i] == br[i] {
