@@ -32,42 +32,19 @@ inside the air gap.`,
 	}
 }
 
-// trustFlags are the key flags of bundle create and import.
-type trustFlags struct {
-	publicKeys    []string
-	threshold     int
-	rootKeys      []string
-	rootThreshold int
-}
-
-func (f *trustFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key trusted to sign index.yaml; repeat for several")
-	fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
-	fs.StringArrayVar(&f.rootKeys, "root-key", nil, "pinned root public key; repeat for several")
-	fs.IntVar(&f.rootThreshold, "root-threshold", 1, "how many --root-key keys must have signed root version 1")
-}
-
-func (f *trustFlags) trust(cmd string) (*index.Trust, error) {
-	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
-		return nil, usagef("%s needs --public-key or --root-key (one of them)", cmd)
-	}
-	return loadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
-}
-
 type bundleCreateFlags struct {
-	trustFlags
-	index       string
+	indexFlags
+	plainHTTPFlag
 	out         string
 	platforms   []string
 	imageSource string
-	plainHTTP   bool
 }
 
 func newBundleCreateCmd() *Command {
 	f := &bundleCreateFlags{}
 	return &Command{
 		Name:    "create",
-		Usage:   "kbuild bundle create PACKAGE[@CONSTRAINT]... --index URL|DIR (--public-key FILE... | --root-key FILE... [--root-threshold N]) -o FILE [--platform OS/ARCH...]",
+		Usage:   "kbuild bundle create PACKAGE[@CONSTRAINT]... --index REF (--public-key FILE... | --root-key FILE... [--root-threshold N]) -o FILE [--platform OS/ARCH...]",
 		Summary: "Write one bundle file with the packages, everything they require, their charts and images.",
 		Help: `Verifies the index exactly as 'kbuild repo verify' does, then chooses for
 each PACKAGE the newest version satisfying CONSTRAINT and, the same way,
@@ -93,22 +70,21 @@ Examples:
   # read the images from a mirror filled by an earlier import
   kbuild bundle create cdi@~1.66 --index _site --root-key keys/root.pub --image-source oci://mirror.local/airgap -o cdi.tar`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.index, "index", "", "the site: URL or directory of index.yaml (required)")
-			fs.StringVarP(&f.out, "output", "o", "", "bundle file to write (required)")
-			f.trustFlags.addFlags(fs)
+			f.indexFlags.addFlags(fs, "to bundle packages of (required)")
+			addOutputFlag(fs, &f.out, "", "the bundle to FILE (required)")
 			fs.StringArrayVar(&f.platforms, "platform", nil, "keep only this platform of multi-platform images (os/arch[/variant]); repeat for several")
 			fs.StringVar(&f.imageSource, "image-source", "", "pull images from oci://HOST/PATH/<registry>/<repository> instead of their registries")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to registries (loopback registries)")
+			f.plainHTTPFlag.addFlags(fs, "")
 		},
 		Run: f.run,
 	}
 }
 
 func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || f.index == "" || f.out == "" {
+	if len(args) == 0 || f.ref == "" || f.out == "" {
 		return usagef("create needs PACKAGE..., --index and -o")
 	}
-	trust, err := f.trust("create")
+	trust, err := f.require("create")
 	if err != nil {
 		return err
 	}
@@ -129,7 +105,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 		}
 		opts = append(opts, bundle.WithEpoch(t))
 	}
-	c, err := bundle.Create(ctx, f.out, f.index, trust, wants, opts...)
+	c, err := bundle.Create(ctx, f.out, f.ref, trust, wants, opts...)
 	if err != nil {
 		return refusal(env, err)
 	}
@@ -144,13 +120,13 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 	return nil
 }
 
-type bundleInspectFlags struct{ output string }
+type bundleInspectFlags struct{ format formatFlag }
 
 func newBundleInspectCmd() *Command {
 	f := &bundleInspectFlags{}
 	return &Command{
 		Name:    "inspect",
-		Usage:   "kbuild bundle inspect FILE [-o json]",
+		Usage:   "kbuild bundle inspect FILE [--format json]",
 		Summary: "Say what a bundle holds: when it was made, packages, charts, images and who pins them.",
 		Help: `Reads FILE, hashing every blob, and prints when it was made, the package
 versions, every chart and every image with its digest and the versions that
@@ -163,22 +139,22 @@ Examples:
   kbuild bundle inspect virt.tar
 
   # every image digest, for a review or a script
-  kbuild bundle inspect virt.tar -o json | jq -r '.images[].ref'`,
+  kbuild bundle inspect virt.tar --format json | jq -r '.images[].ref'`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVarP(&f.output, "output", "o", "text", "text or json")
+			f.format.addFlags(fs, true, "text", "json")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) != 1 {
 				return usagef("inspect takes one FILE")
 			}
-			if f.output != "text" && f.output != "json" {
-				return usagef("-o is text or json, not %q", f.output)
+			if err := f.format.check(); err != nil {
+				return err
 			}
 			in, err := bundle.Inspect(ctx, args[0])
 			if err != nil {
 				return refusal(env, err)
 			}
-			if f.output == "json" {
+			if f.format.format == "json" {
 				b, err := json.MarshalIndent(in, "", "  ")
 				if err != nil {
 					return err
@@ -221,18 +197,18 @@ func pinnedBy(who []string) string {
 
 type bundleImportFlags struct {
 	trustFlags
+	plainHTTPFlag
 	mirror     string
 	site       string
 	nodeConfig string
-	resignKeys []string
-	plainHTTP  bool
+	resign     signerFlags
 }
 
 func newBundleImportCmd() *Command {
 	f := &bundleImportFlags{}
 	return &Command{
 		Name:    "import",
-		Usage:   "kbuild bundle import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--resign-key FILE]",
+		Usage:   "kbuild bundle import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--sign-key FILE]",
 		Summary: "Verify a bundle with your keys, push it into a mirror and write the site and node settings.",
 		Help: `Trusts only the keys given here, never anything in the bundle. Verifies
 the bundled index as a subscriber does, then every chart and image blob
@@ -247,7 +223,7 @@ writes DIR with the upstream-signed index unchanged plus mirror.json (where
 each chart and image now lives), and with --node-config writes containerd
 certs.d/<registry>/hosts.toml files, a Talos machine-config patch and a
 CRI-O registries.conf.d drop-in that make nodes pull the pinned digests from
-the mirror. With --resign-key it also writes DIR/mirror/index.yaml, the
+the mirror. With --sign-key it also writes DIR/mirror/index.yaml, the
 bundled versions with chart references at the mirror, signed by your own
 key, for sites that run their own root of trust.
 
@@ -262,14 +238,15 @@ Examples:
   kbuild bundle import virt.tar --root-key root1.pub --root-key root2.pub --root-threshold 2 --mirror oci://127.0.0.1:5000/mirror --site _site --plain-http
 
   # also publish an index signed by the site's own key, charts at the mirror
-  kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --resign-key keys/local.key`,
+  kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --sign-key keys/local.key`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.trustFlags.addFlags(fs)
 			fs.StringVar(&f.mirror, "mirror", "", "mirror registry and path, oci://HOST/PATH (required)")
-			fs.StringVar(&f.site, "site", "", "directory to write the index, its signature and mirror.json to (required)")
+			fs.StringVar(&f.site, "site", "", "site directory to write the index, its signature and mirror.json to (required)")
 			fs.StringVar(&f.nodeConfig, "node-config", "", "directory to write containerd, Talos and CRI-O settings to")
-			fs.StringArrayVar(&f.resignKeys, "resign-key", nil, "private key (PEM) that signs DIR/mirror/index.yaml, the index with chart references at the mirror; repeat for several")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to the mirror (loopback registries; node settings use http://)")
+			f.resign.addFlags(fs, "DIR/mirror/index.yaml, the index with chart references at the mirror")
+			addAlias(fs, "resign-key", "", "sign-key")
+			f.plainHTTPFlag.addFlags(fs, "for the mirror, and node settings then use http://")
 		},
 		Run: f.run,
 	}
@@ -279,20 +256,16 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if len(args) != 1 || f.mirror == "" || f.site == "" {
 		return usagef("import needs FILE, --mirror and --site")
 	}
-	trust, err := f.trust("import")
+	trust, err := f.require("import")
 	if err != nil {
 		return err
 	}
 	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithProgress(progressBar(env))}
-	if len(f.resignKeys) > 0 {
-		var signers []index.Signer
-		for _, p := range f.resignKeys {
-			k, err := loadPrivateKey(env, p)
-			if err != nil {
-				return err
-			}
-			signers = append(signers, k)
-		}
+	signers, err := f.resign.signers(env)
+	if err != nil {
+		return err
+	}
+	if len(signers) > 0 {
 		opts = append(opts, bundle.WithResignKey(signers...))
 	}
 	res, err := bundle.Import(ctx, args[0], trust, f.mirror, f.site, opts...)
@@ -315,8 +288,8 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	}
 	fmt.Fprintf(env.Stdout, "index: %s/index.yaml (signed upstream; subscribe with the same keys)\n", strings.TrimSuffix(f.site, "/"))
 	fmt.Fprintf(env.Stdout, "charts and images: %s\n", f.mirror)
-	if len(f.resignKeys) > 0 {
-		fmt.Fprintf(env.Stdout, "index with charts at the mirror: %s/%s/index.yaml (signed by --resign-key)\n", strings.TrimSuffix(f.site, "/"), bundle.ResignDir)
+	if len(signers) > 0 {
+		fmt.Fprintf(env.Stdout, "index with charts at the mirror: %s/%s/index.yaml (signed by --sign-key)\n", strings.TrimSuffix(f.site, "/"), bundle.ResignDir)
 	}
 	if f.nodeConfig != "" {
 		fmt.Fprintf(env.Stdout, "node settings: %s (containerd certs.d, Talos patch, CRI-O drop-in)\n", f.nodeConfig)

@@ -200,13 +200,14 @@ func TestDiffErrors(t *testing.T) {
 		want string
 	}{
 		{name: "no recipe", dir: repo, args: []string{"diff"}, code: 2, want: "name at least one recipe directory"},
-		{name: "two bases", dir: repo, args: []string{"diff", "recipes/virt-stack", "--base", "HEAD", "--against", "index.yaml"}, code: 2, want: "--base and --against name two different bases; use one"},
-		{name: "immutable check needs an index", dir: repo, args: []string{"diff", "recipes/virt-stack", "--fail-on-immutable-change"}, code: 2, want: "--fail-on-immutable-change compares with what is published: add --against INDEX"},
-		{name: "bad output", dir: repo, args: []string{"diff", "recipes/virt-stack", "-o", "html"}, code: 2, want: `-o "html": use text or markdown`},
+		{name: "two bases", dir: repo, args: []string{"diff", "recipes/virt-stack", "--base", "HEAD", "--index", "index.yaml"}, code: 2, want: "--base and --index name two different bases; use one"},
+		{name: "immutable check needs an index", dir: repo, args: []string{"diff", "recipes/virt-stack", "--fail-on-immutable-change"}, code: 2, want: "--fail-on-immutable-change compares with what is published: add --index REF"},
+		{name: "bad output", dir: repo, args: []string{"diff", "recipes/virt-stack", "--format", "html"}, code: 2, want: `--format "html": use text or markdown`},
+		{name: "bad output, old spelling", dir: repo, args: []string{"diff", "recipes/virt-stack", "-o", "html"}, code: 2, want: "warning: kbuild diff: -o/--output is deprecated and goes away in the next release; use --format\nkbuild diff: --format \"html\": use text or markdown"},
 		{name: "unknown ref", dir: repo, args: []string{"diff", "recipes/virt-stack", "--base", "origin/nope"}, code: 1, want: `error: recipe recipes/virt-stack: base origin/nope: "origin/nope" is not a commit of the recipes repository; fetch it first (git fetch origin main) or name another`},
-		{name: "not in git", dir: notGit, args: []string{"diff", "virt-stack"}, code: 1, want: "virt-stack is not in a git work tree, so there is no base to compare with; use --against INDEX"},
-		{name: "unverified index", dir: repo, args: []string{"diff", "recipes/virt-stack", "--against", "nothing/index.yaml"}, code: 2, want: "--against INDEX needs --public-key FILE or --root-key FILE"},
-		{name: "no index there", dir: repo, args: []string{"diff", "recipes/virt-stack", "--against", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; nothing is published there yet, so compare with --base instead"},
+		{name: "not in git", dir: notGit, args: []string{"diff", "virt-stack"}, code: 1, want: "virt-stack is not in a git work tree, so there is no base to compare with; use --index REF"},
+		{name: "unverified index", dir: repo, args: []string{"diff", "recipes/virt-stack", "--index", "nothing/index.yaml"}, code: 2, want: "--index REF needs --public-key FILE or --root-key FILE"},
+		{name: "no index there", dir: repo, args: []string{"diff", "recipes/virt-stack", "--index", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; nothing is published there yet, so compare with --base instead"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

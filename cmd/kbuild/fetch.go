@@ -29,7 +29,7 @@ Examples:
   kbuild fetch --cache-dir .cache/kbuild recipes/kubevirt`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.sourceFlags.addFlags(fs)
-			fs.IntVarP(&f.jobs, "jobs", "j", 0, "sources fetched at once (default: CPUs)")
+			f.jobsFlag.addFlags(fs, "sources fetched")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {

@@ -158,9 +158,11 @@ func TestPlanErrors(t *testing.T) {
 	}{
 		{name: "no dir", args: []string{"plan"}, code: 2, want: "name at least one recipes directory"},
 		{name: "zero shards", args: []string{"plan", "examples/", "--shards", "0"}, code: 2, want: "--shards 0: give 1 or more"},
-		{name: "bad output", args: []string{"plan", "examples/", "-o", "yaml"}, code: 2, want: `-o "yaml": use text or json`},
-		{name: "unverified index", args: []string{"plan", "examples/", "--against", "nothing/index.yaml"}, code: 2, want: "--against INDEX needs --public-key FILE or --root-key FILE"},
-		{name: "no index yet", args: []string{"plan", "examples/", "--against", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; for a first publish, plan without --against"},
+		{name: "bad format", args: []string{"plan", "examples/", "--format", "yaml"}, code: 2, want: `--format "yaml": use text or json`},
+		{name: "bad format, old spelling", args: []string{"plan", "examples/", "-o", "yaml"}, code: 2, want: "warning: kbuild plan: -o/--output is deprecated and goes away in the next release; use --format\nkbuild plan: --format \"yaml\": use text or json"},
+		{name: "unverified index", args: []string{"plan", "examples/", "--index", "nothing/index.yaml"}, code: 2, want: "--index REF needs --public-key FILE or --root-key FILE"},
+		{name: "no index yet", args: []string{"plan", "examples/", "--index", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; for a first publish, plan without --index"},
+		{name: "no index yet, old spelling", args: []string{"plan", "examples/", "--against", "nothing/index.yaml", "--public-key", key}, code: 1, want: "warning: kbuild plan: --against is deprecated and goes away in the next release; use --index\nerror: index: nothing/index.yaml: not found"},
 		{name: "no recipes", args: []string{"plan", "cmd/"}, code: 1, want: "cmd/: no recipe.yaml in it or in its subdirectories"},
 	}
 	for _, tc := range tests {

@@ -69,7 +69,7 @@ Examples:
 			fs.StringVar(&f.root, "root", "", "the root of trust (root.yaml, with root/N.yaml beside it) (required)")
 			f.keys.addFlags(fs, "the suite's index")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
-			fs.BoolVar(&f.allowNew, "allow-new", false, "start SUITE's index when the site has none (only for its first promotion)")
+			fs.BoolVar(&f.allowNew, "allow-new", false, "start a new index when the site has none for SUITE (only for its first promotion)")
 		},
 		Run: f.run,
 	}

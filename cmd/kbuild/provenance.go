@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,11 +13,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
 )
 
 func newVerifyProvenanceCmd() *Command {
 	var (
-		provenance, archive, publicKey string
+		provenance, archive string
+		publicKeys          []string
 	)
 	return &Command{
 		Name:    "verify-provenance",
@@ -39,10 +42,10 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&archive, "archive", "", "the chart archive (.tgz) to check")
 			fs.StringVar(&provenance, "provenance", "", "the DSSE envelope (.intoto.json)")
-			fs.StringVar(&publicKey, "public-key", "", "the repository's public key (PEM)")
+			fs.StringArrayVar(&publicKeys, "public-key", nil, "public key (PEM) of the repository, trusted to sign the provenance; repeat for several (one must have signed)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 || archive == "" || provenance == "" || publicKey == "" {
+			if len(args) > 0 || archive == "" || provenance == "" || len(publicKeys) == 0 {
 				return usagef("--archive, --provenance and --public-key are required")
 			}
 			data, err := os.ReadFile(archive)
@@ -55,17 +58,28 @@ Examples:
 			if err != nil {
 				return err
 			}
-			key, err := loadPublicKey(publicKey, false)
+			pubs, err := loadPublicKeys(publicKeys, false)
 			if err != nil {
 				return err
 			}
-			der, err := x509.MarshalPKIXPublicKey(key.Key())
-			if err != nil {
-				return err
+			var (
+				st   *builder.Statement
+				key  *index.PublicKey
+				errs []error
+			)
+			for _, k := range pubs {
+				der, err := x509.MarshalPKIXPublicKey(k.Key())
+				if err != nil {
+					return err
+				}
+				if st, err = builder.VerifyProvenance(envelope, der, digest); err == nil {
+					key = k
+					break
+				}
+				errs = append(errs, fmt.Errorf("key %s: %w", k.KeyID(), err))
 			}
-			st, err := builder.VerifyProvenance(envelope, der, digest)
-			if err != nil {
-				return fmt.Errorf("%s: %w", provenance, err)
+			if key == nil {
+				return fmt.Errorf("%s: %w", provenance, errors.Join(errs...))
 			}
 			p := st.Predicate.BuildDefinition.ExternalParameters
 			fmt.Fprintf(env.Stdout, "%s: verified: %s %s build %d, signed by %s\n", archive, p.Package, p.Version, p.Build, key.KeyID())

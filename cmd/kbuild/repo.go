@@ -21,7 +21,6 @@ import (
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/suite"
@@ -139,17 +138,6 @@ func writeNew(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-// signerFlags choose the keys that sign.
-type signerFlags struct {
-	files []string
-	env   string
-}
-
-func (f *signerFlags) addFlags(fs *pflag.FlagSet, what string) {
-	fs.StringArrayVar(&f.files, "sign-key", nil, "private key file (PEM) that signs "+what+"; repeat for several keys")
-	fs.StringVar(&f.env, "sign-key-env", "", "name of an environment variable holding a private key (PEM), for CI secrets")
-}
-
 func (f *signerFlags) signers(env *Env) ([]index.Signer, error) {
 	var out []index.Signer
 	for _, p := range f.files {
@@ -255,12 +243,12 @@ type repoIndexFlags struct {
 	fs  *pflag.FlagSet
 	out string
 	mergeFlags
+	timeoutFlag
+	plainHTTPFlag
 	sign         signerFlags
 	expires      time.Duration
 	noExpiry     bool
-	mergeTimeo   time.Duration
 	verifyCharts bool
-	plainHTTP    bool
 	relocate     []string
 }
 
@@ -268,7 +256,7 @@ func newRepoIndexCmd() *Command {
 	f := &repoIndexFlags{}
 	return &Command{
 		Name:    "index",
-		Usage:   "kbuild repo index DIST [-o SITE/index.yaml|-] [--sign-key FILE]... [--merge FILE|URL (--merge-public-key FILE | --merge-root FILE)] [--allow-new] [--expires 720h | --no-expiry] [--verify]",
+		Usage:   "kbuild repo index DIST [-o SITE/index.yaml|-] [--sign-key FILE]... [--index REF (--public-key FILE | --root-key FILE | --index-root FILE)] [--allow-new] [--expires 720h | --no-expiry] [--verify]",
 		Summary: "Write and sign index.yaml from the build records in DIST.",
 		Help: `Reads every build record (kind: PackageSource) under DIST — other YAML such as
 the BuildInfo sidecars, and DIST/oci, are skipped — and writes index.yaml:
@@ -279,10 +267,10 @@ the version's signatures. Then it signs the exact bytes with every
 --sign-key and --sign-key-env key: index.yaml.sig is written first, then
 index.yaml, each through a temporary file and a rename.
 
-With --merge, the index published so far is fetched (a path or an http(s)
-URL), its signature checked against --merge-public-key or the root of trust
-(--merge-root, your root.yaml; newer roots are fetched from beside the base)
-and every digest recomputed, before anything is re-signed: a base that fails
+With --index, the index published so far is fetched (a site directory, a
+path or an http(s) URL), its signature checked against --public-key, your
+pinned --root-key keys or your root.yaml (--index-root; newer roots are
+fetched from beside the base) and every digest recomputed, before anything is re-signed: a base that fails
 is never merged. Every published version is kept; a version and build built
 again must have the same digest, otherwise the publish fails — published
 versions do not change, give the recipe a new build number. A base that
@@ -301,13 +289,15 @@ and the index pins what was downloaded. The flags of 'kubepkg repo index'
 work with its meaning: -o - writes the index to stdout (unsigned only);
 --verify pulls every chart the records in DIST pin and checks its archive
 digest (--plain-http for loopback registries); --relocate
-oci://OLD=oci://NEW moves the --merge base's charts to a new registry path
+oci://OLD=oci://NEW moves the --index base's charts to a new registry path
 (each must already be there with its published digest; the moved versions
 get new spec digests; a version with delegated signatures cannot move);
 without --sign-key or --sign-key-env the index is written unsigned, with a
 warning (kubepkg subscribers then need allowUnsigned). kbuild is stricter
-in one place: --merge also needs the base's --merge-public-key or
---merge-root, because an unverified base is never re-signed. The mistake
+in one place: --index (kubepkg's and Helm's --merge, which still works for
+one release, as do --merge-public-key and --merge-root) also needs the
+base's --public-key, --root-key or --index-root, because an unverified
+base is never re-signed. The mistake
 to avoid: merging without the base's key, or signing with a key that the
 root's index role does not list.
 
@@ -317,25 +307,25 @@ Examples:
 
   # in CI: merge with what is published, key from a secret
   kbuild repo index dist/ -o _site/index.yaml --sign-key-env KBUILD_SIGN_KEY \
-    --merge https://example.github.io/packages/index.yaml --merge-public-key keys/index.pub
+    --index https://example.github.io/packages/index.yaml --public-key keys/index.pub
 
   # as kubepkg-recipes' build script runs it: unsigned, charts checked
   kbuild repo index dist -o site/index.yaml --plain-http --verify
 
   # under a root of trust, starting the repository if nothing is published yet
   kbuild repo index dist/ -o _site/index.yaml --sign-key keys/index.key \
-    --merge https://example.github.io/packages/ --merge-root _site/root.yaml --allow-new`,
+    --index https://example.github.io/packages/ --index-root _site/root.yaml --allow-new`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.fs = fs
-			fs.StringVarP(&f.out, "output", "o", "_site/index.yaml", "index file to write; the signature goes to the same path + .sig")
+			addOutputFlag(fs, &f.out, "_site/index.yaml", "the index to FILE (- for stdout, unsigned only); the signature goes to FILE.sig")
 			f.sign.addFlags(fs, "index.yaml")
 			f.mergeFlags.addFlags(fs)
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long after generated the index expires")
-			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index without expires (not accepted under a root of trust)")
-			fs.DurationVar(&f.mergeTimeo, "timeout", netdeadline.DefaultIdle, "give up on the --merge site when it sends nothing for this long")
+			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index that never expires, without expires (not accepted under a root of trust)")
+			f.timeoutFlag.addFlags(fs, "the --index site or a registry")
 			fs.BoolVar(&f.verifyCharts, "verify", false, "also pull every chart the build records in DIST pin and check its archive digest")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --verify and --relocate, talk plain HTTP to OCI registries (loopback registries)")
-			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --merge base's charts to a new registry path; each must be there with its published digest (repeatable)")
+			f.plainHTTPFlag.addFlags(fs, "for --verify and --relocate")
+			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --index base's charts to a new registry path; each must be there with its published digest (repeatable)")
 		},
 		Run: f.run,
 	}
@@ -350,12 +340,11 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		return usagef("--no-expiry and --expires %s contradict each other", f.expires)
 	case !f.noExpiry && f.expires <= 0:
 		return usagef("--expires %s: a signed index must expire; to publish one that never does, pass --no-expiry", f.expires)
-	case f.merge == "" && (len(f.mergeKeys) > 0 || f.mergeRoot != "" || f.allowNew || len(f.relocate) > 0):
-		return usagef("--merge-public-key, --merge-root, --allow-new and --relocate need --merge")
-	case f.merge != "" && len(f.mergeKeys) > 0 && f.mergeRoot != "":
-		return usagef("--merge: give --merge-public-key or --merge-root, not both")
-	case f.merge != "" && len(f.mergeKeys) == 0 && f.mergeRoot == "":
-		return usagef("--merge %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --merge-public-key FILE (the public key that signed it) or --merge-root FILE (your root.yaml)", f.merge)
+	case f.ref == "" && (f.allowNew || len(f.relocate) > 0):
+		return usagef("--allow-new and --relocate are about the --index base: they need --index")
+	}
+	if err := f.mergeFlags.check(); err != nil {
+		return err
 	}
 	moves, err := parseRelocate(f.relocate)
 	if err != nil {
@@ -391,7 +380,7 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	if err != nil {
 		return err
 	}
-	opts := []publish.Option{publish.WithSigners(signers...), publish.WithGenerated(generated), publish.WithTimeout(f.mergeTimeo),
+	opts := []publish.Option{publish.WithSigners(signers...), publish.WithGenerated(generated), publish.WithTimeout(f.timeout),
 		publish.WithOutput(env.Stdout, env.Stderr),
 		publish.WithRelocate(moves, f.plainHTTP), publish.WithChartPinner(pin)}
 	if !f.noExpiry {
@@ -399,12 +388,12 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	} else {
 		opts = append(opts, publish.WithExpires(0))
 	}
-	if f.merge != "" {
+	if f.ref != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
 			return err
 		}
-		opts = append(opts, publish.WithMerge(f.merge, trust, f.allowNew))
+		opts = append(opts, publish.WithMerge(f.ref, trust, f.allowNew))
 	}
 	p, err := publish.New(opts...)
 	if err != nil {
@@ -486,35 +475,53 @@ func verifyRecordCharts(ctx context.Context, env *Env, dir string, plainHTTP boo
 	return nil
 }
 
-// mergeFlags name the published index a new one is merged over, and what
-// verifies it.
+// mergeFlags name the published index a new one is merged over (--index,
+// once --merge), and what verifies it: --public-key (once
+// --merge-public-key), --root-key, or --index-root (once --merge-root).
 type mergeFlags struct {
-	merge     string
-	mergeKeys []string
-	mergeRoot string
-	allowNew  bool
+	indexFlags
+	indexRootFlag
+	allowNew bool
 }
 
 func (f *mergeFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.merge, "merge", "", "published index.yaml to keep every version of (path or http(s) URL)")
-	fs.StringArrayVar(&f.mergeKeys, "merge-public-key", nil, "public key that signed the --merge index; repeat for several")
-	fs.StringVar(&f.mergeRoot, "merge-root", "", "your root.yaml: verify the --merge index under it (and newer published roots)")
-	fs.BoolVar(&f.allowNew, "allow-new", false, "with --merge, start a new index when the base does not exist")
+	f.indexFlags.addFlags(fs, "to keep every version of")
+	f.indexRootFlag.addFlags(fs)
+	fs.BoolVar(&f.allowNew, "allow-new", false, "with --index, start a new index when the base does not exist")
+	addAlias(fs, "merge", "", "index")
+	addAlias(fs, "merge-public-key", "", "public-key")
+	addAlias(fs, "merge-root", "", "index-root")
+}
+
+// check returns a usage error unless --index has exactly one way to be
+// verified (or no --index and nothing that needs one).
+func (f *mergeFlags) check() error {
+	ways := 0
+	for _, given := range []bool{len(f.publicKeys) > 0, len(f.rootKeys) > 0, f.indexRoot != ""} {
+		if given {
+			ways++
+		}
+	}
+	switch {
+	case f.ref == "" && ways > 0:
+		return usagef("--public-key, --root-key and --index-root verify the --index base: they need --index")
+	case f.ref != "" && ways > 1:
+		return usagef("--index: give one of --public-key, --root-key or --index-root")
+	case f.ref != "" && ways == 0:
+		return usagef("--index %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml)", f.ref)
+	}
+	return nil
 }
 
 // mergeTrust returns what the base index is verified with, and checks
 // that the signing keys satisfy the root's index role.
 func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
-	if f.mergeRoot == "" {
-		keys, err := loadPublicKeys(f.mergeKeys, false)
-		if err != nil {
-			return nil, err
-		}
-		return &index.Trust{IndexKeys: keys}, nil
+	if f.indexRoot == "" {
+		return f.trust()
 	}
-	root, _, err := publish.LoadRoot(f.mergeRoot, signers)
+	root, _, err := publish.LoadRoot(f.indexRoot, signers)
 	if err != nil {
-		return nil, fmt.Errorf("--merge-root: %w", err)
+		return nil, fmt.Errorf("--index-root: %w", err)
 	}
 	return &index.Trust{TrustedRoot: root}, nil
 }
@@ -543,12 +550,12 @@ catalog, which lists the withdrawn version with its reason. The same
 version and build can never be published again — publish skips the
 recipe, and 'repo index' and merges refuse it — so a bad version is fixed
 by raising spec.build in its recipe. Tombstones are kept by every later
-publish and travel through --merge. With a suites file (--suites), the
+publish and travel through --index. With a suites file (--suites), the
 version is withdrawn from every suite of the site that holds it, and
 'kbuild promote' carries the tombstone into the others.
 
-The index is verified first, with the signing keys (or --merge-public-key /
---merge-root for an index elsewhere). The charts stay in the registry:
+The index is verified first, with the signing keys (or --public-key,
+--root-key or --index-root for an --index elsewhere). The charts stay in the registry:
 clusters that installed the version keep running it, and subscribers'
 rollback protection is unaffected (the new index is newer). kubepkg
 clients ignore the "withdrawn:" key and simply no longer see the version.
@@ -586,6 +593,9 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	case f.expires <= 0:
 		return usagef("--expires %s: a re-signed index must expire", f.expires)
 	}
+	if err := f.mergeFlags.check(); err != nil {
+		return err
+	}
 	signers, err := f.keys.signers(env)
 	if err != nil {
 		return err
@@ -604,8 +614,8 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	if !found {
 		return f.withdraw(ctx, env, f.site, pkg, ver, signers, generated)
 	}
-	if f.merge != "" {
-		return usagef("--merge names one index; with %s every suite under --site is changed: restore the site first", f.suites)
+	if f.ref != "" {
+		return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", f.suites)
 	}
 	done := 0
 	for _, s := range c.Names() {
@@ -633,12 +643,12 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ver string, signers []index.Signer, generated time.Time) error {
 	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(signers...), publish.WithGenerated(generated),
 		publish.WithExpires(f.expires), publish.WithOutput(env.Stdout, env.Stderr)}
-	if f.merge != "" {
+	if f.ref != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
 			return err
 		}
-		opts = append(opts, publish.WithMerge(f.merge, trust, false))
+		opts = append(opts, publish.WithMerge(f.ref, trust, false))
 	}
 	p, err := publish.New(opts...)
 	if err != nil {
@@ -655,25 +665,24 @@ func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ve
 
 // repoVerifyFlags are the flags of repo verify.
 type repoVerifyFlags struct {
-	publicKeys    []string
-	threshold     int
-	rootKeys      []string
-	rootThreshold int
-	state         string
-	charts        bool
-	plainHTTP     bool
-	timeout       time.Duration
-	evidence      string
+	indexFlags
+	timeoutFlag
+	plainHTTPFlag
+	state    string
+	charts   bool
+	evidence string
 }
 
 func newRepoVerifyCmd() *Command {
 	f := &repoVerifyFlags{}
 	return &Command{
 		Name:    "verify",
-		Usage:   "kbuild repo verify URL|DIR/index.yaml (--public-key FILE... [--threshold N] | --root-key FILE... [--root-threshold N]) [--state FILE] [--charts]",
+		Usage:   "kbuild repo verify --index REF (--public-key FILE... [--threshold N] | --root-key FILE... [--root-threshold N]) [--state FILE] [--charts]",
 		Summary: "Verify a published index as a subscriber does.",
 		Help: `Fetches index.yaml and index.yaml.sig (and, with --root-key, root.yaml and
-root/1.yaml … root/N.yaml) from a directory or an http(s) URL and checks, in
+root/1.yaml … root/N.yaml) of --index (a site directory, an index.yaml or an
+http(s) URL; given as the argument, the old spelling, it still works for one
+release) and checks, in
 a subscriber's order: each root version signed by the previous one's root
 keys and its own, from the pinned keys on; the newest root not expired;
 index.yaml signed by a threshold of trusted keys (the root's index role);
@@ -703,25 +712,22 @@ itself — pass keys you got out of band.
 
 Examples:
   # verify a site with its index key
-  kbuild repo verify https://example.github.io/packages/index.yaml --public-key keys/index.pub
+  kbuild repo verify --index https://example.github.io/packages/index.yaml --public-key keys/index.pub
 
   # under a root of trust, remembering what was accepted
-  kbuild repo verify https://example.github.io/packages/ --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --state .kbuild-state.json
+  kbuild repo verify --index https://example.github.io/packages/ --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --state .kbuild-state.json
 
   # a local site, and every chart it pins (loopback registry)
-  kbuild repo verify _site/index.yaml --public-key keys/index.pub --charts --plain-http
+  kbuild repo verify --index _site/index.yaml --public-key keys/index.pub --charts --plain-http
 
   # the stable suite and the test evidence of what it holds
-  kbuild repo verify _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
+  kbuild repo verify --index _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key trusted to sign index.yaml; repeat for several")
-			fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
-			fs.StringArrayVar(&f.rootKeys, "root-key", nil, "pinned root public key; repeat for several")
-			fs.IntVar(&f.rootThreshold, "root-threshold", 1, "how many --root-key keys must have signed root version 1")
+			f.indexFlags.addFlags(fs, "to verify (required)")
 			fs.StringVar(&f.state, "state", "", "file recording the last accepted index and root; refuses rollbacks and forks, then is updated")
 			fs.BoolVar(&f.charts, "charts", false, "also pull every chart and check its archive digest against the pin")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --charts, talk plain HTTP to registries (loopback registries)")
-			fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on the site or a registry when it sends nothing for this long")
+			f.plainHTTPFlag.addFlags(fs, "for --charts")
+			f.timeoutFlag.addFlags(fs, "the site or a registry")
 			fs.StringVar(&f.evidence, "evidence", "", "directory of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
 		},
 		Run: f.run,
@@ -729,16 +735,18 @@ Examples:
 }
 
 func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 {
-		return usagef("verify takes one URL or path of index.yaml")
-	}
-	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
-		return usagef("verify needs --public-key or --root-key (one of them)")
+	ref := f.ref
+	switch {
+	case ref == "" && len(args) == 1:
+		ref = args[0]
+		fmt.Fprintf(env.Stderr, "warning: kbuild repo verify: the index as an argument is deprecated and goes away in the next release; use --index %s\n", ref)
+	case ref == "" || len(args) > 0:
+		return usagef("verify takes one --index REF (a site directory, index.yaml or http(s) URL) and no arguments")
 	}
 	if f.evidence != "" && len(f.rootKeys) == 0 {
 		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
 	}
-	trust, err := loadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	trust, err := f.require("verify")
 	if err != nil {
 		return err
 	}
@@ -755,7 +763,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 			}
 		}
 	}
-	site, err := publish.Open(args[0], fetchsite.WithTimeout(f.timeout))
+	site, err := publish.Open(ref, fetchsite.WithTimeout(f.timeout))
 	if err != nil {
 		return err
 	}

@@ -197,12 +197,15 @@ func TestRepoIndexFlags(t *testing.T) {
 	}{
 		{"no key", nil, 0, "is not signed: kubepkg subscribers accept it only with allowUnsigned: true"},
 		{"stdout with key", []string{"--sign-key", key + ".key", "-o", "-"}, 2, "a signed index needs a file to write index.yaml.sig beside"},
-		{"relocate without merge", []string{"--relocate", "oci://a=oci://b"}, 2, "need --merge"},
+		{"relocate without an index", []string{"--relocate", "oci://a=oci://b"}, 2, "they need --index"},
 		{"expires 0", []string{"--sign-key", key + ".key", "--expires", "0"}, 2, "a signed index must expire; to publish one that never does, pass --no-expiry"},
 		{"no-expiry and expires", []string{"--sign-key", key + ".key", "--no-expiry", "--expires", "1h"}, 2, "contradict"},
-		{"merge without key", []string{"--sign-key", key + ".key", "--merge", site}, 2, "kbuild verifies the published index before it merges over it (kubepkg does not): add --merge-public-key FILE (the public key that signed it) or --merge-root FILE"},
-		{"merge with both", []string{"--sign-key", key + ".key", "--merge", site, "--merge-public-key", key + ".pub", "--merge-root", key + ".pub"}, 2, "not both"},
-		{"allow-new without merge", []string{"--sign-key", key + ".key", "--allow-new"}, 2, "need --merge"},
+		{"index without key", []string{"--sign-key", key + ".key", "--index", site}, 2, "kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml)"},
+		{"merge without key, old spelling", []string{"--sign-key", key + ".key", "--merge", site}, 2, "warning: kbuild repo index: --merge is deprecated and goes away in the next release; use --index\nkbuild repo index: --index " + site + ": kbuild verifies the published index"},
+		{"index with two ways", []string{"--sign-key", key + ".key", "--index", site, "--public-key", key + ".pub", "--index-root", key + ".pub"}, 2, "give one of --public-key, --root-key or --index-root"},
+		{"merge with both, old spelling", []string{"--sign-key", key + ".key", "--merge", site, "--merge-public-key", key + ".pub", "--merge-root", key + ".pub"}, 2, "give one of --public-key, --root-key or --index-root"},
+		{"keys without an index", []string{"--sign-key", key + ".key", "--public-key", key + ".pub"}, 2, "they need --index"},
+		{"allow-new without an index", []string{"--sign-key", key + ".key", "--allow-new"}, 2, "they need --index"},
 		{"public key to sign", []string{"--sign-key", key + ".pub"}, 1, `PEM block is "PUBLIC KEY", want "PRIVATE KEY"`},
 	} {
 		r := repoIndex(t, distDir, site, tc.args...)

@@ -60,8 +60,8 @@ type rootFlags struct {
 
 func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	f.fs = fs
-	fs.StringArrayVar(&f.keys, "key", nil, "root key file (.pub, or .key for its public half); repeat for several")
-	fs.IntVar(&f.threshold, "threshold", 1, "root signatures needed")
+	fs.StringArrayVar(&f.keys, "root-key", nil, "root public key file (.pub, or .key for its public half) of the root role; repeat for several")
+	fs.IntVar(&f.threshold, "root-threshold", 1, "root signatures needed (the root role's threshold)")
 	fs.StringArrayVar(&f.indexKeys, "index-key", nil, "key that signs index.yaml; repeat for several")
 	fs.IntVar(&f.indexThreshold, "index-threshold", 1, "index signatures needed")
 	fs.StringArrayVar(&f.qaKeys, "qa-key", nil, "key of the qa role, which signs test evidence ('kbuild attest'); repeat for several")
@@ -73,7 +73,9 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	if next {
 		fs.StringArrayVar(&f.undelegate, "undelegate", nil, "remove delegation NAME")
 	}
-	fs.StringVarP(&f.out, "output", "o", "root.yaml", "root file to write; root/<N>.yaml beside it gets the same content")
+	addOutputFlag(fs, &f.out, "root.yaml", "the root to FILE; root/<N>.yaml beside it gets the same content")
+	addAlias(fs, "key", "", "root-key")
+	addAlias(fs, "threshold", "", "root-threshold")
 }
 
 // apply changes c by the flags given; with fresh, everything is new.
@@ -84,7 +86,7 @@ func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error 
 			return err
 		}
 	}
-	if f.fs.Changed("threshold") || fresh {
+	if f.fs.Changed("root-threshold") || fresh {
 		c.RootThreshold = f.threshold
 	}
 	if len(f.indexKeys) > 0 || fresh {
@@ -174,7 +176,7 @@ func newTrustRootNewCmd() *Command {
 	f := &rootFlags{}
 	return &Command{
 		Name:    "new",
-		Usage:   "kbuild trust root new --key FILE... [--threshold N] --index-key FILE... [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--delegate-threshold NAME=N] -o SITE/root.yaml",
+		Usage:   "kbuild trust root new --root-key FILE... [--root-threshold N] --index-key FILE... [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--delegate-threshold NAME=N] -o SITE/root.yaml",
 		Summary: "Create version 1 of the root of trust, unsigned.",
 		Help: `Writes root version 1 to -o and to root/1.yaml beside it: the root keys and
 threshold, the index keys and threshold, optionally the qa keys and
@@ -188,14 +190,14 @@ not overwritten: a new root of trust is a new repository.
 
 Examples:
   # two root keys of which both must sign, one index key
-  kbuild trust root new --key keys/root1.pub --key keys/root2.pub --threshold 2 --index-key keys/index.pub -o _site/root.yaml
+  kbuild trust root new --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --index-key keys/index.pub -o _site/root.yaml
 
   # a qa role: two of the three test keys must sign each piece of evidence
-  kbuild trust root new --key keys/root.pub --index-key keys/index.pub \
+  kbuild trust root new --root-key keys/root.pub --index-key keys/index.pub \
     --qa-key keys/qa1.pub --qa-key keys/qa2.pub --qa-key keys/qa3.pub --qa-threshold 2 -o _site/root.yaml
 
   # delegate the kubevirt packages to the virtualization team
-  kbuild trust root new --key keys/root.pub --index-key keys/index.pub \
+  kbuild trust root new --root-key keys/root.pub --index-key keys/index.pub \
     --delegate team-virt='kubevirt*,cdi' --delegate-key team-virt=keys/virt.pub -o _site/root.yaml`,
 		Flags: func(fs *pflag.FlagSet) { f.addFlags(fs, false) },
 		Run: func(ctx context.Context, env *Env, args []string) error {
@@ -203,7 +205,7 @@ Examples:
 				return usagef("root new takes no arguments")
 			}
 			if len(f.keys) == 0 || len(f.indexKeys) == 0 {
-				return usagef("root new needs --key and --index-key")
+				return usagef("root new needs --root-key and --index-key")
 			}
 			now, err := epochOrNow(env)
 			if err != nil {
@@ -229,10 +231,10 @@ func newTrustRootNextCmd() *Command {
 	f := &rootFlags{}
 	return &Command{
 		Name:    "next",
-		Usage:   "kbuild trust root next ROOT.yaml [--key FILE...] [--threshold N] [--index-key FILE...] [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--undelegate NAME] -o SITE/root.yaml",
+		Usage:   "kbuild trust root next ROOT.yaml [--root-key FILE...] [--root-threshold N] [--index-key FILE...] [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--undelegate NAME] -o SITE/root.yaml",
 		Summary: "Create the next version of the root, unsigned, changing what the flags say.",
 		Help: `Reads ROOT.yaml and writes version N+1 to -o and to root/<N+1>.yaml beside
-it, keeping what no flag changes: --key replaces the root keys, --index-key
+it, keeping what no flag changes: --root-key replaces the root keys, --index-key
 the index keys, --qa-key the qa keys (adding the qa role), --delegate-key NAME=… the keys of delegation NAME;
 --delegate NAME=… adds a delegation or replaces its patterns, --undelegate
 removes one. The expiry is renewed (--expires from now). The new version
@@ -284,12 +286,13 @@ Examples:
 }
 
 func newTrustRootSignCmd() *Command {
-	var keyFile string
+	var keys signerFlags
 	return &Command{
 		Name:    "sign",
-		Usage:   "kbuild trust root sign ROOT.yaml --key FILE",
+		Usage:   "kbuild trust root sign ROOT.yaml --sign-key FILE",
 		Summary: "Add one root key's signature to a root.",
-		Help: `Signs the root's signed content with the private key --key and writes the
+		Help: `Signs the root's signed content with the private key --sign-key (or each of
+several, or the one in --sign-key-env) and writes the
 root back (and root/<N>.yaml beside it, when it holds the same version),
 replacing an earlier signature by the same key. A new version needs a
 threshold of its own root keys and of the previous version's; a key that is
@@ -297,28 +300,31 @@ in neither only adds a signature no one counts.
 
 Examples:
   # each root key holder signs in turn
-  kbuild trust root sign _site/root.yaml --key keys/root1.key
-  kbuild trust root sign _site/root.yaml --key keys/root2.key`,
+  kbuild trust root sign _site/root.yaml --sign-key keys/root1.key
+  kbuild trust root sign _site/root.yaml --sign-key keys/root2.key`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&keyFile, "key", "", "private key file that signs")
+			keys.addFlags(fs, "the root")
+			addAlias(fs, "key", "", "sign-key")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 || keyFile == "" {
-				return usagef("root sign takes ROOT.yaml and --key FILE")
+			if len(args) != 1 || !keys.given() {
+				return usagef("root sign takes ROOT.yaml and --sign-key FILE")
 			}
 			r, err := readRoot(args[0])
 			if err != nil {
 				return err
 			}
-			k, err := loadPrivateKey(env, keyFile)
+			signers, err := keys.signers(env)
 			if err != nil {
 				return err
 			}
-			if !slices.Contains(r.Signed.Roles[index.RoleRoot].KeyIDs, k.KeyID()) {
-				fmt.Fprintf(env.Stderr, "note: key %s is not a root key of version %d; its signature counts only for the previous version's root keys\n", k.KeyID(), r.Signed.Version)
-			}
-			if err := r.Sign(k); err != nil {
-				return err
+			for _, k := range signers {
+				if !slices.Contains(r.Signed.Roles[index.RoleRoot].KeyIDs, k.KeyID()) {
+					fmt.Fprintf(env.Stderr, "note: key %s is not a root key of version %d; its signature counts only for the previous version's root keys\n", k.KeyID(), r.Signed.Version)
+				}
+				if err := r.Sign(k); err != nil {
+					return err
+				}
 			}
 			chain := chainPath(args[0], r.Signed.Version)
 			if old, err := readRoot(chain); err == nil {
@@ -340,13 +346,13 @@ Examples:
 }
 
 func newTrustSignCmd() *Command {
-	var keyFile string
+	var keys signerFlags
 	return &Command{
 		Name:    "sign",
-		Usage:   "kbuild trust sign DIST/RECORD.yaml --key FILE",
+		Usage:   "kbuild trust sign DIST/RECORD.yaml --sign-key FILE",
 		Summary: "Sign one built package version with a delegated team key.",
 		Help: `Signs the version statement of a build record — package, version, build and
-spec digest — with --key and adds the signature to the record's sidecar,
+spec digest — with --sign-key and adds the signature to the record's sidecar,
 RECORD.sig.yaml, which 'kbuild repo index' carries into the version's
 signatures in index.yaml. Under a root that delegates the package, a
 version counts for subscribers only with the delegation's threshold of such
@@ -355,16 +361,17 @@ nothing (same digest), but editing the record does.
 
 Examples:
   # the virtualization team signs its build
-  kbuild trust sign dist/kubevirt-1.9.0-4.yaml --key keys/virt.key
+  kbuild trust sign dist/kubevirt-1.9.0-4.yaml --sign-key keys/virt.key
 
   # sign every record of a package
-  for r in dist/kubevirt-*-[0-9]*.yaml; do case $r in *.build.yaml|*.sig.yaml) ;; *) kbuild trust sign "$r" --key keys/virt.key;; esac; done`,
+  for r in dist/kubevirt-*-[0-9]*.yaml; do case $r in *.build.yaml|*.sig.yaml) ;; *) kbuild trust sign "$r" --sign-key keys/virt.key;; esac; done`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&keyFile, "key", "", "private key file of the delegation")
+			keys.addFlags(fs, "the version statement (a delegation's key)")
+			addAlias(fs, "key", "", "sign-key")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 || keyFile == "" {
-				return usagef("sign takes one build record and --key FILE")
+			if len(args) != 1 || !keys.given() {
+				return usagef("sign takes one build record and --sign-key FILE")
 			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
@@ -377,11 +384,7 @@ Examples:
 			if err := index.CheckRecord(rec); err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			k, err := loadPrivateKey(env, keyFile)
-			if err != nil {
-				return err
-			}
-			sig, err := index.SignVersion(rec, k)
+			signers, err := keys.signers(env)
 			if err != nil {
 				return err
 			}
@@ -394,7 +397,15 @@ Examples:
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
-			sigs = index.AddSignature(sigs, sig)
+			var ids []string
+			for _, k := range signers {
+				sig, err := index.SignVersion(rec, k)
+				if err != nil {
+					return err
+				}
+				sigs = index.AddSignature(sigs, sig)
+				ids = append(ids, k.KeyID())
+			}
 			out, err := index.MarshalSignatureList(sigs)
 			if err != nil {
 				return err
@@ -403,7 +414,7 @@ Examples:
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "signed %s %s build %d (keyid %s): %s has %d signature(s)\n",
-				rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, k.KeyID(), sidecar, len(sigs))
+				rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, strings.Join(ids, ", "), sidecar, len(sigs))
 			return nil
 		},
 	}
@@ -465,7 +476,7 @@ func writeRoot(env *Env, out string, r *index.Root, fresh bool) error {
 	if qa, ok := s.Roles[index.RoleQA]; ok {
 		fmt.Fprintf(env.Stdout, "qa role: %d keys (threshold %d) sign test evidence\n", len(qa.KeyIDs), qa.Threshold)
 	}
-	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --key ROOT.key' (%d root signatures needed", out, need)
+	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --sign-key ROOT.key' (%d root signatures needed", out, need)
 	if !fresh {
 		fmt.Fprintf(env.Stderr, ", and the previous version's threshold")
 	}
