@@ -111,7 +111,7 @@ spec:
 	if r := kbuild(t, work, nil, "repo", "index", "dist", "-o", filepath.Join(site, "index.yaml"), "--sign-key", key+".key"); r.code != 0 {
 		t.Fatalf("repo index --sign-key: %s", r)
 	}
-	r := kbuild(t, work, nil, "repo", "verify", filepath.Join(site, "index.yaml"), "--public-key", key+".pub", "--charts", "--plain-http")
+	r := kbuild(t, work, nil, "repo", "verify", "--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub", "--charts", "--plain-http")
 	if r.code != 0 || !strings.Contains(r.stderr, "2 charts match their pinned digests") {
 		t.Fatalf("repo verify --charts: %s", r)
 	}
@@ -145,7 +145,7 @@ func TestRepoIndexRelocate(t *testing.T) {
 	os.MkdirAll(none, 0o755)
 	moved := filepath.Join(work, "moved")
 	r := kbuild(t, work, nil, "repo", "index", none, "-o", filepath.Join(moved, "index.yaml"), "--sign-key", key+".key",
-		"--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub", "--relocate", from+"="+to, "--plain-http")
+		"--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub", "--relocate", from+"="+to, "--plain-http")
 	if r.code != 0 || !strings.Contains(r.stderr, "relocated 1 published versions; 1 charts are at their new place") {
 		t.Fatalf("repo index --relocate: %s", r)
 	}
@@ -153,11 +153,11 @@ func TestRepoIndexRelocate(t *testing.T) {
 	if !strings.Contains(string(data), "repository: "+to+"/smart-proxy") || strings.Contains(string(data), from) {
 		t.Errorf("relocated index:\n%s", data)
 	}
-	if r := kbuild(t, work, nil, "repo", "verify", filepath.Join(moved, "index.yaml"), "--public-key", key+".pub", "--charts", "--plain-http"); r.code != 0 {
+	if r := kbuild(t, work, nil, "repo", "verify", "--index", filepath.Join(moved, "index.yaml"), "--public-key", key+".pub", "--charts", "--plain-http"); r.code != 0 {
 		t.Fatalf("repo verify --charts of the relocated index: %s", r)
 	}
 	r = kbuild(t, work, nil, "repo", "index", none, "-o", filepath.Join(work, "bad", "index.yaml"), "--sign-key", key+".key",
-		"--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub", "--relocate", from+"="+empty, "--plain-http")
+		"--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub", "--relocate", from+"="+empty, "--plain-http")
 	if r.code != 1 || !strings.Contains(r.stderr, "1 of 1 moved charts are not at their new place") {
 		t.Fatalf("relocate to a path without the charts: %s", r)
 	}
@@ -192,7 +192,7 @@ func TestMergeKubepkgIndex(t *testing.T) {
 	os.WriteFile(filepath.Join(site, "index.yaml"), data, 0o644)
 	os.WriteFile(filepath.Join(site, "index.yaml.sig"), sig, 0o644)
 
-	r := kbuild(t, work, nil, "repo", "verify", filepath.Join(site, "index.yaml"), "--public-key", key+".pub")
+	r := kbuild(t, work, nil, "repo", "verify", "--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub")
 	if r.code != 0 || !strings.Contains(r.stdout, "2 packages, 4 versions") || !strings.Contains(r.stderr, "field keywords is not known to kbuild; ignored") ||
 		!strings.Contains(r.stderr, "index.yaml: field mirror is not known") {
 		t.Fatalf("repo verify of kubepkg's index: %s", r)
@@ -215,7 +215,7 @@ func TestMergeKubepkgIndex(t *testing.T) {
 	if strings.Contains(string(merged), "keywords") || strings.Contains(string(merged), "mirror:") {
 		t.Errorf("kbuild wrote fields it does not know:\n%s", merged)
 	}
-	if r := kbuild(t, work, nil, "repo", "verify", filepath.Join(out, "index.yaml"), "--public-key", key+".pub"); r.code != 0 {
+	if r := kbuild(t, work, nil, "repo", "verify", "--index", filepath.Join(out, "index.yaml"), "--public-key", key+".pub"); r.code != 0 {
 		t.Fatalf("repo verify of the merged index: %s", r)
 	}
 }

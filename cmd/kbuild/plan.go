@@ -16,7 +16,7 @@ import (
 	"kbuild.dev/kbuild/publish"
 )
 
-// buildPlan is what kbuild plan prints with -o json: the recipes to build,
+// buildPlan is what kbuild plan prints with --format json: the recipes to build,
 // split into shards, and those already published. Lists are never null, so
 // that fromJSON(...) in a workflow always sees arrays.
 type buildPlan struct {

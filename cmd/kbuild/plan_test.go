@@ -107,17 +107,17 @@ func TestPlan(t *testing.T) {
 	}{
 		{
 			name: "first publish",
-			args: []string{"plan", "recipes/", "-o", "json"},
+			args: []string{"plan", "recipes/", "--format", "json"},
 			want: buildPlan{Shards: []planShard{{0, []string{"recipes/broken", "recipes/smart-proxy", "recipes/virt-stack", "recipes/virt-template"}}}, UpToDate: []string{}},
 		},
 		{
 			name: "against an index, two shards",
-			args: []string{"plan", "recipes/", "--against", idx, "--public-key", pub, "--shards", "2", "-o", "json"},
+			args: []string{"plan", "recipes/", "--index", idx, "--public-key", pub, "--shards", "2", "--format", "json"},
 			want: buildPlan{Shards: []planShard{{0, []string{"recipes/broken"}}, {1, []string{"recipes/virt-template"}}}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
 		},
 		{
 			name: "everything published",
-			args: []string{"plan", "recipes/smart-proxy", "recipes/virt-stack", "--against", idx, "--public-key", pub, "--shards", "3", "-o", "json"},
+			args: []string{"plan", "recipes/smart-proxy", "recipes/virt-stack", "--index", idx, "--public-key", pub, "--shards", "3", "--format", "json"},
 			want: buildPlan{Shards: []planShard{}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
 		},
 	}
@@ -141,7 +141,7 @@ func TestPlan(t *testing.T) {
 		})
 	}
 
-	r := kbuild(t, work, nil, "plan", "recipes/", "--against", idx, "--public-key", pub, "--shards", "2")
+	r := kbuild(t, work, nil, "plan", "recipes/", "--index", idx, "--public-key", pub, "--shards", "2")
 	want := "shard 0: recipes/broken\nshard 1: recipes/virt-template\nup to date: recipes/smart-proxy\nup to date: recipes/virt-stack\n"
 	if r.code != 0 || r.stdout != want || !strings.Contains(r.stderr, "2 to build in 2 shards, 2 up to date\n") || !strings.Contains(r.stderr, "warning: recipe recipes/broken does not decode") {
 		t.Errorf("kbuild plan (text) = %s\nwant stdout:\n%s", r, want)

@@ -156,7 +156,7 @@ func TestRepoIndexAndVerify(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
 	defer srv.Close()
 	for _, ref := range []string{filepath.Join(site, "index.yaml"), site, srv.URL + "/index.yaml", srv.URL} {
-		r := runInProcess("repo", "verify", ref, "--public-key", key+".pub")
+		r := runInProcess("repo", "verify", "--index", ref, "--public-key", key+".pub")
 		if r.code != 0 || r.stdout != "index.yaml: 2 packages, 3 versions, signed by 1 of 1, expires in 29 days\n" {
 			t.Errorf("verify %s: %s", ref, r)
 		}
@@ -175,7 +175,7 @@ func TestRepoIndexAndVerify(t *testing.T) {
 	}
 	sig3, _ := os.ReadFile(filepath.Join(site3, "index.yaml.sig"))
 	mustContain(t, "index.yaml.sig", string(sig3), "signatures:\n- keyid: ")
-	r = runInProcess("repo", "verify", site3, "--public-key", key+".pub", "--public-key", key2+".pub", "--threshold", "2")
+	r = runInProcess("repo", "verify", "--index", site3, "--public-key", key+".pub", "--public-key", key2+".pub", "--threshold", "2")
 	if r.code != 0 || !strings.Contains(r.stdout, "signed by 2 of 2") {
 		t.Fatalf("verify 2 of 2: %s", r)
 	}
@@ -266,7 +266,7 @@ func TestRepoIndexUnsigned(t *testing.T) {
 	if _, err := index.ParseIndex([]byte(out.stdout)); err != nil {
 		t.Errorf("-o - wrote no index: %v", err)
 	}
-	if r := repoIndex(t, distDir, site, "--merge", site, "--merge-public-key", key+".pub", "--relocate", "r=s"); r.code != 2 || !strings.Contains(r.stderr, "want oci://OLD=oci://NEW") {
+	if r := repoIndex(t, distDir, site, "--index", site, "--public-key", key+".pub", "--relocate", "r=s"); r.code != 2 || !strings.Contains(r.stderr, "want oci://OLD=oci://NEW") {
 		t.Errorf("--relocate without oci://: %s", r)
 	}
 }
@@ -325,14 +325,14 @@ func TestRepoIndexMerge(t *testing.T) {
 		code int
 		want string
 	}{
-		{"merge a file", dist2, []string{"--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
-		{"merge a URL", dist2, []string{"--merge", srv.URL + "/base/index.yaml", "--merge-public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
-		{"base signed by a stranger", dist2, []string{"--merge", srv.URL + "/stranger-base/index.yaml", "--merge-public-key", key + ".pub"}, 1, "failed verification, so nothing was published or re-signed: index.yaml: index is not signed by a trusted key"},
-		{"conflict", distConflict, []string{"--merge", srv.URL + "/base/", "--merge-public-key", key + ".pub"}, 1,
+		{"merge a file", dist2, []string{"--index", filepath.Join(base, "index.yaml"), "--public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
+		{"merge a URL", dist2, []string{"--index", srv.URL + "/base/index.yaml", "--public-key", key + ".pub"}, 0, "1 packages, 2 versions"},
+		{"base signed by a stranger", dist2, []string{"--index", srv.URL + "/stranger-base/index.yaml", "--public-key", key + ".pub"}, 1, "failed verification, so nothing was published or re-signed: index.yaml: index is not signed by a trusted key"},
+		{"conflict", distConflict, []string{"--index", srv.URL + "/base/", "--public-key", key + ".pub"}, 1,
 			"kubevirt 1.9.0 build 4 is already published with different content (published " + published + ", built " + conflictDigest + "); published versions do not change, give the recipe a new build number"},
-		{"404 base without --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub"}, 1, "does not exist; check the URL, or pass --allow-new to start a new repository"},
-		{"missing file base without --allow-new", dist2, []string{"--merge", filepath.Join(dir, "nothing", "index.yaml"), "--merge-public-key", key + ".pub"}, 1, "does not exist; check the URL, or pass --allow-new"},
-		{"404 base with --allow-new", dist2, []string{"--merge", srv.URL + "/nothing/index.yaml", "--merge-public-key", key + ".pub", "--allow-new"}, 0, "1 packages, 2 versions"},
+		{"404 base without --allow-new", dist2, []string{"--index", srv.URL + "/nothing/index.yaml", "--public-key", key + ".pub"}, 1, "does not exist; check the URL, or pass --allow-new to start a new repository"},
+		{"missing file base without --allow-new", dist2, []string{"--index", filepath.Join(dir, "nothing", "index.yaml"), "--public-key", key + ".pub"}, 1, "does not exist; check the URL, or pass --allow-new"},
+		{"404 base with --allow-new", dist2, []string{"--index", srv.URL + "/nothing/index.yaml", "--public-key", key + ".pub", "--allow-new"}, 0, "1 packages, 2 versions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "site")
@@ -349,13 +349,13 @@ func TestRepoIndexMerge(t *testing.T) {
 	}
 	// Merging keeps every published version.
 	out := filepath.Join(dir, "merged")
-	if r := repoIndex(t, dist1, out, "--sign-key", key+".key", "--merge", filepath.Join(base, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
+	if r := repoIndex(t, dist1, out, "--sign-key", key+".key", "--index", filepath.Join(base, "index.yaml"), "--public-key", key+".pub"); r.code != 0 {
 		t.Fatal(r)
 	}
 	dist4 := filepath.Join(dir, "dist4")
 	os.MkdirAll(dist4, 0o755)
 	writeRecord(t, dist4, "cdi", "1.66.1", 1, "oci://r/cdi", chart)
-	if r := repoIndex(t, dist4, out, "--sign-key", key+".key", "--merge", filepath.Join(out, "index.yaml"), "--merge-public-key", key+".pub"); r.code != 0 {
+	if r := repoIndex(t, dist4, out, "--sign-key", key+".key", "--index", filepath.Join(out, "index.yaml"), "--public-key", key+".pub"); r.code != 0 {
 		t.Fatal(r)
 	}
 	if p, v := x(out).Counts(); p != 2 || v != 2 {
@@ -375,7 +375,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 		t.Fatal(r)
 	}
 	state := filepath.Join(dir, "state.json")
-	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
+	if r := runInProcess("repo", "verify", "--index", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
 		t.Fatal(r)
 	}
 	st, _ := os.ReadFile(state)
@@ -387,7 +387,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	if r := repoIndex(t, distDir, old, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
-	r := runInProcess("repo", "verify", old, "--public-key", key+".pub", "--state", state)
+	r := runInProcess("repo", "verify", "--index", old, "--public-key", key+".pub", "--state", state)
 	if r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index generated") || !strings.Contains(r.stderr, "refusing a rollback") {
 		t.Fatalf("rollback: %s", r)
 	}
@@ -401,20 +401,20 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	os.WriteFile(filepath.Join(tampered, "index.yaml"), []byte(strings.Replace(string(data), "build: 4", "build: 5", 1)), 0o644)
 	sig, _ := os.ReadFile(filepath.Join(site, "index.yaml.sig"))
 	os.WriteFile(filepath.Join(tampered, "index.yaml.sig"), sig, 0o644)
-	r = runInProcess("repo", "verify", tampered, "--public-key", key+".pub")
+	r = runInProcess("repo", "verify", "--index", tampered, "--public-key", key+".pub")
 	if r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
 		t.Fatalf("tampered: %s", r)
 	}
 	os.Remove(filepath.Join(tampered, "index.yaml.sig"))
-	r = runInProcess("repo", "verify", tampered, "--public-key", key+".pub")
+	r = runInProcess("repo", "verify", "--index", tampered, "--public-key", key+".pub")
 	if r.code != 1 || !strings.Contains(r.stderr, "index.yaml.sig is missing") {
 		t.Fatalf("unsigned: %s", r)
 	}
-	r = runInProcess("repo", "verify", filepath.Join(dir, "nowhere"), "--public-key", key+".pub")
+	r = runInProcess("repo", "verify", "--index", filepath.Join(dir, "nowhere"), "--public-key", key+".pub")
 	if r.code != exitFetch || !strings.Contains(r.stderr, "not found") {
 		t.Fatalf("missing site: %s", r)
 	}
-	if r := runInProcess("repo", "verify", site); r.code != 2 {
+	if r := runInProcess("repo", "verify", "--index", site); r.code != 2 {
 		t.Fatalf("no keys: %s", r)
 	}
 }
@@ -436,7 +436,7 @@ func TestRepoWithdraw(t *testing.T) {
 		t.Fatal(r)
 	}
 	state := filepath.Join(dir, "state.json")
-	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
+	if r := runInProcess("repo", "verify", "--index", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
 		t.Fatal(r)
 	}
 	for _, tc := range []struct {
@@ -459,10 +459,10 @@ func TestRepoWithdraw(t *testing.T) {
 		t.Fatalf("withdraw: %s", r)
 	}
 	// The subscriber accepts the newer index (its rollback state moves on).
-	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 || !strings.Contains(r.stdout, "1 packages, 1 versions") {
+	if r := runInProcess("repo", "verify", "--index", site, "--public-key", key+".pub", "--state", state); r.code != 0 || !strings.Contains(r.stdout, "1 packages, 1 versions") {
 		t.Fatalf("verify after withdraw: %s", r)
 	}
-	r = repoIndex(t, distDir, filepath.Join(dir, "again"), "--sign-key", key+".key", "--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub")
+	r = repoIndex(t, distDir, filepath.Join(dir, "again"), "--sign-key", key+".key", "--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub")
 	if r.code == 0 || !strings.Contains(r.stderr, "kubevirt 1.9.0 build 4 was withdrawn on") {
 		t.Fatalf("repo index of a withdrawn record: %s", r)
 	}

@@ -241,10 +241,22 @@ func TestSBOMIndex(t *testing.T) {
 	if r := runInProcess("sbom", sbomDist, "-o", fromDist); r.code != 0 {
 		t.Fatal(r)
 	}
-	for _, src := range []string{filepath.Join(site, "index.yaml"), srv.URL + "/index.yaml"} {
+	for _, src := range []string{filepath.Join(site, "index.yaml"), srv.URL + "/index.yaml", site} {
 		out := filepath.Join(t.TempDir(), "index.json")
-		if r := runInProcess("sbom", src, "-o", out, "--public-key", pub); r.code != 0 {
-			t.Fatalf("kbuild sbom %s: %s", src, r)
+		if r := runInProcess("sbom", "--index", src, "-o", out, "--public-key", pub); r.code != 0 || r.stderr != "" {
+			t.Fatalf("kbuild sbom --index %s: %s", src, r)
+		}
+		// The old spelling, the index as the first argument, gives the
+		// same BOM with a notice (a site directory is a dist there).
+		if src != site {
+			old := filepath.Join(t.TempDir(), "old.json")
+			r := runInProcess("sbom", src, "-o", old, "--public-key", pub)
+			if want := "warning: kbuild sbom: an index as the first argument is deprecated and goes away in the next release; use --index " + src + "\n"; r.code != 0 || r.stderr != want {
+				t.Errorf("kbuild sbom %s: %s\nwant exit 0 and %q", src, r, want)
+			}
+			if a, b := readFile(t, out), readFile(t, old); a != b {
+				t.Errorf("kbuild sbom %s differs from kbuild sbom --index %s", src, src)
+			}
 		}
 		bom := readBOM(t, out)
 		if got, want := bom.Metadata.Timestamp, "2026-10-10T12:00:00Z"; got != want {
@@ -266,26 +278,26 @@ func TestSBOMIndex(t *testing.T) {
 	if err := os.Rename(filepath.Join(site, "build", "cdi-1.66.1-1.build.yaml"), filepath.Join(site, "build", "kubevirt-1.8.2-1.build.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	r := runInProcess("sbom", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub)
+	r := runInProcess("sbom", "--index", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub)
 	if want := "expected kind BuildInfo of kubevirt@1.8.2 build 1, got kind \"BuildInfo\" of cdi@1.66.1 build 1"; r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Errorf("kbuild sbom with a wrong sidecar: %s\nwant exit 1 and %q", r, want)
 	}
-	if r := runInProcess("sbom", srv.URL+"/no/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub); r.code != 1 || !strings.Contains(r.stderr, "404 Not Found: not found") {
+	if r := runInProcess("sbom", "--index", srv.URL+"/no/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub); r.code != 1 || !strings.Contains(r.stderr, "404 Not Found: not found") {
 		t.Errorf("kbuild sbom of a missing URL: %s", r)
 	}
 	// An index is read only once verified: without a key, or signed by
 	// another, it is refused.
 	for _, cmd := range []string{"sbom", "scan"} {
-		args := []string{cmd, srv.URL + "/index.yaml", "-o", "json"}
+		args := []string{cmd, "--index", srv.URL + "/index.yaml", "--format", "json"}
 		if cmd == "sbom" {
-			args[3] = filepath.Join(t.TempDir(), "x.json")
+			args[3], args[4] = "-o", filepath.Join(t.TempDir(), "x.json")
 		}
 		if r := runInProcess(args...); r.code != 2 || !strings.Contains(r.stderr, "needs --public-key FILE or --root-key FILE") {
 			t.Errorf("kbuild %s of an index without a key: %s", cmd, r)
 		}
 	}
 	stranger := keygen(t, t.TempDir(), "stranger")
-	if r := runInProcess("sbom", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", stranger+".pub"); r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
+	if r := runInProcess("sbom", "--index", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", stranger+".pub"); r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
 		t.Errorf("kbuild sbom of an index signed by another key: %s", r)
 	}
 }

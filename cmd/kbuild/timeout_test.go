@@ -46,11 +46,11 @@ func TestIndexTimeoutFlag(t *testing.T) {
 	url := srv.URL + "/index.yaml"
 	recipes := filepath.Join("..", "..", "examples")
 	for _, args := range [][]string{
-		{"repo", "verify", url, "--public-key", key},
-		{"sbom", url, "-o", filepath.Join(dir, "bom.json"), "--public-key", key},
-		{"scan", url, "--public-key", key},
-		{"plan", recipes, "--against", url, "--public-key", key},
-		{"diff", filepath.Join(recipes, "smart-proxy"), "--against", url, "--public-key", key, "--cache-dir", t.TempDir()},
+		{"repo", "verify", "--index", url, "--public-key", key},
+		{"sbom", "--index", url, "-o", filepath.Join(dir, "bom.json"), "--public-key", key},
+		{"scan", "--index", url, "--public-key", key},
+		{"plan", recipes, "--index", url, "--public-key", key},
+		{"diff", filepath.Join(recipes, "smart-proxy"), "--index", url, "--public-key", key, "--cache-dir", t.TempDir()},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			r := runInProcess(append(args, "--timeout", "300ms")...)
