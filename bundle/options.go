@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"time"
 
@@ -28,6 +29,7 @@ type options struct {
 	logf        func(string, ...any)
 	maxBlob     int64
 	resign      []index.Signer
+	timeout     time.Duration
 	transport   http.RoundTripper
 }
 
@@ -75,8 +77,16 @@ func WithMaxBlobSize(n int64) Option { return func(o *options) { o.maxBlob = n }
 // Default: none.
 func WithResignKey(s ...index.Signer) Option { return func(o *options) { o.resign = s } }
 
+// WithTimeout bounds how long the site (for Create) and each registry may
+// take to connect and to start answering a request. A registry transfer
+// under way is bounded by the context only; the site's files also give up
+// after d without progress. Default: 60 s for registries, 30 s
+// (netdeadline.DefaultIdle) for the site.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
 // responseTimeout bounds how long a registry may take to start answering
-// a request; a transfer under way is bounded by the context only.
+// a request, unless WithTimeout says otherwise; a transfer under way is
+// bounded by the context only.
 const responseTimeout = 60 * time.Second
 
 // remote returns the options of every registry request: the context, the
@@ -93,6 +103,11 @@ func makeOptions(opts []Option) *options {
 	}
 	t := remote.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = responseTimeout
+	if o.timeout > 0 {
+		t.DialContext = (&net.Dialer{Timeout: o.timeout, KeepAlive: 30 * time.Second}).DialContext
+		t.TLSHandshakeTimeout = o.timeout
+		t.ResponseHeaderTimeout = o.timeout
+	}
 	o.transport = t
 	if o.now.IsZero() {
 		o.now = time.Now()

@@ -35,6 +35,7 @@ inside the air gap.`,
 type bundleCreateFlags struct {
 	indexFlags
 	plainHTTPFlag
+	timeoutFlag
 	out         string
 	platforms   []string
 	imageSource string
@@ -75,6 +76,7 @@ Examples:
 			fs.StringArrayVar(&f.platforms, "platform", nil, "keep only this platform of multi-platform images (os/arch[/variant]); repeat for several")
 			fs.StringVar(&f.imageSource, "image-source", "", "pull images from oci://HOST/PATH/<registry>/<repository> instead of their registries")
 			f.plainHTTPFlag.addFlags(fs, "")
+			f.timeoutFlag.addFlags(fs, "the site, or a registry that does not start answering,")
 		},
 		Run: f.run,
 	}
@@ -96,7 +98,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 		}
 		wants = append(wants, w)
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
 		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(progressBar(env))}
 	if env.Getenv("SOURCE_DATE_EPOCH") != "" {
 		t, err := epochOrNow(env)
@@ -198,6 +200,7 @@ func pinnedBy(who []string) string {
 type bundleImportFlags struct {
 	trustFlags
 	plainHTTPFlag
+	timeoutFlag
 	mirror     string
 	site       string
 	nodeConfig string
@@ -247,6 +250,7 @@ Examples:
 			f.resign.addFlags(fs, "DIR/mirror/index.yaml, the index with chart references at the mirror")
 			addAlias(fs, "resign-key", "", "sign-key")
 			f.plainHTTPFlag.addFlags(fs, "for the mirror, and node settings then use http://")
+			f.timeoutFlag.addFlags(fs, "a mirror registry that does not start answering")
 		},
 		Run: f.run,
 	}
@@ -260,7 +264,7 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithProgress(progressBar(env))}
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithProgress(progressBar(env))}
 	signers, err := f.resign.signers(env)
 	if err != nil {
 		return err

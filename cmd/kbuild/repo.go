@@ -535,6 +535,7 @@ type repoWithdrawFlags struct {
 	keys    signerFlags
 	expires time.Duration
 	mergeFlags
+	timeoutFlag
 }
 
 func newRepoWithdrawCmd() *Command {
@@ -572,6 +573,7 @@ Examples:
 			f.keys.addFlags(fs, "the index")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the new index")
 			f.mergeFlags.addFlags(fs)
+			f.timeoutFlag.addFlags(fs, "the --index site")
 		},
 		Run: f.run,
 	}
@@ -642,7 +644,7 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 // withdraw withdraws pkg ver build f.build from the site in dir.
 func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ver string, signers []index.Signer, generated time.Time) error {
 	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(signers...), publish.WithGenerated(generated),
-		publish.WithExpires(f.expires), publish.WithOutput(env.Stdout, env.Stderr)}
+		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithOutput(env.Stdout, env.Stderr)}
 	if f.ref != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {

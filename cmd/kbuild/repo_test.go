@@ -161,6 +161,17 @@ func TestRepoIndexAndVerify(t *testing.T) {
 			t.Errorf("verify %s: %s", ref, r)
 		}
 	}
+	// The old spelling, the index as the argument, still verifies, with a
+	// notice; the index given twice, or not at all, is a usage error.
+	r = runInProcess("repo", "verify", site, "--public-key", key+".pub")
+	if want := "warning: kbuild repo verify: the index as an argument is deprecated and goes away in the next release; use --index " + site + "\n"; r.code != 0 || r.stderr != want || !strings.Contains(r.stdout, "2 packages, 3 versions") {
+		t.Errorf("verify SITE (the old spelling): %s\nwant exit 0 and stderr %q", r, want)
+	}
+	for _, args := range [][]string{{"--index", site, site}, {}} {
+		if r := runInProcess(append([]string{"repo", "verify", "--public-key", key + ".pub"}, args...)...); r.code != 2 || !strings.Contains(r.stderr, "verify takes one --index REF") {
+			t.Errorf("verify %v: %s; want exit 2", args, r)
+		}
+	}
 
 	// Two keys: the several-keys signature form and a threshold.
 	site3 := filepath.Join(dir, "site3")

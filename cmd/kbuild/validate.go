@@ -67,7 +67,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			setProbs, err := sets.check(ctx, b, dirs)
+			setProbs, err := sets.check(ctx, b, dirs, f.timeout)
 			if err != nil {
 				return err
 			}

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
 )
@@ -29,8 +31,9 @@ func (f *setFlags) addFlags(fs *pflag.FlagSet) {
 
 // check returns the problems of every release set among dirs, by
 // directory: members that neither the recipes nor --index hold, and
-// conflicting image pins.
-func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string) (map[string]recipe.Problems, error) {
+// conflicting image pins. A site that sends nothing for timeout is given
+// up on.
+func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string, timeout time.Duration) (map[string]recipe.Problems, error) {
 	x := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{}}
 	where := "the recipes validated"
 	if f.ref != "" {
@@ -49,7 +52,7 @@ func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string)
 		case trust == nil:
 			return nil, usagef("--index needs --public-key, --root-key or --index-root: a published index is verified before it is trusted")
 		}
-		pub, err := publish.ReadIndex(ctx, f.ref, trust)
+		pub, err := publish.ReadIndex(ctx, f.ref, trust, fetchsite.WithTimeout(timeout))
 		if err != nil {
 			return nil, err
 		}
