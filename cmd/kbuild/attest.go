@@ -84,7 +84,7 @@ Examples:
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; without it the site holds one index")
 			fs.StringVar(&f.root, "root", "", "the root of trust (root.yaml, with root/N.yaml beside it) with the qa role (required)")
 			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
-			addOutputFlag(fs, &f.out, "", "the evidence to FILE instead of into the site")
+			addOutputFlag(fs, &f.out, "", "the evidence to `FILE` instead of into the site")
 			fs.BoolVar(&f.push, "push", false, "also attach the evidence to the charts in the registry as OCI referrers")
 			f.plainHTTPFlag.addFlags(fs, "for --push")
 		},

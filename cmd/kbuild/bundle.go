@@ -72,7 +72,7 @@ Examples:
   kbuild bundle create cdi@~1.66 --index _site --root-key keys/root.pub --image-source oci://mirror.local/airgap -o cdi.tar`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.indexFlags.addFlags(fs, "to bundle packages of (required)")
-			addOutputFlag(fs, &f.out, "", "the bundle to FILE (required)")
+			addOutputFlag(fs, &f.out, "", "the bundle to `FILE` (required)")
 			fs.StringArrayVar(&f.platforms, "platform", nil, "keep only this platform of multi-platform images (os/arch[/variant]); repeat for several")
 			fs.StringVar(&f.imageSource, "image-source", "", "pull images from oci://HOST/PATH/<registry>/<repository> instead of their registries")
 			f.plainHTTPFlag.addFlags(fs, "")

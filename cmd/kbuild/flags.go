@@ -32,14 +32,14 @@ type sourceFlags struct {
 }
 
 func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.cacheDir, "cache-dir", "", "source cache (default: the user cache dir, e.g. ~/.cache/kbuild)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "source cache `DIR` (default: the user cache dir, e.g. ~/.cache/kbuild)")
 	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network")
 	f.plainHTTPFlag.addFlags(fs, "")
 	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
 	f.timeoutFlag.addFlagsNote(fs, "a server, registry or git remote", "a whole download also gets 1 min + 1 s per MiB")
 	fs.DurationVar(&f.pluginTime, "plugin-timeout", 10*time.Minute, "end a source plugin (and its process group) that runs longer than this")
-	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file with registry credentials (default: the Docker config and credential helpers)")
+	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 }
 
 // keychain returns the registry credentials: those of --registry-config,
@@ -101,7 +101,7 @@ func (f *buildFlags) addPublishFlags(fs *pflag.FlagSet) {
 
 func (f *buildFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.registry, "registry", "", "push charts to oci://HOST/PATH (default $KBUILD_REGISTRY; without either, build into the local OCI layout DIST/oci)")
-	addOutputFlag(fs, &f.out, "dist", "build records and the local OCI layout to DIR")
+	addOutputFlag(fs, &f.out, "dist", "build records and the local OCI layout to `DIR`")
 	f.jobsFlag.addFlags(fs, "recipes and charts built")
 	f.sourceFlags.addFlags(fs)
 	f.renderFlags.addFlags(fs)

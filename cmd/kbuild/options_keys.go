@@ -15,8 +15,8 @@ type signerFlags struct {
 
 // addFlags adds --sign-key and --sign-key-env; what says what they sign.
 func (f *signerFlags) addFlags(fs *pflag.FlagSet, what string) {
-	fs.StringArrayVar(&f.files, "sign-key", nil, "private key file (PEM) that signs "+what+"; repeat for several keys")
-	fs.StringVar(&f.env, "sign-key-env", "", "name of an environment variable holding a private key (PEM) that signs "+what+", for CI secrets")
+	fs.StringArrayVar(&f.files, "sign-key", nil, "private key `FILE` (PEM) that signs "+what+"; repeat for several keys")
+	fs.StringVar(&f.env, "sign-key-env", "", "name of an environment variable `VAR` holding a private key (PEM) that signs "+what+", for CI secrets")
 }
 
 // given says whether any signing key was named.
@@ -35,9 +35,9 @@ type trustFlags struct {
 // addFlags adds --public-key, --threshold, --root-key and
 // --root-threshold.
 func (f *trustFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key (PEM) trusted to sign the index; repeat for several")
+	fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key `FILE` (PEM) trusted to sign the index; repeat for several")
 	fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
-	fs.StringArrayVar(&f.rootKeys, "root-key", nil, "pinned root public key, to verify the index under its root of trust; repeat for several")
+	fs.StringArrayVar(&f.rootKeys, "root-key", nil, "pinned root public key `FILE`, to verify the index under its root of trust; repeat for several")
 	fs.IntVar(&f.rootThreshold, "root-threshold", 1, "root signatures needed: how many --root-key keys must have signed root version 1")
 }
 
@@ -72,7 +72,7 @@ type indexFlags struct {
 // addFlags adds --index, saying what the command does with it, and the
 // trust flags.
 func (f *indexFlags) addFlags(fs *pflag.FlagSet, what string) {
-	fs.StringVar(&f.ref, "index", "", "the published index (site directory, index.yaml or http(s) URL) "+what)
+	fs.StringVar(&f.ref, "index", "", "the published index `REF` (site directory, index.yaml or http(s) URL) "+what)
 	f.trustFlags.addFlags(fs)
 }
 
@@ -83,5 +83,5 @@ type indexRootFlag struct {
 }
 
 func (f *indexRootFlag) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.indexRoot, "index-root", "", "your root.yaml: verify --index under it (and the newer roots published beside it) instead of with --public-key or --root-key")
+	fs.StringVar(&f.indexRoot, "index-root", "", "your root.yaml `FILE`: verify --index under it (and the newer roots published beside it) instead of with --public-key or --root-key")
 }

@@ -25,7 +25,7 @@ type formatFlag struct {
 // hidden aliases.
 func (f *formatFlag) addFlags(fs *pflag.FlagSet, oldO bool, formats ...string) {
 	f.formats = formats
-	fs.StringVar(&f.format, "format", formats[0], "output format: "+orList(formats))
+	fs.StringVar(&f.format, "format", formats[0], "output `FORMAT`: "+orList(formats))
 	if oldO {
 		addAlias(fs, "output", "o", "format")
 	}

@@ -19,8 +19,8 @@ type trivyFlags struct {
 // addFlags adds --trivy and --trivy-cache-dir, and the old spelling
 // --cache-dir of the latter.
 func (f *trivyFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.path, "trivy", "", "the trivy program (default: trivy on PATH)")
-	fs.StringVar(&f.cacheDir, "trivy-cache-dir", "", "Trivy's cache directory, where its vulnerability DB is (default: Trivy's, ~/.cache/trivy)")
+	fs.StringVar(&f.path, "trivy", "", "the trivy program `PATH` (default: trivy on $PATH)")
+	fs.StringVar(&f.cacheDir, "trivy-cache-dir", "", "Trivy's cache directory `DIR`, where its vulnerability DB is (default: Trivy's, ~/.cache/trivy)")
 	addAlias(fs, "cache-dir", "", "trivy-cache-dir")
 }
 

@@ -40,9 +40,9 @@ Examples:
   kbuild verify-provenance --archive kubevirt-operator-1.9.0-1.tgz \
     --provenance kubevirt-1.9.0-1.intoto.json --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&archive, "archive", "", "the chart archive (.tgz) to check")
-			fs.StringVar(&provenance, "provenance", "", "the DSSE envelope (.intoto.json)")
-			fs.StringArrayVar(&publicKeys, "public-key", nil, "public key (PEM) of the repository, trusted to sign the provenance; repeat for several (one must have signed)")
+			fs.StringVar(&archive, "archive", "", "the chart archive `FILE` (.tgz) to check")
+			fs.StringVar(&provenance, "provenance", "", "the DSSE envelope `FILE` (.intoto.json)")
+			fs.StringArrayVar(&publicKeys, "public-key", nil, "public key `FILE` (PEM) of the repository, trusted to sign the provenance; repeat for several (one must have signed)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 0 || archive == "" || provenance == "" || len(publicKeys) == 0 {

@@ -317,7 +317,7 @@ Examples:
     --index https://example.github.io/packages/ --index-root _site/root.yaml --allow-new`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.fs = fs
-			addOutputFlag(fs, &f.out, "_site/index.yaml", "the index to FILE (- for stdout, unsigned only); the signature goes to FILE.sig")
+			addOutputFlag(fs, &f.out, "_site/index.yaml", "the index to `FILE` (- for stdout, unsigned only); the signature goes to FILE.sig")
 			f.sign.addFlags(fs, "index.yaml")
 			f.mergeFlags.addFlags(fs)
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long after generated the index expires")

@@ -63,7 +63,7 @@ Examples:
   # with the packages inside the images, as Trivy sees them
   kbuild sbom dist --with-image-contents --trivy ~/go/bin/trivy -o sbom.cdx.json`,
 		Flags: func(fs *pflag.FlagSet) {
-			addOutputFlag(fs, &out, "", "the BOM to FILE (- for stdout); required")
+			addOutputFlag(fs, &out, "", "the BOM to `FILE` (- for stdout); required")
 			fs.BoolVar(&contents, "with-image-contents", false, "nest each pinned image's contents as Trivy lists them")
 			tf.addFlags(fs)
 			it.addFlags(fs, "to describe instead of a DIST")

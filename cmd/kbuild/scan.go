@@ -65,7 +65,7 @@ Examples:
 			jobs.addFlags(fs, "images scanned")
 			format.addFlags(fs, false, "table", "json")
 			out = scanOutput{}
-			fs.VarP(&out, "output", "o", "write the report to FILE instead of stdout")
+			fs.VarP(&out, "output", "o", "write the report to `FILE` instead of stdout")
 			fs.StringVar(&out.path, "output-file", "", "")
 			markAlias(fs, "output-file", "output")
 		},

@@ -60,7 +60,7 @@ type rootFlags struct {
 
 func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	f.fs = fs
-	fs.StringArrayVar(&f.keys, "root-key", nil, "root public key file (.pub, or .key for its public half) of the root role; repeat for several")
+	fs.StringArrayVar(&f.keys, "root-key", nil, "root public key `FILE` (.pub, or .key for its public half) of the root role; repeat for several")
 	fs.IntVar(&f.threshold, "root-threshold", 1, "root signatures needed (the root role's threshold)")
 	fs.StringArrayVar(&f.indexKeys, "index-key", nil, "key that signs index.yaml; repeat for several")
 	fs.IntVar(&f.indexThreshold, "index-threshold", 1, "index signatures needed")
@@ -73,7 +73,7 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	if next {
 		fs.StringArrayVar(&f.undelegate, "undelegate", nil, "remove delegation NAME")
 	}
-	addOutputFlag(fs, &f.out, "root.yaml", "the root to FILE; root/<N>.yaml beside it gets the same content")
+	addOutputFlag(fs, &f.out, "root.yaml", "the root to `FILE`; root/<N>.yaml beside it gets the same content")
 	addAlias(fs, "key", "", "root-key")
 	addAlias(fs, "threshold", "", "root-threshold")
 }

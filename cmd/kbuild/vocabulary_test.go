@@ -20,22 +20,22 @@ type term struct {
 // spellings are not here: they are hidden aliases (alias.go).
 var vocabulary = map[string]term{
 	// Published index input, and the keys that verify it.
-	"index":          {"", "string", "the published index (site directory, index.yaml or http(s) URL)"},
-	"public-key":     {"", "stringArray", "public key (PEM)"},
+	"index":          {"", "string", "the published index `REF` (site directory, index.yaml or http(s) URL)"},
+	"public-key":     {"", "stringArray", "public key `FILE` (PEM)"},
 	"threshold":      {"", "int", "how many distinct --public-key keys must have signed"},
-	"root-key":       {"", "stringArray", "root public key"},
+	"root-key":       {"", "stringArray", "root public key `FILE`"},
 	"root-threshold": {"", "int", "root signatures needed"},
-	"index-root":     {"", "string", "your root.yaml: verify --index under it"},
+	"index-root":     {"", "string", "your root.yaml `FILE`: verify --index under it"},
 	"allow-new":      {"", "bool", "start a new index when"},
 	"root":           {"", "string", "root.yaml"},
 
 	// Signing.
-	"sign-key":     {"", "stringArray", "private key file (PEM) that signs"},
-	"sign-key-env": {"", "string", "name of an environment variable holding a private key (PEM) that signs"},
+	"sign-key":     {"", "stringArray", "private key `FILE` (PEM) that signs"},
+	"sign-key-env": {"", "string", "name of an environment variable `VAR` holding a private key (PEM) that signs"},
 
 	// Output: -o is a path, --format a format.
 	"output": {"o", "string", "write "},
-	"format": {"", "string", "output format: "},
+	"format": {"", "string", "output `FORMAT`: "},
 
 	// Network, parallelism.
 	"timeout":         {"", "duration", "when it sends nothing for this long"},
@@ -44,15 +44,15 @@ var vocabulary = map[string]term{
 	"jobs":            {"j", "int", "at once; 0 (the default) is one per CPU"},
 
 	// Sources and their cache.
-	"cache-dir":       {"", "string", "source cache"},
+	"cache-dir":       {"", "string", "source cache `DIR`"},
 	"offline":         {"", "bool", "use only the source cache; never touch the network"},
 	"max-download":    {"", "int64", "refuse any download larger than this many bytes"},
 	"plugin-timeout":  {"", "duration", "end a source plugin (and its process group) that runs longer than this"},
-	"registry-config": {"", "string", "Docker config file with registry credentials"},
+	"registry-config": {"", "string", "Docker config file `FILE` with registry credentials"},
 
 	// Trivy.
-	"trivy":           {"", "string", "the trivy program"},
-	"trivy-cache-dir": {"", "string", "Trivy's cache directory"},
+	"trivy":           {"", "string", "the trivy program `PATH`"},
+	"trivy-cache-dir": {"", "string", "Trivy's cache directory `DIR`"},
 	"trivy-offline":   {"", "bool", "use the vulnerability DB in --trivy-cache-dir as it is"},
 
 	// Building.
@@ -74,7 +74,7 @@ var vocabulary = map[string]term{
 
 	// Command-specific flags: one command each.
 	"addr":                     {"", "string", "address to listen on"},
-	"archive":                  {"", "string", "the chart archive (.tgz)"},
+	"archive":                  {"", "string", "the chart archive `FILE` (.tgz)"},
 	"base":                     {"", "string", "git commit, branch or tag of the recipes repository"},
 	"chart":                    {"", "string", "upstream chart as REPO/NAME@VERSION"},
 	"charts":                   {"", "bool", "also pull every chart and check its archive digest"},
@@ -99,7 +99,7 @@ var vocabulary = map[string]term{
 	"node-config":              {"", "string", "directory to write containerd, Talos and CRI-O settings to"},
 	"passed":                   {"", "stringSlice", "names of the tests that passed"},
 	"platform":                 {"", "stringArray", "keep only this platform of multi-platform images"},
-	"provenance":               {"", "string", "the DSSE envelope (.intoto.json)"},
+	"provenance":               {"", "string", "the DSSE envelope `FILE` (.intoto.json)"},
 	"push":                     {"", "bool", "also attach the evidence to the charts in the registry"},
 	"qa-key":                   {"", "stringArray", "key of the qa role"},
 	"qa-threshold":             {"", "int", "qa signatures one piece of evidence needs"},
@@ -201,7 +201,7 @@ func TestFlagVocabularyCatchesDrift(t *testing.T) {
 		{"unknown", func(fs *pflag.FlagSet) { fs.String("merge", "", "published index") }, "not in the flag vocabulary"},
 		{"type", func(fs *pflag.FlagSet) { fs.String("public-key", "", "public key (PEM)") }, "has type string"},
 		{"shorthand", func(fs *pflag.FlagSet) { fs.IntP("jobs", "J", 0, "x at once; 0 (the default) is one per CPU") }, `shorthand "J"`},
-		{"meaning", func(fs *pflag.FlagSet) { fs.StringP("output", "o", "text", "output format: text or json") }, "but the vocabulary's meaning"},
+		{"meaning", func(fs *pflag.FlagSet) { fs.StringP("output", "o", "text", "output `FORMAT`: text or json") }, "but the vocabulary's meaning"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
