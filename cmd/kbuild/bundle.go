@@ -245,8 +245,8 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			f.trustFlags.addFlags(fs)
 			fs.StringVar(&f.mirror, "mirror", "", "mirror registry and path, oci://HOST/PATH (required)")
-			fs.StringVar(&f.site, "site", "", "site directory to write the index, its signature and mirror.json to (required)")
-			fs.StringVar(&f.nodeConfig, "node-config", "", "directory to write containerd, Talos and CRI-O settings to")
+			fs.StringVar(&f.site, "site", "", "site directory `DIR` to write the index, its signature and mirror.json to (required)")
+			fs.StringVar(&f.nodeConfig, "node-config", "", "directory `DIR` to write containerd, Talos and CRI-O settings to")
 			f.resign.addFlags(fs, "DIR/mirror/index.yaml, the index with chart references at the mirror")
 			addAlias(fs, "resign-key", "", "sign-key")
 			f.plainHTTPFlag.addFlags(fs, "for the mirror, and node settings then use http://")

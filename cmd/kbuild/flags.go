@@ -95,7 +95,7 @@ type buildFlags struct {
 // addPublishFlags adds the flags of the commands that build and push
 // charts: --work-dir and --adopt.
 func (f *buildFlags) addPublishFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.workDir, "work-dir", "", "build each recipe in DIR/<package> and keep it for inspection (default: a temporary directory)")
+	fs.StringVar(&f.workDir, "work-dir", "", "build each recipe in `DIR`/<package> and keep it for inspection (default: a temporary directory)")
 	fs.BoolVar(&f.adopt, "adopt", false, "keep a chart another tool (kubepkg) already published under this version and build when its files and Chart.yaml meaning are the same")
 }
 

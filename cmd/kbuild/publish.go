@@ -100,14 +100,14 @@ Examples:
     --sign-key-env KBUILD_SIGN_KEY --site _site \
     --index https://acme.github.io/packages/index.yaml --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.site, "site", "_site", "directory the site is written to (what Pages serves)")
+			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` the site is written to (what Pages serves)")
 			f.keys.addFlags(fs, "the index and provenance")
 			f.mergeFlags.addFlags(fs)
-			fs.StringVar(&f.root, "root", "", "root.yaml to publish beside the index, with root/N.yaml from its directory")
+			fs.StringVar(&f.root, "root", "", "root.yaml `FILE` to publish beside the index, with root/N.yaml from its directory")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the index")
 			fs.BoolVar(&f.noExpiry, "no-expiry", false, "allow --expires 0 (an index that never expires; not with a root)")
 			fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild published versions too; their digests must not change")
-			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan --format json report to publish as scan.json")
+			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan --format json report `FILE` to publish as scan.json")
 			fs.StringVar(&f.title, "title", "", "title of the catalog (default: kubepkg repository)")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, new builds go into SITE/<first suite>/")
 			f.buildFlags.addFlags(fs)

@@ -566,7 +566,7 @@ Examples:
   kbuild repo withdraw kubevirt@1.9.0 --build 4 --reason "breaks upgrades from 1.8 (issue 812)" \
     --site _site --sign-key-env KBUILD_SIGN_KEY`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.site, "site", "_site", "site directory whose index.yaml is changed")
+			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` whose index.yaml is changed")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, every suite under --site that holds the version is changed")
 			fs.IntVar(&f.build, "build", 0, "build number of the version to withdraw (required)")
 			fs.StringVar(&f.reason, "reason", "", "why, shown in the catalog: one line (required)")
@@ -726,11 +726,11 @@ Examples:
   kbuild repo verify --index _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.indexFlags.addFlags(fs, "to verify (required)")
-			fs.StringVar(&f.state, "state", "", "file recording the last accepted index and root; refuses rollbacks and forks, then is updated")
+			fs.StringVar(&f.state, "state", "", "file `FILE` recording the last accepted index and root; refuses rollbacks and forks, then is updated")
 			fs.BoolVar(&f.charts, "charts", false, "also pull every chart and check its archive digest against the pin")
 			f.plainHTTPFlag.addFlags(fs, "for --charts")
 			f.timeoutFlag.addFlags(fs, "the site or a registry")
-			fs.StringVar(&f.evidence, "evidence", "", "directory of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
+			fs.StringVar(&f.evidence, "evidence", "", "directory `DIR` of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
 		},
 		Run: f.run,
 	}

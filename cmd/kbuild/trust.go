@@ -62,9 +62,9 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	f.fs = fs
 	fs.StringArrayVar(&f.keys, "root-key", nil, "root public key `FILE` (.pub, or .key for its public half) of the root role; repeat for several")
 	fs.IntVar(&f.threshold, "root-threshold", 1, "root signatures needed (the root role's threshold)")
-	fs.StringArrayVar(&f.indexKeys, "index-key", nil, "key that signs index.yaml; repeat for several")
+	fs.StringArrayVar(&f.indexKeys, "index-key", nil, "public key `FILE` of the index role, which signs index.yaml; repeat for several")
 	fs.IntVar(&f.indexThreshold, "index-threshold", 1, "index signatures needed")
-	fs.StringArrayVar(&f.qaKeys, "qa-key", nil, "key of the qa role, which signs test evidence ('kbuild attest'); repeat for several")
+	fs.StringArrayVar(&f.qaKeys, "qa-key", nil, "public key `FILE` of the qa role, which signs test evidence ('kbuild attest'); repeat for several")
 	fs.IntVar(&f.qaThreshold, "qa-threshold", 1, "qa signatures one piece of evidence needs")
 	fs.DurationVar(&f.expires, "expires", 365*24*time.Hour, "how long the root is valid")
 	fs.StringArrayVar(&f.delegate, "delegate", nil, "NAME=PATTERN[,PATTERN]: delegate packages matching the globs to NAME's keys")
