@@ -31,6 +31,7 @@ type attestFlags struct {
 	out     string
 	push    bool
 	plainHTTPFlag
+	timeoutFlag
 	passed []string
 	failed []string
 }
@@ -87,6 +88,7 @@ Examples:
 			addOutputFlag(fs, &f.out, "", "the evidence to `FILE` instead of into the site")
 			fs.BoolVar(&f.push, "push", false, "also attach the evidence to the charts in the registry as OCI referrers")
 			f.plainHTTPFlag.addFlags(fs, "for --push")
+			f.timeoutFlag.addFlags(fs, "a registry that does not start answering, with --push,")
 		},
 		Run: f.run,
 	}
@@ -181,7 +183,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	refs, err := publish.AttachEvidence(ctx, pub, versions, envelope, issued, f.plainHTTP)
+	refs, err := publish.AttachEvidence(ctx, pub, versions, envelope, issued, f.plainHTTP, f.timeout)
 	if err != nil {
 		return fmt.Errorf("the evidence is written to %s, but: %w", out, err)
 	}
