@@ -296,6 +296,12 @@ func TestSBOMIndex(t *testing.T) {
 			t.Errorf("kbuild %s of an index without a key: %s", cmd, r)
 		}
 	}
+	// scan's old spelling, the index as the first argument, reads it too.
+	trivy := writeScanFake(t)
+	r = runInProcess("scan", srv.URL+"/index.yaml", "--public-key", pub, "--trivy", trivy, "--trivy-offline")
+	if want := "warning: kbuild scan: an index as the first argument is deprecated and goes away in the next release; use --index " + srv.URL + "/index.yaml\n"; r.code != 0 || !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stdout, "scanned with") {
+		t.Errorf("kbuild scan INDEX (the old spelling): %s\nwant exit 0 and stderr starting %q", r, want)
+	}
 	stranger := keygen(t, t.TempDir(), "stranger")
 	if r := runInProcess("sbom", "--index", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", stranger+".pub"); r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
 		t.Errorf("kbuild sbom of an index signed by another key: %s", r)
