@@ -16,13 +16,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // diffFlags are the flags of kbuild diff.
