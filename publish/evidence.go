@@ -3,7 +3,6 @@ package publish
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"path"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // EvidenceArtifactType is the artifactType of test evidence attached to a
@@ -27,8 +27,9 @@ const EvidenceArtifactType = builder.ProvenanceArtifactType
 // the references it attached to. The manifests are the ones the site's
 // build info names for each version; a chart whose archive digest is not
 // the one pub's index pins, or whose manifest the registry does not have,
-// is an error. A registry that does not start answering a request within
-// timeout fails it (0: builder.DefaultRegistryTimeout).
+// is an error. A registry that stays silent for timeout (to connect, to
+// start answering, or in a transfer) fails the request (0:
+// builder.DefaultRegistryTimeout).
 func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) ([]string, error) {
 	var out []string
 	for _, v := range versions {
@@ -89,8 +90,7 @@ func attachOne(ctx context.Context, c index.BuiltChart, envelope []byte, created
 	if err != nil {
 		return "", err
 	}
-	rt := remote.DefaultTransport.(*http.Transport).Clone()
-	rt.ResponseHeaderTimeout = timeout
+	rt := netdeadline.Transport(remote.DefaultTransport, timeout)
 	desc, err := remote.Head(subject, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(rt))
 	if err != nil {
 		return "", err
