@@ -193,3 +193,30 @@ func TestTrustRootQARole(t *testing.T) {
 		t.Fatalf("root new without a qa role: %s", r)
 	}
 }
+
+// TestTrustSignSeveralKeys: trust sign and trust root sign take every
+// --sign-key and the --sign-key-env key, and sign with all of them in one
+// write; without a key they are usage errors.
+func TestTrustSignSeveralKeys(t *testing.T) {
+	dir := t.TempDir()
+	a, b := keygen(t, dir, "a"), keygen(t, dir, "b")
+	t.Setenv("KBUILD_TEST_SIGN_KEY", readFile(t, b+".key"))
+	rec := writeRecord(t, dir, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", hexDigest([]byte("chart")))
+	r := runInProcess("trust", "sign", rec, "--sign-key", a+".key", "--sign-key-env", "KBUILD_TEST_SIGN_KEY")
+	if r.code != 0 || !strings.Contains(r.stdout, "kubevirt-1.9.0-4.sig.yaml has 2 signature(s)") || !strings.Contains(r.stdout, ", ") {
+		t.Fatalf("trust sign with two keys: %s", r)
+	}
+	if r := runInProcess("trust", "sign", rec); r.code != 2 || !strings.Contains(r.stderr, "--sign-key FILE") {
+		t.Errorf("trust sign without a key: %s, want a usage error", r)
+	}
+	rootFile := filepath.Join(dir, "site", "root.yaml")
+	if r := runInProcess("trust", "root", "new", "--root-key", a+".pub", "--root-key", b+".pub", "--root-threshold", "2", "--index-key", a+".pub", "-o", rootFile); r.code != 0 {
+		t.Fatalf("root new: %s", r)
+	}
+	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", a+".key", "--sign-key", b+".key"); r.code != 0 || r.stdout != "root version 1 now has 2 signatures\n" {
+		t.Fatalf("root sign with two keys: %s", r)
+	}
+	if r := runInProcess("trust", "root", "sign", rootFile); r.code != 2 {
+		t.Errorf("root sign without a key: %s, want a usage error", r)
+	}
+}
