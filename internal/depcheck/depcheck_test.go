@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"scripts/hostile":      {},
 	"bundle":               {"builder", "bundle/nodeconfig", "index", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline"},
 	"bundle/nodeconfig":    {"internal/dist"},
-	"publish":              {"builder", "recipe", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
+	"publish":              {"builder", "recipe", "index", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "internal/netdeadline", "sbom", "site", "sources"},
 	"internal/plainhttp":   {},
 	"internal/stacktest":   {"index", "internal/distindex"},
 	"releaseset":           {"index"},
