@@ -7,7 +7,7 @@ import (
 	"kbuild.dev/kbuild/index"
 )
 
-// Plan is what kbuild plan prints with -o json: the recipes to build,
+// Plan is what kbuild plan prints with --format json: the recipes to build,
 // split into shards, and those already published. Lists are never null, so
 // that fromJSON(...) in a workflow always sees arrays.
 type Plan struct {

@@ -64,7 +64,11 @@ func Create(ctx context.Context, out, site string, trust *index.Trust, wants []W
 			return nil, fmt.Errorf("platform %q: want os/arch[/variant], e.g. linux/amd64", p)
 		}
 	}
-	s, err := fetchsite.New(site)
+	var siteOpts []fetchsite.Option
+	if o.timeout > 0 {
+		siteOpts = append(siteOpts, fetchsite.WithTimeout(o.timeout))
+	}
+	s, err := fetchsite.New(site, siteOpts...)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ type options struct {
 	logf        func(string, ...any)
 	maxBlob     int64
 	resign      []index.Signer
+	timeout     time.Duration
 	transport   http.RoundTripper
 }
 
@@ -76,9 +77,16 @@ func WithMaxBlobSize(n int64) Option { return func(o *options) { o.maxBlob = n }
 // Default: none.
 func WithResignKey(s ...index.Signer) Option { return func(o *options) { o.resign = s } }
 
-// responseTimeout bounds how long a registry may stay silent: to connect,
-// to start answering a request, and in any gap of a transfer, whose whole
-// time is also bounded by its size (netdeadline.Budget).
+// WithTimeout sets the idle timeout of every registry request, uploads
+// and downloads alike: connecting, the TLS handshake, waiting for an
+// answer and any gap in a transfer each take at most d, and a whole
+// transfer is also bounded by its size (netdeadline.Budget). For Create
+// it also bounds the site's files. Default: 60 s (responseTimeout) for
+// registries, netdeadline.DefaultIdle (30 s) for the site.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// responseTimeout is the idle timeout of registry requests unless
+// WithTimeout says otherwise.
 const responseTimeout = 60 * time.Second
 
 // remote returns the options of every registry request: the context, the
@@ -93,7 +101,11 @@ func makeOptions(opts []Option) *options {
 	for _, f := range opts {
 		f(o)
 	}
-	o.transport = netdeadline.Transport(remote.DefaultTransport, responseTimeout)
+	idle := responseTimeout
+	if o.timeout > 0 {
+		idle = o.timeout
+	}
+	o.transport = netdeadline.Transport(remote.DefaultTransport, idle)
 	if o.now.IsZero() {
 		o.now = time.Now()
 	}

@@ -161,7 +161,7 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 		return nil, errors.New("verify needs trusted index keys or root keys")
 	}
 	if !opts.DiscardIndex && each == nil && len(indexBytes) > maxKept {
-		return nil, refuse("index.yaml", ErrTooLarge, "%d bytes is more than the %d an index merged over may have (MaxKeptIndexSize); merge with 'kbuild repo index --merge', which streams the base", len(indexBytes), maxKept)
+		return nil, refuse("index.yaml", ErrTooLarge, "%d bytes is more than the %d an index merged over may have (MaxKeptIndexSize); merge with 'kbuild repo index --index', which streams the base", len(indexBytes), maxKept)
 	}
 	res := &Verified{}
 	if opts.State != nil {
@@ -271,7 +271,7 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 		return nil, refuse("index.yaml", ErrExpired, "index has no expires; under a root of trust every index must expire (publish it with --expires)")
 	}
 	if !x.Expires.IsZero() && !opts.Now.Before(x.Expires) {
-		msg := fmt.Sprintf("index expired at %s (reference time %s); the publisher must re-sign it ('kbuild repo index --merge')", fmtTime(x.Expires), fmtTime(opts.Now))
+		msg := fmt.Sprintf("index expired at %s (reference time %s); the publisher must re-sign it ('kbuild repo index --index')", fmtTime(x.Expires), fmtTime(opts.Now))
 		if !opts.AllowExpired {
 			return nil, refuse("index.yaml", ErrExpired, "%s", msg)
 		}

@@ -46,10 +46,14 @@ type BuildsOptions struct {
 	// Timeout bounds how long the index's site may send nothing (default:
 	// fetchsite's).
 	Timeout time.Duration
+	// Index says src is a published index (kbuild's --index): a directory
+	// is then a site, not a dist directory (default: a directory is a
+	// dist directory).
+	Index bool
 }
 
 // LoadBuilds reads src: an http(s) URL of an index.yaml, a path of one,
-// or a dist directory. An index is read with ReadIndex, verified with
+// or a dist directory (with o.Index, a site directory instead). An index is read with ReadIndex, verified with
 // trust, which it needs (else the error wraps ErrUnverified). With
 // o.BuildInfo, the BuildInfo sidecars of an index are looked up at
 // build/<name>-<version>-<build>.build.yaml beside it and checked to be
@@ -59,6 +63,8 @@ func LoadBuilds(ctx context.Context, src string, trust *index.Trust, o BuildsOpt
 	name := src
 	if !remote {
 		name = filepath.ToSlash(filepath.Clean(src))
+	}
+	if !remote && !o.Index {
 		fi, err := os.Stat(src)
 		if err != nil {
 			return nil, fmt.Errorf("%w; expected a dist directory (kbuild build -o DIST) or an index.yaml", err)

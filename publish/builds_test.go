@@ -107,4 +107,9 @@ func TestLoadBuildsNeedsTrust(t *testing.T) {
 	if _, err := LoadBuilds(context.Background(), dir, nil, BuildsOptions{}); err == nil || !strings.Contains(err.Error(), "has no build records") {
 		t.Errorf("LoadBuilds of an empty dist directory = %v, want an error saying it has no build records", err)
 	}
+	// With Index (kbuild's --index), the directory is a site: its index
+	// needs keys, and it is not read as a dist directory.
+	if _, err := LoadBuilds(context.Background(), dir, nil, BuildsOptions{Index: true}); !errors.Is(err, ErrUnverified) {
+		t.Errorf("LoadBuilds of a site directory without trust = %v, want ErrUnverified", err)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // EvidenceArtifactType is the artifactType of test evidence attached to a
@@ -26,8 +27,10 @@ const EvidenceArtifactType = builder.ProvenanceArtifactType
 // the references it attached to. The manifests are the ones the site's
 // build info names for each version; a chart whose archive digest is not
 // the one pub's index pins, or whose manifest the registry does not have,
-// is an error.
-func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, envelope []byte, created time.Time, plainHTTP bool) ([]string, error) {
+// is an error. A registry that stays silent for timeout (to connect, to
+// start answering, or in a transfer) fails the request (0:
+// builder.DefaultRegistryTimeout).
+func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) ([]string, error) {
 	var out []string
 	for _, v := range versions {
 		e := pub.Verified.Index.Find(v.Package, v.Version, v.Build)
@@ -60,7 +63,7 @@ func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, 
 			if !pinned[c.Digest] {
 				return nil, fmt.Errorf("%s: chart %s has archive %s in %s, which the index does not pin", v, c.Ref, c.Digest, BuildInfoFile(v.Package, v.Version, v.Build))
 			}
-			ref, err := attachOne(ctx, c, envelope, created, plainHTTP)
+			ref, err := attachOne(ctx, c, envelope, created, plainHTTP, timeout)
 			if err != nil {
 				return nil, fmt.Errorf("%s: attach evidence to chart %s: %w", v, c.Ref, err)
 			}
@@ -71,7 +74,10 @@ func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, 
 }
 
 // attachOne pushes the envelope as a referrer of chart c's manifest.
-func attachOne(ctx context.Context, c index.BuiltChart, envelope []byte, created time.Time, plainHTTP bool) (string, error) {
+func attachOne(ctx context.Context, c index.BuiltChart, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) (string, error) {
+	if timeout <= 0 {
+		timeout = builder.DefaultRegistryTimeout
+	}
 	r, err := index.ParseImageRef(strings.TrimPrefix(c.Ref, "oci://"))
 	if err != nil {
 		return "", fmt.Errorf("built chart %s: %w", c.Name, err)
@@ -84,7 +90,8 @@ func attachOne(ctx context.Context, c index.BuiltChart, envelope []byte, created
 	if err != nil {
 		return "", err
 	}
-	desc, err := remote.Head(subject, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	rt := netdeadline.Transport(remote.DefaultTransport, timeout)
+	desc, err := remote.Head(subject, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(rt))
 	if err != nil {
 		return "", err
 	}
@@ -96,6 +103,7 @@ func attachOne(ctx context.Context, c index.BuiltChart, envelope []byte, created
 	if err != nil {
 		return "", err
 	}
+	t.SetTimeout(timeout)
 	if err := t.PushReferrer(ctx, path.Base(r.Repository), img); err != nil {
 		return "", err
 	}

@@ -3,9 +3,12 @@ package publish
 import (
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -42,7 +45,7 @@ func TestAttachEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := AttachEvidence(ctx, pub, []VersionRef{{"alpha", "1.0.0", 1}}, env, f.epoch, true)
+	refs, err := AttachEvidence(ctx, pub, []VersionRef{{"alpha", "1.0.0", 1}}, env, f.epoch, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +81,32 @@ func TestAttachEvidence(t *testing.T) {
 	if len(m.Manifests) != 2 || found != 1 {
 		t.Fatalf("referrers of %s: %d (want provenance and evidence), %d holding the evidence", refs[0], len(m.Manifests), found)
 	}
-	if _, err := AttachEvidence(ctx, pub, []VersionRef{{"alpha", "2.0.0", 1}}, env, f.epoch, true); err == nil || !strings.Contains(err.Error(), "alpha 2.0.0 build 1 is not in the index") {
+	if _, err := AttachEvidence(ctx, pub, []VersionRef{{"alpha", "2.0.0", 1}}, env, f.epoch, true, 0); err == nil || !strings.Contains(err.Error(), "alpha 2.0.0 build 1 is not in the index") {
 		t.Fatalf("attaching to a version the index lacks: %v", err)
+	}
+}
+
+// TestAttachEvidenceTimeout: a registry that accepts the connection and
+// never answers fails the attachment after the timeout (attest --timeout),
+// instead of hanging.
+func TestAttachEvidenceTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	c := index.BuiltChart{Ref: "oci://" + host + "/charts/alpha:1.0.0-1", Manifest: "sha256:" + strings.Repeat("a", 64)}
+	// The context outlives the timeout by far, and ends well before the
+	// default (60 s) would: only the timeout given gives this error.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := attachOne(ctx, c, []byte("{}"), time.Unix(0, 0), true, 200*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "timeout awaiting response headers") {
+		t.Fatalf("attachOne to a registry that never answers: %v, want a response header timeout", err)
 	}
 }

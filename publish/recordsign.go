@@ -12,13 +12,16 @@ import (
 )
 
 // SignRecord signs the version statement of the build record in file —
-// package, version, build and spec digest — with k (a delegated team's
-// key) and adds the signature to the record's sidecar (see
-// distindex.SidecarPath), replacing an earlier one by the same key; repo
-// index carries it into the version's signatures. It returns the record,
-// the sidecar's path and how many signatures it now holds. The record
-// is checked first; the sidecar is written whole or not at all.
-func SignRecord(file string, k index.Signer) (rec *index.PackageSource, sidecar string, n int, err error) {
+// package, version, build and spec digest — with each of keys (a
+// delegated team's keys) and adds the signatures to the record's sidecar
+// (see distindex.SidecarPath), replacing earlier ones by the same keys;
+// repo index carries them into the version's signatures. It returns the
+// record, the sidecar's path and how many signatures it now holds. The
+// record is checked first; the sidecar is written whole or not at all.
+func SignRecord(file string, keys ...index.Signer) (rec *index.PackageSource, sidecar string, n int, err error) {
+	if len(keys) == 0 {
+		return nil, "", 0, errors.New("signing a record needs a key")
+	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, "", 0, err
@@ -29,10 +32,6 @@ func SignRecord(file string, k index.Signer) (rec *index.PackageSource, sidecar 
 	if err := index.CheckRecord(rec); err != nil {
 		return nil, "", 0, fmt.Errorf("%s: %w", file, err)
 	}
-	sig, err := index.SignVersion(rec, k)
-	if err != nil {
-		return nil, "", 0, err
-	}
 	sidecar = distindex.SidecarPath(file)
 	var sigs []index.Signature
 	if b, err := os.ReadFile(sidecar); err == nil {
@@ -42,7 +41,13 @@ func SignRecord(file string, k index.Signer) (rec *index.PackageSource, sidecar 
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", 0, err
 	}
-	sigs = index.AddSignature(sigs, sig)
+	for _, k := range keys {
+		sig, err := index.SignVersion(rec, k)
+		if err != nil {
+			return nil, "", 0, err
+		}
+		sigs = index.AddSignature(sigs, sig)
+	}
 	out, err := index.MarshalSignatureList(sigs)
 	if err != nil {
 		return nil, "", 0, err

@@ -4,6 +4,7 @@ package publish
 // file (root.yaml) with every version beside it in root/<N>.yaml.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,16 +72,21 @@ func WriteRootVersion(file string, r *index.Root, fresh bool) (string, error) {
 	return p, WriteRootFile(file, r)
 }
 
-// SignRootFile adds k's signature to the root in file (replacing an
-// earlier one by the same key) and writes it back, and to root/<N>.yaml
-// beside it when that holds the same signed content.
-func SignRootFile(file string, k index.Signer) (*index.Root, error) {
+// SignRootFile adds the signature of each of keys to the root in file
+// (replacing an earlier one by the same key) and writes it back once, and
+// to root/<N>.yaml beside it when that holds the same signed content.
+func SignRootFile(file string, keys ...index.Signer) (*index.Root, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("signing a root needs a key")
+	}
 	r, err := ReadRootFile(file)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Sign(k); err != nil {
-		return nil, err
+	for _, k := range keys {
+		if err := r.Sign(k); err != nil {
+			return nil, err
+		}
 	}
 	chain := RootChainFile(file, r.Signed.Version)
 	if old, err := ReadRootFile(chain); err == nil {

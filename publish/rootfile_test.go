@@ -60,6 +60,16 @@ func TestRootFiles(t *testing.T) {
 	if v1, _ := ReadRootFile(chain); v1.Signed.Version != 1 || len(v1.Signatures) != 1 {
 		t.Errorf("root/1.yaml after signing version 2 = version %d with %d signatures; want version 1 untouched", v1.Signed.Version, len(v1.Signatures))
 	}
+	// Several keys sign in one write; none is an error that changes nothing.
+	if r2, err = SignRootFile(file, rootKey, other); err != nil || len(r2.Signatures) != 2 {
+		t.Fatalf("SignRootFile with two keys = %v, %v; want two signatures", r2, err)
+	}
+	if _, err := SignRootFile(file); err == nil || !strings.Contains(err.Error(), "needs a key") {
+		t.Errorf("SignRootFile without a key = %v; want an error saying it needs one", err)
+	}
+	if got, _ := ReadRootFile(file); got == nil || len(got.Signatures) != 2 {
+		t.Errorf("root after SignRootFile without a key = %v; want it unchanged", got)
+	}
 	os.Remove(chain)
 	if kept, err := KeepRootVersion(file, r); err != nil || kept != chain {
 		t.Errorf("KeepRootVersion of a missing chain copy = %q, %v; want %s written", kept, err, chain)
@@ -92,6 +102,15 @@ func TestSignRecord(t *testing.T) {
 		if err != nil || rec.Metadata.Name != "kubevirt" || n != tc.want || sidecar != filepath.Join(dir, "kubevirt-1.9.0-1.sig.yaml") {
 			t.Fatalf("SignRecord #%d = %v, %q, %d, %v; want %d signatures in kubevirt-1.9.0-1.sig.yaml", i, rec, sidecar, n, err, tc.want)
 		}
+	}
+	// Several keys at once (trust sign --sign-key A --sign-key B): one
+	// write, each key's signature replacing its earlier one.
+	c, _ := index.GenerateKey(rand.Reader)
+	if _, _, n, err := SignRecord(file, a, c); err != nil || n != 3 {
+		t.Fatalf("SignRecord with a signed key and a new one = %d, %v; want 3 signatures", n, err)
+	}
+	if _, _, _, err := SignRecord(file); err == nil || !strings.Contains(err.Error(), "needs a key") {
+		t.Errorf("SignRecord without a key = %v; want an error saying it needs one", err)
 	}
 	if err := os.WriteFile(file, []byte("kind: PackageSource\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,11 +2,11 @@
 # The recipe checks of a pull request (.github/workflows/pr.yml): for every
 # recipe directory the pull request changes,
 #   1. fail if its version and build are already published with other
-#      content (kbuild diff --against the published index
+#      content (kbuild diff --index the published index
 #      --fail-on-immutable-change): published versions never change;
 #   2. build it into a throwaway registry (nothing is published);
 #   3. append what changed against the base branch, per rendered object, to
-#      the job summary (kbuild diff --base -o markdown).
+#      the job summary (kbuild diff --base --format markdown).
 # Every step runs even when an earlier one failed, so that the summary is
 # complete; the script exits 1 if any failed.
 #
@@ -84,7 +84,7 @@ if [ -n "${PAGES_URL:-}" ]; then
 	case $status in
 	200)
 		log "checking against $url that no published version changes"
-		if ! "$KBUILD" diff "${present[@]}" --against "$url" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}" --fail-on-immutable-change "${flags[@]}" >"$tmp/against.txt" 2>"$tmp/against.err"; then
+		if ! "$KBUILD" diff "${present[@]}" --index "$url" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}" --fail-on-immutable-change "${flags[@]}" >"$tmp/against.txt" 2>"$tmp/against.err"; then
 			failed=1
 			cat "$tmp/against.err" >&2
 			annotate "$tmp/against.err"
@@ -124,7 +124,7 @@ fi
 
 # 3. What changed, for the reviewers. GitHub takes at most 1 MiB of
 # summary per step; kbuild bounds each recipe's part, this the whole.
-if ! "$KBUILD" diff "${present[@]}" --base "$BASE_REF" -o markdown "${flags[@]}" >"$tmp/diff.md" 2>"$tmp/diff.err"; then
+if ! "$KBUILD" diff "${present[@]}" --base "$BASE_REF" --format markdown "${flags[@]}" >"$tmp/diff.md" 2>"$tmp/diff.err"; then
 	failed=1
 	cat "$tmp/diff.err" >&2
 	annotate "$tmp/diff.err"

@@ -7,7 +7,7 @@
 #   scripts/publish.sh build RECIPE_DIR...   # build and push one shard
 #   scripts/publish.sh publish RECORDS_DIR   # sign the index, write the site
 #
-# plan prints `kbuild plan -o json` against the published index (everything
+# plan prints `kbuild plan --format json` against the published index (everything
 # is new before the first publish) and, under GitHub Actions, writes
 # plan=<json> and shards=<number of shards> to $GITHUB_OUTPUT.
 # build runs `kbuild build` into $KBUILD_REGISTRY with records in $DIST.
@@ -68,8 +68,8 @@ cmd=${1:-}
 case $cmd in
 plan)
 	index=$(published_index)
-	args=(plan "$RECIPES/" --shards "${SHARDS:-4}" -o json)
-	[ -n "$index" ] && args+=(--against "$index" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
+	args=(plan "$RECIPES/" --shards "${SHARDS:-4}" --format json)
+	[ -n "$index" ] && args+=(--index "$index" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
 	plan=$("$KBUILD" "${args[@]}")
 	echo "$plan"
 	shards=$({ grep -o '"index":' <<<"$plan" || true; } | wc -l | tr -d ' ')
@@ -92,7 +92,7 @@ publish)
 	: "${PAGES_URL:?set PAGES_URL to where the site is served, e.g. https://OWNER.github.io/REPO}"
 	mkdir -p "$records"
 	url="${PAGES_URL%/}/index.yaml"
-	merge=(--merge "$url" --merge-public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
+	merge=(--index "$url" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
 	index=$(published_index) # fails on anything but 200 and 404
 	[ -n "$index" ] || merge+=(--allow-new)
 	# The records of the build jobs are the output directory: publish

@@ -5,7 +5,7 @@
 // digest, write and sign) and `kbuild repo verify`, reporting wall time,
 // CPU time and peak RSS of each against the targets (index+sign ≤ 5 s,
 // verify ≤ 2 s, peak RSS ≤ 1 GiB), then kbuild publish over that index
-// (one new recipe and nothing new, the base in --site and behind --merge
+// (one new recipe and nothing new, the base in --site and behind --index
 // URL; ≤ 15 s, ≤ 1 GiB, and the site ≤ 2.5 × index.yaml) and the index size per version.
 //
 //	go run ./bench/index                      # in a temporary directory
@@ -121,7 +121,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	vf, err := measure(env, "repo verify", bin, "repo", "verify", site, "--public-key", pubFile)
+	vf, err := measure(env, "repo verify", bin, "repo", "verify", "--index", site, "--public-key", pubFile)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ type publishRun struct {
 // benchPublish measures kbuild publish over the 100k-version site that
 // repo index wrote: first over the bare index (every catalog page is
 // written), then one new recipe and nothing new with the base in --site,
-// then one new recipe and nothing new with the base behind --merge URL
+// then one new recipe and nothing new with the base behind --index URL
 // served over loopback and the site directory restored from the previous
 // publish (as CI restores it). It returns the runs and the site's size.
 func benchPublish(bin, work, site, keyFile, pubFile string, env []string) ([]publishRun, error) {
@@ -78,7 +78,7 @@ func benchPublish(bin, work, site, keyFile, pubFile string, env []string) ([]pub
 		runs = append(runs, publishRun{m: m, target: targetPublish})
 	}
 
-	// The base behind --merge URL, over loopback, counting requests.
+	// The base behind --index URL, over loopback, counting requests.
 	// It serves the restored directory, as if each publish were deployed
 	// at once: the next one's base is what the previous one wrote.
 	restored := filepath.Join(work, "site-restored")
@@ -101,8 +101,8 @@ func benchPublish(bin, work, site, keyFile, pubFile string, env []string) ([]pub
 	if err := addRecipe("new-c"); err != nil {
 		return nil, err
 	}
-	merge := []string{"--merge", "http://" + ln.Addr().String() + "/index.yaml", "--merge-public-key", pubFile}
-	for _, name := range []string{"publish one new recipe, --merge URL", "publish nothing new, --merge URL"} {
+	merge := []string{"--index", "http://" + ln.Addr().String() + "/index.yaml", "--public-key", pubFile}
+	for _, name := range []string{"publish one new recipe, --index URL", "publish nothing new, --index URL"} {
 		requests.Store(0)
 		m, err := publish(name, restored, merge...)
 		if err != nil {

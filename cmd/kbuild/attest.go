@@ -17,28 +17,29 @@ import (
 
 // attestFlags are the flags of attest.
 type attestFlags struct {
-	build     int
-	result    string
-	env       string
-	log       string
-	keys      signerFlags
-	site      string
-	suite     string
-	suites    string
-	root      string
-	expires   time.Duration
-	out       string
-	push      bool
-	plainHTTP bool
-	passed    []string
-	failed    []string
+	build   int
+	result  string
+	env     string
+	log     string
+	keys    signerFlags
+	site    string
+	suite   string
+	suites  string
+	root    string
+	expires time.Duration
+	out     string
+	push    bool
+	plainHTTPFlag
+	timeoutFlag
+	passed []string
+	failed []string
 }
 
 func newAttestCmd() *Command {
 	f := &attestFlags{}
 	return &Command{
 		Name:    "attest",
-		Usage:   "kbuild attest NAME@VERSION --build N --result pass|fail --env kubernetes=1.33,arch=amd64[,KEY=VALUE…] [--log URL] --key FILE --root ROOT.yaml [--site DIR] [--suite SUITE] [-o FILE]",
+		Usage:   "kbuild attest NAME@VERSION --build N --result pass|fail --env kubernetes=1.33,arch=amd64[,KEY=VALUE…] [--log URL] --sign-key FILE --root ROOT.yaml [--site DIR] [--suite SUITE] [-o FILE]",
 		Summary: "Sign test evidence for the exact digests of one published version or release set.",
 		Help: `attest writes a signed in-toto Statement (v1) with a test-result predicate
 (https://in-toto.io/attestation/test-result/v0.1) saying that NAME VERSION
@@ -63,11 +64,11 @@ Examples:
   # the end-to-end tests of foreman 3.15.0 build 1 passed on Kubernetes 1.33, amd64
   kbuild attest foreman@3.15.0 --build 1 --result pass \
     --env kubernetes=1.33,arch=amd64,runtime=containerd --passed install,upgrade,rollback \
-    --log https://github.com/acme/packages/actions/runs/42 --key keys/qa.key --root keys/root.yaml
+    --log https://github.com/acme/packages/actions/runs/42 --sign-key keys/qa.key --root keys/root.yaml
 
   # the whole stack failed on arm64
   kbuild attest foreman-stack@3.15.0 --build 1 --result fail --env kubernetes=1.34,arch=arm64 \
-    --key-env KBUILD_QA_KEY --root keys/root.yaml`,
+    --sign-key-env KBUILD_QA_KEY --root keys/root.yaml`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.IntVar(&f.build, "build", 0, "build number of the version tested (required)")
 			fs.StringVar(&f.result, "result", "", "pass or fail (required)")
@@ -75,16 +76,18 @@ Examples:
 			fs.StringVar(&f.log, "log", "", "http(s) URL of the test run")
 			fs.StringSliceVar(&f.passed, "passed", nil, "names of the tests that passed (e.g. install,upgrade,rollback); a suite's policy may require some")
 			fs.StringSliceVar(&f.failed, "failed", nil, "names of the tests that failed (with --result fail)")
-			fs.StringArrayVar(&f.keys.files, "key", nil, "private key file (PEM) of the qa role that signs the evidence")
-			fs.StringVar(&f.keys.env, "key-env", "", "name of an environment variable holding the qa private key (PEM), for CI secrets")
-			fs.StringVar(&f.site, "site", "_site", "site directory holding the signed index")
+			f.keys.addFlags(fs, "the evidence (a key of the root's qa role)")
+			addAlias(fs, "key", "", "sign-key")
+			addAlias(fs, "key-env", "", "sign-key-env")
+			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding the signed index")
 			fs.StringVar(&f.suite, "suite", "", "suite whose index is read (default: the first suite of --suites)")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; without it the site holds one index")
-			fs.StringVar(&f.root, "root", "", "the root of trust (root.yaml, with root/N.yaml beside it) with the qa role (required)")
+			fs.StringVar(&f.root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) with the qa role (required)")
 			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
-			fs.StringVarP(&f.out, "output", "o", "", "write the evidence here instead of into the site")
+			addOutputFlag(fs, &f.out, "", "the evidence to `FILE` instead of into the site")
 			fs.BoolVar(&f.push, "push", false, "also attach the evidence to the charts in the registry as OCI referrers")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --push, talk plain HTTP to the registry (loopback registries)")
+			f.plainHTTPFlag.addFlags(fs, "for --push")
+			f.timeoutFlag.addFlags(fs, "a registry that does not start answering, with --push,")
 		},
 		Run: f.run,
 	}
@@ -104,7 +107,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	case f.env == "":
 		return usagef("--env is required, e.g. --env kubernetes=1.33,arch=amd64,runtime=containerd")
 	case len(f.keys.files) == 0 && f.keys.env == "":
-		return usagef("attest needs a qa key: --key FILE or --key-env VAR")
+		return usagef("attest needs a qa key: --sign-key FILE or --sign-key-env VAR")
 	case f.root == "":
 		return usagef("--root ROOT.yaml is required: evidence counts only for the root's qa role")
 	case f.expires <= 0:
@@ -171,7 +174,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	refs, err := publish.AttachEvidence(ctx, pub, versions, envelope, issued, f.plainHTTP)
+	refs, err := publish.AttachEvidence(ctx, pub, versions, envelope, issued, f.plainHTTP, f.timeout)
 	if err != nil {
 		return fmt.Errorf("the evidence is written to %s, but: %w", out, err)
 	}

@@ -26,42 +26,20 @@ inside the air gap.`,
 	}
 }
 
-// trustFlags are the key flags of bundle create and import.
-type trustFlags struct {
-	publicKeys    []string
-	threshold     int
-	rootKeys      []string
-	rootThreshold int
-}
-
-func (f *trustFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key trusted to sign index.yaml; repeat for several")
-	fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
-	fs.StringArrayVar(&f.rootKeys, "root-key", nil, "pinned root public key; repeat for several")
-	fs.IntVar(&f.rootThreshold, "root-threshold", 1, "how many --root-key keys must have signed root version 1")
-}
-
-func (f *trustFlags) trust(cmd string) (*index.Trust, error) {
-	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
-		return nil, usagef("%s needs --public-key or --root-key (one of them)", cmd)
-	}
-	return index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
-}
-
 type bundleCreateFlags struct {
-	trustFlags
-	index       string
+	indexFlags
+	plainHTTPFlag
+	timeoutFlag
 	out         string
 	platforms   []string
 	imageSource string
-	plainHTTP   bool
 }
 
 func newBundleCreateCmd() *Command {
 	f := &bundleCreateFlags{}
 	return &Command{
 		Name:    "create",
-		Usage:   "kbuild bundle create PACKAGE[@CONSTRAINT]... --index URL|DIR (--public-key FILE... | --root-key FILE... [--root-threshold N]) -o FILE [--platform OS/ARCH...]",
+		Usage:   "kbuild bundle create PACKAGE[@CONSTRAINT]... --index REF (--public-key FILE... | --root-key FILE... [--root-threshold N]) -o FILE [--platform OS/ARCH...]",
 		Summary: "Write one bundle file with the packages, everything they require, their charts and images.",
 		Help: `Verifies the index exactly as 'kbuild repo verify' does, then chooses for
 each PACKAGE the newest version satisfying CONSTRAINT and, the same way,
@@ -87,22 +65,22 @@ Examples:
   # read the images from a mirror filled by an earlier import
   kbuild bundle create cdi@~1.66 --index _site --root-key keys/root.pub --image-source oci://mirror.local/airgap -o cdi.tar`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.index, "index", "", "the site: URL or directory of index.yaml (required)")
-			fs.StringVarP(&f.out, "output", "o", "", "bundle file to write (required)")
-			f.trustFlags.addFlags(fs)
+			f.indexFlags.addFlags(fs, "to bundle packages of (required)")
+			addOutputFlag(fs, &f.out, "", "the bundle to `FILE` (required)")
 			fs.StringArrayVar(&f.platforms, "platform", nil, "keep only this platform of multi-platform images (os/arch[/variant]); repeat for several")
 			fs.StringVar(&f.imageSource, "image-source", "", "pull images from oci://HOST/PATH/<registry>/<repository> instead of their registries")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to registries (loopback registries)")
+			f.plainHTTPFlag.addFlags(fs, "")
+			f.timeoutFlag.addFlags(fs, "the site, or a registry that does not start answering,")
 		},
 		Run: f.run,
 	}
 }
 
 func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || f.index == "" || f.out == "" {
+	if len(args) == 0 || f.ref == "" || f.out == "" {
 		return usagef("create needs PACKAGE..., --index and -o")
 	}
-	trust, err := f.trust("create")
+	trust, err := f.require("create")
 	if err != nil {
 		return err
 	}
@@ -114,7 +92,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 		}
 		wants = append(wants, w)
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
 		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(progressBar(env))}
 	if env.Getenv("SOURCE_DATE_EPOCH") != "" {
 		t, err := epochOrNow(env)
@@ -123,7 +101,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 		}
 		opts = append(opts, bundle.WithEpoch(t))
 	}
-	c, err := bundle.Create(ctx, f.out, f.index, trust, wants, opts...)
+	c, err := bundle.Create(ctx, f.out, f.ref, trust, wants, opts...)
 	if err != nil {
 		return refusal(env, err)
 	}

@@ -135,7 +135,7 @@ func signedSite(t *testing.T, work, src string, build ...string) {
 	}
 }
 
-// bundleInspect runs bundle inspect -o json.
+// bundleInspect runs bundle inspect -o json (the old spelling of --format json).
 func bundleInspect(t *testing.T, work, tar string) bundle.Inspection {
 	t.Helper()
 	r := kbuild(t, work, nil, "bundle", "inspect", tar, "-o", "json")
@@ -362,15 +362,15 @@ func importAndCheck(t *testing.T, work, tar, mirror, helm string, in bundle.Insp
 			t.Errorf("bundle import does not say %q:\n%s", want, r.stdout)
 		}
 	}
-	if r := kbuild(t, work, nil, "repo", "verify", "imported/index.yaml", "--public-key", "keys/index.pub"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("%d packages", packages)) {
+	if r := kbuild(t, work, nil, "repo", "verify", "--index", "imported/index.yaml", "--public-key", "keys/index.pub"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("%d packages", packages)) {
 		t.Errorf("repo verify on the imported site: %s", r)
 	}
 
 	// The locally signed index points at the mirror: every chart it pins is there.
-	if r := kbuild(t, work, nil, "repo", "verify", "imported/mirror/index.yaml", "--public-key", "keys/local.pub", "--charts", "--plain-http"); r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("%d charts match their pinned digests", len(in.Charts))) {
+	if r := kbuild(t, work, nil, "repo", "verify", "--index", "imported/mirror/index.yaml", "--public-key", "keys/local.pub", "--charts", "--plain-http"); r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("%d charts match their pinned digests", len(in.Charts))) {
 		t.Errorf("repo verify --charts on the re-signed index: %s", r)
 	}
-	if r := kbuild(t, work, nil, "repo", "verify", "imported/mirror/index.yaml", "--public-key", "keys/index.pub"); r.code != 1 {
+	if r := kbuild(t, work, nil, "repo", "verify", "--index", "imported/mirror/index.yaml", "--public-key", "keys/index.pub"); r.code != 1 {
 		t.Errorf("the re-signed index verifies with the upstream key: %s", r)
 	}
 

@@ -9,23 +9,23 @@ import (
 
 	"kbuild.dev/kbuild/bundle"
 	"kbuild.dev/kbuild/bundle/nodeconfig"
-	"kbuild.dev/kbuild/index"
 )
 
 type bundleImportFlags struct {
 	trustFlags
+	plainHTTPFlag
+	timeoutFlag
 	mirror     string
 	site       string
 	nodeConfig string
-	resignKeys []string
-	plainHTTP  bool
+	resign     signerFlags
 }
 
 func newBundleImportCmd() *Command {
 	f := &bundleImportFlags{}
 	return &Command{
 		Name:    "import",
-		Usage:   "kbuild bundle import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--resign-key FILE]",
+		Usage:   "kbuild bundle import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--sign-key FILE]",
 		Summary: "Verify a bundle with your keys, push it into a mirror and write the site and node settings.",
 		Help: `Trusts only the keys given here, never anything in the bundle. Verifies
 the bundled index as a subscriber does, then every chart and image blob
@@ -40,7 +40,7 @@ writes DIR with the upstream-signed index unchanged plus mirror.json (where
 each chart and image now lives), and with --node-config writes containerd
 certs.d/<registry>/hosts.toml files, a Talos machine-config patch and a
 CRI-O registries.conf.d drop-in that make nodes pull the pinned digests from
-the mirror. With --resign-key it also writes DIR/mirror/index.yaml, the
+the mirror. With --sign-key it also writes DIR/mirror/index.yaml, the
 bundled versions with chart references at the mirror, signed by your own
 key, for sites that run their own root of trust.
 
@@ -55,14 +55,16 @@ Examples:
   kbuild bundle import virt.tar --root-key root1.pub --root-key root2.pub --root-threshold 2 --mirror oci://127.0.0.1:5000/mirror --site _site --plain-http
 
   # also publish an index signed by the site's own key, charts at the mirror
-  kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --resign-key keys/local.key`,
+  kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --sign-key keys/local.key`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.trustFlags.addFlags(fs)
 			fs.StringVar(&f.mirror, "mirror", "", "mirror registry and path, oci://HOST/PATH (required)")
-			fs.StringVar(&f.site, "site", "", "directory to write the index, its signature and mirror.json to (required)")
-			fs.StringVar(&f.nodeConfig, "node-config", "", "directory to write containerd, Talos and CRI-O settings to")
-			fs.StringArrayVar(&f.resignKeys, "resign-key", nil, "private key (PEM) that signs DIR/mirror/index.yaml, the index with chart references at the mirror; repeat for several")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to the mirror (loopback registries; node settings use http://)")
+			fs.StringVar(&f.site, "site", "", "site directory `DIR` to write the index, its signature and mirror.json to (required)")
+			fs.StringVar(&f.nodeConfig, "node-config", "", "directory `DIR` to write containerd, Talos and CRI-O settings to")
+			f.resign.addFlags(fs, "DIR/mirror/index.yaml, the index with chart references at the mirror")
+			addAlias(fs, "resign-key", "", "sign-key")
+			f.plainHTTPFlag.addFlags(fs, "for the mirror, and node settings then use http://")
+			f.timeoutFlag.addFlags(fs, "a mirror registry that does not start answering")
 		},
 		Run: f.run,
 	}
@@ -72,16 +74,16 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if len(args) != 1 || f.mirror == "" || f.site == "" {
 		return usagef("import needs FILE, --mirror and --site")
 	}
-	trust, err := f.trust("import")
+	trust, err := f.require("import")
 	if err != nil {
 		return err
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithProgress(progressBar(env))}
-	if len(f.resignKeys) > 0 {
-		signers, err := index.LoadSigners(f.resignKeys, env.Warnf)
-		if err != nil {
-			return err
-		}
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithProgress(progressBar(env))}
+	signers, err := f.resign.signers(env)
+	if err != nil {
+		return err
+	}
+	if len(signers) > 0 {
 		opts = append(opts, bundle.WithResignKey(signers...))
 	}
 	res, err := bundle.Import(ctx, args[0], trust, f.mirror, f.site, opts...)
@@ -104,8 +106,8 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	}
 	fmt.Fprintf(env.Stdout, "index: %s/index.yaml (signed upstream; subscribe with the same keys)\n", strings.TrimSuffix(f.site, "/"))
 	fmt.Fprintf(env.Stdout, "charts and images: %s\n", f.mirror)
-	if len(f.resignKeys) > 0 {
-		fmt.Fprintf(env.Stdout, "index with charts at the mirror: %s/%s/index.yaml (signed by --resign-key)\n", strings.TrimSuffix(f.site, "/"), bundle.ResignDir)
+	if len(signers) > 0 {
+		fmt.Fprintf(env.Stdout, "index with charts at the mirror: %s/%s/index.yaml (signed by --sign-key)\n", strings.TrimSuffix(f.site, "/"), bundle.ResignDir)
 	}
 	if f.nodeConfig != "" {
 		fmt.Fprintf(env.Stdout, "node settings: %s (containerd certs.d, Talos patch, CRI-O drop-in)\n", f.nodeConfig)

@@ -12,13 +12,13 @@ import (
 	"kbuild.dev/kbuild/bundle"
 )
 
-type bundleInspectFlags struct{ output string }
+type bundleInspectFlags struct{ format formatFlag }
 
 func newBundleInspectCmd() *Command {
 	f := &bundleInspectFlags{}
 	return &Command{
 		Name:    "inspect",
-		Usage:   "kbuild bundle inspect FILE [-o json]",
+		Usage:   "kbuild bundle inspect FILE [--format json]",
 		Summary: "Say what a bundle holds: when it was made, packages, charts, images and who pins them.",
 		Help: `Reads FILE, hashing every blob, and prints when it was made, the package
 versions, every chart and every image with its digest and the versions that
@@ -31,22 +31,22 @@ Examples:
   kbuild bundle inspect virt.tar
 
   # every image digest, for a review or a script
-  kbuild bundle inspect virt.tar -o json | jq -r '.images[].ref'`,
+  kbuild bundle inspect virt.tar --format json | jq -r '.images[].ref'`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVarP(&f.output, "output", "o", "text", "text or json")
+			f.format.addFlags(fs, true, "text", "json")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) != 1 {
 				return usagef("inspect takes one FILE")
 			}
-			if f.output != "text" && f.output != "json" {
-				return usagef("-o is text or json, not %q", f.output)
+			if err := f.format.check(); err != nil {
+				return err
 			}
 			in, err := bundle.Inspect(ctx, args[0])
 			if err != nil {
 				return refusal(env, err)
 			}
-			if f.output == "json" {
+			if f.format.format == "json" {
 				b, err := json.MarshalIndent(in, "", "  ")
 				if err != nil {
 					return err

@@ -18,9 +18,8 @@ import (
 type diffFlags struct {
 	buildFlags
 	base          string
-	against       string
-	it            indexTrust
-	output        string
+	it            indexFlags
+	format        formatFlag
 	failImmutable bool
 }
 
@@ -28,7 +27,7 @@ func newDiffCmd() *Command {
 	var f diffFlags
 	return &Command{
 		Name:    "diff",
-		Usage:   "kbuild diff RECIPE_DIR... [--base REF | --against INDEX] [-o text|markdown]",
+		Usage:   "kbuild diff RECIPE_DIR... [--base REF | --index REF (--public-key FILE | --root-key FILE)] [--format text|markdown]",
 		Summary: "Show what a recipe change does to the rendered charts, images, CRDs and requirements.",
 		Help: `diff builds each recipe as it is now (fetching sources through the cache,
 pushing nothing), renders its charts with their default values, does the
@@ -41,52 +40,54 @@ permissions and rollback safety. It is not a diff of recipe.yaml.
 The base is one of:
   --base REF       the recipe at git commit REF of the recipes repository
                    (default HEAD); a recipe absent at REF is a new package
-  --against INDEX  the version published in INDEX (a path or an http(s) URL
-                   of index.yaml): the same version and build if published,
-                   else the newest; its charts are pulled by their pinned
-                   digests (--plain-http for loopback registries) and checked
+  --index REF      the version published in the index REF (a site
+                   directory, index.yaml or http(s) URL; once --against):
+                   the same version and build if published, else the
+                   newest; its charts are pulled by their pinned digests
+                   (--plain-http for loopback registries) and checked
 
-With --fail-on-immutable-change (needs --against), diff exits 1 when the
+With --fail-on-immutable-change (needs --index), diff exits 1 when the
 recipe's version and build are already published and a fresh build's chart
 archives or spec differ from the published ones: published versions never
 change, so such a change needs a new build number. Builds are reproducible
 only with the same SOURCE_DATE_EPOCH as the published build (default 1970).
 
--o markdown writes headings, a table of spec changes and collapsed diff
-blocks, bounded in size, for $GITHUB_STEP_SUMMARY; text prints everything.
+--format markdown writes headings, a table of spec changes and collapsed
+diff blocks, bounded in size, for $GITHUB_STEP_SUMMARY; text prints
+everything.
 
 Examples:
   # what the working tree changes in a recipe, against the last commit
   kbuild diff recipes/kubevirt
 
   # a pull request's change, for the job summary
-  kbuild diff recipes/kubevirt --base origin/main -o markdown >> "$GITHUB_STEP_SUMMARY"
+  kbuild diff recipes/kubevirt --base origin/main --format markdown >> "$GITHUB_STEP_SUMMARY"
 
   # against what is published; fail if a published version would change
-  kbuild diff recipes/kubevirt --against https://example.github.io/packages/index.yaml \
+  kbuild diff recipes/kubevirt --index https://example.github.io/packages/index.yaml \
     --public-key keys/index.pub --fail-on-immutable-change`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.base, "base", "", "git commit, branch or tag of the recipes repository to compare with (default HEAD)")
-			fs.StringVar(&f.against, "against", "", "compare with the version published in this index.yaml (path or http(s) URL), verified with --public-key or --root-key")
-			f.it.addFlags(fs)
-			fs.StringVarP(&f.output, "output", "o", "text", "output format: text or markdown")
-			fs.BoolVar(&f.failImmutable, "fail-on-immutable-change", false, "exit 1 when the recipe's version and build are published with other content (needs --against)")
+			f.it.addFlags(fs, "to compare with, instead of --base")
+			addAlias(fs, "against", "", "index")
+			f.format.addFlags(fs, true, "text", "markdown")
+			fs.BoolVar(&f.failImmutable, "fail-on-immutable-change", false, "exit 1 when the recipe's version and build are published with other content (needs --index)")
 			f.sourceFlags.addFlags(fs)
 			f.renderFlags.addFlags(fs)
-			fs.IntVarP(&f.jobs, "jobs", "j", 0, "charts built at once (default: CPUs)")
+			f.jobsFlag.addFlags(fs, "charts built")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {
 				return usagef("name at least one recipe directory")
 			}
-			if f.base != "" && f.against != "" {
-				return usagef("--base and --against name two different bases; use one")
+			if f.base != "" && f.it.ref != "" {
+				return usagef("--base and --index name two different bases; use one")
 			}
-			if f.failImmutable && f.against == "" {
-				return usagef("--fail-on-immutable-change compares with what is published: add --against INDEX")
+			if f.failImmutable && f.it.ref == "" {
+				return usagef("--fail-on-immutable-change compares with what is published: add --index REF")
 			}
-			if f.output != "text" && f.output != "markdown" {
-				return usagef("-o %q: use text or markdown", f.output)
+			if err := f.format.check(); err != nil {
+				return err
 			}
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
@@ -97,15 +98,15 @@ Examples:
 				return err
 			}
 			var published *index.RepositoryIndex
-			if f.against != "" {
+			if f.it.ref != "" {
 				trust, err := f.it.trust()
 				if err != nil {
 					return err
 				}
 				if trust == nil {
-					return usagef("--against INDEX needs --public-key FILE or --root-key FILE: a published index is compared with only once its signature is verified")
+					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is compared with only once its signature is verified")
 				}
-				pub, err := publish.ReadIndex(ctx, f.against, trust, fetchsite.WithTimeout(f.timeout))
+				pub, err := publish.ReadIndex(ctx, f.it.ref, trust, fetchsite.WithTimeout(f.timeout))
 				if err == nil {
 					published = pub.Verified.Index
 				}
@@ -123,10 +124,10 @@ Examples:
 					errs = append(errs, err)
 					continue
 				}
-				if i > 0 && f.output == "text" {
+				if i > 0 && f.format.format == "text" {
 					fmt.Fprintln(env.Stdout)
 				}
-				if f.output == "markdown" {
+				if f.format.format == "markdown" {
 					err = rep.WriteMarkdown(env.Stdout, review.WithCommand(f.command(dir)))
 				} else {
 					err = rep.WriteText(env.Stdout)
@@ -147,8 +148,8 @@ Examples:
 func (f *diffFlags) command(dir string) string {
 	c := "kbuild diff " + dir
 	switch {
-	case f.against != "":
-		c += " --against " + f.against
+	case f.it.ref != "":
+		c += " --index " + f.it.ref
 	case f.base != "":
 		c += " --base " + f.base
 	}

@@ -147,7 +147,7 @@ func TestDiffBase(t *testing.T) {
 		},
 		{
 			name: "markdown for a step summary",
-			args: []string{"diff", "recipes/smart-proxy", "recipes/virt-stack", "--base", "HEAD~1", "-o", "markdown"},
+			args: []string{"diff", "recipes/smart-proxy", "recipes/virt-stack", "--base", "HEAD~1", "--format", "markdown"},
 			want: []string{
 				"### smart-proxy: 3.14.0 build 1 → 3.14.0 build 2\n\n| Change | Before | After |\n|---|---|---|\n",
 				"| image |  | `quay.io/foreman/foreman-proxy:nightly@" + otherProxyDigest + "` |\n",
@@ -193,13 +193,14 @@ func TestDiffErrors(t *testing.T) {
 		want string
 	}{
 		{name: "no recipe", dir: repo, args: []string{"diff"}, code: 2, want: "name at least one recipe directory"},
-		{name: "two bases", dir: repo, args: []string{"diff", "recipes/virt-stack", "--base", "HEAD", "--against", "index.yaml"}, code: 2, want: "--base and --against name two different bases; use one"},
-		{name: "immutable check needs an index", dir: repo, args: []string{"diff", "recipes/virt-stack", "--fail-on-immutable-change"}, code: 2, want: "--fail-on-immutable-change compares with what is published: add --against INDEX"},
-		{name: "bad output", dir: repo, args: []string{"diff", "recipes/virt-stack", "-o", "html"}, code: 2, want: `-o "html": use text or markdown`},
+		{name: "two bases", dir: repo, args: []string{"diff", "recipes/virt-stack", "--base", "HEAD", "--index", "index.yaml"}, code: 2, want: "--base and --index name two different bases; use one"},
+		{name: "immutable check needs an index", dir: repo, args: []string{"diff", "recipes/virt-stack", "--fail-on-immutable-change"}, code: 2, want: "--fail-on-immutable-change compares with what is published: add --index REF"},
+		{name: "bad output", dir: repo, args: []string{"diff", "recipes/virt-stack", "--format", "html"}, code: 2, want: `--format "html": use text or markdown`},
+		{name: "bad output, old spelling", dir: repo, args: []string{"diff", "recipes/virt-stack", "-o", "html"}, code: 2, want: "warning: kbuild diff: -o/--output is deprecated and goes away in the next release; use --format\nkbuild diff: --format \"html\": use text or markdown"},
 		{name: "unknown ref", dir: repo, args: []string{"diff", "recipes/virt-stack", "--base", "origin/nope"}, code: 1, want: `error: recipe recipes/virt-stack: base origin/nope: "origin/nope" is not a commit of the recipes repository; fetch it first (git fetch origin main) or name another`},
-		{name: "not in git", dir: notGit, args: []string{"diff", "virt-stack"}, code: 1, want: "virt-stack is not in a git work tree, so there is no base to compare with; use --against INDEX"},
-		{name: "unverified index", dir: repo, args: []string{"diff", "recipes/virt-stack", "--against", "nothing/index.yaml"}, code: 2, want: "--against INDEX needs --public-key FILE or --root-key FILE"},
-		{name: "no index there", dir: repo, args: []string{"diff", "recipes/virt-stack", "--against", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; nothing is published there yet, so compare with --base instead"},
+		{name: "not in git", dir: notGit, args: []string{"diff", "virt-stack"}, code: 1, want: "virt-stack is not in a git work tree, so there is no base to compare with; use --index REF"},
+		{name: "unverified index", dir: repo, args: []string{"diff", "recipes/virt-stack", "--index", "nothing/index.yaml"}, code: 2, want: "--index REF needs --public-key FILE or --root-key FILE"},
+		{name: "no index there", dir: repo, args: []string{"diff", "recipes/virt-stack", "--index", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; nothing is published there yet, so compare with --base instead"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,7 +262,7 @@ func TestDiffAgainst(t *testing.T) {
 
 	// Unchanged recipes pass the immutability check, by URL and by path.
 	for _, against := range []string{url, filepath.Join(site, "index.yaml")} {
-		r = kbuild(t, repo, env, "diff", "recipes/", "--against", against, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
+		r = kbuild(t, repo, env, "diff", "recipes/", "--index", against, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
 		if r.code != 0 || strings.Count(r.stdout, "(same version and build)\n  no changes\n") != 3 {
 			t.Fatalf("diff of what was published, against %s: %s", against, r)
 		}
@@ -269,24 +270,24 @@ func TestDiffAgainst(t *testing.T) {
 
 	// A change without a new build fails the check, with the diff shown.
 	changeExamples(t, repo)
-	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--against", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
+	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--index", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
 	want := "error: recipe recipes/virt-template: virt-template@0.2.2 build 1 is already published with different content; published versions do not change, give the recipe a new build number (chart virt-template archive sha256:"
 	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "-  replicas: 2\n+  replicas: 5\n") {
 		t.Fatalf("diff of a changed published version: want exit 1 with %q and the diff: %s", want, r)
 	}
 	// Without the flag it is a warning.
-	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--against", url, "--public-key", pub, "--plain-http", "--cache-dir", cache)
+	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--index", url, "--public-key", pub, "--plain-http", "--cache-dir", cache)
 	if r.code != 0 || !strings.Contains(r.stdout, "  warning: virt-template@0.2.2 build 1 is unchanged but its content differs") {
 		t.Fatalf("diff without --fail-on-immutable-change: %s", r)
 	}
 	// The same content built at another time is another archive.
-	r = kbuild(t, repo, []string{"SOURCE_DATE_EPOCH=1700000001"}, "diff", "recipes/new-proxy", "--against", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
+	r = kbuild(t, repo, []string{"SOURCE_DATE_EPOCH=1700000001"}, "diff", "recipes/new-proxy", "--index", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
 	if r.code != 0 || !strings.Contains(r.stdout, "new-proxy: new package, 3.14.0 build 2\n") {
 		t.Fatalf("diff of a new package: %s", r)
 	}
 
 	// New builds compare with the newest published version and pass.
-	r = kbuild(t, repo, env, "diff", "recipes/smart-proxy", "recipes/virt-stack", "--against", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "-o", "markdown", "--cache-dir", cache)
+	r = kbuild(t, repo, env, "diff", "recipes/smart-proxy", "recipes/virt-stack", "--index", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--format", "markdown", "--cache-dir", cache)
 	for _, w := range []string{
 		"### smart-proxy: 3.14.0 build 1 → 3.14.0 build 2\n",
 		"-  replicas: 2\n+  replicas: 3\n",

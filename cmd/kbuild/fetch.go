@@ -29,7 +29,7 @@ Examples:
   kbuild fetch --cache-dir .cache/kbuild recipes/kubevirt`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.sourceFlags.addFlags(fs)
-			fs.IntVarP(&f.jobs, "jobs", "j", 0, "sources fetched at once (default: CPUs)")
+			f.jobsFlag.addFlags(fs, "sources fetched")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {
@@ -89,10 +89,10 @@ Examples:
 
   # say where it came from, so that drafting a recipe offline pins it
   kbuild cache add --url https://github.com/kubevirt/kubevirt/releases/download/v1.9.0/kubevirt-operator.yaml kubevirt-operator.yaml
-  kbuild init --offline --url https://github.com/kubevirt/kubevirt/releases/download/v1.9.0/kubevirt-operator.yaml kubevirt`,
+  kbuild init recipes/kubevirt --offline --manifest https://github.com/kubevirt/kubevirt/releases/download/v1.9.0/kubevirt-operator.yaml --version 1.9.0`,
 			Flags: func(fs *pflag.FlagSet) {
 				f.addFlags(fs)
-				fs.StringVar(&origin, "url", "", "the http(s) URL FILE was downloaded from: recorded, so that a url source of it is pinned offline (one FILE only)")
+				fs.StringVar(&origin, "url", "", "the http(s) `URL` FILE was downloaded from: recorded, so that a url source of it is pinned offline (one FILE only)")
 			},
 			Run: func(ctx context.Context, env *Env, args []string) error {
 				if len(args) == 0 {

@@ -4,39 +4,37 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/sources"
 )
 
 // sourceFlags are the flags of every command that fetches sources.
 type sourceFlags struct {
+	plainHTTPFlag
+	timeoutFlag
 	cacheDir       string
 	offline        bool
-	plainHTTP      bool
 	plainHosts     []string
 	maxDownload    int64
-	timeout        time.Duration
 	registryConfig string
 	pluginTime     time.Duration
 }
 
 func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.cacheDir, "cache-dir", "", "source cache (default: the user cache dir, e.g. ~/.cache/kbuild)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "source cache `DIR` (default: the user cache dir, e.g. ~/.cache/kbuild)")
 	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network")
-	fs.BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to OCI registries on loopback (never to other registries)")
+	f.plainHTTPFlag.addFlags(fs, "")
 	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
-	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on a server, registry or git remote that sends nothing for this long (a whole download also gets 1 min + 1 s per MiB)")
+	f.timeoutFlag.addFlagsNote(fs, "a server, registry or git remote", "a whole download also gets 1 min + 1 s per MiB")
 	fs.DurationVar(&f.pluginTime, "plugin-timeout", 10*time.Minute, "end a source plugin (and its process group) that runs longer than this")
-	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file with registry credentials (default: the Docker config and credential helpers)")
+	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 }
 
 // keychain returns the registry credentials: those of --registry-config,
@@ -86,9 +84,9 @@ func (f *renderFlags) addFlags(fs *pflag.FlagSet) {
 type buildFlags struct {
 	sourceFlags
 	renderFlags
+	jobsFlag
 	registry string
 	out      string
-	jobs     int
 	workDir  string
 	adopt    bool
 }
@@ -96,14 +94,14 @@ type buildFlags struct {
 // addPublishFlags adds the flags of the commands that build and push
 // charts: --work-dir and --adopt.
 func (f *buildFlags) addPublishFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.workDir, "work-dir", "", "build each recipe in DIR/<package> and keep it for inspection (default: a temporary directory)")
+	fs.StringVar(&f.workDir, "work-dir", "", "build each recipe in `DIR`/<package> and keep it for inspection (default: a temporary directory)")
 	fs.BoolVar(&f.adopt, "adopt", false, "keep a chart another tool (kubepkg) already published under this version and build when its files and Chart.yaml meaning are the same")
 }
 
 func (f *buildFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.registry, "registry", "", "push charts to oci://HOST/PATH (default $KBUILD_REGISTRY; without either, build into the local OCI layout DIST/oci)")
-	fs.StringVarP(&f.out, "output", "o", "dist", "directory for build records and the local OCI layout")
-	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "recipes and charts built at once")
+	addOutputFlag(fs, &f.out, "dist", "build records and the local OCI layout to `DIR`")
+	f.jobsFlag.addFlags(fs, "recipes and charts built")
 	f.sourceFlags.addFlags(fs)
 	f.renderFlags.addFlags(fs)
 }
@@ -125,6 +123,10 @@ func (f *buildFlags) target(env *Env) (builder.Target, error) {
 }
 
 func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...builder.Option) (*builder.Builder, error) {
+	jobs, err := f.count()
+	if err != nil {
+		return nil, err
+	}
 	fetch, err := f.fetcher(env)
 	if err != nil {
 		return nil, err
@@ -136,7 +138,7 @@ func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...b
 	opts := []builder.Option{
 		builder.WithOutputDir(f.out),
 		builder.WithEpoch(epoch),
-		builder.WithJobs(f.jobs),
+		builder.WithJobs(jobs),
 		builder.WithLogger(progress(env)),
 		builder.WithBuilderID("kbuild " + version),
 		builder.WithRecipesRoot(root),

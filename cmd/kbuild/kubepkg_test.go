@@ -111,7 +111,7 @@ spec:
 	if r := kbuild(t, work, nil, "repo", "index", "dist", "-o", filepath.Join(site, "index.yaml"), "--sign-key", key+".key"); r.code != 0 {
 		t.Fatalf("repo index --sign-key: %s", r)
 	}
-	r := kbuild(t, work, nil, "repo", "verify", filepath.Join(site, "index.yaml"), "--public-key", key+".pub", "--charts", "--plain-http")
+	r := kbuild(t, work, nil, "repo", "verify", "--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub", "--charts", "--plain-http")
 	if r.code != 0 || !strings.Contains(r.stderr, "2 charts match their pinned digests") {
 		t.Fatalf("repo verify --charts: %s", r)
 	}
@@ -145,7 +145,7 @@ func TestRepoIndexRelocate(t *testing.T) {
 	os.MkdirAll(none, 0o755)
 	moved := filepath.Join(work, "moved")
 	r := kbuild(t, work, nil, "repo", "index", none, "-o", filepath.Join(moved, "index.yaml"), "--sign-key", key+".key",
-		"--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub", "--relocate", from+"="+to, "--plain-http")
+		"--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub", "--relocate", from+"="+to, "--plain-http")
 	if r.code != 0 || !strings.Contains(r.stderr, "relocated 1 published versions; 1 charts are at their new place") {
 		t.Fatalf("repo index --relocate: %s", r)
 	}
@@ -153,11 +153,11 @@ func TestRepoIndexRelocate(t *testing.T) {
 	if !strings.Contains(string(data), "repository: "+to+"/smart-proxy") || strings.Contains(string(data), from) {
 		t.Errorf("relocated index:\n%s", data)
 	}
-	if r := kbuild(t, work, nil, "repo", "verify", filepath.Join(moved, "index.yaml"), "--public-key", key+".pub", "--charts", "--plain-http"); r.code != 0 {
+	if r := kbuild(t, work, nil, "repo", "verify", "--index", filepath.Join(moved, "index.yaml"), "--public-key", key+".pub", "--charts", "--plain-http"); r.code != 0 {
 		t.Fatalf("repo verify --charts of the relocated index: %s", r)
 	}
 	r = kbuild(t, work, nil, "repo", "index", none, "-o", filepath.Join(work, "bad", "index.yaml"), "--sign-key", key+".key",
-		"--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub", "--relocate", from+"="+empty, "--plain-http")
+		"--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub", "--relocate", from+"="+empty, "--plain-http")
 	if r.code != 1 || !strings.Contains(r.stderr, "1 of 1 moved charts are not at their new place") {
 		t.Fatalf("relocate to a path without the charts: %s", r)
 	}

@@ -145,13 +145,7 @@ func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []s
 		fmt.Fprintf(env.Stderr, "%s: unknown command %q; run '%s --help' for the list\n", strings.Join(path, " "), args[0], strings.Join(path, " "))
 		return 2
 	}
-	fs := pflag.NewFlagSet(strings.Join(path, " "), pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
-	if c.Flags != nil {
-		c.Flags(fs)
-	}
-	help := fs.BoolP("help", "h", false, "show this help")
+	fs, help := c.flagSet(path)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n\n", strings.Join(path, " "), err)
 		printHelp(env.Stderr, c, fs)
@@ -161,6 +155,7 @@ func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []s
 		printHelp(env.Stdout, c, fs)
 		return 0
 	}
+	resolveAliases(env.Stderr, strings.Join(path, " "), fs)
 	err := c.Run(ctx, env, fs.Args())
 	var ue *usageError
 	var ee *exitError
@@ -177,6 +172,17 @@ func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []s
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
 		return 1
 	}
+}
+
+// flagSet returns the flags of c, run as path, with -h/--help last.
+func (c *Command) flagSet(path []string) (*pflag.FlagSet, *bool) {
+	fs := pflag.NewFlagSet(strings.Join(path, " "), pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	if c.Flags != nil {
+		c.Flags(fs)
+	}
+	return fs, fs.BoolP("help", "h", false, "show this help")
 }
 
 func printHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {

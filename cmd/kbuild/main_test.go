@@ -74,28 +74,20 @@ func runInProcess(args ...string) result {
 // TestHelpHasExamples checks that every command documents itself with a
 // usage line and at least one commented example.
 func TestHelpHasExamples(t *testing.T) {
-	var walk func(path []string, cs []*Command)
-	walk = func(path []string, cs []*Command) {
-		for _, c := range cs {
-			p := append(append([]string{}, path...), c.Name)
-			if len(c.Subcommands) > 0 {
-				walk(p, c.Subcommands)
-				continue
+	for _, l := range leaves() {
+		p := l.path
+		t.Run(strings.Join(p, "_"), func(t *testing.T) {
+			r := runInProcess(append(p, "--help")...)
+			if r.code != 0 {
+				t.Fatalf("%s --help: %s", strings.Join(p, " "), r)
 			}
-			t.Run(strings.Join(p, "_"), func(t *testing.T) {
-				r := runInProcess(append(p, "--help")...)
-				if r.code != 0 {
-					t.Fatalf("%s --help: %s", strings.Join(p, " "), r)
+			for _, want := range []string{"Usage:\n  kbuild " + strings.Join(p, " "), "Examples:", "  # "} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("%s --help lacks %q:\n%s", strings.Join(p, " "), want, r.stdout)
 				}
-				for _, want := range []string{"Usage:\n  kbuild " + strings.Join(p, " "), "Examples:", "  # "} {
-					if !strings.Contains(r.stdout, want) {
-						t.Errorf("%s --help lacks %q:\n%s", strings.Join(p, " "), want, r.stdout)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
-	walk(nil, commands())
 }
 
 func TestUnknownCommand(t *testing.T) {

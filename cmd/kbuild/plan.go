@@ -16,21 +16,21 @@ import (
 
 func newPlanCmd() *Command {
 	var (
-		against string
-		shards  int
-		output  string
-		it      indexTrust
+		shards int
+		format formatFlag
+		it     indexFlags
+		net    timeoutFlag
 	)
 	return &Command{
 		Name:    "plan",
-		Usage:   "kbuild plan RECIPES_DIR... [--against INDEX --public-key FILE] [--shards N] [-o text|json]",
+		Usage:   "kbuild plan RECIPES_DIR... [--index REF (--public-key FILE | --root-key FILE)] [--shards N] [--format text|json]",
 		Summary: "List the recipes a publish must build, split into shards for a CI job matrix.",
 		Help: `plan reads every recipe (statically: nothing is fetched or built) and compares
-its name, version and build with the versions published in INDEX (a path or
-an http(s) URL of index.yaml, verified first with --public-key or
+its name, version and build with the versions published in --index (a site
+directory, index.yaml or http(s) URL, verified first with --public-key or
 --root-key). A recipe whose name@version build N is
 published is up to date; every other recipe is to be built. Without
---against (a first publish) every recipe is to be built. A recipe that does
+--index (a first publish) every recipe is to be built. A recipe that does
 not decode is planned for building, where it fails with the details.
 
 The recipes to build, sorted by directory, are dealt round-robin into at
@@ -40,27 +40,27 @@ empty: fewer recipes than N give fewer shards, and none to build gives
 "shards": []. Guard a matrix job on that, as GitHub refuses an empty matrix.
 
 Being up to date says nothing about content: a recipe changed without a new
-build number is up to date here; 'kbuild diff --against INDEX
+build number is up to date here; 'kbuild diff --index REF
 --fail-on-immutable-change' catches it, and publishing refuses it.
 
--o json prints {"shards":[{"index":0,"recipes":["recipes/a",...]},...],
+--format json prints {"shards":[{"index":0,"recipes":["recipes/a",...]},...],
 "upToDate":[...]} for fromJSON(...) in a workflow's strategy.matrix.
 
 Examples:
   # what a publish would build, against the published index
-  kbuild plan recipes/ --against https://example.github.io/packages/index.yaml --public-key keys/index.pub
+  kbuild plan recipes/ --index https://example.github.io/packages/index.yaml --public-key keys/index.pub
 
   # a matrix of up to 4 build jobs, for a GitHub Actions output
-  echo "plan=$(kbuild plan recipes/ --against "$PAGES_URL/index.yaml" --public-key keys/index.pub --shards 4 -o json)" >> "$GITHUB_OUTPUT"
+  echo "plan=$(kbuild plan recipes/ --index "$PAGES_URL/index.yaml" --public-key keys/index.pub --shards 4 --format json)" >> "$GITHUB_OUTPUT"
 
   # the first publish: everything is new
   kbuild plan recipes/ --shards 2`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&against, "against", "", "index.yaml of what is published (path or http(s) URL); without it every recipe is new")
-			it.addFlags(fs)
-			it.addTimeout(fs)
+			it.addFlags(fs, "of what is published; without it every recipe is new")
+			addAlias(fs, "against", "", "index")
+			net.addFlags(fs, "the index's site")
 			fs.IntVar(&shards, "shards", 1, "split the recipes to build into at most this many shards")
-			fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
+			format.addFlags(fs, true, "text", "json")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {
@@ -69,25 +69,25 @@ Examples:
 			if shards < 1 {
 				return usagef("--shards %d: give 1 or more", shards)
 			}
-			if output != "text" && output != "json" {
-				return usagef("-o %q: use text or json", output)
+			if err := format.check(); err != nil {
+				return err
 			}
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
 				return err
 			}
 			var published *index.RepositoryIndex
-			if against != "" {
+			if it.ref != "" {
 				trust, err := it.trust()
 				if err != nil {
 					return err
 				}
 				if trust == nil {
-					return usagef("--against INDEX needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified")
+					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified")
 				}
-				pub, err := publish.ReadIndex(ctx, against, trust, fetchsite.WithTimeout(it.timeout))
+				pub, err := publish.ReadIndex(ctx, it.ref, trust, fetchsite.WithTimeout(net.timeout))
 				if errors.Is(err, fetchsite.ErrNotFound) {
-					return fmt.Errorf("%w; for a first publish, plan without --against", err)
+					return fmt.Errorf("%w; for a first publish, plan without --index", err)
 				}
 				if err != nil {
 					return err
@@ -103,7 +103,7 @@ Examples:
 				build += len(sh.Recipes)
 			}
 			fmt.Fprintf(env.Stderr, "%d to build in %d shards, %d up to date\n", build, len(p.Shards), len(p.UpToDate))
-			if output == "json" {
+			if format.format == "json" {
 				data, err := json.Marshal(p)
 				if err != nil {
 					return err

@@ -75,17 +75,17 @@ func TestPlan(t *testing.T) {
 	}{
 		{
 			name: "first publish",
-			args: []string{"plan", "recipes/", "-o", "json"},
+			args: []string{"plan", "recipes/", "--format", "json"},
 			want: builder.Plan{Shards: []builder.Shard{{Index: 0, Recipes: []string{"recipes/broken", "recipes/smart-proxy", "recipes/virt-stack", "recipes/virt-template"}}}, UpToDate: []string{}},
 		},
 		{
 			name: "against an index, two shards",
-			args: []string{"plan", "recipes/", "--against", idx, "--public-key", pub, "--shards", "2", "-o", "json"},
+			args: []string{"plan", "recipes/", "--index", idx, "--public-key", pub, "--shards", "2", "--format", "json"},
 			want: builder.Plan{Shards: []builder.Shard{{Index: 0, Recipes: []string{"recipes/broken"}}, {Index: 1, Recipes: []string{"recipes/virt-template"}}}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
 		},
 		{
 			name: "everything published",
-			args: []string{"plan", "recipes/smart-proxy", "recipes/virt-stack", "--against", idx, "--public-key", pub, "--shards", "3", "-o", "json"},
+			args: []string{"plan", "recipes/smart-proxy", "recipes/virt-stack", "--index", idx, "--public-key", pub, "--shards", "3", "--format", "json"},
 			want: builder.Plan{Shards: []builder.Shard{}, UpToDate: []string{"recipes/smart-proxy", "recipes/virt-stack"}},
 		},
 	}
@@ -109,7 +109,7 @@ func TestPlan(t *testing.T) {
 		})
 	}
 
-	r := kbuild(t, work, nil, "plan", "recipes/", "--against", idx, "--public-key", pub, "--shards", "2")
+	r := kbuild(t, work, nil, "plan", "recipes/", "--index", idx, "--public-key", pub, "--shards", "2")
 	want := "shard 0: recipes/broken\nshard 1: recipes/virt-template\nup to date: recipes/smart-proxy\nup to date: recipes/virt-stack\n"
 	if r.code != 0 || r.stdout != want || !strings.Contains(r.stderr, "2 to build in 2 shards, 2 up to date\n") || !strings.Contains(r.stderr, "warning: recipe recipes/broken does not decode") {
 		t.Errorf("kbuild plan (text) = %s\nwant stdout:\n%s", r, want)
@@ -126,9 +126,11 @@ func TestPlanErrors(t *testing.T) {
 	}{
 		{name: "no dir", args: []string{"plan"}, code: 2, want: "name at least one recipes directory"},
 		{name: "zero shards", args: []string{"plan", "examples/", "--shards", "0"}, code: 2, want: "--shards 0: give 1 or more"},
-		{name: "bad output", args: []string{"plan", "examples/", "-o", "yaml"}, code: 2, want: `-o "yaml": use text or json`},
-		{name: "unverified index", args: []string{"plan", "examples/", "--against", "nothing/index.yaml"}, code: 2, want: "--against INDEX needs --public-key FILE or --root-key FILE"},
-		{name: "no index yet", args: []string{"plan", "examples/", "--against", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; for a first publish, plan without --against"},
+		{name: "bad format", args: []string{"plan", "examples/", "--format", "yaml"}, code: 2, want: `--format "yaml": use text or json`},
+		{name: "bad format, old spelling", args: []string{"plan", "examples/", "-o", "yaml"}, code: 2, want: "warning: kbuild plan: -o/--output is deprecated and goes away in the next release; use --format\nkbuild plan: --format \"yaml\": use text or json"},
+		{name: "unverified index", args: []string{"plan", "examples/", "--index", "nothing/index.yaml"}, code: 2, want: "--index REF needs --public-key FILE or --root-key FILE"},
+		{name: "no index yet", args: []string{"plan", "examples/", "--index", "nothing/index.yaml", "--public-key", key}, code: 1, want: "error: index: nothing/index.yaml: not found; for a first publish, plan without --index"},
+		{name: "no index yet, old spelling", args: []string{"plan", "examples/", "--against", "nothing/index.yaml", "--public-key", key}, code: 1, want: "warning: kbuild plan: --against is deprecated and goes away in the next release; use --index\nerror: index: nothing/index.yaml: not found"},
 		{name: "no recipes", args: []string{"plan", "cmd/"}, code: 1, want: "cmd/: no recipe.yaml in it or in its subdirectories"},
 	}
 	for _, tc := range tests {

@@ -64,12 +64,12 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			fs.IntVar(&f.build, "build", 0, "build number of the version to promote (required)")
 			fs.StringVar(&f.to, "to", "", "the suite to promote into (required)")
-			fs.StringVar(&f.site, "site", "_site", "site directory holding <suite>/index.yaml and evidence/")
+			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml and evidence/")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file")
-			fs.StringVar(&f.root, "root", "", "the root of trust (root.yaml, with root/N.yaml beside it) (required)")
+			fs.StringVar(&f.root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) (required)")
 			f.keys.addFlags(fs, "the suite's index")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
-			fs.BoolVar(&f.allowNew, "allow-new", false, "start SUITE's index when the site has none (only for its first promotion)")
+			fs.BoolVar(&f.allowNew, "allow-new", false, "start a new index when the site has none for SUITE (only for its first promotion)")
 		},
 		Run: f.run,
 	}

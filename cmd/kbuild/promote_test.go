@@ -21,10 +21,10 @@ func TestAttestPromote(t *testing.T) {
 	site := filepath.Join(dir, "site")
 	rootFile := filepath.Join(site, "unstable", "root.yaml")
 	epochEnv(t, time.Hour)
-	if r := runInProcess("trust", "root", "new", "--key", root+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
+	if r := runInProcess("trust", "root", "new", "--root-key", root+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
 		t.Fatal(r)
 	}
-	if r := runInProcess("trust", "root", "sign", rootFile, "--key", root+".key"); r.code != 0 {
+	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", root+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
 	if r := repoIndex(t, stacktest.Dist(), filepath.Join(site, "unstable"), "--sign-key", idx+".key"); r.code != 0 {
@@ -78,31 +78,31 @@ func TestAttestPromote(t *testing.T) {
 		t.Fatal("a refused promotion wrote the stable suite")
 	}
 	// testing is a complete kubepkg repository under the same root.
-	r = runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub")
+	r = runInProcess("repo", "verify", "--index", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub")
 	if r.code != 0 || !strings.Contains(r.stdout, "index.yaml: 1 packages, 1 versions") {
 		t.Fatalf("repo verify testing: %s", r)
 	}
 	// repo verify checks the evidence of what testing holds; a tampered
 	// file is refused.
-	r = runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
+	r = runInProcess("repo", "verify", "--index", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
 	if r.code != 0 || !strings.Contains(r.stdout, "evidence: 1 verified, 0 refused, 0 for versions this index does not hold") {
 		t.Fatalf("repo verify --evidence: %s", r)
 	}
 	other := filepath.Join(site, "evidence", "pulp-3.73.0-1", "arch=amd64,kubernetes=1.33.intoto.json")
-	if r := runInProcess("attest", "pulp@3.73.0", "--build", "1", "--result", "pass", "--env", "kubernetes=1.33,arch=amd64", "--key", qa+".key", "--root", rootFile, "--site", site, "--suites", suites); r.code != 0 {
+	if r := runInProcess("attest", "pulp@3.73.0", "--build", "1", "--result", "pass", "--env", "kubernetes=1.33,arch=amd64", "--sign-key", qa+".key", "--root", rootFile, "--site", site, "--suites", suites); r.code != 0 {
 		t.Fatal(r)
 	}
-	r = runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
+	r = runInProcess("repo", "verify", "--index", filepath.Join(site, "testing", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
 	if r.code != 0 || !strings.Contains(r.stdout, "1 verified, 0 refused, 1 for versions this index does not hold") {
 		t.Fatalf("repo verify --evidence with pulp's: %s", r)
 	}
 	data, _ = os.ReadFile(evFile)
 	os.WriteFile(other, []byte(strings.Replace(string(data), `"keyid": "`, `"keyid": "00`, 1)), 0o644)
-	r = runInProcess("repo", "verify", filepath.Join(site, "unstable", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
+	r = runInProcess("repo", "verify", "--index", filepath.Join(site, "unstable", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
 	if r.code != 1 || !strings.Contains(r.stderr, "refused: "+other+": evidence refused: signed by 0 of the qa role's keys") {
 		t.Fatalf("repo verify --evidence with a bad file: %s", r)
 	}
-	if r := runInProcess("repo", "verify", filepath.Join(site, "testing", "index.yaml"), "--public-key", idx+".pub", "--evidence", filepath.Join(site, "evidence")); r.code != 2 || !strings.Contains(r.stderr, "--evidence needs --root-key") {
+	if r := runInProcess("repo", "verify", "--index", filepath.Join(site, "testing", "index.yaml"), "--public-key", idx+".pub", "--evidence", filepath.Join(site, "evidence")); r.code != 2 || !strings.Contains(r.stderr, "--evidence needs --root-key") {
 		t.Fatalf("--evidence without a root: %s", r)
 	}
 	// A withdrawal takes the version out of every suite that holds it.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -17,7 +18,8 @@ import (
 
 func newVerifyProvenanceCmd() *Command {
 	var (
-		provenance, archive, publicKey string
+		provenance, archive string
+		publicKeys          []string
 	)
 	return &Command{
 		Name:    "verify-provenance",
@@ -38,12 +40,12 @@ Examples:
   kbuild verify-provenance --archive kubevirt-operator-1.9.0-1.tgz \
     --provenance kubevirt-1.9.0-1.intoto.json --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&archive, "archive", "", "the chart archive (.tgz) to check")
-			fs.StringVar(&provenance, "provenance", "", "the DSSE envelope (.intoto.json)")
-			fs.StringVar(&publicKey, "public-key", "", "the repository's public key (PEM)")
+			fs.StringVar(&archive, "archive", "", "the chart archive `FILE` (.tgz) to check")
+			fs.StringVar(&provenance, "provenance", "", "the DSSE envelope `FILE` (.intoto.json)")
+			fs.StringArrayVar(&publicKeys, "public-key", nil, "public key `FILE` (PEM) of the repository, trusted to sign the provenance; repeat for several (one must have signed)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 || archive == "" || provenance == "" || publicKey == "" {
+			if len(args) > 0 || archive == "" || provenance == "" || len(publicKeys) == 0 {
 				return usagef("--archive, --provenance and --public-key are required")
 			}
 			data, err := os.ReadFile(archive)
@@ -56,17 +58,28 @@ Examples:
 			if err != nil {
 				return err
 			}
-			key, err := index.LoadPublicKey(publicKey, false)
+			pubs, err := index.LoadPublicKeys(publicKeys, false)
 			if err != nil {
 				return err
 			}
-			der, err := x509.MarshalPKIXPublicKey(key.Key())
-			if err != nil {
-				return err
+			var (
+				st   *builder.Statement
+				key  *index.PublicKey
+				errs []error
+			)
+			for _, k := range pubs {
+				der, err := x509.MarshalPKIXPublicKey(k.Key())
+				if err != nil {
+					return err
+				}
+				if st, err = builder.VerifyProvenance(envelope, der, digest); err == nil {
+					key = k
+					break
+				}
+				errs = append(errs, fmt.Errorf("key %s: %w", k.KeyID(), err))
 			}
-			st, err := builder.VerifyProvenance(envelope, der, digest)
-			if err != nil {
-				return fmt.Errorf("%s: %w", provenance, err)
+			if key == nil {
+				return fmt.Errorf("%s: %w", provenance, errors.Join(errs...))
 			}
 			p := st.Predicate.BuildDefinition.ExternalParameters
 			fmt.Fprintf(env.Stdout, "%s: verified: %s %s build %d, signed by %s\n", archive, p.Package, p.Version, p.Build, key.KeyID())

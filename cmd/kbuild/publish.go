@@ -39,7 +39,7 @@ func newPublishCmd() *Command {
 	var f publishFlags
 	return &Command{
 		Name:    "publish",
-		Usage:   "kbuild publish [RECIPES_DIR] [--registry oci://HOST/PATH] [--site DIR] [--sign-key FILE]",
+		Usage:   "kbuild publish [RECIPES_DIR] [--registry oci://HOST/PATH] [--site DIR] [--sign-key FILE] [--index REF (--public-key FILE | --root-key FILE | --index-root FILE)]",
 		Summary: "Build every recipe, push the charts and publish the signed index, catalog and SBOMs.",
 		Help: `publish is the main job. It validates and builds every recipe of RECIPES_DIR in
 parallel, pushes the charts (and copies the recipes' image sources) into the
@@ -67,8 +67,9 @@ are replaced last through renames; a publish that fails leaves the previous
 index in place and can be re-run. A second publish into the same --site
 fails while the first runs.
 
-The base index is --merge (a file or URL), verified with --merge-public-key
-or --merge-root; without --merge, an index already in --site is the base,
+The base index is --index (a site directory, index.yaml or URL; once
+--merge), verified with --public-key, --root-key or --index-root (your
+root.yaml); without --index, an index already in --site is the base,
 verified with the signing keys. A base that is missing is an error unless
 --allow-new; a base that fails verification stops the publish. Moving a
 repository from kubepkg, --adopt keeps the charts kubepkg pushed under the
@@ -82,7 +83,7 @@ dist/throwaway-index.key; 'kbuild serve' then serves both.
 With a suites file (--suites, suites.yaml at the repository root by
 default), the site holds one complete signed index per suite, at
 SITE/<suite>/index.yaml: publish writes new builds into the first suite's
-directory (--merge then names that suite's published index), and 'kbuild
+directory (--index then names that suite's published index), and 'kbuild
 promote' moves them on. Without one, publish writes SITE/index.yaml as
 always.
 
@@ -93,16 +94,16 @@ Examples:
   # what CI runs on main
   kbuild publish recipes/ --registry oci://ghcr.io/acme/packages \
     --sign-key-env KBUILD_SIGN_KEY --site _site \
-    --merge https://acme.github.io/packages/index.yaml --merge-public-key keys/index.pub`,
+    --index https://acme.github.io/packages/index.yaml --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.site, "site", "_site", "directory the site is written to (what Pages serves)")
+			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` the site is written to (what Pages serves)")
 			f.keys.addFlags(fs, "the index and provenance")
 			f.mergeFlags.addFlags(fs)
-			fs.StringVar(&f.root, "root", "", "root.yaml to publish beside the index, with root/N.yaml from its directory")
+			fs.StringVar(&f.root, "root", "", "root.yaml `FILE` to publish beside the index, with root/N.yaml from its directory")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the index")
 			fs.BoolVar(&f.noExpiry, "no-expiry", false, "allow --expires 0 (an index that never expires; not with a root)")
 			fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild published versions too; their digests must not change")
-			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan -o json report to publish as scan.json")
+			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan --format json report `FILE` to publish as scan.json")
 			fs.StringVar(&f.title, "title", "", "title of the catalog (default: kubepkg repository)")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, new builds go into SITE/<first suite>/")
 			f.buildFlags.addFlags(fs)
@@ -112,8 +113,8 @@ Examples:
 			if len(args) > 1 {
 				return usagef("name at most one recipes directory")
 			}
-			if f.merge != "" && len(f.mergeKeys) == 0 && f.mergeRoot == "" {
-				return usagef("--merge needs --merge-public-key or --merge-root: a published index is verified before it is extended")
+			if err := f.mergeFlags.check(); err != nil {
+				return err
 			}
 			if f.expires == 0 && !f.noExpiry {
 				return usagef("--expires 0 makes an index that never expires; say --no-expiry too if that is meant")
@@ -167,12 +168,12 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	opts := []publish.Option{publish.WithSite(siteDir), publish.WithSigners(signers...), publish.WithRoot(f.root),
 		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithRebuild(f.rebuild), publish.WithTitle(f.title), publish.WithScanReport(f.scanReport),
 		publish.WithOutput(env.Stdout, env.Stderr)}
-	if f.merge != "" {
+	if f.ref != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
 			return err
 		}
-		opts = append(opts, publish.WithMerge(f.merge, trust, f.allowNew))
+		opts = append(opts, publish.WithMerge(f.ref, trust, f.allowNew))
 	}
 	generated, err := epochOrNow(env)
 	if err != nil {

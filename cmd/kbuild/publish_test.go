@@ -78,7 +78,7 @@ func TestPublishMainJob(t *testing.T) {
 	}
 
 	addr, _, _ := startServe(t, work, "--site", "_site", "--layout", "dist/oci")
-	r = kbuild(t, work, nil, "repo", "verify", "http://"+addr+"/index.yaml", "--public-key", "_site/keys/index.pub")
+	r = kbuild(t, work, nil, "repo", "verify", "--index", "http://"+addr+"/index.yaml", "--public-key", "_site/keys/index.pub")
 	if r.code != 0 || !strings.Contains(r.stdout, "index.yaml: 3 packages, 3 versions, signed by 1 of 1, expires in") {
 		t.Fatalf("repo verify against kbuild serve: %s", r)
 	}
@@ -243,7 +243,7 @@ spec:
 	defer srv.Close()
 	os.WriteFile(filepath.Join(work, "recipes", "tool", "recipe.yaml"), []byte(strings.Replace(readFile(t, filepath.Join(work, "recipes", "tool", "recipe.yaml")), "build: 1", "build: 2", 1)), 0o644)
 	margs := []string{"publish", "recipes", "--registry", base, "--plain-http", "--sign-key", keys + ".key", "--site", "site2", "--cache-dir", filepath.Join(work, "cache"),
-		"--merge", srv.URL + "/index.yaml", "--merge-public-key", keys + ".pub"}
+		"--index", srv.URL + "/index.yaml", "--public-key", keys + ".pub"}
 	r = kbuild(t, work, nil, margs...)
 	if r.code != 0 || !strings.Contains(r.stdout, "wrote site2/index.yaml: 4 packages, 5 versions") {
 		t.Fatalf("publish --merge: %s", r)
@@ -262,7 +262,7 @@ spec:
 		t.Errorf("a refused merge wrote site3/index.yaml")
 	}
 	// A missing base is an error without --allow-new.
-	r = kbuild(t, work, nil, append(margs[:len(margs)-4], "--merge", srv.URL+"/nothing/index.yaml", "--site", "site4")...)
+	r = kbuild(t, work, nil, append(margs[:len(margs)-4], "--index", srv.URL+"/nothing/index.yaml", "--site", "site4")...)
 	if r.code == 0 || !strings.Contains(r.stderr, "--allow-new") {
 		t.Fatalf("publish --merge with no base: %s", r)
 	}
@@ -284,8 +284,8 @@ func TestPublishRoot(t *testing.T) {
 	for _, args := range [][]string{
 		{"repo", "keygen", "root"},
 		{"repo", "keygen", "index"},
-		{"trust", "root", "new", "--key", "root.pub", "--index-key", "index.pub", "-o", "trust/root.yaml"},
-		{"trust", "root", "sign", "trust/root.yaml", "--key", "root.key"},
+		{"trust", "root", "new", "--root-key", "root.pub", "--index-key", "index.pub", "-o", "trust/root.yaml"},
+		{"trust", "root", "sign", "trust/root.yaml", "--sign-key", "root.key"},
 		{"publish", "--sign-key", "index.key", "--root", "trust/root.yaml"},
 	} {
 		if r := kbuild(t, work, nil, args...); r.code != 0 {
@@ -297,7 +297,7 @@ func TestPublishRoot(t *testing.T) {
 			t.Errorf("site lacks %s", f)
 		}
 	}
-	r := kbuild(t, work, nil, "repo", "verify", "_site/index.yaml", "--root-key", "root.pub")
+	r := kbuild(t, work, nil, "repo", "verify", "--index", "_site/index.yaml", "--root-key", "root.pub")
 	if r.code != 0 || !strings.Contains(r.stdout, "root.yaml: version 1") {
 		t.Fatalf("repo verify --root-key: %s", r)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/publish"
@@ -16,15 +15,15 @@ import (
 
 func newRebuildCheckCmd() *Command {
 	var (
-		f          buildFlags
-		indexRef   string
-		publicKeys []string
+		f  buildFlags
+		it indexFlags
 	)
 	return &Command{
 		Name:    "rebuild-check",
-		Usage:   "kbuild rebuild-check RECIPE_DIR... --index URL|FILE --public-key FILE",
+		Usage:   "kbuild rebuild-check RECIPE_DIR... --index REF (--public-key FILE | --root-key FILE)",
 		Summary: "Rebuild recipes from their pinned sources and compare with what the signed index publishes.",
-		Help: `rebuild-check verifies the index with the public key, then rebuilds each
+		Help: `rebuild-check verifies the index with the public key (or under the root of
+trust its --root-key keys pin), then rebuilds each
 recipe from its pinned sources (using the cache; --offline to use nothing
 else), without pushing anything, and compares every chart archive digest and
 the spec digest with the published version of the same name, version and
@@ -43,21 +42,20 @@ Examples:
   # from the cache alone
   kbuild rebuild-check --offline recipes/kubevirt --index _site/index.yaml --public-key _site/keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&indexRef, "index", "", "the published index: index.yaml path or http(s) URL")
-			fs.StringArrayVar(&publicKeys, "public-key", nil, "public key that signs the index (repeat for several)")
+			it.addFlags(fs, "to compare with (required)")
 			f.sourceFlags.addFlags(fs)
 			f.renderFlags.addFlags(fs)
-			fs.IntVarP(&f.jobs, "jobs", "j", 0, "charts rebuilt at once (default: CPUs)")
+			f.jobsFlag.addFlags(fs, "charts rebuilt")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 || indexRef == "" || len(publicKeys) == 0 {
-				return usagef("name recipe directories, --index and --public-key")
+			if len(args) == 0 || it.ref == "" {
+				return usagef("name recipe directories and --index")
 			}
-			keys, err := index.LoadPublicKeys(publicKeys, false)
+			trust, err := it.require("rebuild-check")
 			if err != nil {
 				return err
 			}
-			pub, err := publish.ReadIndex(ctx, indexRef, &index.Trust{IndexKeys: keys}, fetchsite.WithTimeout(f.timeout))
+			pub, err := publish.ReadIndex(ctx, it.ref, trust, fetchsite.WithTimeout(f.timeout))
 			if err != nil {
 				return err
 			}

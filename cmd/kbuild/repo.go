@@ -7,8 +7,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
@@ -65,32 +63,6 @@ Examples:
 			return nil
 		},
 	}
-}
-
-// signerFlags choose the keys that sign.
-type signerFlags struct {
-	files []string
-	env   string
-}
-
-func (f *signerFlags) addFlags(fs *pflag.FlagSet, what string) {
-	fs.StringArrayVar(&f.files, "sign-key", nil, "private key file (PEM) that signs "+what+"; repeat for several keys")
-	fs.StringVar(&f.env, "sign-key-env", "", "name of an environment variable holding a private key (PEM), for CI secrets")
-}
-
-func (f *signerFlags) signers(env *Env) ([]index.Signer, error) {
-	out, err := index.LoadSigners(f.files, env.Warnf)
-	if err != nil {
-		return nil, err
-	}
-	if f.env != "" {
-		k, err := index.PrivateKeyFromEnv(env.Getenv, f.env)
-		if err != nil {
-			return nil, fmt.Errorf("--sign-key-env %s: %w", f.env, err)
-		}
-		out = append(out, k)
-	}
-	return out, nil
 }
 
 // newsTime is the generated time of an index that changes what is

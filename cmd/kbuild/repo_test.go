@@ -156,9 +156,20 @@ func TestRepoIndexAndVerify(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
 	defer srv.Close()
 	for _, ref := range []string{filepath.Join(site, "index.yaml"), site, srv.URL + "/index.yaml", srv.URL} {
-		r := runInProcess("repo", "verify", ref, "--public-key", key+".pub")
+		r := runInProcess("repo", "verify", "--index", ref, "--public-key", key+".pub")
 		if r.code != 0 || r.stdout != "index.yaml: 2 packages, 3 versions, signed by 1 of 1, expires in 29 days\n" {
 			t.Errorf("verify %s: %s", ref, r)
+		}
+	}
+	// The old spelling, the index as the argument, still verifies, with a
+	// notice; the index given twice, or not at all, is a usage error.
+	r = runInProcess("repo", "verify", site, "--public-key", key+".pub")
+	if want := "warning: kbuild repo verify: the index as an argument is deprecated and goes away in the next release; use --index " + site + "\n"; r.code != 0 || r.stderr != want || !strings.Contains(r.stdout, "2 packages, 3 versions") {
+		t.Errorf("verify SITE (the old spelling): %s\nwant exit 0 and stderr %q", r, want)
+	}
+	for _, args := range [][]string{{"--index", site, site}, {}} {
+		if r := runInProcess(append([]string{"repo", "verify", "--public-key", key + ".pub"}, args...)...); r.code != 2 || !strings.Contains(r.stderr, "verify takes one --index REF") {
+			t.Errorf("verify %v: %s; want exit 2", args, r)
 		}
 	}
 
@@ -175,7 +186,7 @@ func TestRepoIndexAndVerify(t *testing.T) {
 	}
 	sig3, _ := os.ReadFile(filepath.Join(site3, "index.yaml.sig"))
 	mustContain(t, "index.yaml.sig", string(sig3), "signatures:\n- keyid: ")
-	r = runInProcess("repo", "verify", site3, "--public-key", key+".pub", "--public-key", key2+".pub", "--threshold", "2")
+	r = runInProcess("repo", "verify", "--index", site3, "--public-key", key+".pub", "--public-key", key2+".pub", "--threshold", "2")
 	if r.code != 0 || !strings.Contains(r.stdout, "signed by 2 of 2") {
 		t.Fatalf("verify 2 of 2: %s", r)
 	}
@@ -197,12 +208,15 @@ func TestRepoIndexFlags(t *testing.T) {
 	}{
 		{"no key", nil, 0, "is not signed: kubepkg subscribers accept it only with allowUnsigned: true"},
 		{"stdout with key", []string{"--sign-key", key + ".key", "-o", "-"}, 2, "a signed index needs a file to write index.yaml.sig beside"},
-		{"relocate without merge", []string{"--relocate", "oci://a=oci://b"}, 2, "need --merge"},
+		{"relocate without an index", []string{"--relocate", "oci://a=oci://b"}, 2, "they need --index"},
 		{"expires 0", []string{"--sign-key", key + ".key", "--expires", "0"}, 2, "a signed index must expire; to publish one that never does, pass --no-expiry"},
 		{"no-expiry and expires", []string{"--sign-key", key + ".key", "--no-expiry", "--expires", "1h"}, 2, "contradict"},
-		{"merge without key", []string{"--sign-key", key + ".key", "--merge", site}, 2, "kbuild verifies the published index before it merges over it (kubepkg does not): add --merge-public-key FILE (the public key that signed it) or --merge-root FILE"},
-		{"merge with both", []string{"--sign-key", key + ".key", "--merge", site, "--merge-public-key", key + ".pub", "--merge-root", key + ".pub"}, 2, "not both"},
-		{"allow-new without merge", []string{"--sign-key", key + ".key", "--allow-new"}, 2, "need --merge"},
+		{"index without key", []string{"--sign-key", key + ".key", "--index", site}, 2, "kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml)"},
+		{"merge without key, old spelling", []string{"--sign-key", key + ".key", "--merge", site}, 2, "warning: kbuild repo index: --merge is deprecated and goes away in the next release; use --index\nkbuild repo index: --index " + site + ": kbuild verifies the published index"},
+		{"index with two ways", []string{"--sign-key", key + ".key", "--index", site, "--public-key", key + ".pub", "--index-root", key + ".pub"}, 2, "give one of --public-key, --root-key or --index-root"},
+		{"merge with both, old spelling", []string{"--sign-key", key + ".key", "--merge", site, "--merge-public-key", key + ".pub", "--merge-root", key + ".pub"}, 2, "give one of --public-key, --root-key or --index-root"},
+		{"keys without an index", []string{"--sign-key", key + ".key", "--public-key", key + ".pub"}, 2, "they need --index"},
+		{"allow-new without an index", []string{"--sign-key", key + ".key", "--allow-new"}, 2, "they need --index"},
 		{"public key to sign", []string{"--sign-key", key + ".pub"}, 1, `PEM block is "PUBLIC KEY", want "PRIVATE KEY"`},
 	} {
 		r := repoIndex(t, distDir, site, tc.args...)
@@ -263,7 +277,7 @@ func TestRepoIndexUnsigned(t *testing.T) {
 	if _, err := index.ParseIndex([]byte(out.stdout)); err != nil {
 		t.Errorf("-o - wrote no index: %v", err)
 	}
-	if r := repoIndex(t, distDir, site, "--merge", site, "--merge-public-key", key+".pub", "--relocate", "r=s"); r.code != 2 || !strings.Contains(r.stderr, "want oci://OLD=oci://NEW") {
+	if r := repoIndex(t, distDir, site, "--index", site, "--public-key", key+".pub", "--relocate", "r=s"); r.code != 2 || !strings.Contains(r.stderr, "want oci://OLD=oci://NEW") {
 		t.Errorf("--relocate without oci://: %s", r)
 	}
 }
@@ -280,7 +294,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 		t.Fatal(r)
 	}
 	state := filepath.Join(dir, "state.json")
-	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
+	if r := runInProcess("repo", "verify", "--index", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
 		t.Fatal(r)
 	}
 	st, _ := os.ReadFile(state)
@@ -292,7 +306,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	if r := repoIndex(t, distDir, old, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
-	r := runInProcess("repo", "verify", old, "--public-key", key+".pub", "--state", state)
+	r := runInProcess("repo", "verify", "--index", old, "--public-key", key+".pub", "--state", state)
 	if r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index generated") || !strings.Contains(r.stderr, "refusing a rollback") {
 		t.Fatalf("rollback: %s", r)
 	}
@@ -306,20 +320,20 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	os.WriteFile(filepath.Join(tampered, "index.yaml"), []byte(strings.Replace(string(data), "build: 4", "build: 5", 1)), 0o644)
 	sig, _ := os.ReadFile(filepath.Join(site, "index.yaml.sig"))
 	os.WriteFile(filepath.Join(tampered, "index.yaml.sig"), sig, 0o644)
-	r = runInProcess("repo", "verify", tampered, "--public-key", key+".pub")
+	r = runInProcess("repo", "verify", "--index", tampered, "--public-key", key+".pub")
 	if r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
 		t.Fatalf("tampered: %s", r)
 	}
 	os.Remove(filepath.Join(tampered, "index.yaml.sig"))
-	r = runInProcess("repo", "verify", tampered, "--public-key", key+".pub")
+	r = runInProcess("repo", "verify", "--index", tampered, "--public-key", key+".pub")
 	if r.code != 1 || !strings.Contains(r.stderr, "index.yaml.sig is missing") {
 		t.Fatalf("unsigned: %s", r)
 	}
-	r = runInProcess("repo", "verify", filepath.Join(dir, "nowhere"), "--public-key", key+".pub")
+	r = runInProcess("repo", "verify", "--index", filepath.Join(dir, "nowhere"), "--public-key", key+".pub")
 	if r.code != exitFetch || !strings.Contains(r.stderr, "not found") {
 		t.Fatalf("missing site: %s", r)
 	}
-	if r := runInProcess("repo", "verify", site); r.code != 2 {
+	if r := runInProcess("repo", "verify", "--index", site); r.code != 2 {
 		t.Fatalf("no keys: %s", r)
 	}
 }
@@ -341,7 +355,7 @@ func TestRepoWithdraw(t *testing.T) {
 		t.Fatal(r)
 	}
 	state := filepath.Join(dir, "state.json")
-	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
+	if r := runInProcess("repo", "verify", "--index", site, "--public-key", key+".pub", "--state", state); r.code != 0 {
 		t.Fatal(r)
 	}
 	for _, tc := range []struct {
@@ -364,10 +378,10 @@ func TestRepoWithdraw(t *testing.T) {
 		t.Fatalf("withdraw: %s", r)
 	}
 	// The subscriber accepts the newer index (its rollback state moves on).
-	if r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--state", state); r.code != 0 || !strings.Contains(r.stdout, "1 packages, 1 versions") {
+	if r := runInProcess("repo", "verify", "--index", site, "--public-key", key+".pub", "--state", state); r.code != 0 || !strings.Contains(r.stdout, "1 packages, 1 versions") {
 		t.Fatalf("verify after withdraw: %s", r)
 	}
-	r = repoIndex(t, distDir, filepath.Join(dir, "again"), "--sign-key", key+".key", "--merge", filepath.Join(site, "index.yaml"), "--merge-public-key", key+".pub")
+	r = repoIndex(t, distDir, filepath.Join(dir, "again"), "--sign-key", key+".key", "--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub")
 	if r.code == 0 || !strings.Contains(r.stderr, "kubevirt 1.9.0 build 4 was withdrawn on") {
 		t.Fatalf("repo index of a withdrawn record: %s", r)
 	}

@@ -8,9 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sources"
 )
@@ -20,12 +18,12 @@ type repoIndexFlags struct {
 	fs  *pflag.FlagSet
 	out string
 	mergeFlags
+	timeoutFlag
+	plainHTTPFlag
 	sign         signerFlags
 	expires      time.Duration
 	noExpiry     bool
-	mergeTimeo   time.Duration
 	verifyCharts bool
-	plainHTTP    bool
 	relocate     []string
 }
 
@@ -33,7 +31,7 @@ func newRepoIndexCmd() *Command {
 	f := &repoIndexFlags{}
 	return &Command{
 		Name:    "index",
-		Usage:   "kbuild repo index DIST [-o SITE/index.yaml|-] [--sign-key FILE]... [--merge FILE|URL (--merge-public-key FILE | --merge-root FILE)] [--allow-new] [--expires 720h | --no-expiry] [--verify]",
+		Usage:   "kbuild repo index DIST [-o SITE/index.yaml|-] [--sign-key FILE]... [--index REF (--public-key FILE | --root-key FILE | --index-root FILE)] [--allow-new] [--expires 720h | --no-expiry] [--verify]",
 		Summary: "Write and sign index.yaml from the build records in DIST.",
 		Help: `Reads every build record (kind: PackageSource) under DIST — other YAML such as
 the BuildInfo sidecars, and DIST/oci, are skipped — and writes index.yaml:
@@ -44,10 +42,10 @@ the version's signatures. Then it signs the exact bytes with every
 --sign-key and --sign-key-env key: index.yaml.sig is written first, then
 index.yaml, each through a temporary file and a rename.
 
-With --merge, the index published so far is fetched (a path or an http(s)
-URL), its signature checked against --merge-public-key or the root of trust
-(--merge-root, your root.yaml; newer roots are fetched from beside the base)
-and every digest recomputed, before anything is re-signed: a base that fails
+With --index, the index published so far is fetched (a site directory, a
+path or an http(s) URL), its signature checked against --public-key, your
+pinned --root-key keys or your root.yaml (--index-root; newer roots are
+fetched from beside the base) and every digest recomputed, before anything is re-signed: a base that fails
 is never merged. Every published version is kept; a version and build built
 again must have the same digest, otherwise the publish fails — published
 versions do not change, give the recipe a new build number. A base that
@@ -66,13 +64,15 @@ and the index pins what was downloaded. The flags of 'kubepkg repo index'
 work with its meaning: -o - writes the index to stdout (unsigned only);
 --verify pulls every chart the records in DIST pin and checks its archive
 digest (--plain-http for loopback registries); --relocate
-oci://OLD=oci://NEW moves the --merge base's charts to a new registry path
+oci://OLD=oci://NEW moves the --index base's charts to a new registry path
 (each must already be there with its published digest; the moved versions
 get new spec digests; a version with delegated signatures cannot move);
 without --sign-key or --sign-key-env the index is written unsigned, with a
 warning (kubepkg subscribers then need allowUnsigned). kbuild is stricter
-in one place: --merge also needs the base's --merge-public-key or
---merge-root, because an unverified base is never re-signed. The mistake
+in one place: --index (kubepkg's and Helm's --merge, which still works for
+one release, as do --merge-public-key and --merge-root) also needs the
+base's --public-key, --root-key or --index-root, because an unverified
+base is never re-signed. The mistake
 to avoid: merging without the base's key, or signing with a key that the
 root's index role does not list.
 
@@ -82,25 +82,25 @@ Examples:
 
   # in CI: merge with what is published, key from a secret
   kbuild repo index dist/ -o _site/index.yaml --sign-key-env KBUILD_SIGN_KEY \
-    --merge https://example.github.io/packages/index.yaml --merge-public-key keys/index.pub
+    --index https://example.github.io/packages/index.yaml --public-key keys/index.pub
 
   # as kubepkg-recipes' build script runs it: unsigned, charts checked
   kbuild repo index dist -o site/index.yaml --plain-http --verify
 
   # under a root of trust, starting the repository if nothing is published yet
   kbuild repo index dist/ -o _site/index.yaml --sign-key keys/index.key \
-    --merge https://example.github.io/packages/ --merge-root _site/root.yaml --allow-new`,
+    --index https://example.github.io/packages/ --index-root _site/root.yaml --allow-new`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.fs = fs
-			fs.StringVarP(&f.out, "output", "o", "_site/index.yaml", "index file to write; the signature goes to the same path + .sig")
+			addOutputFlag(fs, &f.out, "_site/index.yaml", "the index to `FILE` (- for stdout, unsigned only); the signature goes to FILE.sig")
 			f.sign.addFlags(fs, "index.yaml")
 			f.mergeFlags.addFlags(fs)
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long after generated the index expires")
-			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index without expires (not accepted under a root of trust)")
-			fs.DurationVar(&f.mergeTimeo, "timeout", netdeadline.DefaultIdle, "give up on the --merge site when it sends nothing for this long")
+			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index that never expires, without expires (not accepted under a root of trust)")
+			f.timeoutFlag.addFlags(fs, "the --index site or a registry")
 			fs.BoolVar(&f.verifyCharts, "verify", false, "also pull every chart the build records in DIST pin and check its archive digest")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --verify and --relocate, talk plain HTTP to OCI registries (loopback registries)")
-			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --merge base's charts to a new registry path; each must be there with its published digest (repeatable)")
+			f.plainHTTPFlag.addFlags(fs, "for --verify and --relocate")
+			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --index base's charts to a new registry path; each must be there with its published digest (repeatable)")
 		},
 		Run: f.run,
 	}
@@ -115,12 +115,11 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		return usagef("--no-expiry and --expires %s contradict each other", f.expires)
 	case !f.noExpiry && f.expires <= 0:
 		return usagef("--expires %s: a signed index must expire; to publish one that never does, pass --no-expiry", f.expires)
-	case f.merge == "" && (len(f.mergeKeys) > 0 || f.mergeRoot != "" || f.allowNew || len(f.relocate) > 0):
-		return usagef("--merge-public-key, --merge-root, --allow-new and --relocate need --merge")
-	case f.merge != "" && len(f.mergeKeys) > 0 && f.mergeRoot != "":
-		return usagef("--merge: give --merge-public-key or --merge-root, not both")
-	case f.merge != "" && len(f.mergeKeys) == 0 && f.mergeRoot == "":
-		return usagef("--merge %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --merge-public-key FILE (the public key that signed it) or --merge-root FILE (your root.yaml)", f.merge)
+	case f.ref == "" && (f.allowNew || len(f.relocate) > 0):
+		return usagef("--allow-new and --relocate are about the --index base: they need --index")
+	}
+	if err := f.mergeFlags.check(); err != nil {
+		return err
 	}
 	moves, err := parseRelocate(f.relocate)
 	if err != nil {
@@ -163,7 +162,7 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		return err
 	}
 	pin := publish.SourcePinner(fetch, env.Warnf)
-	opts := []publish.Option{publish.WithSigners(signers...), publish.WithGenerated(generated), publish.WithTimeout(f.mergeTimeo),
+	opts := []publish.Option{publish.WithSigners(signers...), publish.WithGenerated(generated), publish.WithTimeout(f.timeout),
 		publish.WithOutput(env.Stdout, env.Stderr),
 		publish.WithRelocate(moves, f.plainHTTP), publish.WithChartPinner(pin)}
 	if !f.noExpiry {
@@ -171,12 +170,12 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	} else {
 		opts = append(opts, publish.WithExpires(0))
 	}
-	if f.merge != "" {
+	if f.ref != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
 			return err
 		}
-		opts = append(opts, publish.WithMerge(f.merge, trust, f.allowNew))
+		opts = append(opts, publish.WithMerge(f.ref, trust, f.allowNew))
 	}
 	p, err := publish.New(opts...)
 	if err != nil {
@@ -208,37 +207,4 @@ func parseRelocate(vals []string) (map[string]string, error) {
 		moves[from] = to
 	}
 	return moves, nil
-}
-
-// mergeFlags name the published index a new one is merged over, and what
-// verifies it.
-type mergeFlags struct {
-	merge     string
-	mergeKeys []string
-	mergeRoot string
-	allowNew  bool
-}
-
-func (f *mergeFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.merge, "merge", "", "published index.yaml to keep every version of (path or http(s) URL)")
-	fs.StringArrayVar(&f.mergeKeys, "merge-public-key", nil, "public key that signed the --merge index; repeat for several")
-	fs.StringVar(&f.mergeRoot, "merge-root", "", "your root.yaml: verify the --merge index under it (and newer published roots)")
-	fs.BoolVar(&f.allowNew, "allow-new", false, "with --merge, start a new index when the base does not exist")
-}
-
-// mergeTrust returns what the base index is verified with, and checks
-// that the signing keys satisfy the root's index role.
-func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
-	if f.mergeRoot == "" {
-		keys, err := index.LoadPublicKeys(f.mergeKeys, false)
-		if err != nil {
-			return nil, err
-		}
-		return &index.Trust{IndexKeys: keys}, nil
-	}
-	root, _, err := publish.LoadRoot(f.mergeRoot, signers)
-	if err != nil {
-		return nil, fmt.Errorf("--merge-root: %w", err)
-	}
-	return &index.Trust{TrustedRoot: root}, nil
 }

@@ -11,32 +11,30 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
 )
 
 // repoVerifyFlags are the flags of repo verify.
 type repoVerifyFlags struct {
-	publicKeys    []string
-	threshold     int
-	rootKeys      []string
-	rootThreshold int
-	state         string
-	charts        bool
-	plainHTTP     bool
-	timeout       time.Duration
-	evidence      string
+	indexFlags
+	timeoutFlag
+	plainHTTPFlag
+	state    string
+	charts   bool
+	evidence string
 }
 
 func newRepoVerifyCmd() *Command {
 	f := &repoVerifyFlags{}
 	return &Command{
 		Name:    "verify",
-		Usage:   "kbuild repo verify URL|DIR/index.yaml (--public-key FILE... [--threshold N] | --root-key FILE... [--root-threshold N]) [--state FILE] [--charts]",
+		Usage:   "kbuild repo verify --index REF (--public-key FILE... [--threshold N] | --root-key FILE... [--root-threshold N]) [--state FILE] [--charts]",
 		Summary: "Verify a published index as a subscriber does.",
 		Help: `Fetches index.yaml and index.yaml.sig (and, with --root-key, root.yaml and
-root/1.yaml … root/N.yaml) from a directory or an http(s) URL and checks, in
+root/1.yaml … root/N.yaml) of --index (a site directory, an index.yaml or an
+http(s) URL; given as the argument, the old spelling, it still works for one
+release) and checks, in
 a subscriber's order: each root version signed by the previous one's root
 keys and its own, from the pinned keys on; the newest root not expired;
 index.yaml signed by a threshold of trusted keys (the root's index role);
@@ -66,42 +64,41 @@ itself — pass keys you got out of band.
 
 Examples:
   # verify a site with its index key
-  kbuild repo verify https://example.github.io/packages/index.yaml --public-key keys/index.pub
+  kbuild repo verify --index https://example.github.io/packages/index.yaml --public-key keys/index.pub
 
   # under a root of trust, remembering what was accepted
-  kbuild repo verify https://example.github.io/packages/ --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --state .kbuild-state.json
+  kbuild repo verify --index https://example.github.io/packages/ --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --state .kbuild-state.json
 
   # a local site, and every chart it pins (loopback registry)
-  kbuild repo verify _site/index.yaml --public-key keys/index.pub --charts --plain-http
+  kbuild repo verify --index _site/index.yaml --public-key keys/index.pub --charts --plain-http
 
   # the stable suite and the test evidence of what it holds
-  kbuild repo verify _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
+  kbuild repo verify --index _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key trusted to sign index.yaml; repeat for several")
-			fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
-			fs.StringArrayVar(&f.rootKeys, "root-key", nil, "pinned root public key; repeat for several")
-			fs.IntVar(&f.rootThreshold, "root-threshold", 1, "how many --root-key keys must have signed root version 1")
-			fs.StringVar(&f.state, "state", "", "file recording the last accepted index and root; refuses rollbacks and forks, then is updated")
+			f.indexFlags.addFlags(fs, "to verify (required)")
+			fs.StringVar(&f.state, "state", "", "file `FILE` recording the last accepted index and root; refuses rollbacks and forks, then is updated")
 			fs.BoolVar(&f.charts, "charts", false, "also pull every chart and check its archive digest against the pin")
-			fs.BoolVar(&f.plainHTTP, "plain-http", false, "with --charts, talk plain HTTP to registries (loopback registries)")
-			fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on the site or a registry when it sends nothing for this long")
-			fs.StringVar(&f.evidence, "evidence", "", "directory of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
+			f.plainHTTPFlag.addFlags(fs, "for --charts")
+			f.timeoutFlag.addFlags(fs, "the site or a registry")
+			fs.StringVar(&f.evidence, "evidence", "", "directory `DIR` of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
 		},
 		Run: f.run,
 	}
 }
 
 func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 {
-		return usagef("verify takes one URL or path of index.yaml")
-	}
-	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
-		return usagef("verify needs --public-key or --root-key (one of them)")
+	ref := f.ref
+	switch {
+	case ref == "" && len(args) == 1:
+		ref = args[0]
+		fmt.Fprintf(env.Stderr, "warning: kbuild repo verify: the index as an argument is deprecated and goes away in the next release; use --index %s\n", ref)
+	case ref == "" || len(args) > 0:
+		return usagef("verify takes one --index REF (a site directory, index.yaml or http(s) URL) and no arguments")
 	}
 	if f.evidence != "" && len(f.rootKeys) == 0 {
 		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
 	}
-	trust, err := index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	trust, err := f.require("verify")
 	if err != nil {
 		return err
 	}
@@ -111,7 +108,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 			return err
 		}
 	}
-	site, err := publish.Open(args[0], fetchsite.WithTimeout(f.timeout))
+	site, err := publish.Open(ref, fetchsite.WithTimeout(f.timeout))
 	if err != nil {
 		return err
 	}

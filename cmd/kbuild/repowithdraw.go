@@ -25,6 +25,7 @@ type repoWithdrawFlags struct {
 	keys    signerFlags
 	expires time.Duration
 	mergeFlags
+	timeoutFlag
 }
 
 func newRepoWithdrawCmd() *Command {
@@ -40,12 +41,12 @@ catalog, which lists the withdrawn version with its reason. The same
 version and build can never be published again — publish skips the
 recipe, and 'repo index' and merges refuse it — so a bad version is fixed
 by raising spec.build in its recipe. Tombstones are kept by every later
-publish and travel through --merge. With a suites file (--suites), the
+publish and travel through --index. With a suites file (--suites), the
 version is withdrawn from every suite of the site that holds it, and
 'kbuild promote' carries the tombstone into the others.
 
-The index is verified first, with the signing keys (or --merge-public-key /
---merge-root for an index elsewhere). The charts stay in the registry:
+The index is verified first, with the signing keys (or --public-key,
+--root-key or --index-root for an --index elsewhere). The charts stay in the registry:
 clusters that installed the version keep running it, and subscribers'
 rollback protection is unaffected (the new index is newer). kubepkg
 clients ignore the "withdrawn:" key and simply no longer see the version.
@@ -55,13 +56,14 @@ Examples:
   kbuild repo withdraw kubevirt@1.9.0 --build 4 --reason "breaks upgrades from 1.8 (issue 812)" \
     --site _site --sign-key-env KBUILD_SIGN_KEY`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.site, "site", "_site", "site directory whose index.yaml is changed")
+			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` whose index.yaml is changed")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, every suite under --site that holds the version is changed")
 			fs.IntVar(&f.build, "build", 0, "build number of the version to withdraw (required)")
 			fs.StringVar(&f.reason, "reason", "", "why, shown in the catalog: one line (required)")
 			f.keys.addFlags(fs, "the index")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the new index")
 			f.mergeFlags.addFlags(fs)
+			f.timeoutFlag.addFlags(fs, "the --index site")
 		},
 		Run: f.run,
 	}
@@ -83,6 +85,9 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	case f.expires <= 0:
 		return usagef("--expires %s: a re-signed index must expire", f.expires)
 	}
+	if err := f.mergeFlags.check(); err != nil {
+		return err
+	}
 	signers, err := f.keys.signers(env)
 	if err != nil {
 		return err
@@ -98,8 +103,8 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	if !found {
 		return f.withdraw(ctx, env, f.site, pkg, ver, signers, generated)
 	}
-	if f.merge != "" {
-		return usagef("--merge names one index; with %s every suite under --site is changed: restore the site first", f.suites)
+	if f.ref != "" {
+		return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", f.suites)
 	}
 	done := 0
 	for _, s := range c.Names() {
@@ -126,13 +131,13 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 // withdraw withdraws pkg ver build f.build from the site in dir.
 func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ver string, signers []index.Signer, generated time.Time) error {
 	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(signers...), publish.WithGenerated(generated),
-		publish.WithExpires(f.expires), publish.WithOutput(env.Stdout, env.Stderr)}
-	if f.merge != "" {
+		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithOutput(env.Stdout, env.Stderr)}
+	if f.ref != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
 			return err
 		}
-		opts = append(opts, publish.WithMerge(f.merge, trust, false))
+		opts = append(opts, publish.WithMerge(f.ref, trust, false))
 	}
 	p, err := publish.New(opts...)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
 )
@@ -23,21 +23,23 @@ func newSBOMCmd() *Command {
 		out      string
 		contents bool
 		tf       trivyFlags
-		it       indexTrust
+		it       indexFlags
+		net      timeoutFlag
 	)
 	return &Command{
 		Name:    "sbom",
-		Usage:   "kbuild sbom DIST|INDEX [PACKAGE[@VERSION]...] -o FILE [--public-key FILE] [--with-image-contents] [--trivy PATH]",
+		Usage:   "kbuild sbom (DIST | --index REF (--public-key FILE | --root-key FILE)) [PACKAGE[@VERSION]...] -o FILE [--with-image-contents] [--trivy PATH]",
 		Summary: "Write a CycloneDX 1.6 SBOM of built or published packages.",
-		Help: `Reads the build records of a dist directory (kbuild build -o DIST), or an
-index.yaml by path or http(s) URL — verified first, as a subscriber does,
-with --public-key or --root-key — and writes one CycloneDX 1.6 JSON BOM of
+		Help: `Reads the build records of a dist directory (kbuild build -o DIST), or the
+published index --index (a site directory, index.yaml or http(s) URL) —
+verified first, as a subscriber does, with --public-key or --root-key — and
+writes one CycloneDX 1.6 JSON BOM of
 every package in it, or of the PACKAGEs named (all their versions, or the one
 VERSION). Naming exactly one build writes that build's BOM, with the package
 as the BOM's subject. The BOM lists each package, the charts it installs, the
 images it runs and the upstream sources of each build with their sha256
 (from the BuildInfo sidecars: beside each record in DIST, under build/ beside
-an INDEX), and how they depend on each other.
+the index), and how they depend on each other.
 
 The same input gives the same bytes: the timestamp is SOURCE_DATE_EPOCH, or
 the index's generated time; without either it is left out.
@@ -52,21 +54,22 @@ Examples:
   kbuild sbom dist -o sbom.cdx.json
 
   # one build of a published repository
-  kbuild sbom https://charts.example.com/index.yaml kubevirt@1.9.0 -o kubevirt.cdx.json \
+  kbuild sbom --index https://charts.example.com/index.yaml kubevirt@1.9.0 -o kubevirt.cdx.json \
     --public-key keys/index.pub
 
   # with the packages inside the images, as Trivy sees them
   kbuild sbom dist --with-image-contents --trivy ~/go/bin/trivy -o sbom.cdx.json`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVarP(&out, "output", "o", "", "write the BOM to FILE (- for stdout); required")
+			addOutputFlag(fs, &out, "", "the BOM to `FILE` (- for stdout); required")
 			fs.BoolVar(&contents, "with-image-contents", false, "nest each pinned image's contents as Trivy lists them")
 			tf.addFlags(fs)
-			it.addFlags(fs)
-			it.addTimeout(fs)
+			it.addFlags(fs, "to describe instead of a DIST")
+			net.addFlags(fs, "the index's site")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 {
-				return usagef("expected DIST or INDEX")
+			src, asIndex, pkgs, err := buildsSource(env, "kbuild sbom", it.ref, args)
+			if err != nil {
+				return err
 			}
 			if out == "" {
 				return usagef("-o FILE is required")
@@ -75,11 +78,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			in, err := loadBuilds(ctx, env, args[0], true, trust, it.timeout)
+			in, err := loadBuilds(ctx, env, src, asIndex, true, trust, net.timeout)
 			if err != nil {
 				return err
 			}
-			builds, err := in.Select(args[1:])
+			builds, err := in.Select(pkgs)
 			if err != nil {
 				return err
 			}
@@ -97,7 +100,7 @@ Examples:
 				opts = append(opts, sbom.WithImageContents(t))
 			}
 			var bom *cdx.BOM
-			if len(args) > 1 && len(builds) == 1 {
+			if len(pkgs) > 0 && len(builds) == 1 {
 				bom, err = sbom.ForBuild(ctx, builds[0], opts...)
 			} else {
 				bom, err = sbom.ForRepository(ctx, in.Name, builds, opts...)
@@ -114,28 +117,6 @@ Examples:
 	}
 }
 
-// trivyFlags are the flags of the commands that run Trivy.
-type trivyFlags struct {
-	path     string
-	cacheDir string
-}
-
-func (f *trivyFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.path, "trivy", "", "the trivy program (default: trivy on PATH)")
-	fs.StringVar(&f.cacheDir, "cache-dir", "", "Trivy's cache directory, where its vulnerability DB is (default: Trivy's, ~/.cache/trivy)")
-}
-
-func (f *trivyFlags) trivy(offline bool) (*sbom.Trivy, error) {
-	opts := []sbom.TrivyOption{sbom.WithTrivyOffline(offline)}
-	if f.path != "" {
-		opts = append(opts, sbom.WithTrivyPath(f.path))
-	}
-	if f.cacheDir != "" {
-		opts = append(opts, sbom.WithTrivyCacheDir(f.cacheDir))
-	}
-	return sbom.NewTrivy(opts...)
-}
-
 // writeOutput writes data to file atomically, or to stdout for "-", and
 // names the file on stdout.
 func writeOutput(env *Env, file string, data []byte) error {
@@ -150,38 +131,27 @@ func writeOutput(env *Env, file string, data []byte) error {
 	return nil
 }
 
-// indexTrust are the flags that verify an index read by sbom, scan, diff
-// and plan, and how long its site may send nothing (--timeout).
-type indexTrust struct {
-	publicKeys, rootKeys []string
-	timeout              time.Duration
-}
-
-// addTimeout adds --timeout, for the commands that have no source flags.
-func (f *indexTrust) addTimeout(fs *pflag.FlagSet) {
-	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on the INDEX's site when it sends nothing for this long")
-}
-
-func (f *indexTrust) addFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&f.publicKeys, "public-key", nil, "with an INDEX: public key trusted to sign it; repeat for several")
-	fs.StringArrayVar(&f.rootKeys, "root-key", nil, "with an INDEX: pinned root public key, to verify it under its root of trust")
-}
-
-// trust returns what verifies an index, nil when no key is given.
-func (f *indexTrust) trust() (*index.Trust, error) {
-	if len(f.publicKeys) == 0 && len(f.rootKeys) == 0 {
-		return nil, nil
+// buildsSource returns what sbom and scan read, from --index REF or the
+// first argument, and the PACKAGE arguments. An index given as the first
+// argument is the old spelling of --index: it still works, with a notice.
+func buildsSource(env *Env, cmd, ref string, args []string) (src string, asIndex bool, pkgs []string, err error) {
+	if ref != "" {
+		return ref, true, args, nil
 	}
-	if len(f.publicKeys) > 0 && len(f.rootKeys) > 0 {
-		return nil, usagef("give --public-key or --root-key, not both")
+	if len(args) == 0 {
+		return "", false, nil, usagef("expected DIST, or --index REF")
 	}
-	return index.LoadTrust(f.publicKeys, 0, f.rootKeys, 0)
+	if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
+		fmt.Fprintf(env.Stderr, "warning: %s: an index as the first argument is deprecated and goes away in the next release; use --index %s\n", cmd, args[0])
+	}
+	return args[0], false, args[1:], nil
 }
 
-// loadBuilds reads the builds of src (see publish.LoadBuilds) and prints
-// the warnings of verifying an index.
-func loadBuilds(ctx context.Context, env *Env, src string, infos bool, trust *index.Trust, timeout time.Duration) (*publish.Builds, error) {
-	in, err := publish.LoadBuilds(ctx, src, trust, publish.BuildsOptions{BuildInfo: infos, Timeout: timeout})
+// loadBuilds reads the builds of src (see publish.LoadBuilds; with
+// asIndex a directory is a site, not a dist directory) and prints the
+// warnings of verifying an index.
+func loadBuilds(ctx context.Context, env *Env, src string, asIndex, infos bool, trust *index.Trust, timeout time.Duration) (*publish.Builds, error) {
+	in, err := publish.LoadBuilds(ctx, src, trust, publish.BuildsOptions{BuildInfo: infos, Timeout: timeout, Index: asIndex})
 	if errors.Is(err, publish.ErrUnverified) {
 		return nil, usagef("%v", err)
 	}

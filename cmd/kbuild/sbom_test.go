@@ -33,7 +33,7 @@ func checkCmdGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	golden := filepath.Join("testdata", name)
 	if *updateGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
@@ -42,10 +42,10 @@ func checkCmdGolden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/kbuild -run 'SBOM|Scan' -update to create it)", err)
+		t.Fatalf("%v (run go test ./cmd/kbuild -run '%s' -update to create it)", err, t.Name())
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test ./cmd/kbuild -run 'SBOM|Scan' -update if intended):\ngot:\n%s", golden, got)
+		t.Errorf("output differs from %s (run go test ./cmd/kbuild -run '%s' -update if intended):\ngot:\n%s", golden, t.Name(), got)
 	}
 }
 
@@ -70,16 +70,6 @@ func componentRefs(bom *cdx.BOM) []string {
 		}
 	}
 	return refs
-}
-
-func TestSBOMHelp(t *testing.T) {
-	for _, cmd := range []string{"sbom", "scan"} {
-		r := runInProcess(cmd, "--help")
-		if r.code != 0 {
-			t.Fatalf("kbuild %s --help: %s", cmd, r)
-		}
-		checkCmdGolden(t, "help-"+cmd+".txt", []byte(r.stdout))
-	}
 }
 
 func TestSBOMDist(t *testing.T) {
@@ -156,7 +146,7 @@ func TestSBOMErrors(t *testing.T) {
 		{"unknown version", []string{"sbom", sbomDist, "kubevirt@2.0.0", "-o", out}, 1,
 			"error: kubevirt@2.0.0 is not in dist directory ../../sbom/testdata/dist; kubevirt has 1.8.2 (build 1), 1.9.0 (build 4)"},
 		{"no output", []string{"sbom", sbomDist}, 2, "-o FILE is required"},
-		{"no input", []string{"sbom", "-o", out}, 2, "expected DIST or INDEX"},
+		{"no input", []string{"sbom", "-o", out}, 2, "expected DIST, or --index REF"},
 		{"missing input", []string{"sbom", "no/such/dir", "-o", out}, 1, "expected a dist directory (kbuild build -o DIST) or an index.yaml"},
 		{"empty dist", []string{"sbom", t.TempDir(), "-o", out}, 1, "has no build records"},
 		{"missing trivy", []string{"sbom", sbomDist, "--with-image-contents", "--trivy", "/no/such/trivy", "-o", out}, 1,
@@ -252,10 +242,22 @@ func TestSBOMIndex(t *testing.T) {
 	if r := runInProcess("sbom", sbomDist, "-o", fromDist); r.code != 0 {
 		t.Fatal(r)
 	}
-	for _, src := range []string{filepath.Join(site, "index.yaml"), srv.URL + "/index.yaml"} {
+	for _, src := range []string{filepath.Join(site, "index.yaml"), srv.URL + "/index.yaml", site} {
 		out := filepath.Join(t.TempDir(), "index.json")
-		if r := runInProcess("sbom", src, "-o", out, "--public-key", pub); r.code != 0 {
-			t.Fatalf("kbuild sbom %s: %s", src, r)
+		if r := runInProcess("sbom", "--index", src, "-o", out, "--public-key", pub); r.code != 0 || r.stderr != "" {
+			t.Fatalf("kbuild sbom --index %s: %s", src, r)
+		}
+		// The old spelling, the index as the first argument, gives the
+		// same BOM with a notice (a site directory is a dist there).
+		if src != site {
+			old := filepath.Join(t.TempDir(), "old.json")
+			r := runInProcess("sbom", src, "-o", old, "--public-key", pub)
+			if want := "warning: kbuild sbom: an index as the first argument is deprecated and goes away in the next release; use --index " + src + "\n"; r.code != 0 || r.stderr != want {
+				t.Errorf("kbuild sbom %s: %s\nwant exit 0 and %q", src, r, want)
+			}
+			if a, b := readFile(t, out), readFile(t, old); a != b {
+				t.Errorf("kbuild sbom %s differs from kbuild sbom --index %s", src, src)
+			}
 		}
 		bom := readBOM(t, out)
 		if got, want := bom.Metadata.Timestamp, "2026-10-10T12:00:00Z"; got != want {
@@ -277,26 +279,32 @@ func TestSBOMIndex(t *testing.T) {
 	if err := os.Rename(filepath.Join(site, "build", "cdi-1.66.1-1.build.yaml"), filepath.Join(site, "build", "kubevirt-1.8.2-1.build.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	r := runInProcess("sbom", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub)
+	r := runInProcess("sbom", "--index", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub)
 	if want := "expected kind BuildInfo of kubevirt@1.8.2 build 1, got kind \"BuildInfo\" of cdi@1.66.1 build 1"; r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Errorf("kbuild sbom with a wrong sidecar: %s\nwant exit 1 and %q", r, want)
 	}
-	if r := runInProcess("sbom", srv.URL+"/no/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub); r.code != 1 || !strings.Contains(r.stderr, "404 Not Found: not found") {
+	if r := runInProcess("sbom", "--index", srv.URL+"/no/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", pub); r.code != 1 || !strings.Contains(r.stderr, "404 Not Found: not found") {
 		t.Errorf("kbuild sbom of a missing URL: %s", r)
 	}
 	// An index is read only once verified: without a key, or signed by
 	// another, it is refused.
 	for _, cmd := range []string{"sbom", "scan"} {
-		args := []string{cmd, srv.URL + "/index.yaml", "-o", "json"}
+		args := []string{cmd, "--index", srv.URL + "/index.yaml", "--format", "json"}
 		if cmd == "sbom" {
-			args[3] = filepath.Join(t.TempDir(), "x.json")
+			args[3], args[4] = "-o", filepath.Join(t.TempDir(), "x.json")
 		}
 		if r := runInProcess(args...); r.code != 2 || !strings.Contains(r.stderr, "needs --public-key FILE or --root-key FILE") {
 			t.Errorf("kbuild %s of an index without a key: %s", cmd, r)
 		}
 	}
+	// scan's old spelling, the index as the first argument, reads it too.
+	trivy := writeScanFake(t)
+	r = runInProcess("scan", srv.URL+"/index.yaml", "--public-key", pub, "--trivy", trivy, "--trivy-offline")
+	if want := "warning: kbuild scan: an index as the first argument is deprecated and goes away in the next release; use --index " + srv.URL + "/index.yaml\n"; r.code != 0 || !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stdout, "scanned with") {
+		t.Errorf("kbuild scan INDEX (the old spelling): %s\nwant exit 0 and stderr starting %q", r, want)
+	}
 	stranger := keygen(t, t.TempDir(), "stranger")
-	if r := runInProcess("sbom", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", stranger+".pub"); r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
+	if r := runInProcess("sbom", "--index", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", stranger+".pub"); r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
 		t.Errorf("kbuild sbom of an index signed by another key: %s", r)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"runtime"
 
 	"github.com/spf13/pflag"
 
@@ -13,67 +12,78 @@ import (
 
 func newScanCmd() *Command {
 	var (
-		failOn  string
-		offline bool
-		jobs    int
-		format  string
-		outFile string
-		tf      trivyFlags
-		it      indexTrust
+		failOn string
+		jobs   jobsFlag
+		format formatFlag
+		out    scanOutput
+		tf     trivyFlags
+		it     indexFlags
+		net    timeoutFlag
 	)
 	return &Command{
 		Name:    "scan",
-		Usage:   "kbuild scan DIST|INDEX [PACKAGE[@VERSION]...] [--public-key FILE] [--fail-on CRITICAL|HIGH|MEDIUM|LOW] [--trivy PATH] [--offline] [--cache-dir DIR] [-j N] [-o table|json] [--output-file FILE]",
+		Usage:   "kbuild scan (DIST | --index REF (--public-key FILE | --root-key FILE)) [PACKAGE[@VERSION]...] [--fail-on CRITICAL|HIGH|MEDIUM|LOW] [--trivy PATH] [--trivy-offline] [--trivy-cache-dir DIR] [-j N] [--format table|json] [-o FILE]",
 		Summary: "Scan the images that packages run for known vulnerabilities with Trivy.",
 		Help: `Runs Trivy once on every distinct image pinned by digest that the builds of a
-dist directory, or the versions of an index.yaml (path or http(s) URL,
-verified first with --public-key or --root-key), run
-(all packages, or the PACKAGEs named), several at once, and prints one row
-per package version and image:
+dist directory, or the versions of the published index --index (a site
+directory, index.yaml or http(s) URL, verified first with --public-key or
+--root-key), run (all packages, or the PACKAGEs named), several at once, and
+prints one row per package version and image:
 
   PACKAGE IMAGE CRITICAL HIGH MEDIUM LOW UNKNOWN
 
 and the vulnerability database the scan used. Images that are not pinned by
 digest, and packages with charts but no images, cannot be scanned: they are
-named on stderr. -o json writes the full report, every finding included.
+named on stderr. --format json writes the full report, every finding
+included; -o FILE writes the report there instead of stdout.
 
 --fail-on SEVERITY exits 1 when an image has a vulnerability at or above it,
 with one line per image and severity: "<pkg> runs <image> with <N> <SEVERITY>
-vulnerabilities". Without --offline Trivy first downloads or updates its
-database; with it, the database must already be in the cache directory (CI
-keeps it there) and nothing but the images' registries is contacted.
+vulnerabilities". Without --trivy-offline Trivy first downloads or updates
+its database; with it, the database must already be in --trivy-cache-dir
+(CI keeps it there) and nothing but the images' registries is contacted.
+
+The old spellings -o table|json (now --format), --output-file (now -o),
+--offline and --cache-dir (now --trivy-offline and --trivy-cache-dir) still
+work for one release, with a notice; -o ./json writes a file named json.
 
 Examples:
   # scan everything built into dist/
   kbuild scan dist
 
   # fail the pipeline on critical vulnerabilities, offline, with a cached DB
-  kbuild scan dist --fail-on CRITICAL --offline --cache-dir .cache/trivy
+  kbuild scan dist --fail-on CRITICAL --trivy-offline --trivy-cache-dir .cache/trivy
 
   # a machine-readable report of a published repository
-  kbuild scan https://charts.example.com/index.yaml --public-key keys/index.pub -o json --output-file scan.json`,
+  kbuild scan --index https://charts.example.com/index.yaml --public-key keys/index.pub --format json -o scan.json`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&failOn, "fail-on", "", "exit 1 when an image has a vulnerability of this severity or higher: CRITICAL, HIGH, MEDIUM or LOW")
-			fs.BoolVar(&offline, "offline", false, "use the vulnerability DB in the cache directory as it is; contact nothing but the images' registries")
 			tf.addFlags(fs)
-			it.addFlags(fs)
-			it.addTimeout(fs)
-			fs.IntVarP(&jobs, "jobs", "j", 0, "images scanned at once (default: the number of CPUs)")
-			fs.StringVarP(&format, "output", "o", "table", "report format: table or json")
-			fs.StringVar(&outFile, "output-file", "", "write the report to FILE instead of stdout")
+			tf.addOfflineFlag(fs)
+			it.addFlags(fs, "to scan instead of a DIST")
+			net.addFlags(fs, "the index's site")
+			jobs.addFlags(fs, "images scanned")
+			format.addFlags(fs, false, "table", "json")
+			out = scanOutput{}
+			fs.VarP(&out, "output", "o", "write the report to `FILE` instead of stdout")
+			fs.StringVar(&out.path, "output-file", "", "")
+			markAlias(fs, "output-file", "output")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 {
-				return usagef("expected DIST or INDEX")
+			src, asIndex, pkgs, err := buildsSource(env, "kbuild scan", it.ref, args)
+			if err != nil {
+				return err
 			}
-			if format != "table" && format != "json" {
-				return usagef("-o %s: expected table or json", format)
+			if out.oldFormat != "" {
+				fmt.Fprintf(env.Stderr, "warning: kbuild scan: -o %s as a format is deprecated and goes away in the next release; use --format %s (-o names the report file; -o ./%s writes a file named %s)\n", out.oldFormat, out.oldFormat, out.oldFormat, out.oldFormat)
+				format.format = out.oldFormat
 			}
-			if jobs < 0 {
-				return usagef("-j %d: expected at least 1", jobs)
+			if err := format.check(); err != nil {
+				return err
 			}
-			if jobs == 0 {
-				jobs = runtime.NumCPU()
+			n, err := jobs.count()
+			if err != nil {
+				return err
 			}
 			threshold := sbom.Severity(-1)
 			if failOn != "" {
@@ -87,19 +97,19 @@ Examples:
 			if err != nil {
 				return err
 			}
-			in, err := loadBuilds(ctx, env, args[0], false, trust, it.timeout)
+			in, err := loadBuilds(ctx, env, src, asIndex, false, trust, net.timeout)
 			if err != nil {
 				return err
 			}
-			builds, err := in.Select(args[1:])
+			builds, err := in.Select(pkgs)
 			if err != nil {
 				return err
 			}
-			t, err := tf.trivy(offline)
+			t, err := tf.trivy(tf.offline)
 			if err != nil {
 				return err
 			}
-			report, err := sbom.Scan(ctx, builds, t, sbom.WithJobs(jobs))
+			report, err := sbom.Scan(ctx, builds, t, sbom.WithJobs(n))
 			if err != nil {
 				return err
 			}
@@ -107,7 +117,7 @@ Examples:
 				fmt.Fprintf(env.Stderr, "warning: %s\n", u)
 			}
 			var buf bytes.Buffer
-			if format == "json" {
+			if format.format == "json" {
 				err = report.WriteJSON(&buf)
 			} else {
 				err = report.WriteTable(&buf)
@@ -120,8 +130,8 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if outFile != "" {
-				if err := writeOutput(env, outFile, buf.Bytes()); err != nil {
+			if out.path != "" {
+				if err := writeOutput(env, out.path, buf.Bytes()); err != nil {
 					return err
 				}
 			} else if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
@@ -139,3 +149,22 @@ Examples:
 		},
 	}
 }
+
+// scanOutput is scan's -o: the report file. The old spelling -o table|json
+// named the format; those two values are kept as that for one release.
+type scanOutput struct {
+	path, oldFormat string
+}
+
+func (o *scanOutput) Set(v string) error {
+	if v == "table" || v == "json" {
+		o.oldFormat = v
+		return nil
+	}
+	o.path = v
+	return nil
+}
+
+func (o *scanOutput) String() string { return o.path }
+
+func (o *scanOutput) Type() string { return "string" }

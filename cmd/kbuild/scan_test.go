@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,7 +55,7 @@ const virtAPIImage = "quay.io/kubevirt/virt-api:v1.9.0@sha256:42341b1d52699f4bb8
 
 func TestScanTable(t *testing.T) {
 	trivy := writeScanFake(t)
-	r := runInProcess("scan", sbomDist, "--trivy", trivy, "--offline", "-j", "2")
+	r := runInProcess("scan", sbomDist, "--trivy", trivy, "--trivy-offline", "-j", "2")
 	if r.code != 0 {
 		t.Fatal(r)
 	}
@@ -79,7 +80,7 @@ func TestScanFailOn(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.failOn, func(t *testing.T) {
-			r := runInProcess("scan", sbomDist, "--trivy", trivy, "--offline", "--fail-on", tc.failOn)
+			r := runInProcess("scan", sbomDist, "--trivy", trivy, "--trivy-offline", "--fail-on", tc.failOn)
 			if r.code != tc.code {
 				t.Fatalf("exit %d, want %d: %s", r.code, tc.code, r)
 			}
@@ -94,7 +95,7 @@ func TestScanFailOn(t *testing.T) {
 		})
 	}
 	// Only kubevirt@1.8.2's clean image: nothing crosses the line.
-	if r := runInProcess("scan", sbomDist, "kubevirt@1.8.2", "--trivy", trivy, "--offline", "--fail-on", "LOW"); r.code != 0 {
+	if r := runInProcess("scan", sbomDist, "kubevirt@1.8.2", "--trivy", trivy, "--trivy-offline", "--fail-on", "LOW"); r.code != 0 {
 		t.Errorf("scan of a clean package with --fail-on LOW: %s", r)
 	}
 }
@@ -102,15 +103,62 @@ func TestScanFailOn(t *testing.T) {
 func TestScanJSON(t *testing.T) {
 	trivy := writeScanFake(t)
 	out := filepath.Join(t.TempDir(), "scan.json")
-	r := runInProcess("scan", sbomDist, "kubevirt", "cdi", "--trivy", trivy, "--offline", "-o", "json", "--output-file", out)
-	if r.code != 0 || r.stdout != out+"\n" {
-		t.Fatalf("%s; want exit 0 and the file on stdout", r)
+	r := runInProcess("scan", sbomDist, "kubevirt", "cdi", "--trivy", trivy, "--trivy-offline", "--format", "json", "-o", out)
+	if r.code != 0 || r.stdout != out+"\n" || strings.Contains(r.stderr, "deprecated") {
+		t.Fatalf("%s; want exit 0, the file on stdout and no notice", r)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkCmdGolden(t, "scan-report.json", data)
+}
+
+// TestScanOldSpellings runs scan as scripts written for the last release
+// do: -o json meant the format, --output-file the file, --offline Trivy's.
+// They give the same report, with one notice each naming the new flag.
+func TestScanOldSpellings(t *testing.T) {
+	trivy := writeScanFake(t)
+	want, err := os.ReadFile(filepath.Join("testdata", "scan-report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		out     string
+		notices []string
+	}{
+		{"format and file", []string{"-o", "json", "--output-file", filepath.Join(dir, "a.json"), "--offline"}, filepath.Join(dir, "a.json"),
+			[]string{"-o json as a format is deprecated and goes away in the next release; use --format json", "--output-file is deprecated and goes away in the next release; use --output", "--offline is deprecated and goes away in the next release; use --trivy-offline"}},
+		{"file before format", []string{"--output-file", filepath.Join(dir, "b.json"), "-o", "json", "--trivy-offline"}, filepath.Join(dir, "b.json"),
+			[]string{"-o json as a format is deprecated", "--output-file is deprecated"}},
+		{"new -o with an old format", []string{"-o", filepath.Join(dir, "c.json"), "--output", "json", "--trivy-offline"}, filepath.Join(dir, "c.json"),
+			[]string{"-o json as a format is deprecated"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runInProcess(append([]string{"scan", sbomDist, "kubevirt", "cdi", "--trivy", trivy}, tc.args...)...)
+			if r.code != 0 || r.stdout != tc.out+"\n" {
+				t.Fatalf("%s; want exit 0 and %s on stdout", r, tc.out)
+			}
+			for _, n := range tc.notices {
+				if !strings.Contains(r.stderr, "warning: kbuild scan: "+n) {
+					t.Errorf("stderr lacks %q:\n%s", n, r.stderr)
+				}
+			}
+			if got := strings.Count(r.stderr, "deprecated"); got != len(tc.notices) {
+				t.Errorf("stderr has %d notices, want %d:\n%s", got, len(tc.notices), r.stderr)
+			}
+			got, err := os.ReadFile(tc.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from testdata/scan-report.json:\n%s", tc.out, got)
+			}
+		})
+	}
 }
 
 func TestScanErrors(t *testing.T) {
@@ -124,7 +172,7 @@ func TestScanErrors(t *testing.T) {
 	}{
 		{name: "bad severity", args: []string{"scan", sbomDist, "--fail-on", "SEVERE"}, code: 2,
 			want: []string{"--fail-on SEVERE: expected CRITICAL, HIGH, MEDIUM or LOW"}},
-		{name: "bad format", args: []string{"scan", sbomDist, "-o", "xml"}, code: 2, want: []string{"-o xml: expected table or json"}},
+		{name: "bad format", args: []string{"scan", sbomDist, "--format", "xml"}, code: 2, want: []string{`--format "xml": use table or json`}},
 		{name: "unknown package", args: []string{"scan", sbomDist, "nosuch", "--trivy", trivy}, code: 1,
 			want: []string{`package "nosuch" is not in dist directory ../../sbom/testdata/dist; it has cdi, kubevirt, virt-stack`}},
 		{name: "missing trivy", args: []string{"scan", sbomDist, "--trivy", "/no/such/trivy"}, code: 1,
@@ -183,7 +231,7 @@ func realTrivyDist(t *testing.T) (trivy, cache, distDir, ref string) {
 
 func TestScanRealTrivy(t *testing.T) {
 	trivy, cache, distDir, ref := realTrivyDist(t)
-	r := runInProcess("scan", distDir, "--trivy", trivy, "--offline", "--cache-dir", cache, "--fail-on", "CRITICAL")
+	r := runInProcess("scan", distDir, "--trivy", trivy, "--trivy-offline", "--trivy-cache-dir", cache, "--fail-on", "CRITICAL")
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1: %s", r.code, r)
 	}
@@ -196,9 +244,13 @@ func TestScanRealTrivy(t *testing.T) {
 	if want := regexp.MustCompile(`(?m)^scanned with trivy \S+, vulnerability DB updated 2026-11-01T06:00:00Z$`); !want.MatchString(r.stdout) {
 		t.Errorf("stdout =\n%s\nwant %s", r.stdout, want)
 	}
-	// Without --fail-on findings do not fail the scan; -o json lists each.
-	if r := runInProcess("scan", distDir, "--trivy", trivy, "--offline", "--cache-dir", cache, "-o", "json"); r.code != 0 || !strings.Contains(r.stdout, `"id": "CVE-2026-90003"`) {
-		t.Errorf("scan -o json: %s", r)
+	// Without --fail-on findings do not fail the scan; --format json lists
+	// each. The old spellings (--offline, --cache-dir) still reach Trivy.
+	if r := runInProcess("scan", distDir, "--trivy", trivy, "--trivy-offline", "--trivy-cache-dir", cache, "--format", "json"); r.code != 0 || !strings.Contains(r.stdout, `"id": "CVE-2026-90003"`) {
+		t.Errorf("scan --format json: %s", r)
+	}
+	if r := runInProcess("scan", distDir, "--trivy", trivy, "--offline", "--cache-dir", cache, "-o", "json"); r.code != 0 || !strings.Contains(r.stdout, `"id": "CVE-2026-90003"`) || !strings.Contains(r.stderr, "use --trivy-cache-dir") {
+		t.Errorf("scan with the old spellings: %s", r)
 	}
 }
 

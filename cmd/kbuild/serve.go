@@ -26,8 +26,8 @@ type serveFlags struct {
 
 func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringVar(&f.site, "site", "_site", "static site to serve at / (\"\" serves none)")
-	fs.StringVar(&f.layout, "layout", "dist/oci", "OCI image layout to serve read-only at /v2/ (\"\" serves none)")
+	fs.StringVar(&f.site, "site", "_site", "site directory `DIR` to serve at / (\"\" serves none)")
+	fs.StringVar(&f.layout, "layout", "dist/oci", "OCI image layout `DIR` to serve read-only at /v2/ (\"\" serves none)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
 }
 

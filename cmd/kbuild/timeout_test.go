@@ -46,13 +46,19 @@ func TestIndexTimeoutFlag(t *testing.T) {
 	url := srv.URL + "/index.yaml"
 	recipes := filepath.Join("..", "..", "examples")
 	for _, args := range [][]string{
-		{"repo", "verify", url, "--public-key", key},
-		{"sbom", url, "-o", filepath.Join(dir, "bom.json"), "--public-key", key},
-		{"scan", url, "--public-key", key},
-		{"plan", recipes, "--against", url, "--public-key", key},
-		{"diff", filepath.Join(recipes, "smart-proxy"), "--against", url, "--public-key", key, "--cache-dir", t.TempDir()},
+		{"repo", "verify", "--index", url, "--public-key", key},
+		{"sbom", "--index", url, "-o", filepath.Join(dir, "bom.json"), "--public-key", key},
+		{"scan", "--index", url, "--public-key", key},
+		{"plan", recipes, "--index", url, "--public-key", key},
+		{"diff", filepath.Join(recipes, "smart-proxy"), "--index", url, "--public-key", key, "--cache-dir", t.TempDir()},
+		{"rebuild-check", filepath.Join(recipes, "smart-proxy"), "--index", url, "--public-key", key, "--cache-dir", t.TempDir()},
+		{"validate", filepath.Join(recipes, "smart-proxy"), "--index", url, "--public-key", key, "--offline", "--cache-dir", t.TempDir()},
+		{"bundle", "create", "smart-proxy", "--index", url, "--public-key", key, "-o", filepath.Join(dir, "b.tar")},
+		{"repo", "index", sbomDist, "--index", url, "--public-key", key, "-o", filepath.Join(dir, "index.yaml")},
+		{"repo", "withdraw", "kubevirt@1.9.0", "--build", "4", "--reason", "test", "--sign-key", strings.TrimSuffix(key, ".pub") + ".key",
+			"--index", url, "--public-key", key, "--site", filepath.Join(dir, "site"), "--suites", filepath.Join(dir, "no-suites.yaml")},
 	} {
-		t.Run(args[0], func(t *testing.T) {
+		t.Run(strings.Join(args[:2], "_"), func(t *testing.T) {
 			r := runInProcess(append(args, "--timeout", "300ms")...)
 			if r.code == 0 || !strings.Contains(r.stderr, "no data for 300ms") || !strings.Contains(r.stderr, url) {
 				t.Fatalf("kbuild %s --timeout 300ms against a stalling site: %s", strings.Join(args, " "), r)

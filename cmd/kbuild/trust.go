@@ -53,11 +53,11 @@ type rootFlags struct {
 
 func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	f.fs = fs
-	fs.StringArrayVar(&f.keys, "key", nil, "root key file (.pub, or .key for its public half); repeat for several")
-	fs.IntVar(&f.threshold, "threshold", 1, "root signatures needed")
-	fs.StringArrayVar(&f.indexKeys, "index-key", nil, "key that signs index.yaml; repeat for several")
+	fs.StringArrayVar(&f.keys, "root-key", nil, "root public key `FILE` (.pub, or .key for its public half) of the root role; repeat for several")
+	fs.IntVar(&f.threshold, "root-threshold", 1, "root signatures needed (the root role's threshold)")
+	fs.StringArrayVar(&f.indexKeys, "index-key", nil, "public key `FILE` of the index role, which signs index.yaml; repeat for several")
 	fs.IntVar(&f.indexThreshold, "index-threshold", 1, "index signatures needed")
-	fs.StringArrayVar(&f.qaKeys, "qa-key", nil, "key of the qa role, which signs test evidence ('kbuild attest'); repeat for several")
+	fs.StringArrayVar(&f.qaKeys, "qa-key", nil, "public key `FILE` of the qa role, which signs test evidence ('kbuild attest'); repeat for several")
 	fs.IntVar(&f.qaThreshold, "qa-threshold", 1, "qa signatures one piece of evidence needs")
 	fs.DurationVar(&f.expires, "expires", 365*24*time.Hour, "how long the root is valid")
 	fs.StringArrayVar(&f.delegate, "delegate", nil, "NAME=PATTERN[,PATTERN]: delegate packages matching the globs to NAME's keys")
@@ -66,7 +66,9 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	if next {
 		fs.StringArrayVar(&f.undelegate, "undelegate", nil, "remove delegation NAME")
 	}
-	fs.StringVarP(&f.out, "output", "o", "root.yaml", "root file to write; root/<N>.yaml beside it gets the same content")
+	addOutputFlag(fs, &f.out, "root.yaml", "the root to `FILE`; root/<N>.yaml beside it gets the same content")
+	addAlias(fs, "key", "", "root-key")
+	addAlias(fs, "threshold", "", "root-threshold")
 }
 
 // apply changes c by the flags given; with fresh, everything is new.
@@ -81,7 +83,7 @@ func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error 
 		return nil
 	}
 	e := index.RootEdit{
-		RootKeys: f.keys, RootThreshold: threshold("threshold", f.threshold),
+		RootKeys: f.keys, RootThreshold: threshold("root-threshold", f.threshold),
 		IndexKeys: f.indexKeys, IndexThreshold: threshold("index-threshold", f.indexThreshold),
 		QAKeys: f.qaKeys, Expires: now.Add(f.expires),
 		Undelegate: f.undelegate, Delegate: f.delegate, DelegateKeys: f.delegateKey, DelegateThresholds: f.delegateThresh,
@@ -101,7 +103,7 @@ func newTrustRootNewCmd() *Command {
 	f := &rootFlags{}
 	return &Command{
 		Name:    "new",
-		Usage:   "kbuild trust root new --key FILE... [--threshold N] --index-key FILE... [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--delegate-threshold NAME=N] -o SITE/root.yaml",
+		Usage:   "kbuild trust root new --root-key FILE... [--root-threshold N] --index-key FILE... [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--delegate-threshold NAME=N] -o SITE/root.yaml",
 		Summary: "Create version 1 of the root of trust, unsigned.",
 		Help: `Writes root version 1 to -o and to root/1.yaml beside it: the root keys and
 threshold, the index keys and threshold, optionally the qa keys and
@@ -115,14 +117,14 @@ not overwritten: a new root of trust is a new repository.
 
 Examples:
   # two root keys of which both must sign, one index key
-  kbuild trust root new --key keys/root1.pub --key keys/root2.pub --threshold 2 --index-key keys/index.pub -o _site/root.yaml
+  kbuild trust root new --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --index-key keys/index.pub -o _site/root.yaml
 
   # a qa role: two of the three test keys must sign each piece of evidence
-  kbuild trust root new --key keys/root.pub --index-key keys/index.pub \
+  kbuild trust root new --root-key keys/root.pub --index-key keys/index.pub \
     --qa-key keys/qa1.pub --qa-key keys/qa2.pub --qa-key keys/qa3.pub --qa-threshold 2 -o _site/root.yaml
 
   # delegate the kubevirt packages to the virtualization team
-  kbuild trust root new --key keys/root.pub --index-key keys/index.pub \
+  kbuild trust root new --root-key keys/root.pub --index-key keys/index.pub \
     --delegate team-virt='kubevirt*,cdi' --delegate-key team-virt=keys/virt.pub -o _site/root.yaml`,
 		Flags: func(fs *pflag.FlagSet) { f.addFlags(fs, false) },
 		Run: func(ctx context.Context, env *Env, args []string) error {
@@ -130,7 +132,7 @@ Examples:
 				return usagef("root new takes no arguments")
 			}
 			if len(f.keys) == 0 || len(f.indexKeys) == 0 {
-				return usagef("root new needs --key and --index-key")
+				return usagef("root new needs --root-key and --index-key")
 			}
 			now, err := epochOrNow(env)
 			if err != nil {
@@ -153,10 +155,10 @@ func newTrustRootNextCmd() *Command {
 	f := &rootFlags{}
 	return &Command{
 		Name:    "next",
-		Usage:   "kbuild trust root next ROOT.yaml [--key FILE...] [--threshold N] [--index-key FILE...] [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--undelegate NAME] -o SITE/root.yaml",
+		Usage:   "kbuild trust root next ROOT.yaml [--root-key FILE...] [--root-threshold N] [--index-key FILE...] [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--undelegate NAME] -o SITE/root.yaml",
 		Summary: "Create the next version of the root, unsigned, changing what the flags say.",
 		Help: `Reads ROOT.yaml and writes version N+1 to -o and to root/<N+1>.yaml beside
-it, keeping what no flag changes: --key replaces the root keys, --index-key
+it, keeping what no flag changes: --root-key replaces the root keys, --index-key
 the index keys, --qa-key the qa keys (adding the qa role), --delegate-key NAME=… the keys of delegation NAME;
 --delegate NAME=… adds a delegation or replaces its patterns, --undelegate
 removes one. The expiry is renewed (--expires from now). The new version
@@ -226,7 +228,7 @@ func writeRoot(env *Env, out string, r *index.Root, fresh bool) error {
 	if qa, ok := s.Roles[index.RoleQA]; ok {
 		fmt.Fprintf(env.Stdout, "qa role: %d keys (threshold %d) sign test evidence\n", len(qa.KeyIDs), qa.Threshold)
 	}
-	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --key ROOT.key' (%d root signatures needed", out, need)
+	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --sign-key ROOT.key' (%d root signatures needed", out, need)
 	if !fresh {
 		fmt.Fprintf(env.Stderr, ", and the previous version's threshold")
 	}

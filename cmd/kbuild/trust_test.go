@@ -41,7 +41,7 @@ func TestTrustRootChain(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(site, "root", "1.yaml")); err != nil {
 		t.Fatal("root new did not write root/1.yaml")
 	}
-	if r := runInProcess("trust", "root", "new", "--key", root1+".pub", "--index-key", idx+".pub", "-o", rootFile); r.code != 1 || !strings.Contains(r.stderr, "refusing to overwrite") {
+	if r := runInProcess("trust", "root", "new", "--root-key", root1+".pub", "--index-key", idx+".pub", "-o", rootFile); r.code != 1 || !strings.Contains(r.stderr, "refusing to overwrite") {
 		t.Fatalf("root new over an existing root: %s", r)
 	}
 	for i, k := range []string{root1, root2} {
@@ -65,10 +65,10 @@ func TestTrustRootChain(t *testing.T) {
 		t.Fatalf("trust sign: %s", r)
 	}
 	epochEnv(t, 2*time.Hour)
-	if r := repoIndex(t, distDir, site, "--sign-key", idx+".key", "--merge", site, "--merge-root", rootFile, "--allow-new"); r.code != 0 {
+	if r := repoIndex(t, distDir, site, "--sign-key", idx+".key", "--index", site, "--index-root", rootFile, "--allow-new"); r.code != 0 {
 		t.Fatalf("publish under the root: %s", r)
 	}
-	if r := repoIndex(t, distDir, filepath.Join(dir, "other"), "--sign-key", virt+".key", "--merge", site, "--merge-root", rootFile); r.code != 1 || !strings.Contains(r.stderr, "index role") {
+	if r := repoIndex(t, distDir, filepath.Join(dir, "other"), "--sign-key", virt+".key", "--index", site, "--index-root", rootFile); r.code != 1 || !strings.Contains(r.stderr, "index role") {
 		t.Fatalf("publish with a key outside the index role: %s", r)
 	}
 
@@ -76,7 +76,7 @@ func TestTrustRootChain(t *testing.T) {
 	defer srv.Close()
 	state := filepath.Join(dir, "state.json")
 	verify := func() result {
-		return runInProcess("repo", "verify", srv.URL+"/index.yaml", "--root-key", root1+".pub", "--root-key", root2+".pub", "--root-threshold", "2", "--state", state)
+		return runInProcess("repo", "verify", "--index", srv.URL+"/index.yaml", "--root-key", root1+".pub", "--root-key", root2+".pub", "--root-threshold", "2", "--state", state)
 	}
 	r = verify()
 	if r.code != 0 || !strings.Contains(r.stdout, "index.yaml: 2 packages, 2 versions, signed by 1 of 1, expires in 29 days\nroot.yaml: version 1, expires in 364 days") {
@@ -86,12 +86,12 @@ func TestTrustRootChain(t *testing.T) {
 
 	// Rotate root1 out: version 2 signed by the new keys alone is refused.
 	epochEnv(t, time.Hour)
-	r = runInProcess("trust", "root", "next", rootFile, "--key", root2+".pub", "--key", root3+".pub", "-o", rootFile)
+	r = runInProcess("trust", "root", "next", rootFile, "--root-key", root2+".pub", "--root-key", root3+".pub", "-o", rootFile)
 	if r.code != 0 || !strings.Contains(r.stdout, "version 2, 2 root keys (threshold 2)") {
 		t.Fatalf("root next: %s", r)
 	}
 	for _, k := range []string{root2, root3} {
-		if r := runInProcess("trust", "root", "sign", rootFile, "--key", k+".key"); r.code != 0 {
+		if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", k+".key"); r.code != 0 {
 			t.Fatal(r)
 		}
 	}
@@ -99,7 +99,7 @@ func TestTrustRootChain(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "refused: root/2.yaml: root version 2 is not signed by the root keys of version 1: 1 valid signature(s)") {
 		t.Fatalf("v2 signed by the new keys only: %s", r)
 	}
-	if r := runInProcess("trust", "root", "sign", rootFile, "--key", root1+".key"); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "is not a root key of version 2") {
+	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", root1+".key"); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "is not a root key of version 2") {
 		t.Fatalf("old key signs: %s", r)
 	}
 	r = verify()
@@ -157,12 +157,12 @@ func TestRepoVerifyCharts(t *testing.T) {
 	if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
 		t.Fatal(r)
 	}
-	r := runInProcess("repo", "verify", site, "--public-key", key+".pub", "--charts", "--plain-http")
+	r := runInProcess("repo", "verify", "--index", site, "--public-key", key+".pub", "--charts", "--plain-http")
 	if r.code != 0 || !strings.Contains(r.stderr, "1 charts match their pinned digests") {
 		t.Fatalf("verify --charts: %s", r)
 	}
 	other := pushChart(t, host+"/kubevirt/operator:1.9.0-4", []byte("chart archive pushed again"))
-	r = runInProcess("repo", "verify", site, "--public-key", key+".pub", "--charts", "--plain-http")
+	r = runInProcess("repo", "verify", "--index", site, "--public-key", key+".pub", "--charts", "--plain-http")
 	want := fmt.Sprintf("refused: kubevirt 1.9.0 build 4 variant default component operator: chart %s/kubevirt/operator:1.9.0-4 archive is %s, but the index pins %s", host, other, digest)
 	if r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("verify --charts after a re-push: %s\nwant %q", r, want)
@@ -175,7 +175,7 @@ func TestTrustRootQARole(t *testing.T) {
 	root, idx, qa1, qa2 := keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa1"), keygen(t, keys, "qa2")
 	rootFile := filepath.Join(dir, "site", "root.yaml")
 	epochEnv(t, time.Hour)
-	r := runInProcess("trust", "root", "new", "--key", root+".pub", "--index-key", idx+".pub", "--qa-key", qa1+".pub", "--qa-key", qa2+".pub", "--qa-threshold", "2", "-o", rootFile)
+	r := runInProcess("trust", "root", "new", "--root-key", root+".pub", "--index-key", idx+".pub", "--qa-key", qa1+".pub", "--qa-key", qa2+".pub", "--qa-threshold", "2", "-o", rootFile)
 	if r.code != 0 || !strings.Contains(r.stdout, "qa role: 2 keys (threshold 2) sign test evidence") {
 		t.Fatalf("root new with a qa role: %s", r)
 	}
@@ -188,8 +188,35 @@ func TestTrustRootQARole(t *testing.T) {
 		t.Fatalf("qa threshold above the keys: %s", r)
 	}
 	other := filepath.Join(dir, "plain", "root.yaml")
-	r = runInProcess("trust", "root", "new", "--key", root+".pub", "--index-key", idx+".pub", "-o", other)
+	r = runInProcess("trust", "root", "new", "--root-key", root+".pub", "--index-key", idx+".pub", "-o", other)
 	if r.code != 0 || strings.Contains(r.stdout, "qa role") {
 		t.Fatalf("root new without a qa role: %s", r)
+	}
+}
+
+// TestTrustSignSeveralKeys: trust sign and trust root sign take every
+// --sign-key and the --sign-key-env key, and sign with all of them in one
+// write; without a key they are usage errors.
+func TestTrustSignSeveralKeys(t *testing.T) {
+	dir := t.TempDir()
+	a, b := keygen(t, dir, "a"), keygen(t, dir, "b")
+	t.Setenv("KBUILD_TEST_SIGN_KEY", readFile(t, b+".key"))
+	rec := writeRecord(t, dir, "kubevirt", "1.9.0", 4, "oci://r/kubevirt", hexDigest([]byte("chart")))
+	r := runInProcess("trust", "sign", rec, "--sign-key", a+".key", "--sign-key-env", "KBUILD_TEST_SIGN_KEY")
+	if r.code != 0 || !strings.Contains(r.stdout, "kubevirt-1.9.0-4.sig.yaml has 2 signature(s)") || !strings.Contains(r.stdout, ", ") {
+		t.Fatalf("trust sign with two keys: %s", r)
+	}
+	if r := runInProcess("trust", "sign", rec); r.code != 2 || !strings.Contains(r.stderr, "--sign-key FILE") {
+		t.Errorf("trust sign without a key: %s, want a usage error", r)
+	}
+	rootFile := filepath.Join(dir, "site", "root.yaml")
+	if r := runInProcess("trust", "root", "new", "--root-key", a+".pub", "--root-key", b+".pub", "--root-threshold", "2", "--index-key", a+".pub", "-o", rootFile); r.code != 0 {
+		t.Fatalf("root new: %s", r)
+	}
+	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", a+".key", "--sign-key", b+".key"); r.code != 0 || r.stdout != "root version 1 now has 2 signatures\n" {
+		t.Fatalf("root sign with two keys: %s", r)
+	}
+	if r := runInProcess("trust", "root", "sign", rootFile); r.code != 2 {
+		t.Errorf("root sign without a key: %s, want a usage error", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -12,12 +13,13 @@ import (
 )
 
 func newTrustRootSignCmd() *Command {
-	var keyFile string
+	var keys signerFlags
 	return &Command{
 		Name:    "sign",
-		Usage:   "kbuild trust root sign ROOT.yaml --key FILE",
+		Usage:   "kbuild trust root sign ROOT.yaml --sign-key FILE",
 		Summary: "Add one root key's signature to a root.",
-		Help: `Signs the root's signed content with the private key --key and writes the
+		Help: `Signs the root's signed content with the private key --sign-key (or each of
+several, or the one in --sign-key-env) and writes the
 root back (and root/<N>.yaml beside it, when it holds the same version),
 replacing an earlier signature by the same key. A new version needs a
 threshold of its own root keys and of the previous version's; a key that is
@@ -25,25 +27,28 @@ in neither only adds a signature no one counts.
 
 Examples:
   # each root key holder signs in turn
-  kbuild trust root sign _site/root.yaml --key keys/root1.key
-  kbuild trust root sign _site/root.yaml --key keys/root2.key`,
+  kbuild trust root sign _site/root.yaml --sign-key keys/root1.key
+  kbuild trust root sign _site/root.yaml --sign-key keys/root2.key`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&keyFile, "key", "", "private key file that signs")
+			keys.addFlags(fs, "the root")
+			addAlias(fs, "key", "", "sign-key")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 || keyFile == "" {
-				return usagef("root sign takes ROOT.yaml and --key FILE")
+			if len(args) != 1 || !keys.given() {
+				return usagef("root sign takes ROOT.yaml and --sign-key FILE")
 			}
-			k, err := index.LoadPrivateKey(keyFile, env.Warnf)
+			signers, err := keys.signers(env)
 			if err != nil {
 				return err
 			}
-			r, err := publish.SignRootFile(args[0], k)
+			r, err := publish.SignRootFile(args[0], signers...)
 			if err != nil {
 				return err
 			}
-			if !slices.Contains(r.Signed.Roles[index.RoleRoot].KeyIDs, k.KeyID()) {
-				fmt.Fprintf(env.Stderr, "note: key %s is not a root key of version %d; its signature counts only for the previous version's root keys\n", k.KeyID(), r.Signed.Version)
+			for _, k := range signers {
+				if !slices.Contains(r.Signed.Roles[index.RoleRoot].KeyIDs, k.KeyID()) {
+					fmt.Fprintf(env.Stderr, "note: key %s is not a root key of version %d; its signature counts only for the previous version's root keys\n", k.KeyID(), r.Signed.Version)
+				}
 			}
 			fmt.Fprintf(env.Stdout, "root version %d now has %d signatures\n", r.Signed.Version, len(r.Signatures))
 			return nil
@@ -52,13 +57,13 @@ Examples:
 }
 
 func newTrustSignCmd() *Command {
-	var keyFile string
+	var keys signerFlags
 	return &Command{
 		Name:    "sign",
-		Usage:   "kbuild trust sign DIST/RECORD.yaml --key FILE",
+		Usage:   "kbuild trust sign DIST/RECORD.yaml --sign-key FILE",
 		Summary: "Sign one built package version with a delegated team key.",
 		Help: `Signs the version statement of a build record — package, version, build and
-spec digest — with --key and adds the signature to the record's sidecar,
+spec digest — with --sign-key and adds the signature to the record's sidecar,
 RECORD.sig.yaml, which 'kbuild repo index' carries into the version's
 signatures in index.yaml. Under a root that delegates the package, a
 version counts for subscribers only with the delegation's threshold of such
@@ -67,27 +72,32 @@ nothing (same digest), but editing the record does.
 
 Examples:
   # the virtualization team signs its build
-  kbuild trust sign dist/kubevirt-1.9.0-4.yaml --key keys/virt.key
+  kbuild trust sign dist/kubevirt-1.9.0-4.yaml --sign-key keys/virt.key
 
   # sign every record of a package
-  for r in dist/kubevirt-*-[0-9]*.yaml; do case $r in *.build.yaml|*.sig.yaml) ;; *) kbuild trust sign "$r" --key keys/virt.key;; esac; done`,
+  for r in dist/kubevirt-*-[0-9]*.yaml; do case $r in *.build.yaml|*.sig.yaml) ;; *) kbuild trust sign "$r" --sign-key keys/virt.key;; esac; done`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&keyFile, "key", "", "private key file of the delegation")
+			keys.addFlags(fs, "the version statement (a delegation's key)")
+			addAlias(fs, "key", "", "sign-key")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 || keyFile == "" {
-				return usagef("sign takes one build record and --key FILE")
+			if len(args) != 1 || !keys.given() {
+				return usagef("sign takes one build record and --sign-key FILE")
 			}
-			k, err := index.LoadPrivateKey(keyFile, env.Warnf)
+			signers, err := keys.signers(env)
 			if err != nil {
 				return err
 			}
-			rec, sidecar, n, err := publish.SignRecord(args[0], k)
+			rec, sidecar, n, err := publish.SignRecord(args[0], signers...)
 			if err != nil {
 				return err
+			}
+			ids := make([]string, len(signers))
+			for i, k := range signers {
+				ids[i] = k.KeyID()
 			}
 			fmt.Fprintf(env.Stdout, "signed %s %s build %d (keyid %s): %s has %d signature(s)\n",
-				rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, k.KeyID(), sidecar, n)
+				rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, strings.Join(ids, ", "), sidecar, n)
 			return nil
 		},
 	}

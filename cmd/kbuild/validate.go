@@ -34,8 +34,8 @@ Actions (GITHUB_ACTIONS=true) problems are also printed as ::error and
 
 A release set (a meta package whose requirements pin exact builds,
 version "=VERSION+build.N") is checked against the recipes validated and,
-with --index, the published index (verified with --index-public-key or
---index-root): every member must exist there, and no two members may pin
+with --index, the published index (verified with --public-key, --root-key
+or --index-root): every member must exist there, and no two members may pin
 one image to two digests.
 
 Examples:
@@ -46,11 +46,11 @@ Examples:
   kbuild validate --offline recipes/kubevirt recipes/cdi
 
   # check the foreman-stack release set against the published index too
-  kbuild validate recipes/ --index https://acme.github.io/packages/unstable/index.yaml --index-public-key keys/index.pub`,
+  kbuild validate recipes/ --index https://acme.github.io/packages/unstable/index.yaml --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.sourceFlags.addFlags(fs)
 			f.renderFlags.addFlags(fs)
-			fs.IntVarP(&f.jobs, "jobs", "j", 0, "recipes checked at once (default: CPUs)")
+			f.jobsFlag.addFlags(fs, "recipes checked")
 			sets.addFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
@@ -65,7 +65,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			setProbs, err := sets.check(ctx, b, dirs)
+			setProbs, err := sets.check(ctx, b, dirs, f.timeout)
 			if err != nil {
 				return err
 			}

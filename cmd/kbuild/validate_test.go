@@ -33,11 +33,11 @@ func TestValidateSets(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "0 of 1 recipes failed") {
 		t.Fatalf("validate a set against the index: %s", r)
 	}
-	r = runInProcess("validate", "--offline", filepath.Join(dir, "stack-missing"), "--index", site, "--index-public-key", key+".pub")
+	r = runInProcess("validate", "--offline", filepath.Join(dir, "stack-missing"), "--index", site, "--public-key", key+".pub")
 	if r.code != 1 || !strings.Contains(r.stdout, "member pulp 3.73.0 build 7 is not in the recipes validated or "+site) {
 		t.Fatalf("validate a set with a member in neither: %s", r)
 	}
-	if r := runInProcess("validate", "--offline", dir, "--index", site); r.code != 2 || !strings.Contains(r.stderr, "--index needs --index-public-key or --index-root") {
+	if r := runInProcess("validate", "--offline", dir, "--index", site); r.code != 2 || !strings.Contains(r.stderr, "--index needs --public-key, --root-key or --index-root") {
 		t.Fatalf("--index without trust: %s", r)
 	}
 }

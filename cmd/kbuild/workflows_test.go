@@ -165,7 +165,7 @@ func (w *workflowRun) publish(name string, wantShards [][]string, wantUpToDate [
 	site := filepath.Join(work, "_site")
 	r = runScript(t, w.repo, w.with("SITE="+site, "KBUILD_TRUST_KEY=keys/index.pub"), "publish.sh", "publish", records)
 	if r.code != 0 && (strings.Contains(r.stderr, `unknown command "publish"`) || strings.Contains(r.stderr, "unknown flag")) {
-		t.Errorf("%s: kbuild publish is not implemented (or lacks the flags publish.sh passes: RECORDS_DIR --registry --sign-key-env --site --merge --merge-key --plain-http): %s", name, r)
+		t.Errorf("%s: kbuild publish is not implemented (or lacks the flags publish.sh passes: RECORDS_DIR --registry --sign-key-env --site --index --public-key --plain-http): %s", name, r)
 		w.handIndex(site, records)
 		r = runScript(t, w.repo, w.with(), "check-anonymous-pull.sh", filepath.Join(site, "index.yaml"))
 	}

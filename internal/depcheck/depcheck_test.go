@@ -45,7 +45,7 @@ var allowed = map[string][]string{
 	"scripts/hostile":    {},
 	"bundle":             {"builder", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline"},
 	"bundle/nodeconfig":  {"internal/atomicfile"},
-	"publish":            {"builder", "recipe", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "sbom", "site", "sources"},
+	"publish":            {"builder", "recipe", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "internal/netdeadline", "sbom", "site", "sources"},
 	"internal/plainhttp": {},
 	"internal/stacktest": {"index", "internal/distindex"},
 	"releaseset":         {"index"},

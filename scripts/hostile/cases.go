@@ -165,7 +165,7 @@ var cases = []hostileCase{
 	}},
 	{name: "site index with an endless body", want: "more than the", setup: func(c *corpus, dir string) []string {
 		c.kbuildOutside(dir, "repo", "keygen", "k")
-		return []string{"repo", "verify", c.base + "/endless/", "--public-key", "k.pub"}
+		return []string{"repo", "verify", "--index", c.base + "/endless/", "--public-key", "k.pub"}
 	}},
 	{name: "malformed signature of a big index", want: "index.yaml.sig is malformed", setup: func(c *corpus, dir string) []string {
 		c.kbuildOutside(dir, "repo", "keygen", "k")
@@ -181,12 +181,12 @@ var cases = []hostileCase{
 		}
 		f.Close()
 		write(dir, "site/index.yaml.sig", "signatures: [{keyid: nothex, sig: \"!!\"}]\n")
-		return []string{"repo", "verify", "site/index.yaml", "--public-key", "k.pub"}
+		return []string{"repo", "verify", "--index", "site/index.yaml", "--public-key", "k.pub"}
 	}},
 	{name: "root chain of 1000 junk roots", want: "root/1.yaml", setup: func(c *corpus, dir string) []string {
 		c.kbuildOutside(dir, "repo", "keygen", "root")
 		c.kbuildOutside(dir, "repo", "keygen", "k")
-		c.kbuildOutside(dir, "trust", "root", "new", "--key", "root.pub", "--index-key", "k.pub", "-o", "gen/root.yaml")
+		c.kbuildOutside(dir, "trust", "root", "new", "--root-key", "root.pub", "--index-key", "k.pub", "-o", "gen/root.yaml")
 		root, err := os.ReadFile(filepath.Join(dir, "gen", "root.yaml"))
 		if err != nil {
 			panic(err)
@@ -199,7 +199,7 @@ var cases = []hostileCase{
 		for v := 1; v <= 1000; v++ {
 			c.files[fmt.Sprintf("roots/root/%d.yaml", v)] = junk
 		}
-		return []string{"repo", "verify", c.base + "/files/roots/", "--root-key", "root.pub"}
+		return []string{"repo", "verify", "--index", c.base + "/files/roots/", "--root-key", "root.pub"}
 	}},
 	{name: "gzip bomb source archive", want: "times its size", setup: func(c *corpus, dir string) []string {
 		var tarball bytes.Buffer

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+)
+
+// aliasOf is the annotation of a hidden flag that is an old spelling of
+// another flag: its value is the new flag's name.
+const aliasOf = "kbuild-alias-of"
+
+// addAlias adds old (with shorthand, "" for none) as a hidden, deprecated
+// spelling of the flag named current, which must be defined already: both
+// set the same value. The old spellings are kept for one release; see
+// resolveAliases for the notice they print.
+func addAlias(fs *pflag.FlagSet, old, shorthand, current string) {
+	f := fs.Lookup(current)
+	if f == nil {
+		panic(fmt.Sprintf("flag alias --%s: no flag --%s", old, current))
+	}
+	fs.AddFlag(&pflag.Flag{
+		Name:        old,
+		Shorthand:   shorthand,
+		Usage:       "deprecated: use --" + current,
+		Value:       f.Value,
+		DefValue:    f.DefValue,
+		NoOptDefVal: f.NoOptDefVal,
+		Hidden:      true,
+		Annotations: map[string][]string{aliasOf: {current}},
+	})
+}
+
+// markAlias marks the defined flag old as a hidden, deprecated spelling of
+// current, for an old spelling that keeps a value of its own.
+func markAlias(fs *pflag.FlagSet, old, current string) {
+	f := fs.Lookup(old)
+	if f == nil || fs.Lookup(current) == nil {
+		panic(fmt.Sprintf("flag alias --%s of --%s: a flag is not defined", old, current))
+	}
+	f.Hidden = true
+	f.Usage = "deprecated: use --" + current
+	if f.Annotations == nil {
+		f.Annotations = map[string][]string{}
+	}
+	f.Annotations[aliasOf] = []string{current}
+}
+
+// resolveAliases runs after parsing: for every old spelling given it
+// prints one line on w naming the new flag, and marks the new flag as
+// changed, so that code asking fs.Changed(new) sees it.
+func resolveAliases(w io.Writer, cmd string, fs *pflag.FlagSet) {
+	fs.Visit(func(f *pflag.Flag) {
+		a := f.Annotations[aliasOf]
+		if len(a) != 1 {
+			return
+		}
+		if nf := fs.Lookup(a[0]); nf != nil {
+			nf.Changed = true
+		}
+		spelling := "--" + f.Name
+		if f.Shorthand != "" {
+			spelling = "-" + f.Shorthand + "/--" + f.Name
+		}
+		fmt.Fprintf(w, "warning: %s: %s is deprecated and goes away in the next release; use --%s\n", cmd, spelling, a[0])
+	})
+}
+
+// isAlias says whether f is an old spelling.
+func isAlias(f *pflag.Flag) bool { return len(f.Annotations[aliasOf]) == 1 }

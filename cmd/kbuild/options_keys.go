@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/index"
+)
+
+// signerFlags are the private keys that sign: --sign-key and
+// --sign-key-env.
+type signerFlags struct {
+	files []string
+	env   string
+}
+
+// addFlags adds --sign-key and --sign-key-env; what says what they sign.
+func (f *signerFlags) addFlags(fs *pflag.FlagSet, what string) {
+	fs.StringArrayVar(&f.files, "sign-key", nil, "private key `FILE` (PEM) that signs "+what+"; repeat for several keys")
+	fs.StringVar(&f.env, "sign-key-env", "", "name of an environment variable `VAR` holding a private key (PEM) that signs "+what+", for CI secrets")
+}
+
+// signers loads the keys of --sign-key and --sign-key-env, in that order.
+func (f *signerFlags) signers(env *Env) ([]index.Signer, error) {
+	out, err := index.LoadSigners(f.files, env.Warnf)
+	if err != nil {
+		return nil, err
+	}
+	if f.env != "" {
+		k, err := index.PrivateKeyFromEnv(env.Getenv, f.env)
+		if err != nil {
+			return nil, fmt.Errorf("--sign-key-env %s: %w", f.env, err)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// given says whether any signing key was named.
+func (f *signerFlags) given() bool { return len(f.files) > 0 || f.env != "" }
+
+// trustFlags are the public keys a signed index is verified with, as a
+// subscriber pins them: --public-key (with --threshold) or --root-key
+// (with --root-threshold).
+type trustFlags struct {
+	publicKeys    []string
+	threshold     int
+	rootKeys      []string
+	rootThreshold int
+}
+
+// addFlags adds --public-key, --threshold, --root-key and
+// --root-threshold.
+func (f *trustFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key `FILE` (PEM) trusted to sign the index; repeat for several")
+	fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
+	fs.StringArrayVar(&f.rootKeys, "root-key", nil, "pinned root public key `FILE`, to verify the index under its root of trust; repeat for several")
+	fs.IntVar(&f.rootThreshold, "root-threshold", 1, "root signatures needed: how many --root-key keys must have signed root version 1")
+}
+
+// trust returns what verifies an index, nil when no key is given; giving
+// both kinds of key is a usage error.
+func (f *trustFlags) trust() (*index.Trust, error) {
+	if len(f.publicKeys) == 0 && len(f.rootKeys) == 0 {
+		return nil, nil
+	}
+	if len(f.publicKeys) > 0 && len(f.rootKeys) > 0 {
+		return nil, usagef("give --public-key or --root-key, not both")
+	}
+	return index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+}
+
+// require is trust for a command that cannot run without keys.
+func (f *trustFlags) require(cmd string) (*index.Trust, error) {
+	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
+		return nil, usagef("%s needs --public-key or --root-key (one of them)", cmd)
+	}
+	return index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+}
+
+// indexFlags name a published index to read, --index REF (a site
+// directory, an index.yaml or an http(s) URL of either), and the keys that
+// verify it.
+type indexFlags struct {
+	ref string
+	trustFlags
+}
+
+// addFlags adds --index, saying what the command does with it, and the
+// trust flags.
+func (f *indexFlags) addFlags(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&f.ref, "index", "", "the published index `REF` (site directory, index.yaml or http(s) URL) "+what)
+	f.trustFlags.addFlags(fs)
+}
+
+// indexRootFlag is --index-root: your root.yaml, to verify --index under
+// it instead of with pinned keys.
+type indexRootFlag struct {
+	indexRoot string
+}
+
+func (f *indexRootFlag) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.indexRoot, "index-root", "", "your root.yaml `FILE`: verify --index under it (and the newer roots published beside it) instead of with --public-key or --root-key")
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/publish"
+)
+
+// mergeFlags name the published index a new one is merged over (--index,
+// once --merge), and what verifies it: --public-key (once
+// --merge-public-key), --root-key, or --index-root (once --merge-root).
+type mergeFlags struct {
+	indexFlags
+	indexRootFlag
+	allowNew bool
+}
+
+func (f *mergeFlags) addFlags(fs *pflag.FlagSet) {
+	f.indexFlags.addFlags(fs, "to keep every version of")
+	f.indexRootFlag.addFlags(fs)
+	fs.BoolVar(&f.allowNew, "allow-new", false, "with --index, start a new index when the base does not exist")
+	addAlias(fs, "merge", "", "index")
+	addAlias(fs, "merge-public-key", "", "public-key")
+	addAlias(fs, "merge-root", "", "index-root")
+}
+
+// check returns a usage error unless --index has exactly one way to be
+// verified (or no --index and nothing that needs one).
+func (f *mergeFlags) check() error {
+	ways := 0
+	for _, given := range []bool{len(f.publicKeys) > 0, len(f.rootKeys) > 0, f.indexRoot != ""} {
+		if given {
+			ways++
+		}
+	}
+	switch {
+	case f.ref == "" && ways > 0:
+		return usagef("--public-key, --root-key and --index-root verify the --index base: they need --index")
+	case f.ref != "" && ways > 1:
+		return usagef("--index: give one of --public-key, --root-key or --index-root")
+	case f.ref != "" && ways == 0:
+		return usagef("--index %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml)", f.ref)
+	}
+	return nil
+}
+
+// mergeTrust returns what the base index is verified with, and checks
+// that the signing keys satisfy the root's index role.
+func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
+	if f.indexRoot == "" {
+		return f.trust()
+	}
+	root, _, err := publish.LoadRoot(f.indexRoot, signers)
+	if err != nil {
+		return nil, fmt.Errorf("--index-root: %w", err)
+	}
+	return &index.Trust{TrustedRoot: root}, nil
+}
