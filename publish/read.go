@@ -54,7 +54,7 @@ func ReadIndexAt(ctx context.Context, ref string, trust *index.Trust, now time.T
 // one, so a reader that fetches while a publish replaces index.yaml and
 // index.yaml.sig never pairs one index with another's signature.
 func Open(ref string, opts ...fetchsite.Option) (*fetchsite.Site, error) {
-	return fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(ByHashSignatureFile))...)
+	return fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(ByHashSignatureFile), fetchsite.WithSignatureForSHA256(byHashSignatureOf))...)
 }
 
 // BuildInfo returns the build info of a version from beside the index,

@@ -6,6 +6,8 @@ package fetchsite
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +40,8 @@ type Site struct {
 	index  string // "index.yaml"
 	client *http.Client
 	sigFor func(index []byte) string
+	// sigForSHA256 is sigFor by the index's sha256 in hex, when known.
+	sigForSHA256 func(hex string) string
 }
 
 // Option configures New.
@@ -58,6 +62,14 @@ func WithTimeout(d time.Duration) Option {
 // with the signature of another one while a publish replaces both.
 func WithSignatureFor(name func(index []byte) string) Option {
 	return func(s *Site) { s.sigFor = name }
+}
+
+// WithSignatureForSHA256 is WithSignatureFor with the name given by the
+// index's sha256 in hex, which lets Verify find the signature of a large
+// local index without reading the index into memory (see Verify). Give it
+// together with WithSignatureFor, naming the same file.
+func WithSignatureForSHA256(name func(hex string) string) Option {
+	return func(s *Site) { s.sigForSHA256 = name }
 }
 
 // New returns the site of ref: a directory, a path to its index.yaml, an
@@ -165,19 +177,31 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 // costs its size in memory once, never a second copy. A file that grew
 // since is refused.
 func readRegular(f *os.File, path string, size int64) ([]byte, error) {
-	buf := make([]byte, size+1)
+	buf, ok := anonBuffer(size + 1)
+	if !ok {
+		buf = make([]byte, size+1)
+	}
 	n, err := io.ReadFull(f, buf)
 	switch {
 	case int64(n) > size:
+		Release(buf)
 		return nil, fmt.Errorf("%s: the file grew while it was read; read it again when nothing writes it", path)
 	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF):
+		Release(buf)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return buf[:n], nil
 }
 
-// mapped records the first byte of each mapping spool made.
+// mapped records the first byte of each mapping made (spool's of an
+// unlinked file, readRegular's anonymous buffers), with its kind.
 var mapped sync.Map
+
+// Kinds of mappings in mapped.
+const (
+	fileMapping = "file" // an unlinked file's pages
+	anonMapping = "anon" // private memory the bytes were read into
+)
 
 // Release unmaps b if Fetch mapped it (a body spooled to a file), when nothing refers to
 // its bytes any more (a compact index.Builder keeps nothing of what it
@@ -354,7 +378,10 @@ func (s *Site) Roots(ctx context.Context, trust *index.Trust, first int) error {
 // ErrNotFound; a refusal is an *index.VerificationError; anything else is
 // a fetch error.
 func (s *Site) Verify(ctx context.Context, trust *index.Trust, opts index.VerifyOptions) (*index.Verified, error) {
-	data, sig, err := s.Index(ctx)
+	data, sig, err := s.malformedSignature(ctx)
+	if err == nil && sig == nil {
+		data, sig, err = s.Index(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -368,4 +395,63 @@ func (s *Site) Verify(ctx context.Context, trust *index.Trust, opts index.Verify
 		return nil, err
 	}
 	return index.Verify(data, sig, trust, opts)
+}
+
+// malformedSignature returns the signature file of a large local index
+// when the file is malformed (not of either signature form), with no
+// index bytes: the signature is refused for its form alone, so the index
+// is not read into memory first (a 256 MiB index under a malformed
+// signature is refused in a streamed hash of it). Otherwise, and for
+// remote or small indexes, it returns nothing and Verify reads both.
+func (s *Site) malformedSignature(ctx context.Context) (data, sig []byte, err error) {
+	if s.remote {
+		return nil, nil, nil
+	}
+	f, err := os.Open(s.Location(s.index))
+	if err != nil {
+		return nil, nil, nil // Index reports it
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < spoolMinSize || fi.Size() > index.MaxIndexSize {
+		return nil, nil, nil
+	}
+	var names []string
+	if s.sigForSHA256 != nil {
+		h := sha256.New()
+		if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+			return nil, nil, nil
+		}
+		names = append(names, s.sigForSHA256(hex.EncodeToString(h.Sum(nil))))
+	} else if s.sigFor != nil {
+		return nil, nil, nil // the name needs the bytes
+	}
+	names = append(names, s.index+".sig")
+	for _, name := range names {
+		b, err := s.Fetch(ctx, name, index.MaxSignaturesSize)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, perr := index.ParseSignatures(b); perr != nil {
+			return []byte{}, b, nil
+		}
+		return nil, nil, nil
+	}
+	return nil, nil, nil
+}
+
+// ctxReader stops reading once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -2,6 +2,7 @@ package fetchsite
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -108,7 +109,7 @@ func TestReadFileNotShared(t *testing.T) {
 	if strings.Count(string(b), "a") != 1<<16 {
 		t.Fatal("the bytes ReadFile returned changed when the file was written")
 	}
-	if _, ok := mapped.Load(&b[0]); ok {
+	if kind, _ := mapped.Load(&b[0]); kind == fileMapping {
 		t.Fatal("ReadFile mapped a file that has a name")
 	}
 	// A linked file is never mapped; the same file unlinked is.
@@ -245,3 +246,57 @@ func TestFetchEndlessBody(t *testing.T) {
 		t.Errorf("Fetch(3 MiB body) = %d bytes, %v; want 3 MiB", len(b), err)
 	}
 }
+
+// TestVerifyMalformedSignatureFirst: the malformed signature of a large
+// local index is refused for its form, whether it is named by the index's
+// digest or is index.yaml.sig; a well-formed signature goes the usual
+// way. That the index is then not held in memory is shown by the hostile
+// corpus ("malformed signature of a big index", 256 MiB under a 1 GiB
+// address-space cap).
+func TestVerifyMalformedSignatureFirst(t *testing.T) {
+	defer func(n int64) { spoolMinSize = n }(spoolMinSize)
+	spoolMinSize = 1 << 10
+	k, err := index.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust := &index.Trust{IndexKeys: []*index.PublicKey{k.Public()}}
+	opts := index.VerifyOptions{Now: time.Now()}
+	for _, tc := range []struct {
+		name, sigFile string
+		sig           string
+		want          string
+	}{
+		{"malformed index.yaml.sig", "index.yaml.sig", "signatures: [{keyid: nothex, sig: \"!!\"}]\n", "index.yaml.sig is malformed"},
+		{"malformed by-hash signature", "by-hash", "signatures: [{keyid: nothex, sig: \"!!\"}]\n", "index.yaml.sig is malformed"},
+		{"well-formed signature of garbage", "index.yaml.sig", "c2lnbmF0dXJl\n", "not signed by a trusted key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			data := []byte(strings.Repeat("\x00not yaml\n", 1<<10))
+			if err := os.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sigName := tc.sigFile
+			if sigName == "by-hash" {
+				sigName = "by-hash/" + fmt.Sprintf("%x", sha256Sum(data)) + ".sig"
+				os.MkdirAll(filepath.Join(dir, "by-hash"), 0o755)
+			}
+			if err := os.WriteFile(filepath.Join(dir, sigName), []byte(tc.sig), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := New(dir, WithSignatureFor(func(b []byte) string { return fmt.Sprintf("by-hash/%x.sig", sha256Sum(b)) }),
+				WithSignatureForSHA256(func(hex string) string { return "by-hash/" + hex + ".sig" }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Verify(context.Background(), trust, opts)
+			var ve *index.VerificationError
+			if !errors.As(err, &ve) || !errors.Is(err, index.ErrNotSigned) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Verify = %v, want a refusal saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }

@@ -29,8 +29,25 @@ func mapFile(f *os.File, size int64) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	mapped.Store(&b[0], true)
+	mapped.Store(&b[0], fileMapping)
 	return b, true
 }
 
-func unmap(b []byte) { syscall.Munmap(b) }
+// anonBuffer returns size bytes of private anonymous memory, outside the
+// Go heap, and reports whether it did: a large local index is read into
+// it, so that its size is reserved once, not rounded up to the heap's
+// arenas (a 256 MiB slice reserves 320 MiB more of address space), and no
+// file's later writes can show in it (it is a copy). Release unmaps it.
+func anonBuffer(size int64) ([]byte, bool) {
+	if size < mapMinSize || size != int64(int(size)) {
+		return nil, false
+	}
+	b, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, false
+	}
+	mapped.Store(&b[0], anonMapping)
+	return b, true
+}
+
+func unmap(b []byte) { syscall.Munmap(b[:cap(b)]) }
