@@ -189,7 +189,7 @@ func WriteDB(t testing.TB, cacheDir string) {
 				return err
 			}
 			if err := dbc.PutVulnerability(tx, a.ID, dbtypes.Vulnerability{
-				Title:          "made-up vulnerability in " + a.Origin + " for kbuild tests",
+				Title: "made-up vulnerability in " + a.Origin + " for kbuild tests",
 				//lint:ignore SA1019 Trivy still reads the deprecated Severity when no vendor severity matches; the fixture sets both, as trivy-db does.
 				Severity:       a.Severity.String(),
 				VendorSeverity: dbtypes.VendorSeverity{vulnerability.Alpine: a.Severity},
