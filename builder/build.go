@@ -16,11 +16,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"golang.org/x/sync/errgroup"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Builder builds recipes with a source fetcher into a publish target.
@@ -59,7 +59,7 @@ func New(f *sources.Fetcher, t Target, opts ...Option) (*Builder, error) {
 // not yet published.
 type Prepared struct {
 	*Loaded
-	Sources []index.ResolvedSource
+	Sources []spec.ResolvedSource
 	Charts  []*PreparedChart
 	// Problems found by rendering (undeclared CRDs, unpinned images), as
 	// errors and warnings with the recipe's lines.
@@ -210,7 +210,7 @@ func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[str
 
 // Fetch fetches and verifies every source of the recipe in dir into the
 // cache without building, and returns what was resolved, sorted by name.
-func (b *Builder) Fetch(ctx context.Context, dir string) ([]index.ResolvedSource, error) {
+func (b *Builder) Fetch(ctx context.Context, dir string) ([]spec.ResolvedSource, error) {
 	l, err := b.Load(dir)
 	if err != nil {
 		return nil, err
@@ -227,7 +227,7 @@ func (b *Builder) Fetch(ctx context.Context, dir string) ([]index.ResolvedSource
 	if err != nil {
 		return nil, err
 	}
-	var out []index.ResolvedSource
+	var out []spec.ResolvedSource
 	for _, n := range slices.Sorted(maps.Keys(fetched)) {
 		out = append(out, fetched[n].Resolved)
 	}
@@ -325,8 +325,8 @@ type Result struct {
 	Name, Version string
 	Build         int
 	RecordFile    string
-	Record        index.PackageSource
-	Info          index.BuildInfo
+	Record        spec.PackageSource
+	Info          spec.BuildInfo
 	// Reused lists chart refs that were already published with the same
 	// content.
 	Reused []string
@@ -409,13 +409,13 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		}
 		pushes = append(pushes, push{c: c, repo: repo, img: imageWithDigest{img, d.String()}, skip: ok, adopt: adopt})
 	}
-	info := index.BuildInfo{
-		APIVersion: index.BuildInfoAPIVersion, Kind: index.BuildInfoKind,
+	info := spec.BuildInfo{
+		APIVersion: spec.BuildInfoAPIVersion, Kind: spec.BuildInfoKind,
 		Package: res.Name, Version: res.Version, Build: res.Build,
 		Recipe: b.recipePath(p.Dir), RecipeDigest: p.Digest, Commit: b.commit,
 		Builder: b.builderID, Sources: p.Sources,
 	}
-	chartRefs := map[string]*index.ChartRef{}
+	chartRefs := map[string]*spec.ChartRef{}
 	for _, ps := range pushes {
 		ref := b.target.Ref(ps.repo, tag)
 		switch {
@@ -442,8 +442,8 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		}
 		res.Charts = append(res.Charts, PublishedChart{Key: ps.c.Key, Repo: ps.repo, Tag: tag, Manifest: *desc})
 		repoURL := b.target.Repository(ps.repo)
-		chartRefs[ps.c.Key] = &index.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: archive}
-		info.Charts = append(info.Charts, index.BuiltChart{
+		chartRefs[ps.c.Key] = &spec.ChartRef{Repository: repoURL, Name: ps.c.Key, Version: version, Digest: archive}
+		info.Charts = append(info.Charts, spec.BuiltChart{
 			Name: ps.c.Key, Ref: repoURL + "/" + ps.c.Key + ":" + tag, Digest: archive, Manifest: manifest,
 			KubeVersion: ps.c.Rendered.KubeVersion, APIVersions: ps.c.Rendered.APIVersions,
 		})
@@ -462,9 +462,9 @@ type imageWithDigest struct {
 }
 
 // Record makes the build record of r whose components point at charts.
-func Record(r *recipe.Recipe, charts map[string]*index.ChartRef) index.PackageSource {
+func Record(r *recipe.Recipe, charts map[string]*spec.ChartRef) spec.PackageSource {
 	pk := r.Spec.Package
-	spec := index.PackageSpec{
+	sp := spec.PackageSpec{
 		Version:     strings.TrimPrefix(r.Spec.Version, "v"),
 		Build:       r.Spec.Build,
 		Provides:    pk.Provides,
@@ -482,13 +482,13 @@ func Record(r *recipe.Recipe, charts map[string]*index.ChartRef) index.PackageSo
 			c.Path = ""
 			nv.Components = append(nv.Components, c)
 		}
-		spec.Variants = append(spec.Variants, nv)
+		sp.Variants = append(sp.Variants, nv)
 	}
-	return index.PackageSource{
-		APIVersion: index.RecordAPIVersion,
-		Kind:       index.RecordKind,
-		Metadata:   index.RecordMetadata{Name: r.Metadata.Name, Annotations: r.Metadata.Annotations},
-		Spec:       spec,
+	return spec.PackageSource{
+		APIVersion: spec.RecordAPIVersion,
+		Kind:       spec.RecordKind,
+		Metadata:   spec.RecordMetadata{Name: r.Metadata.Name, Annotations: r.Metadata.Annotations},
+		Spec:       sp,
 	}
 }
 

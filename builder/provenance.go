@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Media and predicate types of build provenance.
@@ -107,7 +108,7 @@ func BuilderIdentity(getenv func(string) string) (id, invocation string) {
 // Provenance returns the statement for the charts of one published build:
 // its subjects are every chart archive and OCI manifest. Nothing in it
 // depends on the clock: the epoch is recorded as a parameter.
-func Provenance(info *index.BuildInfo, builderID, invocation string, epoch time.Time) Statement {
+func Provenance(info *spec.BuildInfo, builderID, invocation string, epoch time.Time) Statement {
 	s := Statement{Type: InTotoStatementType, PredicateType: SLSAProvenanceType}
 	for _, c := range info.Charts {
 		s.Subject = append(s.Subject,
@@ -140,13 +141,13 @@ func Provenance(info *index.BuildInfo, builderID, invocation string, epoch time.
 func hexOf(digest string) string { return strings.TrimPrefix(digest, "sha256:") }
 
 // Envelope is a DSSE envelope (index.Envelope).
-type Envelope = index.Envelope
+type Envelope = trust.Envelope
 
 // EnvelopeSignature is one signature of an envelope (index.EnvelopeSignature).
-type EnvelopeSignature = index.EnvelopeSignature
+type EnvelopeSignature = trust.EnvelopeSignature
 
 // Signer signs bytes with an ed25519 key; index.Signer satisfies it.
-type Signer = index.Signer
+type Signer = trust.Signer
 
 // SignStatement encodes s and signs it as a DSSE envelope.
 func SignStatement(s Statement, signer Signer) ([]byte, error) {
@@ -154,7 +155,7 @@ func SignStatement(s Statement, signer Signer) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return index.SignEnvelope(InTotoPayloadType, payload, signer)
+	return trust.SignEnvelope(InTotoPayloadType, payload, signer)
 }
 
 // ErrProvenance is wrapped by every verification failure of VerifyProvenance.
@@ -172,11 +173,11 @@ func VerifyProvenance(envelope []byte, pubDER []byte, archiveDigest string) (*St
 	if !ok {
 		return nil, fmt.Errorf("public key is %T, want ed25519", k)
 	}
-	pub, err := index.NewPublicKey(ek)
+	pub, err := trust.NewPublicKey(ek)
 	if err != nil {
 		return nil, err
 	}
-	payload, signedBy, err := index.OpenEnvelope(envelope, InTotoPayloadType, []index.Verifier{pub})
+	payload, signedBy, err := trust.OpenEnvelope(envelope, InTotoPayloadType, []trust.Verifier{pub})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrProvenance, err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"helm.sh/helm/v3/pkg/chart"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 type testSigner struct {
@@ -47,15 +47,15 @@ func (s *testSigner) KeyID() string {
 
 func (s *testSigner) Sign(b []byte) ([]byte, error) { return ed25519.Sign(s.priv, b), nil }
 
-var testInfo = &index.BuildInfo{
+var testInfo = &spec.BuildInfo{
 	Package: "demo", Version: "1.0.0", Build: 2, Recipe: "demo/recipe.yaml",
 	RecipeDigest: "sha256:" + strings.Repeat("a", 64), Commit: strings.Repeat("c", 40), Builder: "kbuild test",
-	Sources: []index.ResolvedSource{{Name: "upstream", Kind: "url", Origin: "https://example.com/x.yaml", Digest: "sha256:" + strings.Repeat("b", 64)}},
+	Sources: []spec.ResolvedSource{{Name: "upstream", Kind: "url", Origin: "https://example.com/x.yaml", Digest: "sha256:" + strings.Repeat("b", 64)}},
 }
 
-var testChartRef = index.BuiltChart{Name: "demo", Ref: "oci://r/demo/demo:1.0.0-2", Digest: "sha256:" + strings.Repeat("d", 64), Manifest: "sha256:" + strings.Repeat("e", 64)}
+var testChartRef = spec.BuiltChart{Name: "demo", Ref: "oci://r/demo/demo:1.0.0-2", Digest: "sha256:" + strings.Repeat("d", 64), Manifest: "sha256:" + strings.Repeat("e", 64)}
 
-func init() { testInfo.Charts = []index.BuiltChart{testChartRef} }
+func init() { testInfo.Charts = []spec.BuiltChart{testChartRef} }
 
 func TestProvenanceSignVerify(t *testing.T) {
 	signer := newTestSigner(t)

@@ -4,6 +4,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/releaseset"
+	"kbuild.dev/kbuild/spec"
 )
 
 // CheckSets returns the problems of every release set among the recipe
@@ -36,7 +37,7 @@ func (b *Builder) CheckSets(dirs []string, published *index.RepositoryIndex, whe
 			continue // reported by Validate
 		}
 		r := l.Recipe
-		spec := index.PackageSpec{Version: r.Spec.Version, Build: r.Spec.Build, Images: r.Spec.Package.Images, Variants: r.Spec.Package.Variants}
+		spec := spec.PackageSpec{Version: r.Spec.Version, Build: r.Spec.Build, Images: r.Spec.Package.Images, Variants: r.Spec.Package.Variants}
 		if x.Find(r.Metadata.Name, spec.Version, spec.Build) == nil {
 			p := x.Packages[r.Metadata.Name]
 			if p == nil {

@@ -39,6 +39,8 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // generated is the index's generated time in the fixtures.
@@ -49,8 +51,8 @@ var generated = time.Date(2026, 10, 10, 12, 0, 0, 0, time.UTC)
 type fixture struct {
 	src      string // host:port
 	site     string
-	key      *index.PrivateKey
-	trust    *index.Trust
+	key      *trust.PrivateKey
+	trust    *trust.Trust
 	chart    string // archive digest
 	images   []string
 	multiRef string
@@ -129,10 +131,10 @@ func newFixture(t *testing.T, seed int64, expires time.Time) *fixture {
 	f := &fixture{src: newRegistry(t), site: t.TempDir()}
 	rnd := rand.New(rand.NewSource(seed))
 	var err error
-	if f.key, err = index.GenerateKey(rnd); err != nil {
+	if f.key, err = trust.GenerateKey(rnd); err != nil {
 		t.Fatal(err)
 	}
-	f.trust = &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}}
+	f.trust = &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}}
 
 	// A chart: a Helm config and one chart layer.
 	archive := []byte("a chart archive of web 1.0.0-1")
@@ -167,26 +169,26 @@ func newFixture(t *testing.T, seed int64, expires time.Time) *fixture {
 	d, _ := ix.Digest()
 	f.multiRef = "registry.k8s.io/pause:3.10@" + d.String()
 
-	recs := []*index.PackageSource{
-		record("web", "1.0.0", index.PackageSpec{
-			Variants: []index.Variant{{Name: "default", Requires: []index.Requirement{{Package: "base", Version: "^1"}},
-				Components: []index.Component{{Name: "web", Chart: &index.ChartRef{Repository: "oci://" + f.src + "/charts", Name: "web", Version: "1.0.0-1", Digest: f.chart}}}}},
+	recs := []*spec.PackageSource{
+		record("web", "1.0.0", spec.PackageSpec{
+			Variants: []spec.Variant{{Name: "default", Requires: []spec.Requirement{{Package: "base", Version: "^1"}},
+				Components: []spec.Component{{Name: "web", Chart: &spec.ChartRef{Repository: "oci://" + f.src + "/charts", Name: "web", Version: "1.0.0-1", Digest: f.chart}}}}},
 			Images: []string{f.images[0], f.multiRef},
 		}),
-		record("base", "1.0.0", index.PackageSpec{Images: []string{f.images[1]}}),
-		record("base", "2.0.0", index.PackageSpec{}),
+		record("base", "1.0.0", spec.PackageSpec{Images: []string{f.images[1]}}),
+		record("base", "2.0.0", spec.PackageSpec{}),
 	}
 	writeTestSite(t, f.site, f.key, recs, expires)
 	writeProvenance(t, f.site, "web-1.0.0-1", f.chart, f.key)
 	return f
 }
 
-func record(name, version string, spec index.PackageSpec) *index.PackageSource {
-	spec.Version, spec.Build = version, 1
-	return &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: name}, Spec: spec}
+func record(name, version string, sp spec.PackageSpec) *spec.PackageSource {
+	sp.Version, sp.Build = version, 1
+	return &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind, Metadata: spec.RecordMetadata{Name: name}, Spec: sp}
 }
 
-func writeTestSite(t *testing.T, dir string, key *index.PrivateKey, recs []*index.PackageSource, expires time.Time) {
+func writeTestSite(t *testing.T, dir string, key *trust.PrivateKey, recs []*spec.PackageSource, expires time.Time) {
 	t.Helper()
 	b := index.NewBuilder()
 	for _, r := range recs {
@@ -198,7 +200,7 @@ func writeTestSite(t *testing.T, dir string, key *index.PrivateKey, recs []*inde
 	if err != nil {
 		t.Fatal(err)
 	}
-	sigs, _ := index.Sign(data, key)
+	sigs, _ := trust.Sign(data, key)
 	sig, _ := index.MarshalSignatures(sigs)
 	os.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644)
 	os.WriteFile(filepath.Join(dir, "index.yaml.sig"), sig, 0o644)
@@ -208,9 +210,9 @@ func writeTestSite(t *testing.T, dir string, key *index.PrivateKey, recs []*inde
 
 // writeProvenance writes provenance/KEY.intoto.json for a chart archive,
 // signed by key.
-func writeProvenance(t *testing.T, site, key, archive string, signer index.Signer) {
+func writeProvenance(t *testing.T, site, key, archive string, signer trust.Signer) {
 	t.Helper()
-	st := builder.Provenance(&index.BuildInfo{Charts: []index.BuiltChart{{Name: "web", Ref: "oci://example/web:1.0.0-1", Digest: archive, Manifest: archive}}}, "test", "", generated)
+	st := builder.Provenance(&spec.BuildInfo{Charts: []spec.BuiltChart{{Name: "web", Ref: "oci://example/web:1.0.0-1", Digest: archive, Manifest: archive}}}, "test", "", generated)
 	env, err := builder.SignStatement(st, signer)
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +317,7 @@ func TestCreateAndImport(t *testing.T) {
 	if bytes.Equal(older, data) {
 		t.Fatalf("the index has no generated line to change:\n%s", data)
 	}
-	sigs, _ := index.Sign(older, f.key)
+	sigs, _ := trust.Sign(older, f.key)
 	sig, _ := index.MarshalSignatures(sigs)
 	os.WriteFile(filepath.Join(f.site, "index.yaml"), older, 0o644)
 	os.WriteFile(filepath.Join(f.site, "index.yaml.sig"), sig, 0o644)
@@ -323,7 +325,7 @@ func TestCreateAndImport(t *testing.T) {
 	f.create(t, old)
 	before = ups.manifests.Load()
 	_, err = Import(context.Background(), old, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now))
-	if !errors.Is(err, index.ErrRollback) {
+	if !errors.Is(err, trust.ErrRollback) {
 		t.Errorf("import of an older index over the site = %v, want a rollback refusal", err)
 	}
 	if n := ups.manifests.Load() - before; n != 0 {
@@ -450,7 +452,7 @@ func TestImportRefuses(t *testing.T) {
 	other.create(t, otherKey)
 
 	// A bundle whose provenance is signed by a key the index is not.
-	stranger, _ := index.GenerateKey(rand.New(rand.NewSource(9)))
+	stranger, _ := trust.GenerateKey(rand.New(rand.NewSource(9)))
 	writeProvenance(t, f.site, "web-1.0.0-1", f.chart, stranger)
 	badProv := filepath.Join(dir, "badprov.tar")
 	f.create(t, badProv)
@@ -556,7 +558,7 @@ func TestImportRefuses(t *testing.T) {
 					t.Errorf("Import error = %v\nwant it to contain %q", err, w)
 				}
 			}
-			var ve *index.VerificationError
+			var ve *trust.VerificationError
 			if !errors.Is(err, ErrBadBundle) && !errors.As(err, &ve) {
 				t.Errorf("Import error is neither ErrBadBundle nor a VerificationError: %v", err)
 			}
@@ -580,10 +582,10 @@ func TestImportRefuses(t *testing.T) {
 func TestRootOfTrust(t *testing.T) {
 	f := newFixture(t, 5, generated.Add(24*time.Hour))
 	rnd := rand.New(rand.NewSource(6))
-	rootKey, _ := index.GenerateKey(rnd)
-	cfg := index.RootConfig{Expires: generated.Add(365 * 24 * time.Hour), RootKeys: []*index.PublicKey{rootKey.Public()}, RootThreshold: 1,
-		IndexKeys: []*index.PublicKey{f.key.Public()}, IndexThreshold: 1}
-	r1, err := index.NewRoot(cfg)
+	rootKey, _ := trust.GenerateKey(rnd)
+	cfg := trust.RootConfig{Expires: generated.Add(365 * 24 * time.Hour), RootKeys: []*trust.PublicKey{rootKey.Public()}, RootThreshold: 1,
+		IndexKeys: []*trust.PublicKey{f.key.Public()}, IndexThreshold: 1}
+	r1, err := trust.NewRoot(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,16 +593,16 @@ func TestRootOfTrust(t *testing.T) {
 	r2, _ := r1.Next(cfg)
 	r2.Sign(rootKey)
 	os.MkdirAll(filepath.Join(f.site, "root"), 0o755)
-	for i, r := range []*index.Root{r1, r2} {
+	for i, r := range []*trust.Root{r1, r2} {
 		b, _ := r.Marshal()
 		os.WriteFile(filepath.Join(f.site, "root", fmt.Sprintf("%d.yaml", i+1)), b, 0o644)
 		if i == 1 {
 			os.WriteFile(filepath.Join(f.site, "root.yaml"), b, 0o644)
 		}
 	}
-	trust := &index.Trust{RootKeys: []*index.PublicKey{rootKey.Public()}}
+	tr := &trust.Trust{RootKeys: []*trust.PublicKey{rootKey.Public()}}
 	out := filepath.Join(t.TempDir(), "b.tar")
-	c, err := Create(context.Background(), out, f.site, trust, []Want{{Name: "web"}}, WithPlainHTTP(true), WithNow(now), WithImageSource("oci://"+f.src))
+	c, err := Create(context.Background(), out, f.site, tr, []Want{{Name: "web"}}, WithPlainHTTP(true), WithNow(now), WithImageSource("oci://"+f.src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +610,7 @@ func TestRootOfTrust(t *testing.T) {
 		t.Errorf("files = %s, want the root chain", got)
 	}
 	mirror := newRegistry(t)
-	res, err := Import(context.Background(), out, trust, "oci://"+mirror+"/m", t.TempDir(), WithPlainHTTP(true), WithNow(now))
+	res, err := Import(context.Background(), out, tr, "oci://"+mirror+"/m", t.TempDir(), WithPlainHTTP(true), WithNow(now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,9 +618,9 @@ func TestRootOfTrust(t *testing.T) {
 		t.Errorf("import did not walk to root version 2: %+v", res.Verified.Root)
 	}
 	// Another root key: refused.
-	other, _ := index.GenerateKey(rnd)
-	_, err = Import(context.Background(), out, &index.Trust{RootKeys: []*index.PublicKey{other.Public()}}, "oci://"+mirror+"/n", t.TempDir(), WithPlainHTTP(true), WithNow(now))
-	if !errors.Is(err, index.ErrNotSigned) || !strings.Contains(err.Error(), "root version 1 is not signed by the pinned root keys") {
+	other, _ := trust.GenerateKey(rnd)
+	_, err = Import(context.Background(), out, &trust.Trust{RootKeys: []*trust.PublicKey{other.Public()}}, "oci://"+mirror+"/n", t.TempDir(), WithPlainHTTP(true), WithNow(now))
+	if !errors.Is(err, trust.ErrNotSigned) || !strings.Contains(err.Error(), "root version 1 is not signed by the pinned root keys") {
 		t.Errorf("import with another root key: %v", err)
 	}
 }

@@ -19,11 +19,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // maxManifestSize caps a manifest or image index read from a registry or
@@ -57,7 +57,7 @@ type rawBlob struct {
 // complete, so a failed Create leaves nothing. Blobs stream from their
 // registries into the file while their sha256 is checked, one at a time,
 // in constant memory. It returns what the bundle holds.
-func Create(ctx context.Context, out, site string, trust *index.Trust, wants []Want, opts ...Option) (*Contents, error) {
+func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []Want, opts ...Option) (*Contents, error) {
 	o := makeOptions(opts)
 	for _, p := range o.platforms {
 		if _, err := v1.ParsePlatform(p); err != nil || !strings.Contains(p, "/") {
@@ -127,16 +127,16 @@ func Create(ctx context.Context, out, site string, trust *index.Trust, wants []W
 
 // fetchVerified reads the site's index, signature and roots and verifies
 // them; it returns the files by name.
-func fetchVerified(ctx context.Context, s *fetchsite.Site, trust *index.Trust, now time.Time) (map[string][]byte, *index.Verified, error) {
+func fetchVerified(ctx context.Context, s *fetchsite.Site, tr *trust.Trust, now time.Time) (map[string][]byte, *trust.Verified, error) {
 	data, sig, err := s.Index(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	t := *trust
+	t := *tr
 	if err := s.Roots(ctx, &t, 1); err != nil {
 		return nil, nil, err
 	}
-	v, err := index.Verify(data, sig, &t, index.VerifyOptions{Now: now})
+	v, err := trust.Verify(data, sig, &t, trust.VerifyOptions{Now: now})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", s.Location(s.IndexName()), err)
 	}

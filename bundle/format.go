@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/bundle/nodeconfig"
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Media types, artifact types and annotations of a bundle.
@@ -97,7 +97,7 @@ type Image struct {
 }
 
 // ImageRef is a parsed image reference pinned by digest.
-type ImageRef = index.ImageRef
+type ImageRef = spec.ImageRef
 
 // ParseImageRef parses registry/repo[:tag]@sha256:<hex> with
 // index.ParseImageRef (go-containerregistry's name package). A reference
@@ -106,7 +106,7 @@ func ParseImageRef(s string) (ImageRef, error) {
 	if _, dg, ok := strings.Cut(s, "@"); !ok || !validDigest(dg) {
 		return ImageRef{}, fmt.Errorf("image %q is not pinned by digest (registry/repo:tag@sha256:<64 hex>)", s)
 	}
-	return index.ParseImageRef(s)
+	return spec.ParseImageRef(s)
 }
 
 // MirrorPath is where a repository of registry lives under a mirror's
@@ -118,6 +118,6 @@ func MirrorPath(path, registry, repository string) string {
 }
 
 func validDigest(d string) bool {
-	_, err := index.ParseDigest(d)
+	_, err := spec.ParseDigest(d)
 	return err == nil
 }

@@ -25,6 +25,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // LocationsFile is the file Import writes beside the upstream index: where
@@ -51,7 +52,7 @@ type Location struct {
 // Imported is the account of Import.
 type Imported struct {
 	Contents  *Contents
-	Verified  *index.Verified
+	Verified  *trust.Verified
 	Locations Locations
 	// Registries are the upstream registries of the images, sorted.
 	Registries []string
@@ -68,7 +69,7 @@ type Imported struct {
 // another repository are mounted where the registry allows), and write
 // site: the signed files unchanged, the SBOMs and provenance, and
 // LocationsFile.
-func Import(ctx context.Context, file string, trust *index.Trust, mirror, site string, opts ...Option) (*Imported, error) {
+func Import(ctx context.Context, file string, trust *trust.Trust, mirror, site string, opts ...Option) (*Imported, error) {
 	o := makeOptions(opts)
 	host, mpath, err := parseMirror(mirror)
 	if err != nil {
@@ -144,7 +145,7 @@ func filtered(it *pushable) bool {
 // index.yaml and the version and digest of its root.yaml, so that an older
 // bundle is refused as a rollback (nil for a new site). The files were
 // verified when they were imported; they are only read here.
-func siteState(site string) (*index.State, error) {
+func siteState(site string) (*trust.State, error) {
 	data, err := fetchsite.ReadFile(filepath.Join(site, "index.yaml"), index.MaxIndexSize)
 	if errors.Is(err, fetchsite.ErrNotFound) {
 		return nil, nil
@@ -156,9 +157,9 @@ func siteState(site string) (*index.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w; move it away to import into a new site", filepath.Join(site, "index.yaml"), err)
 	}
-	st := &index.State{Generated: x.Generated}
-	if rb, err := fetchsite.ReadFile(filepath.Join(site, "root.yaml"), index.MaxRootSize); err == nil {
-		if r, err := index.ParseRoot(rb); err == nil {
+	st := &trust.State{Generated: x.Generated}
+	if rb, err := fetchsite.ReadFile(filepath.Join(site, "root.yaml"), trust.MaxRootSize); err == nil {
+		if r, err := trust.ParseRoot(rb); err == nil {
 			if d, err := r.Digest(); err == nil {
 				st.RootVersion, st.RootDigest = r.Signed.Version, d
 			}

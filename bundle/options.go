@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Progress reports how far Create or Import is: bytes done of the total,
@@ -28,7 +28,7 @@ type options struct {
 	progress    func(Progress)
 	logf        func(string, ...any)
 	maxBlob     int64
-	resign      []index.Signer
+	resign      []trust.Signer
 	timeout     time.Duration
 	transport   http.RoundTripper
 }
@@ -75,7 +75,7 @@ func WithMaxBlobSize(n int64) Option { return func(o *options) { o.maxBlob = n }
 // the mirror, signed by these keys, for sites that run their own root of
 // trust. The upstream-signed index is written unchanged either way.
 // Default: none.
-func WithResignKey(s ...index.Signer) Option { return func(o *options) { o.resign = s } }
+func WithResignKey(s ...trust.Signer) Option { return func(o *options) { o.resign = s } }
 
 // WithTimeout sets the idle timeout of every registry request, uploads
 // and downloads alike: connecting, the TLS handshake, waiting for an

@@ -6,19 +6,19 @@ import (
 	"strings"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/trust"
 )
 
 // indexKeys returns the keys trusted to sign the index: the given index
 // keys, or the index role's keys of the verified root.
-func indexKeys(trust *index.Trust, v *index.Verified) ([]*index.PublicKey, error) {
+func indexKeys(tr *trust.Trust, v *trust.Verified) ([]*trust.PublicKey, error) {
 	if v.Root == nil {
-		return trust.IndexKeys, nil
+		return tr.IndexKeys, nil
 	}
-	var keys []*index.PublicKey
-	for _, id := range v.Root.Signed.Roles[index.RoleIndex].KeyIDs {
-		k, err := index.ParsePublicKey([]byte(v.Root.Signed.Keys[id]))
+	var keys []*trust.PublicKey
+	for _, id := range v.Root.Signed.Roles[trust.RoleIndex].KeyIDs {
+		k, err := trust.ParsePublicKey([]byte(v.Root.Signed.Keys[id]))
 		if err != nil {
 			return nil, fmt.Errorf("root version %d: index key %s: %w", v.Root.Signed.Version, id, err)
 		}
@@ -31,7 +31,7 @@ func indexKeys(trust *index.Trust, v *index.Verified) ([]*index.PublicKey, error
 // signed by a key trusted to sign the index, naming each chart archive its
 // version pins. SBOMs and build info are not signed; they travel as
 // information.
-func verifyProvenance(b *opened, sel []Selected, keys []*index.PublicKey) error {
+func verifyProvenance(b *opened, sel []Selected, keys []*trust.PublicKey) error {
 	var ders [][]byte
 	for _, k := range keys {
 		der, err := x509.MarshalPKIXPublicKey(k.Key())

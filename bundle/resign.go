@@ -9,6 +9,8 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // ResignDir is the directory of the site where Import writes the locally
@@ -19,7 +21,7 @@ const ResignDir = "mirror"
 // versions with every chart reference moved to the mirror (a new spec
 // digest each, so delegated signatures are dropped), the upstream index's
 // generated and expiry times, signed by signers.
-func resign(site string, v *index.Verified, pkgs []Package, host, mpath string, signers []index.Signer) error {
+func resign(site string, v *trust.Verified, pkgs []Package, host, mpath string, signers []trust.Signer) error {
 	b := index.NewBuilder()
 	for _, p := range pkgs {
 		ip, iv := v.Index.Packages[p.Name], v.Index.Find(p.Name, p.Version, p.Build)
@@ -29,13 +31,13 @@ func resign(site string, v *index.Verified, pkgs []Package, host, mpath string, 
 			if err != nil {
 				return err
 			}
-			var spec index.PackageSpec
-			if err := json.Unmarshal(raw, &spec); err != nil {
+			var sp spec.PackageSpec
+			if err := json.Unmarshal(raw, &sp); err != nil {
 				return err
 			}
-			for i := range spec.Variants {
-				for j := range spec.Variants[i].Components {
-					c := spec.Variants[i].Components[j].Chart
+			for i := range sp.Variants {
+				for j := range sp.Variants[i].Components {
+					c := sp.Variants[i].Components[j].Chart
 					if c == nil {
 						continue
 					}
@@ -44,8 +46,8 @@ func resign(site string, v *index.Verified, pkgs []Package, host, mpath string, 
 					c.Repository = "oci://" + host + "/" + MirrorPath(mpath, reg, path)
 				}
 			}
-			rec := &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
-				Metadata: index.RecordMetadata{Name: p.Name, Annotations: map[string]string{}}, Spec: spec}
+			rec := &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
+				Metadata: spec.RecordMetadata{Name: p.Name, Annotations: map[string]string{}}, Spec: sp}
 			if ip.Description != "" {
 				rec.Metadata.Annotations[index.DescriptionAnnotation] = ip.Description
 			}
@@ -61,7 +63,7 @@ func resign(site string, v *index.Verified, pkgs []Package, host, mpath string, 
 	if err != nil {
 		return err
 	}
-	sigs, err := index.Sign(data, signers...)
+	sigs, err := trust.Sign(data, signers...)
 	if err != nil {
 		return err
 	}

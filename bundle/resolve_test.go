@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // testIndex: app 2.0.0, 1.1.0, 1.0.0 (each needing lib ^1), lib 2.0.0,
@@ -13,22 +14,22 @@ import (
 // non-api capability; opt requires an absent optional package and an api
 // capability nothing provides.
 func testIndex() *index.RepositoryIndex {
-	v := func(version string, spec index.PackageSpec) index.IndexVersion {
+	v := func(version string, spec spec.PackageSpec) index.IndexVersion {
 		spec.Version, spec.Build = version, 1
 		return index.IndexVersion{Version: version, Build: 1, Spec: spec}
 	}
-	needLib := index.PackageSpec{Variants: []index.Variant{{Name: "default", Requires: []index.Requirement{{Package: "lib", Version: "^1"}}}}}
+	needLib := spec.PackageSpec{Variants: []spec.Variant{{Name: "default", Requires: []spec.Requirement{{Package: "lib", Version: "^1"}}}}}
 	return &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{
 		"app": {Versions: []index.IndexVersion{v("2.0.0", needLib), v("1.1.0", needLib), v("1.0.0", needLib)}},
-		"lib": {Versions: []index.IndexVersion{v("2.0.0", index.PackageSpec{}), v("1.5.0", index.PackageSpec{Provides: []string{"api:example.com/v1"}}), v("1.0.0", index.PackageSpec{})}},
-		"meta": {Versions: []index.IndexVersion{v("1.0.0", index.PackageSpec{Variants: []index.Variant{
-			{Name: "a", Requires: []index.Requirement{{Package: "app", Version: "~1.0"}}},
-			{Name: "b", Requires: []index.Requirement{{Capability: "api:example.com/v1"}}},
+		"lib": {Versions: []index.IndexVersion{v("2.0.0", spec.PackageSpec{}), v("1.5.0", spec.PackageSpec{Provides: []string{"api:example.com/v1"}}), v("1.0.0", spec.PackageSpec{})}},
+		"meta": {Versions: []index.IndexVersion{v("1.0.0", spec.PackageSpec{Variants: []spec.Variant{
+			{Name: "a", Requires: []spec.Requirement{{Package: "app", Version: "~1.0"}}},
+			{Name: "b", Requires: []spec.Requirement{{Capability: "api:example.com/v1"}}},
 		}})}},
-		"provider":  {Versions: []index.IndexVersion{v("1.0.0", index.PackageSpec{Provides: []string{"storage:fast"}})}},
-		"needs-cap": {Versions: []index.IndexVersion{v("1.0.0", index.PackageSpec{Variants: []index.Variant{{Name: "d", Requires: []index.Requirement{{Capability: "storage:fast"}}, DependsOn: []string{"lib"}}}})}},
-		"orphan":    {Versions: []index.IndexVersion{v("1.0.0", index.PackageSpec{Variants: []index.Variant{{Name: "d", Requires: []index.Requirement{{Capability: "gpu:nvidia"}}}}})}},
-		"opt": {Versions: []index.IndexVersion{v("1.0.0", index.PackageSpec{Variants: []index.Variant{{Name: "d", Requires: []index.Requirement{
+		"provider":  {Versions: []index.IndexVersion{v("1.0.0", spec.PackageSpec{Provides: []string{"storage:fast"}})}},
+		"needs-cap": {Versions: []index.IndexVersion{v("1.0.0", spec.PackageSpec{Variants: []spec.Variant{{Name: "d", Requires: []spec.Requirement{{Capability: "storage:fast"}}, DependsOn: []string{"lib"}}}})}},
+		"orphan":    {Versions: []index.IndexVersion{v("1.0.0", spec.PackageSpec{Variants: []spec.Variant{{Name: "d", Requires: []spec.Requirement{{Capability: "gpu:nvidia"}}}}})}},
+		"opt": {Versions: []index.IndexVersion{v("1.0.0", spec.PackageSpec{Variants: []spec.Variant{{Name: "d", Requires: []spec.Requirement{
 			{Package: "absent", Optional: true}, {Capability: "api:cert-manager.io/v1"}}}}})}},
 	}}
 }

@@ -9,8 +9,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/trust"
 )
 
 // node is a manifest to push, with its blobs and children (children are
@@ -25,7 +25,7 @@ type node struct {
 // verified is a bundle whose every byte checked out against the signed
 // index: what Import pushes.
 type verified struct {
-	v      *index.Verified
+	v      *trust.Verified
 	charts []*pushable
 	images []*pushable
 }
@@ -44,18 +44,18 @@ type pushable struct {
 // signatures as a subscriber does, bundle.json against the index, every
 // manifest the bundle lists against what the chosen versions pin, and
 // every blob of every chart and image against its digest.
-func verifyBundle(b *opened, trust *index.Trust, state *index.State, o *options) (*verified, error) {
-	t := *trust
+func verifyBundle(b *opened, tr *trust.Trust, state *trust.State, o *options) (*verified, error) {
+	t := *tr
 	t.Latest = b.files["root.yaml"]
 	if t.Latest != nil {
-		if r, err := index.ParseRoot(t.Latest); err == nil && r.Signed.Version > 0 && r.Signed.Version <= 1000 {
+		if r, err := trust.ParseRoot(t.Latest); err == nil && r.Signed.Version > 0 && r.Signed.Version <= 1000 {
 			t.Roots = make([][]byte, r.Signed.Version)
 			for i := range t.Roots {
 				t.Roots[i] = b.files[fmt.Sprintf("root/%d.yaml", i+1)]
 			}
 		}
 	}
-	v, err := index.Verify(b.files["index.yaml"], b.files["index.yaml.sig"], &t, index.VerifyOptions{Now: o.now, State: state})
+	v, err := trust.Verify(b.files["index.yaml"], b.files["index.yaml.sig"], &t, trust.VerifyOptions{Now: o.now, State: state})
 	if err != nil {
 		return nil, fmt.Errorf("%s: the bundle's %w", b.file, err)
 	}
@@ -77,7 +77,7 @@ func verifyBundle(b *opened, trust *index.Trust, state *index.State, o *options)
 	if err != nil {
 		return nil, err
 	}
-	keys, err := indexKeys(trust, v)
+	keys, err := indexKeys(tr, v)
 	if err != nil {
 		return nil, err
 	}

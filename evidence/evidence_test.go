@@ -10,40 +10,41 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/stacktest"
+	"kbuild.dev/kbuild/trust"
 )
 
 var issued = time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 
 type keys struct {
-	root, idx, qa1, qa2, stranger *index.PrivateKey
+	root, idx, qa1, qa2, stranger *trust.PrivateKey
 }
 
 func newKeys(t *testing.T) keys {
 	var k keys
-	for _, p := range []**index.PrivateKey{&k.root, &k.idx, &k.qa1, &k.qa2, &k.stranger} {
+	for _, p := range []**trust.PrivateKey{&k.root, &k.idx, &k.qa1, &k.qa2, &k.stranger} {
 		var err error
-		if *p, err = index.GenerateKey(nil); err != nil {
+		if *p, err = trust.GenerateKey(nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return k
 }
 
-func (k keys) rootWith(t *testing.T, threshold int, qa ...*index.PrivateKey) *index.Root {
+func (k keys) rootWith(t *testing.T, threshold int, qa ...*trust.PrivateKey) *trust.Root {
 	t.Helper()
-	c := index.RootConfig{Expires: issued.AddDate(1, 0, 0), RootKeys: []*index.PublicKey{k.root.Public()}, RootThreshold: 1,
-		IndexKeys: []*index.PublicKey{k.idx.Public()}, IndexThreshold: 1, QAThreshold: threshold}
+	c := trust.RootConfig{Expires: issued.AddDate(1, 0, 0), RootKeys: []*trust.PublicKey{k.root.Public()}, RootThreshold: 1,
+		IndexKeys: []*trust.PublicKey{k.idx.Public()}, IndexThreshold: 1, QAThreshold: threshold}
 	for _, q := range qa {
 		c.QAKeys = append(c.QAKeys, q.Public())
 	}
-	r, err := index.NewRoot(c)
+	r, err := trust.NewRoot(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func attest(t *testing.T, x *index.RepositoryIndex, target Target, result string, signers ...index.Signer) []byte {
+func attest(t *testing.T, x *index.RepositoryIndex, target Target, result string, signers ...trust.Signer) []byte {
 	t.Helper()
 	subjects, err := Subjects(x, target)
 	if err != nil {
@@ -62,9 +63,9 @@ func attest(t *testing.T, x *index.RepositoryIndex, target Target, result string
 }
 
 // resign changes the statement of env and signs it again with signer.
-func resign(t *testing.T, env []byte, change func(*Statement), signer index.Signer) []byte {
+func resign(t *testing.T, env []byte, change func(*Statement), signer trust.Signer) []byte {
 	t.Helper()
-	var e index.Envelope
+	var e trust.Envelope
 	json.Unmarshal(env, &e)
 	payload, _ := base64.StdEncoding.DecodeString(e.Payload)
 	var s Statement
@@ -130,7 +131,7 @@ func TestVerifyRefuses(t *testing.T) {
 	other.Packages["foreman"].Versions[0].Spec.Variants[0].Components[0].Chart.Digest = "sha256:" + strings.Repeat("ab", 32)
 	otherDigest := attest(t, other, foreman, Pass, k.qa1)
 	revoked := k.rootWith(t, 1, k.qa2)
-	var e index.Envelope
+	var e trust.Envelope
 	json.Unmarshal(good, &e)
 	payload, _ := base64.StdEncoding.DecodeString(e.Payload)
 	e.Payload = base64.StdEncoding.EncodeToString([]byte(strings.Replace(string(payload), `"result":"pass"`, `"result":"fail"`, 1)))
@@ -138,7 +139,7 @@ func TestVerifyRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		env  []byte
-		root *index.Root
+		root *trust.Root
 		now  time.Time
 		want string
 	}{

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 // CheckQASigners checks that every signer is a key of the qa role of root
@@ -12,8 +12,8 @@ import (
 // returns how many qa signatures they make and how many the role needs.
 // A root without a qa role, or a signer outside it, is an error saying
 // what to do.
-func CheckQASigners(root *index.Root, file string, signers []index.Signer) (have, need int, err error) {
-	qa, ok := root.Signed.Roles[index.RoleQA]
+func CheckQASigners(root *trust.Root, file string, signers []trust.Signer) (have, need int, err error) {
+	qa, ok := root.Signed.Roles[trust.RoleQA]
 	if !ok {
 		return 0, 0, fmt.Errorf("root %s (version %d) has no qa role: no evidence would count; add one with 'kbuild trust root next %s --qa-key FILE'", file, root.Signed.Version, file)
 	}

@@ -6,40 +6,40 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 func TestCheckQASigners(t *testing.T) {
-	key := func() *index.PrivateKey {
-		k, err := index.GenerateKey(rand.Reader)
+	key := func() *trust.PrivateKey {
+		k, err := trust.GenerateKey(rand.Reader)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return k
 	}
 	rootKey, idx, qa1, qa2, other := key(), key(), key(), key(), key()
-	c := index.RootConfig{Expires: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), RootKeys: []*index.PublicKey{rootKey.Public()}, RootThreshold: 1,
-		IndexKeys: []*index.PublicKey{idx.Public()}, IndexThreshold: 1}
-	noQA, err := index.NewRoot(c)
+	c := trust.RootConfig{Expires: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), RootKeys: []*trust.PublicKey{rootKey.Public()}, RootThreshold: 1,
+		IndexKeys: []*trust.PublicKey{idx.Public()}, IndexThreshold: 1}
+	noQA, err := trust.NewRoot(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.QAKeys, c.QAThreshold = []*index.PublicKey{qa1.Public(), qa2.Public()}, 2
-	withQA, err := index.NewRoot(c)
+	c.QAKeys, c.QAThreshold = []*trust.PublicKey{qa1.Public(), qa2.Public()}, 2
+	withQA, err := trust.NewRoot(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name       string
-		root       *index.Root
-		signers    []index.Signer
+		root       *trust.Root
+		signers    []trust.Signer
 		have, need int
 		wantErr    string
 	}{
-		{"one of two", withQA, []index.Signer{qa1}, 1, 2, ""},
-		{"both", withQA, []index.Signer{qa1, qa2}, 2, 2, ""},
-		{"not a qa key", withQA, []index.Signer{qa1, other}, 0, 0, "key " + other.KeyID() + " is not in the qa role of root root.yaml (version 1)"},
-		{"no qa role", noQA, []index.Signer{qa1}, 0, 0, "root root.yaml (version 1) has no qa role"},
+		{"one of two", withQA, []trust.Signer{qa1}, 1, 2, ""},
+		{"both", withQA, []trust.Signer{qa1, qa2}, 2, 2, ""},
+		{"not a qa key", withQA, []trust.Signer{qa1, other}, 0, 0, "key " + other.KeyID() + " is not in the qa role of root root.yaml (version 1)"},
+		{"no qa role", noQA, []trust.Signer{qa1}, 0, 0, "root root.yaml (version 1) has no qa role"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			have, need, err := CheckQASigners(tc.root, "root.yaml", tc.signers)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Types of the statement.
@@ -222,12 +223,12 @@ func New(a Attestation, subjects []Subject) (*Statement, error) {
 }
 
 // Sign encodes s and signs it as a DSSE envelope (index.SignEnvelope).
-func Sign(s *Statement, signers ...index.Signer) ([]byte, error) {
+func Sign(s *Statement, signers ...trust.Signer) ([]byte, error) {
 	payload, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
 	}
-	return index.SignEnvelope(PayloadType, payload, signers...)
+	return trust.SignEnvelope(PayloadType, payload, signers...)
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }

@@ -11,6 +11,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/releaseset"
+	"kbuild.dev/kbuild/spec"
 )
 
 // ErrNotInIndex is wrapped when the version evidence is about is not in
@@ -50,7 +51,7 @@ func Subjects(x *index.RepositoryIndex, t Target) ([]Subject, error) {
 	seen := map[string]string{}
 	var out []Subject
 	add := func(name, digest string) error {
-		h, err := index.ParseDigest(digest)
+		h, err := spec.ParseDigest(digest)
 		if err != nil {
 			return fmt.Errorf("%s has digest %q, not sha256:<64 hex>", name, digest)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 // ErrRefused is wrapped by every refusal of Verify.
@@ -35,20 +36,20 @@ type Verified struct {
 // test-result statement, not expired at now, and its subjects exactly the
 // digests x pins for its target (Subjects). A refusal wraps ErrRefused and
 // says what to do.
-func Verify(envelope []byte, root *index.Root, x *index.RepositoryIndex, now time.Time) (*Verified, error) {
+func Verify(envelope []byte, root *trust.Root, x *index.RepositoryIndex, now time.Time) (*Verified, error) {
 	if root == nil {
 		return nil, fmt.Errorf("%w: evidence is verified against a root of trust with a qa role; publish with --root", ErrRefused)
 	}
-	keys, threshold, ok := root.RoleKeys(index.RoleQA)
+	keys, threshold, ok := root.RoleKeys(trust.RoleQA)
 	if !ok {
 		return nil, fmt.Errorf("%w: root version %d has no qa role, so no key may sign test evidence; add one with 'kbuild trust root next --qa-key FILE'", ErrRefused, root.Signed.Version)
 	}
-	payload, signedBy, err := index.OpenEnvelope(envelope, PayloadType, keys)
+	payload, signedBy, err := trust.OpenEnvelope(envelope, PayloadType, keys)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	if len(signedBy) < threshold {
-		var env index.Envelope
+		var env trust.Envelope
 		_ = json.Unmarshal(envelope, &env) // decoded by OpenEnvelope already
 		var outside []string
 		for _, s := range env.Signatures {

@@ -14,6 +14,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"kbuild.dev/kbuild/internal/yamlscan"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Builder collects package versions — from build records and from a
@@ -80,7 +81,7 @@ func NewBuilder(opts ...BuilderOption) *Builder {
 // same spec digest, otherwise Add returns a *ConflictError (against the
 // base index) or a *DuplicateError (against another record); with the same
 // digest their signatures are merged.
-func (b *Builder) Add(origin string, rec *PackageSource, sigs []Signature) error {
+func (b *Builder) Add(origin string, rec *spec.PackageSource, sigs []Signature) error {
 	if err := CheckRecord(rec); err != nil {
 		return fmt.Errorf("%s: %w", origin, err)
 	}
@@ -89,7 +90,7 @@ func (b *Builder) Add(origin string, rec *PackageSource, sigs []Signature) error
 		return fmt.Errorf("%s: %w", origin, err)
 	}
 	for _, s := range sigs {
-		if err := checkSignature(s); err != nil {
+		if err := CheckSignature(s); err != nil {
 			return fmt.Errorf("%s: %w", origin, err)
 		}
 	}
@@ -221,7 +222,7 @@ func (b *Builder) prepare(bv *builtVersion) error {
 		bv.v.Signatures = sigs
 	}
 	var err error
-	if bv.sv, err = parseVersion(bv.v.Version); err != nil {
+	if bv.sv, err = spec.ParseVersion(bv.v.Version); err != nil {
 		return err
 	}
 	// A malformed set is not listed as one; validate and promote say why.
@@ -252,7 +253,7 @@ func (b *Builder) prepare(bv *builtVersion) error {
 		return errors.New("index: unexpected YAML of a version")
 	}
 	bv.head, bv.tail = out[:j+1:j+1], out[j+1:]
-	bv.v.Spec = PackageSpec{}
+	bv.v.Spec = spec.PackageSpec{}
 	return nil
 }
 

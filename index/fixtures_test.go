@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"kbuild.dev/kbuild/spec"
 	"strconv"
 	"testing"
 	"time"
@@ -18,19 +19,19 @@ func testDigest(n int) string {
 
 // record returns a build record of name, version and build with one
 // variant and one component.
-func record(name, version string, build int) *PackageSource {
-	return &PackageSource{
-		APIVersion: RecordAPIVersion, Kind: RecordKind,
-		Metadata: RecordMetadata{Name: name, Annotations: map[string]string{DescriptionAnnotation: "The " + name + " package", HomeAnnotation: "https://example.com/" + name}},
-		Spec: PackageSpec{
+func record(name, version string, build int) *spec.PackageSource {
+	return &spec.PackageSource{
+		APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
+		Metadata: spec.RecordMetadata{Name: name, Annotations: map[string]string{DescriptionAnnotation: "The " + name + " package", HomeAnnotation: "https://example.com/" + name}},
+		Spec: spec.PackageSpec{
 			Version: version, Build: build,
 			Provides: []string{name},
-			Rollback: &Rollback{},
+			Rollback: &spec.Rollback{},
 			Images:   []string{"registry.example.com/" + name + ":v" + version + "@" + testDigest(build)},
-			Variants: []Variant{{Name: "default", Components: []Component{{
+			Variants: []spec.Variant{{Name: "default", Components: []spec.Component{{
 				Name:    "main",
-				Chart:   &ChartRef{Repository: "oci://registry.example.com/" + name, Name: name, Version: version + "-" + itoa(build), Digest: testDigest(100 + build)},
-				Install: &Install{ReleaseName: name, Namespace: name},
+				Chart:   &spec.ChartRef{Repository: "oci://registry.example.com/" + name, Name: name, Version: version + "-" + itoa(build), Digest: testDigest(100 + build)},
+				Install: &spec.Install{ReleaseName: name, Namespace: name},
 			}}}},
 		},
 	}
@@ -38,7 +39,7 @@ func record(name, version string, build int) *PackageSource {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-func buildIndex(t testing.TB, recs ...*PackageSource) *RepositoryIndex {
+func buildIndex(t testing.TB, recs ...*spec.PackageSource) *RepositoryIndex {
 	t.Helper()
 	b := NewBuilder()
 	for i, r := range recs {
@@ -59,7 +60,7 @@ func realisticIndex(packages, versions int) *RepositoryIndex {
 		name := fmt.Sprintf("package-%04d", p)
 		for v := 0; v < versions; v++ {
 			version := fmt.Sprintf("%d.%d.%d", v/20, v%20, p%3)
-			rec := &PackageSource{APIVersion: RecordAPIVersion, Kind: RecordKind, Metadata: RecordMetadata{Name: name, Annotations: map[string]string{DescriptionAnnotation: "Package " + name, HomeAnnotation: "https://example.com/" + name}}, Spec: realisticSpec(name, version, 1+v%3)}
+			rec := &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind, Metadata: spec.RecordMetadata{Name: name, Annotations: map[string]string{DescriptionAnnotation: "Package " + name, HomeAnnotation: "https://example.com/" + name}}, Spec: realisticSpec(name, version, 1+v%3)}
 			if err := b.Add(name, rec, nil); err != nil {
 				panic(err)
 			}
@@ -74,32 +75,32 @@ func realisticIndex(packages, versions int) *RepositoryIndex {
 
 // realisticSpec returns the spec of a build like kubevirt's: two variants,
 // three components, five images, RBAC rules, a health check.
-func realisticSpec(name, version string, build int) PackageSpec {
+func realisticSpec(name, version string, build int) spec.PackageSpec {
 	img := func(c string) string {
 		return fmt.Sprintf("quay.io/%s/%s:v%s@sha256:%064x", name, c, version, build*7919+len(c))
 	}
-	chart := func(c string) *ChartRef {
-		return &ChartRef{Repository: "oci://registry.example.com/charts/" + name, Name: c, Version: fmt.Sprintf("%s-%d", version, build), Digest: fmt.Sprintf("sha256:%064x", build*104729+len(c))}
+	chart := func(c string) *spec.ChartRef {
+		return &spec.ChartRef{Repository: "oci://registry.example.com/charts/" + name, Name: c, Version: fmt.Sprintf("%s-%d", version, build), Digest: fmt.Sprintf("sha256:%064x", build*104729+len(c))}
 	}
-	return PackageSpec{
+	return spec.PackageSpec{
 		Version:  version,
 		Build:    build,
 		Provides: []string{name, "api:" + name + ".io/v1"},
 		CRDs:     []string{name + "s." + name + ".io", "configs." + name + ".io"},
-		Rollback: &Rollback{Safe: build%2 == 0},
+		Rollback: &spec.Rollback{Safe: build%2 == 0},
 		Images:   []string{img("operator"), img("api"), img("controller"), img("handler"), img("webhook")},
-		Permissions: &Permissions{ClusterWide: true, Rules: []PolicyRule{
+		Permissions: &spec.Permissions{ClusterWide: true, Rules: []spec.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods", "services", "configmaps"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{name + ".io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
 		}},
-		Variants: []Variant{
-			{Name: "default", Requires: []Requirement{{Package: "cert-manager", Version: ">=1.12 <2"}}, Components: []Component{
-				{Name: "operator", Chart: chart("operator"), Install: &Install{ReleaseName: name + "-operator", Namespace: name, WaitStrategy: "watcher",
-					HealthCheckExprs: []HealthCheck{{APIVersion: name + ".io/v1", Kind: "Config", Current: "has(self.status) && self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"}},
-					ReadyWhen:        []ReadyWhen{{APIVersion: name + ".io/v1", Kind: "Config", Name: name, Namespace: name, Condition: "Available", Status: "True"}}}},
-				{Name: "cr", Chart: chart("cr"), Install: &Install{ReleaseName: name + "-cr", Namespace: name, DependsOn: []string{"operator"}}},
+		Variants: []spec.Variant{
+			{Name: "default", Requires: []spec.Requirement{{Package: "cert-manager", Version: ">=1.12 <2"}}, Components: []spec.Component{
+				{Name: "operator", Chart: chart("operator"), Install: &spec.Install{ReleaseName: name + "-operator", Namespace: name, WaitStrategy: "watcher",
+					HealthCheckExprs: []spec.HealthCheck{{APIVersion: name + ".io/v1", Kind: "Config", Current: "has(self.status) && self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"}},
+					ReadyWhen:        []spec.ReadyWhen{{APIVersion: name + ".io/v1", Kind: "Config", Name: name, Namespace: name, Condition: "Available", Status: "True"}}}},
+				{Name: "cr", Chart: chart("cr"), Install: &spec.Install{ReleaseName: name + "-cr", Namespace: name, DependsOn: []string{"operator"}}},
 			}},
-			{Name: "minimal", Components: []Component{{Name: "operator", Chart: chart("operator"), Install: &Install{ReleaseName: name + "-operator", Namespace: name}}}},
+			{Name: "minimal", Components: []spec.Component{{Name: "operator", Chart: chart("operator"), Install: &spec.Install{ReleaseName: name + "-operator", Namespace: name}}}},
 		},
 	}
 }

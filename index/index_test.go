@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/spec"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -42,12 +43,12 @@ func golden(t *testing.T, name string, got []byte) {
 // order, versions newest first by semver precedence then build.
 func TestIndexGolden(t *testing.T) {
 	kv := record("kubevirt", "1.9.0", 4)
-	kv.Spec.Variants[0].Requires = []Requirement{{Package: "cdi", Version: ">=1.2 <2"}}
-	kv.Spec.Permissions = &Permissions{ClusterWide: true, Rules: []PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}}}}
-	kv.Spec.Variants[0].Components[0].Install.HealthCheckExprs = []HealthCheck{{APIVersion: "kubevirt.io/v1", Kind: "KubeVirt",
+	kv.Spec.Variants[0].Requires = []spec.Requirement{{Package: "cdi", Version: ">=1.2 <2"}}
+	kv.Spec.Permissions = &spec.Permissions{ClusterWide: true, Rules: []spec.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}}}}
+	kv.Spec.Variants[0].Components[0].Install.HealthCheckExprs = []spec.HealthCheck{{APIVersion: "kubevirt.io/v1", Kind: "KubeVirt",
 		Current: "has(self.status) && self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"}}
-	kv.Spec.Variants[0].Components[0].Install.ReadyWhen = []ReadyWhen{{APIVersion: "kubevirt.io/v1", Kind: "KubeVirt", Name: "kubevirt", Namespace: "kubevirt", Condition: "Available", Status: "True"}}
-	recs := []*PackageSource{
+	kv.Spec.Variants[0].Components[0].Install.ReadyWhen = []spec.ReadyWhen{{APIVersion: "kubevirt.io/v1", Kind: "KubeVirt", Name: "kubevirt", Namespace: "kubevirt", Condition: "Available", Status: "True"}}
+	recs := []*spec.PackageSource{
 		kv,
 		record("kubevirt", "1.10.0-rc.1", 1),
 		record("kubevirt", "1.10.0", 1),
@@ -93,14 +94,14 @@ func TestBuilderErrors(t *testing.T) {
 	withPath.Spec.Variants[0].Components[0].Path = "charts/operator"
 	tests := []struct {
 		name string
-		rec  *PackageSource
+		rec  *spec.PackageSource
 		want string
 	}{
 		{"bad name", record("Kube_Virt", "1.9.0", 1), "not a DNS-1123 label"},
 		{"leading v", record("kubevirt", "v1.9.0", 1), `version starts with "v"; kbuild writes 1.9.0`},
 		{"build 0", record("kubevirt", "1.9.0", 0), "build is 0, want 1 or more"},
 		{"path component", withPath, `uses path "charts/operator"`},
-		{"wrong kind", &PackageSource{APIVersion: RecordAPIVersion, Kind: "Recipe"}, `kind is "Recipe"`},
+		{"wrong kind", &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: "Recipe"}, `kind is "Recipe"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

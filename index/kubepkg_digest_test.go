@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/spec"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -255,7 +256,7 @@ func TestKubepkgDigestVectors(t *testing.T) {
 			}
 			if got != kp {
 				kj, _ := json.Marshal(&src.Spec)
-				t.Errorf("Digest() = %s, kubepkg %s\n ours   %s\n kubepkg %s", got, kp, appendSpecJSON(nil, &rec.Spec), kj)
+				t.Errorf("Digest() = %s, kubepkg %s\n ours   %s\n kubepkg %s", got, kp, spec.AppendJSON(nil, &rec.Spec), kj)
 			}
 			// What kbuild writes must read back, in kubepkg, to the
 			// same digest.
@@ -294,7 +295,7 @@ func TestMirrorMatchesTypes(t *testing.T) {
 		if err := json.Unmarshal(js, &kp); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := string(appendSpecJSON(nil, &s)), mustJSON(t, &kp); got != want {
+		if got, want := string(spec.AppendJSON(nil, &s)), mustJSON(t, &kp); got != want {
 			t.Fatalf("case %d:\n ours    %s\n kubepkg %s", i, got, want)
 		}
 	}
@@ -373,8 +374,8 @@ func TestCheckRecordRefusesRequiredEmpty(t *testing.T) {
 	if found != len(want) {
 		t.Fatalf("found %d of %d vectors", found, len(want))
 	}
-	ok := &PackageSpec{Variants: []Variant{{Name: "a", Libraries: []Library{{Path: "p"}}}}}
-	if e := RequiredEmpty(ok); len(e) != 0 {
+	ok := &spec.PackageSpec{Variants: []spec.Variant{{Name: "a", Libraries: []spec.Library{{Path: "p"}}}}}
+	if e := spec.RequiredEmpty(ok); len(e) != 0 {
 		t.Errorf("RequiredEmpty(complete spec) = %v", e)
 	}
 }

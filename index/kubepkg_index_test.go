@@ -210,8 +210,8 @@ func bigKubepkgIndex(t *testing.T, dir string, n int, newer map[int]bool) []byte
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(data) <= maxSlowYAML {
-		t.Fatalf("the index is %d bytes, want more than %d", len(data), maxSlowYAML)
+	if len(data) <= MaxSlowYAML {
+		t.Fatalf("the index is %d bytes, want more than %d", len(data), MaxSlowYAML)
 	}
 	return data
 }

@@ -1,4 +1,4 @@
-package index
+package index_test
 
 import (
 	"encoding/base64"
@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -20,8 +23,8 @@ import (
 // writes is accepted by kubepkg's client with every digest.
 func TestReadKubepkgWrittenIndex(t *testing.T) {
 	keys := newTestKeys(t)
-	trust := &Trust{IndexKeys: pubs(keys.index)}
-	opts := VerifyOptions{Now: testTime}
+	tr := &trust.Trust{IndexKeys: pubs(keys.index)}
+	opts := trust.VerifyOptions{Now: index.TestTime}
 	for _, tc := range []struct {
 		name             string
 		generated, newer bool
@@ -38,11 +41,11 @@ func TestReadKubepkgWrittenIndex(t *testing.T) {
 			leftOut:  "kubevirt 2.0.0 build 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := kubepkgWrittenIndex(t, tc.generated, tc.newer)
-			if n, bad := kpParseIndex(t, data); len(bad) > 0 && !tc.newer || n == 0 {
+			data := index.KubepkgWrittenIndex(t, tc.generated, tc.newer)
+			if n, bad := index.KpParseIndex(t, data); len(bad) > 0 && !tc.newer || n == 0 {
 				t.Fatalf("the fixture is not an index kubepkg accepts: %v", bad)
 			}
-			v, err := Verify(data, sigFile(t, data, keys.index), trust, opts)
+			v, err := trust.Verify(data, sigFile(t, data, keys.index), tr, opts)
 			if err != nil {
 				t.Fatalf("Verify = %v, want the index accepted as kubepkg accepts it\n%s", err, data)
 			}
@@ -55,8 +58,8 @@ func TestReadKubepkgWrittenIndex(t *testing.T) {
 					t.Errorf("warnings = %q, want one containing %q", all, w)
 				}
 			}
-			b := NewBuilder()
-			err = AddBase(b, v)
+			b := index.NewBuilder()
+			err = trust.AddBase(b, v)
 			if tc.leftOut != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.leftOut) || !strings.Contains(err.Error(), "merging would drop them") {
 					t.Fatalf("AddBase = %v, want a refusal naming %s", err, tc.leftOut)
@@ -66,12 +69,12 @@ func TestReadKubepkgWrittenIndex(t *testing.T) {
 			if err != nil {
 				t.Fatalf("AddBase = %v", err)
 			}
-			merged := mergeNewVersion(t, b)
-			n, bad := kpParseIndex(t, merged)
+			merged := index.MergeNewVersion(t, b)
+			n, bad := index.KpParseIndex(t, merged)
 			if n != tc.versions+1 || len(bad) > 0 {
 				t.Fatalf("kubepkg reads the merged index with %d versions (want %d), refusing %v\n%s", n, tc.versions+1, bad, merged)
 			}
-			if _, err := Verify(merged, sigFile(t, merged, keys.index), trust, opts); err != nil {
+			if _, err := trust.Verify(merged, sigFile(t, merged, keys.index), tr, opts); err != nil {
 				t.Fatalf("Verify(merged) = %v", err)
 			}
 		})
@@ -84,25 +87,25 @@ func TestReadKubepkgWrittenIndex(t *testing.T) {
 // version where one is at fault.
 func TestKubepkgIndexStaysStrict(t *testing.T) {
 	keys := newTestKeys(t)
-	trust := &Trust{IndexKeys: pubs(keys.index)}
-	data := kubepkgWrittenIndex(t, true, false)
+	tr := &trust.Trust{IndexKeys: pubs(keys.index)}
+	data := index.KubepkgWrittenIndex(t, true, false)
 	tampered := []byte(strings.Replace(string(data), "name: cdi\n", "name: cdi-evil\n", 1))
 	if string(tampered) == string(data) {
 		t.Fatal("test edit not found")
 	}
-	_, err := Verify(tampered, sigFile(t, tampered, keys.index), trust, VerifyOptions{Now: testTime})
-	var ve *VerificationError
-	if !errors.As(err, &ve) || !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "cdi 1.60.0 build 0") {
+	_, err := trust.Verify(tampered, sigFile(t, tampered, keys.index), tr, trust.VerifyOptions{Now: index.TestTime})
+	var ve *trust.VerificationError
+	if !errors.As(err, &ve) || !errors.Is(err, trust.ErrDigest) || !strings.Contains(err.Error(), "cdi 1.60.0 build 0") {
 		t.Errorf("tampered spec: Verify = %v, want ErrDigest naming cdi 1.60.0 build 0", err)
 	}
-	if _, err := Verify(data, sigFile(t, data, keys.stranger), trust, VerifyOptions{Now: testTime}); !errors.Is(err, ErrNotSigned) {
+	if _, err := trust.Verify(data, sigFile(t, data, keys.stranger), tr, trust.VerifyOptions{Now: index.TestTime}); !errors.Is(err, trust.ErrNotSigned) {
 		t.Errorf("other key: Verify = %v, want ErrNotSigned", err)
 	}
-	x := kpWIndex{Kind: IndexKind, Packages: map[string]kpWPackage{}}
-	g, e := testTime.Add(-48*time.Hour), testTime.Add(-time.Hour)
+	x := index.KpWIndex{Kind: index.IndexKind, Packages: map[string]index.KpWPackage{}}
+	g, e := index.TestTime.Add(-48*time.Hour), index.TestTime.Add(-time.Hour)
 	x.Generated, x.Expires = &g, &e
 	expired, _ := sigsyaml.Marshal(&x)
-	if _, err := Verify(expired, sigFile(t, expired, keys.index), trust, VerifyOptions{Now: testTime}); !errors.Is(err, ErrExpired) {
+	if _, err := trust.Verify(expired, sigFile(t, expired, keys.index), tr, trust.VerifyOptions{Now: index.TestTime}); !errors.Is(err, trust.ErrExpired) {
 		t.Errorf("expired: Verify = %v, want ErrExpired", err)
 	}
 }
@@ -113,17 +116,17 @@ func TestKubepkgIndexStaysStrict(t *testing.T) {
 // version with delegated signatures is refused.
 func TestRelocate(t *testing.T) {
 	keys := newTestKeys(t)
-	moved := record("kubevirt", "1.9.0", 1)
-	kept := record("cdi", "1.60.0", 1)
+	moved := index.Record("kubevirt", "1.9.0", 1)
+	kept := index.Record("cdi", "1.60.0", 1)
 	kept.Spec.Variants[0].Components[0].Chart.Repository = "oci://other.example.com/cdi"
-	data, sig := signed(t, buildIndex(t, moved, kept), keys.index)
-	opts := VerifyOptions{Now: testTime.Add(time.Hour)}
+	data, sig := signed(t, index.BuildIndex(t, moved, kept), keys.index)
+	opts := trust.VerifyOptions{Now: index.TestTime.Add(time.Hour)}
 	for _, compact := range []bool{false, true} {
-		b := NewBuilder(Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
+		b := index.NewBuilder(index.Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
 		if compact {
-			b = NewBuilder(Compact(), Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
+			b = index.NewBuilder(index.Compact(), index.Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
 		}
-		if _, err := AddVerified(b, data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err != nil {
+		if _, err := trust.AddVerified(b, data, sig, &trust.Trust{IndexKeys: pubs(keys.index)}, opts); err != nil {
 			t.Fatal(err)
 		}
 		r := b.Relocated()
@@ -133,23 +136,23 @@ func TestRelocate(t *testing.T) {
 		if got := r.Packages["kubevirt"].Versions[0].Spec.Variants[0].Components[0].Chart.Repository; got != "oci://mirror.example.org/pkgs/kubevirt" {
 			t.Errorf("compact %v: moved repository %s", compact, got)
 		}
-		out, err := b.Marshal(testTime.Add(2*time.Hour), time.Time{})
+		out, err := b.Marshal(index.TestTime.Add(2*time.Hour), time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(string(out), "repository: oci://registry.example.com") || !strings.Contains(string(out), "oci://other.example.com/cdi") {
 			t.Errorf("compact %v: merged index:\n%s", compact, out)
 		}
-		if _, err := Verify(out, sigFile(t, out, keys.index), &Trust{IndexKeys: pubs(keys.index)}, VerifyOptions{Now: testTime.Add(3 * time.Hour)}); err != nil {
+		if _, err := trust.Verify(out, sigFile(t, out, keys.index), &trust.Trust{IndexKeys: pubs(keys.index)}, trust.VerifyOptions{Now: index.TestTime.Add(3 * time.Hour)}); err != nil {
 			t.Errorf("compact %v: the relocated index does not verify: %v", compact, err)
 		}
 	}
-	withSig := record("kubevirt", "1.9.0", 1)
-	x := buildIndex(t, withSig)
-	x.Packages["kubevirt"].Versions[0].Signatures = []Signature{{KeyID: strings.Repeat("a", 64), Sig: base64.StdEncoding.EncodeToString(make([]byte, 64))}}
+	withSig := index.Record("kubevirt", "1.9.0", 1)
+	x := index.BuildIndex(t, withSig)
+	x.Packages["kubevirt"].Versions[0].Signatures = []index.Signature{{KeyID: strings.Repeat("a", 64), Sig: base64.StdEncoding.EncodeToString(make([]byte, 64))}}
 	data, sig = signed(t, x, keys.index)
-	b := NewBuilder(Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org"}))
-	if _, err := AddVerified(b, data, sig, &Trust{IndexKeys: pubs(keys.index)}, opts); err == nil || !strings.Contains(err.Error(), "kubevirt 1.9.0 build 1 carries delegated signatures") {
+	b := index.NewBuilder(index.Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org"}))
+	if _, err := trust.AddVerified(b, data, sig, &trust.Trust{IndexKeys: pubs(keys.index)}, opts); err == nil || !strings.Contains(err.Error(), "kubevirt 1.9.0 build 1 carries delegated signatures") {
 		t.Errorf("relocating a signed version: %v", err)
 	}
 }
@@ -159,21 +162,21 @@ func TestRelocate(t *testing.T) {
 // left out): kubepkg refuses it, and so does Verify, saying why.
 func TestLegacyDigest(t *testing.T) {
 	keys := newTestKeys(t)
-	x := buildIndex(t, record("kubevirt", "1.9.0", 1))
+	x := index.BuildIndex(t, index.Record("kubevirt", "1.9.0", 1))
 	v := &x.Packages["kubevirt"].Versions[0]
-	v.Spec.Variants[0].Libraries = []Library{{Name: "common"}}
-	v.Digest = sha256Digest(appendSpecJSONOf(nil, &v.Spec, true))
+	v.Spec.Variants[0].Libraries = []spec.Library{{Name: "common"}}
+	v.Digest = spec.DigestOf(spec.AppendJSONOf(nil, &v.Spec, true))
 	data, sig := signed(t, x, keys.index)
-	if _, bad := kpParseIndex(t, data); len(bad) != 1 {
+	if _, bad := index.KpParseIndex(t, data); len(bad) != 1 {
 		t.Fatalf("kubepkg refuses %v, want the version", bad)
 	}
-	_, err := Verify(data, sig, &Trust{IndexKeys: pubs(keys.index)}, VerifyOptions{Now: testTime.Add(time.Hour)})
-	if !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "leaves out the empty spec.variants[0].libraries[0].path, as kbuild computed digests before") {
+	_, err := trust.Verify(data, sig, &trust.Trust{IndexKeys: pubs(keys.index)}, trust.VerifyOptions{Now: index.TestTime.Add(time.Hour)})
+	if !errors.Is(err, trust.ErrDigest) || !strings.Contains(err.Error(), "leaves out the empty spec.variants[0].libraries[0].path, as kbuild computed digests before") {
 		t.Fatalf("Verify = %v", err)
 	}
-	v.Digest = testDigest(9)
+	v.Digest = index.TestDigest(9)
 	data, sig = signed(t, x, keys.index)
-	if _, err := Verify(data, sig, &Trust{IndexKeys: pubs(keys.index)}, VerifyOptions{Now: testTime.Add(time.Hour)}); !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "the spec was changed after it was published") {
+	if _, err := trust.Verify(data, sig, &trust.Trust{IndexKeys: pubs(keys.index)}, trust.VerifyOptions{Now: index.TestTime.Add(time.Hour)}); !errors.Is(err, trust.ErrDigest) || !strings.Contains(err.Error(), "the spec was changed after it was published") {
 		t.Fatalf("Verify of another digest = %v", err)
 	}
 }
@@ -186,11 +189,11 @@ func TestLegacyDigest(t *testing.T) {
 // checks stay on.
 func TestReadBigKubepkgIndex(t *testing.T) {
 	keys := newTestKeys(t)
-	trust := &Trust{IndexKeys: pubs(keys.index)}
-	opts := VerifyOptions{Now: testTime}
+	tr := &trust.Trust{IndexKeys: pubs(keys.index)}
+	opts := trust.VerifyOptions{Now: index.TestTime}
 	const n = 10000
-	data := bigKubepkgIndex(t, t.TempDir(), n, map[int]bool{7: true, n - 3: true})
-	v, err := Verify(data, sigFile(t, data, keys.index), trust, opts)
+	data := index.BigKubepkgIndex(t, t.TempDir(), n, map[int]bool{7: true, n - 3: true})
+	v, err := trust.Verify(data, sigFile(t, data, keys.index), tr, opts)
 	if err != nil {
 		t.Fatalf("Verify = %v", err)
 	}
@@ -219,30 +222,30 @@ func TestReadBigKubepkgIndex(t *testing.T) {
 	if want := map[string]int{"mirror": 1, "keywords": n, "retries": 2, "rollout": 2}; !reflect.DeepEqual(counts, want) {
 		t.Errorf("warnings by field %v, want %v", counts, want)
 	}
-	if err := AddBase(NewBuilder(), v); err == nil || !strings.Contains(err.Error(), strings.Join(wantLeftOut, ", ")) {
+	if err := trust.AddBase(index.NewBuilder(), v); err == nil || !strings.Contains(err.Error(), strings.Join(wantLeftOut, ", ")) {
 		t.Errorf("AddBase = %v, want a refusal naming %q", err, wantLeftOut)
 	}
 
 	// A spec changed after signing is refused, naming its version.
 	k := strings.Index(string(data), "  pkg-05000:\n")
 	tampered := []byte(string(data[:k]) + strings.Replace(string(data[k:]), "name: operator\n", "name: operator-evil\n", 1))
-	if _, err := Verify(tampered, sigFile(t, tampered, keys.index), trust, opts); !errors.Is(err, ErrDigest) || !strings.Contains(err.Error(), "pkg-05000 2.0.0") && !strings.Contains(err.Error(), "pkg-05000 1.9.0 build 0") {
+	if _, err := trust.Verify(tampered, sigFile(t, tampered, keys.index), tr, opts); !errors.Is(err, trust.ErrDigest) || !strings.Contains(err.Error(), "pkg-05000 2.0.0") && !strings.Contains(err.Error(), "pkg-05000 1.9.0 build 0") {
 		t.Errorf("tampered spec: Verify = %v, want ErrDigest naming pkg-05000 1.9.0 build 0", err)
 	}
 
 	// Without the newer versions the index merges; what kbuild writes
 	// keeps kubepkg's versions and none of the unknown fields.
-	data = bigKubepkgIndex(t, t.TempDir(), n, nil)
-	v, err = Verify(data, sigFile(t, data, keys.index), trust, opts)
+	data = index.BigKubepkgIndex(t, t.TempDir(), n, nil)
+	v, err = trust.Verify(data, sigFile(t, data, keys.index), tr, opts)
 	if err != nil {
 		t.Fatalf("Verify = %v", err)
 	}
-	b := NewBuilder()
-	if err := AddBase(b, v); err != nil {
+	b := index.NewBuilder()
+	if err := trust.AddBase(b, v); err != nil {
 		t.Fatalf("AddBase = %v", err)
 	}
-	merged := mergeNewVersion(t, b)
-	mv, err := Verify(merged, sigFile(t, merged, keys.index), trust, opts)
+	merged := index.MergeNewVersion(t, b)
+	mv, err := trust.Verify(merged, sigFile(t, merged, keys.index), tr, opts)
 	if err != nil {
 		t.Fatalf("Verify(merged) = %v", err)
 	}

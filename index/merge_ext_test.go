@@ -1,4 +1,4 @@
-package index
+package index_test
 
 import (
 	"bytes"
@@ -9,17 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
 func TestMerge(t *testing.T) {
-	signer, _ := GenerateKey(nil)
-	base := buildIndex(t, record("kubevirt", "1.9.0", 4), record("cdi", "1.66.1", 1))
-	base.Expires = testTime.Add(time.Hour)
+	signer, _ := trust.GenerateKey(nil)
+	base := index.BuildIndex(t, index.Record("kubevirt", "1.9.0", 4), index.Record("cdi", "1.66.1", 1))
+	base.Expires = index.TestTime.Add(time.Hour)
 	data, _ := base.Marshal()
-	sigs, _ := Sign(data, signer)
-	sig, _ := MarshalSignatures(sigs)
-	v, err := Verify(data, sig, &Trust{IndexKeys: []*PublicKey{signer.Public()}}, VerifyOptions{Now: testTime.Add(2 * time.Hour), AllowExpired: true})
+	sigs, _ := trust.Sign(data, signer)
+	sig, _ := index.MarshalSignatures(sigs)
+	v, err := trust.Verify(data, sig, &trust.Trust{IndexKeys: []*trust.PublicKey{signer.Public()}}, trust.VerifyOptions{Now: index.TestTime.Add(2 * time.Hour), AllowExpired: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,17 +30,17 @@ func TestMerge(t *testing.T) {
 		t.Fatalf("an expired base is a warning for merging, got %q", v.Warnings)
 	}
 
-	b := NewBuilder()
-	vsig, _ := SignVersion(record("kubevirt", "1.9.0", 4), signer)
-	if err := b.Add("a", record("kubevirt", "1.9.0", 4), []Signature{vsig}); err != nil { // same build again
+	b := index.NewBuilder()
+	vsig, _ := trust.SignVersion(index.Record("kubevirt", "1.9.0", 4), signer)
+	if err := b.Add("a", index.Record("kubevirt", "1.9.0", 4), []index.Signature{vsig}); err != nil { // same build again
 		t.Fatal(err)
 	}
-	if err := b.Add("x", record("kubevirt", "1.9.1", 4), []Signature{{KeyID: strings.Repeat("a", 64), Sig: "x"}}); err == nil || !strings.Contains(err.Error(), "x: signature is not the standard base64") {
+	if err := b.Add("x", index.Record("kubevirt", "1.9.1", 4), []index.Signature{{KeyID: strings.Repeat("a", 64), Sig: "x"}}); err == nil || !strings.Contains(err.Error(), "x: signature is not the standard base64") {
 		t.Fatalf("Add with a malformed signature = %v", err)
 	}
-	b.Add("b", record("kubevirt", "1.10.0", 1), nil)
-	built, _ := b.Index(testTime.Add(time.Minute))
-	x, err := Merge(v, built)
+	b.Add("b", index.Record("kubevirt", "1.10.0", 1), nil)
+	built, _ := b.Index(index.TestTime.Add(time.Minute))
+	x, err := trust.Merge(v, built)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,28 +51,28 @@ func TestMerge(t *testing.T) {
 		t.Fatalf("merged versions %+v", vs)
 	}
 
-	changed := record("kubevirt", "1.9.0", 4)
-	changed.Spec.Images = []string{"registry.example.com/other@" + testDigest(9)}
-	b = NewBuilder()
+	changed := index.Record("kubevirt", "1.9.0", 4)
+	changed.Spec.Images = []string{"registry.example.com/other@" + index.TestDigest(9)}
+	b = index.NewBuilder()
 	b.Add("c", changed, nil)
-	built, _ = b.Index(testTime.Add(time.Minute))
-	_, err = Merge(v, built)
-	var ce *ConflictError
+	built, _ = b.Index(index.TestTime.Add(time.Minute))
+	_, err = trust.Merge(v, built)
+	var ce *index.ConflictError
 	if !errors.As(err, &ce) {
 		t.Fatalf("Merge of a changed build = %v, want a *ConflictError", err)
 	}
-	d1, _ := record("kubevirt", "1.9.0", 4).Spec.Digest()
+	d1, _ := index.Record("kubevirt", "1.9.0", 4).Spec.Digest()
 	d2, _ := changed.Spec.Digest()
 	want := "kubevirt 1.9.0 build 4 is already published with different content (published " + d1 + ", built " + d2 + "); published versions do not change, give the recipe a new build number"
 	if err.Error() != want {
 		t.Fatalf("conflict message:\n got %s\nwant %s", err, want)
 	}
 
-	older, _ := NewBuilder().Index(testTime.Add(-time.Hour))
-	if _, err := Merge(v, older); err == nil || !strings.Contains(err.Error(), "rollback") {
+	older, _ := index.NewBuilder().Index(index.TestTime.Add(-time.Hour))
+	if _, err := trust.Merge(v, older); err == nil || !strings.Contains(err.Error(), "rollback") {
 		t.Fatalf("Merge of an index generated before its base = %v", err)
 	}
-	if _, err := Merge(&Verified{}, built); err == nil {
+	if _, err := trust.Merge(&trust.Verified{}, built); err == nil {
 		t.Fatal("Merge over an unverified base must fail")
 	}
 }
@@ -80,75 +83,75 @@ func TestMerge(t *testing.T) {
 func TestCompactBuilder(t *testing.T) {
 	k := newTestKeys(t)
 	rng := rand.New(rand.NewSource(9))
-	var recs []*PackageSource
+	var recs []*spec.PackageSource
 	for p := 0; p < 6; p++ {
 		for v := 0; v < 5; v++ {
-			r := record(fmt.Sprintf("pkg-%d", p), fmt.Sprintf("1.%d.0", v), 1+v%2)
-			r.Spec.Variants[0].Components[0].Install.WaitStrategy = randString(rng)
-			r.Spec.Images = append(r.Spec.Images, randString(rng))
+			r := index.Record(fmt.Sprintf("pkg-%d", p), fmt.Sprintf("1.%d.0", v), 1+v%2)
+			r.Spec.Variants[0].Components[0].Install.WaitStrategy = index.RandString(rng)
+			r.Spec.Images = append(r.Spec.Images, index.RandString(rng))
 			if v == 3 {
-				r.Metadata.Annotations[DescriptionAnnotation] = "ünïcödé description\nwith a newline"
+				r.Metadata.Annotations[index.DescriptionAnnotation] = "ünïcödé description\nwith a newline"
 			}
 			recs = append(recs, r)
 		}
 	}
-	add := func(b *Builder, rs []*PackageSource) {
+	add := func(b *index.Builder, rs []*spec.PackageSource) {
 		for i, r := range rs {
-			var sigs []Signature
+			var sigs []index.Signature
 			if i%3 == 0 {
-				s, _ := SignVersion(r, k.team)
-				sigs = []Signature{s}
+				s, _ := trust.SignVersion(r, k.team)
+				sigs = []index.Signature{s}
 			}
 			if err := b.Add(fmt.Sprint(i), r, sigs); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	full, compact := NewBuilder(), NewBuilder(Compact())
+	full, compact := index.NewBuilder(), index.NewBuilder(index.Compact())
 	add(full, recs)
 	add(compact, recs)
-	exp := testTime.Add(time.Hour)
-	want, err := full.Marshal(testTime, exp)
+	exp := index.TestTime.Add(time.Hour)
+	want, err := full.Marshal(index.TestTime, exp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := compact.Marshal(testTime, exp)
+	got, err := compact.Marshal(index.TestTime, exp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("compact Marshal differs:\n%s", firstDiff(got, want))
+		t.Fatalf("compact Marshal differs:\n%s", index.FirstDiff(got, want))
 	}
-	x, _ := full.Index(testTime)
+	x, _ := full.Index(index.TestTime)
 	x.Expires = exp
 	if viaSigs, _ := sigsyaml.Marshal(x); !bytes.Equal(want, viaSigs) {
-		t.Fatalf("Builder.Marshal differs from sigs.k8s.io/yaml:\n%s", firstDiff(want, viaSigs))
+		t.Fatalf("Builder.Marshal differs from sigs.k8s.io/yaml:\n%s", index.FirstDiff(want, viaSigs))
 	}
-	if _, err := compact.Index(testTime); err == nil {
+	if _, err := compact.Index(index.TestTime); err == nil {
 		t.Error("Index of a compact Builder must fail")
 	}
 
 	// Over a base: the first half published, the second half new, one
 	// published version built again with a new signature.
-	baseB := NewBuilder()
+	baseB := index.NewBuilder()
 	add(baseB, recs[:15])
-	baseData, _ := baseB.Marshal(testTime, exp)
-	base, err := Verify(baseData, sigFile(t, baseData, k.index), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime})
+	baseData, _ := baseB.Marshal(index.TestTime, exp)
+	base, err := trust.Verify(baseData, sigFile(t, baseData, k.index), &trust.Trust{IndexKeys: pubs(k.index)}, trust.VerifyOptions{Now: index.TestTime})
 	if err != nil {
 		t.Fatal(err)
 	}
-	later := testTime.Add(time.Minute)
-	builtB := NewBuilder()
+	later := index.TestTime.Add(time.Minute)
+	builtB := index.NewBuilder()
 	add(builtB, recs[14:])
 	built, _ := builtB.Index(later)
 	built.Expires = exp
-	merged, err := Merge(base, built)
+	merged, err := trust.Merge(base, built)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want, _ = merged.Marshal()
-	cb := NewBuilder(Compact())
-	if err := AddBase(cb, base); err != nil {
+	cb := index.NewBuilder(index.Compact())
+	if err := trust.AddBase(cb, base); err != nil {
 		t.Fatal(err)
 	}
 	add(cb, recs[14:])
@@ -157,26 +160,26 @@ func TestCompactBuilder(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("compact merge differs from Merge:\n%s", firstDiff(got, want))
+		t.Fatalf("compact merge differs from Merge:\n%s", index.FirstDiff(got, want))
 	}
 	// The same, verifying and adding the base in one pass.
-	cv := NewBuilder(Compact())
-	if _, err := AddVerified(cv, baseData, sigFile(t, baseData, k.index), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime}); err != nil {
+	cv := index.NewBuilder(index.Compact())
+	if _, err := trust.AddVerified(cv, baseData, sigFile(t, baseData, k.index), &trust.Trust{IndexKeys: pubs(k.index)}, trust.VerifyOptions{Now: index.TestTime}); err != nil {
 		t.Fatal(err)
 	}
 	add(cv, recs[14:])
 	if got, err = cv.Marshal(later, exp); err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("AddVerified differs from Merge: %v\n%s", err, firstDiff(got, want))
+		t.Fatalf("AddVerified differs from Merge: %v\n%s", err, index.FirstDiff(got, want))
 	}
-	if _, err := AddVerified(NewBuilder(Compact()), baseData, sigFile(t, baseData, k.stranger), &Trust{IndexKeys: pubs(k.index)}, VerifyOptions{Now: testTime}); !errors.As(err, new(*VerificationError)) {
+	if _, err := trust.AddVerified(index.NewBuilder(index.Compact()), baseData, sigFile(t, baseData, k.stranger), &trust.Trust{IndexKeys: pubs(k.index)}, trust.VerifyOptions{Now: index.TestTime}); !errors.As(err, new(*trust.VerificationError)) {
 		t.Fatalf("AddVerified of a base signed by a stranger = %v", err)
 	}
-	if _, err := cb.Marshal(testTime.Add(-time.Hour), exp); err == nil || !strings.Contains(err.Error(), "rollback") {
+	if _, err := cb.Marshal(index.TestTime.Add(-time.Hour), exp); err == nil || !strings.Contains(err.Error(), "rollback") {
 		t.Errorf("Marshal before the base's generated time = %v", err)
 	}
-	changed := record("pkg-0", "1.0.0", 1)
+	changed := index.Record("pkg-0", "1.0.0", 1)
 	changed.Spec.Images = nil
-	if err := cb.Add("changed.yaml", changed, nil); !errors.As(err, new(*ConflictError)) {
+	if err := cb.Add("changed.yaml", changed, nil); !errors.As(err, new(*index.ConflictError)) {
 		t.Errorf("Add of a changed published version = %v, want a *ConflictError", err)
 	}
 }
@@ -187,10 +190,10 @@ func TestCompactBuilder(t *testing.T) {
 func TestParsersRefuseAliasesAndSize(t *testing.T) {
 	bomb := "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
 	parsers := map[string]func([]byte) error{
-		"ParseIndex":      func(b []byte) error { _, err := ParseIndex(b); return err },
-		"ParseRoot":       func(b []byte) error { _, err := ParseRoot(b); return err },
-		"ParseSignatures": func(b []byte) error { _, err := ParseSignatures(b); return err },
-		"ParseRecord":     func(b []byte) error { _, err := ParseRecord(b); return err },
+		"ParseIndex":      func(b []byte) error { _, err := index.ParseIndex(b); return err },
+		"ParseRoot":       func(b []byte) error { _, err := trust.ParseRoot(b); return err },
+		"ParseSignatures": func(b []byte) error { _, err := index.ParseSignatures(b); return err },
+		"ParseRecord":     func(b []byte) error { _, err := index.ParseRecord(b); return err },
 	}
 	for name, parse := range parsers {
 		if err := parse([]byte(bomb)); err == nil || !strings.Contains(err.Error(), "anchors and aliases are not allowed") {
@@ -201,9 +204,9 @@ func TestParsersRefuseAliasesAndSize(t *testing.T) {
 		parse func([]byte) error
 		max   int
 	}{
-		"ParseRoot":       {parsers["ParseRoot"], MaxRootSize},
-		"ParseSignatures": {parsers["ParseSignatures"], MaxSignaturesSize},
-		"ParseRecord":     {parsers["ParseRecord"], MaxRecordSize},
+		"ParseRoot":       {parsers["ParseRoot"], trust.MaxRootSize},
+		"ParseSignatures": {parsers["ParseSignatures"], index.MaxSignaturesSize},
+		"ParseRecord":     {parsers["ParseRecord"], index.MaxRecordSize},
 	} {
 		if err := tc.parse(make([]byte, tc.max+1)); err == nil || !strings.Contains(err.Error(), "more than the") {
 			t.Errorf("%s of %d bytes = %v", name, tc.max+1, err)

@@ -9,6 +9,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/internal/yamlscan"
+	"kbuild.dev/kbuild/spec"
 )
 
 // MaxRecordSize caps a build record that ParseRecord reads.
@@ -21,18 +22,18 @@ var ErrNotRecord = errors.New("not a build record")
 // ParseRecord parses a build record strictly. A document whose kind is not
 // PackageSource gives ErrNotRecord, so that a directory of build output can
 // be read without knowing every kind in it.
-func ParseRecord(b []byte) (*PackageSource, error) { return parseRecord(b, false, nil) }
+func ParseRecord(b []byte) (*spec.PackageSource, error) { return parseRecord(b, false, nil) }
 
 // parseRecord is ParseRecord; with share, the record's strings use b
 // itself; its values come from slab (new slabs when nil).
-func parseRecord(b []byte, share bool, slab *slabs) (*PackageSource, error) {
+func parseRecord(b []byte, share bool, slab *slabs) (*spec.PackageSource, error) {
 	if len(b) > MaxRecordSize {
 		return nil, fmt.Errorf("build record is %d bytes, more than the %d allowed", len(b), MaxRecordSize)
 	}
-	if k, ok := peekKind(string(b)); ok && k != RecordKind {
+	if k, ok := peekKind(string(b)); ok && k != spec.RecordKind {
 		return nil, fmt.Errorf("%w: kind %s", ErrNotRecord, k)
 	}
-	rec := &PackageSource{}
+	rec := &spec.PackageSource{}
 	err := decodeYAMLOf(b, share, slab, "build record", rec, func(r *yreader) error { return readRecord(r, rec) })
 	if err != nil {
 		// Another kind of document may fail a record's strict decoding;
@@ -40,12 +41,12 @@ func parseRecord(b []byte, share bool, slab *slabs) (*PackageSource, error) {
 		var kind struct {
 			Kind string `json:"kind"`
 		}
-		if len(b) <= maxSlowYAML && yamlscan.CheckPlain(b, "") == nil && yamlscan.DecodeLoose(b, &kind) == nil && kind.Kind != RecordKind {
+		if len(b) <= MaxSlowYAML && yamlscan.CheckPlain(b, "") == nil && yamlscan.DecodeLoose(b, &kind) == nil && kind.Kind != spec.RecordKind {
 			return nil, fmt.Errorf("%w: kind %q", ErrNotRecord, kind.Kind)
 		}
 		return nil, err
 	}
-	if rec.Kind != RecordKind {
+	if rec.Kind != spec.RecordKind {
 		return nil, fmt.Errorf("%w: kind %q", ErrNotRecord, rec.Kind)
 	}
 	return rec, nil
@@ -98,7 +99,7 @@ func peekKind(s string) (string, bool) {
 
 // MarshalRecord returns rec as YAML, byte for byte what sigs.k8s.io/yaml
 // writes for it, several times faster.
-func MarshalRecord(rec *PackageSource) ([]byte, error) {
+func MarshalRecord(rec *spec.PackageSource) ([]byte, error) {
 	w := newYWriter(make([]byte, 0, 4096))
 	w.Key(0, "apiVersion")
 	w.Str(0, rec.APIVersion)

@@ -20,6 +20,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/internal/yamlscan"
+	"kbuild.dev/kbuild/spec"
 )
 
 // IndexAPIVersion and IndexKind identify a repository index. The
@@ -79,8 +80,8 @@ type IndexVersion struct {
 	Version string `json:"version"`
 	Build   int    `json:"build"`
 	// Digest is the spec digest, PackageSpec.Digest.
-	Digest string      `json:"digest"`
-	Spec   PackageSpec `json:"spec"`
+	Digest string           `json:"digest"`
+	Spec   spec.PackageSpec `json:"spec"`
 	// Signatures are delegated signatures of the version statement
 	// (VersionStatement), required for packages a root delegates.
 	Signatures []Signature `json:"signatures,omitempty"`
@@ -113,9 +114,9 @@ func (x *RepositoryIndex) SortVersions() {
 	for _, p := range x.Packages {
 		keys := make(map[string]*semver.Version, len(p.Versions))
 		for _, v := range p.Versions {
-			sv, err := parseVersion(v.Version)
+			sv, err := spec.ParseVersion(v.Version)
 			if err != nil {
-				sv = zeroVersion
+				sv = spec.ZeroVersion
 			}
 			keys[v.Version] = sv
 		}
@@ -141,14 +142,14 @@ func CheckPackageName(name string) error {
 // apiVersion, a DNS-1123 name, an exact semver version, build >= 1,
 // every component pinned by chart digest rather than a path, and no field
 // kubepkg's schema requires left empty (RequiredEmpty).
-func CheckRecord(rec *PackageSource) error {
-	if rec.Kind != RecordKind {
-		return fmt.Errorf("kind is %q, want %s", rec.Kind, RecordKind)
+func CheckRecord(rec *spec.PackageSource) error {
+	if rec.Kind != spec.RecordKind {
+		return fmt.Errorf("kind is %q, want %s", rec.Kind, spec.RecordKind)
 	}
 	switch rec.APIVersion {
-	case RecordAPIVersion, "kubepkg.dev/v1beta1", "kubepkg.dev/v1alpha1":
+	case spec.RecordAPIVersion, "kubepkg.dev/v1beta1", "kubepkg.dev/v1alpha1":
 	default:
-		return fmt.Errorf("apiVersion is %q, want %s", rec.APIVersion, RecordAPIVersion)
+		return fmt.Errorf("apiVersion is %q, want %s", rec.APIVersion, spec.RecordAPIVersion)
 	}
 	if err := CheckPackageName(rec.Metadata.Name); err != nil {
 		return err
@@ -156,7 +157,7 @@ func CheckRecord(rec *PackageSource) error {
 	if err := checkEntry(rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, &rec.Spec, true); err != nil {
 		return err
 	}
-	if empty := RequiredEmpty(&rec.Spec); len(empty) > 0 {
+	if empty := spec.RequiredEmpty(&rec.Spec); len(empty) > 0 {
 		e := empty[0]
 		return fmt.Errorf("%s %s build %d: spec.%s is empty; kubepkg's PackageSource schema requires %s.%s, so the API server would refuse it: set it in the recipe",
 			rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, e.Path, e.Type, e.JSON)
@@ -169,8 +170,8 @@ func CheckRecord(rec *PackageSource) error {
 // after an optional leading "v", build 0 (no build), and any component;
 // the entry and its spec must agree. What kbuild writes is held to more:
 // no "v", build 1 or more, and every component a chart pinned by digest.
-func checkEntry(name, version string, build int, s *PackageSpec, write bool) error {
-	if _, err := parseVersion(version); err != nil {
+func checkEntry(name, version string, build int, s *spec.PackageSpec, write bool) error {
+	if _, err := spec.ParseVersion(version); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if build < 0 || build > math.MaxInt32 {
@@ -215,7 +216,7 @@ func checkEntry(name, version string, build int, s *PackageSpec, write bool) err
 }
 
 func checkDigest(d string) error {
-	if _, err := ParseDigest(d); err != nil {
+	if _, err := spec.ParseDigest(d); err != nil {
 		return fmt.Errorf("digest %q is not sha256:<64 lowercase hex>", d)
 	}
 	return nil
@@ -467,8 +468,8 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	}
 	if errors.As(err, &bail) {
 		// Beyond what kbuild and kubepkg write: read it as kubepkg does.
-		if len(b) > maxSlowYAML {
-			return nil, fmt.Errorf("index: %v (YAML beyond what kbuild and kubepkg write is read only in files up to %d MiB)", bail, maxSlowYAML>>20)
+		if len(b) > MaxSlowYAML {
+			return nil, fmt.Errorf("index: %v (YAML beyond what kbuild and kubepkg write is read only in files up to %d MiB)", bail, MaxSlowYAML>>20)
 		}
 		x, err = readLenient(b)
 	}
@@ -495,7 +496,7 @@ func parseIndex(b []byte, share bool, visit visitor) (*RepositoryIndex, error) {
 	if err := x.check(); err != nil {
 		return nil, err
 	}
-	if err := x.checkSets(all); err != nil {
+	if err := x.CheckSets(all); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -555,7 +556,7 @@ func checkPackage(name string, p *IndexPackage) error {
 			return fmt.Errorf("%s %s build %d: %w", name, v.Version, v.Build, err)
 		}
 		for _, s := range v.Signatures {
-			if err := checkSignature(s); err != nil {
+			if err := CheckSignature(s); err != nil {
 				return fmt.Errorf("%s %s build %d: signature: %w", name, v.Version, v.Build, err)
 			}
 		}
@@ -833,7 +834,7 @@ func bailOf(err error) *yamlscan.Bail {
 // its "-" line), as kubepkg's client does and returns the error that names
 // its version and the field whose value has the wrong type, or nil.
 func versionTypeError(text string) error {
-	if len(text) > maxSlowYAML || yamlscan.CheckPlain([]byte(text), "") != nil {
+	if len(text) > MaxSlowYAML || yamlscan.CheckPlain([]byte(text), "") != nil {
 		return nil
 	}
 	var items []any
@@ -913,8 +914,8 @@ func goKindWord(t reflect.Type) string {
 // generically, and reports whether v is left out. The package is named by
 // readPackage.
 func (r *yreader) versionUnknowns(text string, v *IndexVersion) (bool, error) {
-	if len(text) > maxSlowYAML {
-		return false, r.Bailf("%s build %d: an entry of more than %d MiB with fields kbuild does not know", v.Version, v.Build, maxSlowYAML>>20)
+	if len(text) > MaxSlowYAML {
+		return false, r.Bailf("%s build %d: an entry of more than %d MiB with fields kbuild does not know", v.Version, v.Build, MaxSlowYAML>>20)
 	}
 	var items []map[string]any
 	if err := yaml3.Unmarshal([]byte(text), &items); err != nil || len(items) != 1 {

@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/json"
 	"fmt"
+	"kbuild.dev/kbuild/spec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -56,7 +57,7 @@ func ExactBuild(version string, build int) string {
 // whether spec is a set at all (some package requirement pins an exact
 // build). A set whose other package requirements are not exact, with an
 // optional member, or pinning one package to two builds is an error.
-func SetMembers(spec *PackageSpec) ([]SetMember, bool, error) {
+func SetMembers(spec *spec.PackageSpec) ([]SetMember, bool, error) {
 	var out []SetMember
 	var loose []string
 	for _, v := range spec.Variants {
@@ -111,7 +112,7 @@ func ComputeSetDigest(members []SetMember) string {
 		list[i] = m{s.Package, s.Version, s.Build, s.Digest}
 	}
 	b, _ := json.Marshal(list) // strings and ints: cannot fail
-	return sha256Digest(b)
+	return spec.DigestOf(b)
 }
 
 // writeSets writes "sets:" and its list, from the start of a line.
@@ -210,7 +211,7 @@ func (x *RepositoryIndex) Find(name, version string, build int) *IndexVersion {
 // checkSets checks the sets of x: sorted, each once, and — when all
 // packages were kept — each a set of x whose members x holds with the
 // digests listed, the digest their set digest.
-func (x *RepositoryIndex) checkSets(all bool) error {
+func (x *RepositoryIndex) CheckSets(all bool) error {
 	for i, s := range x.Sets {
 		set := SetMember{Package: s.Package, Version: s.Version, Build: s.Build}
 		if err := checkDigest(s.Digest); err != nil {

@@ -85,7 +85,7 @@ func ParseSignatures(b []byte) ([]Signature, error) {
 		return nil, errors.New("signature file lists no signatures")
 	}
 	for i, s := range f.Signatures {
-		if err := checkSignature(s); err != nil {
+		if err := CheckSignature(s); err != nil {
 			return nil, fmt.Errorf("signature %d: %w", i+1, err)
 		}
 	}
@@ -118,7 +118,7 @@ func readSignatures(r *yreader) ([]Signature, error) {
 }
 
 // checkSignature checks the form of a signature with a keyid.
-func checkSignature(s Signature) error {
+func CheckSignature(s Signature) error {
 	if err := checkKeyID(s.KeyID); err != nil {
 		return err
 	}

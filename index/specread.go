@@ -1,36 +1,38 @@
 package index
 
+import "kbuild.dev/kbuild/spec"
+
 // Fast decoders of the PackageSpec types (see yamlread.go). Each knows its
 // fields by their JSON names in SpecFields (the one table the writer and
 // the digest encoder use too; TestReaderKnowsEveryField); any other key
 // goes to yreader.unknown, which skips it in an index and otherwise gives
 // up, and sigs.k8s.io/yaml decides.
 
-func readSpec(r *yreader, s *PackageSpec) (bool, error) {
+func readSpec(r *yreader, s *spec.PackageSpec) (bool, error) {
 	return r.ReadMap(func(k string) error { return readSpecField(r, s, k) })
 }
 
-func readSpecField(r *yreader, s *PackageSpec, k string) error {
+func readSpecField(r *yreader, s *spec.PackageSpec, k string) error {
 	var err error
 	switch k {
-	case fSpecVersion.name():
+	case spec.FieldSpecVersion.Name():
 		s.Version, err = r.ReadString(k)
-	case fSpecBuild.name():
+	case spec.FieldSpecBuild.Name():
 		s.Build, err = r.ReadInt(k)
-	case fSpecSourceRef.name():
+	case spec.FieldSpecSourceRef.Name():
 		s.SourceRef, err = readPtr(r, &r.slab.srcRefs, readSourceRef)
-	case fSpecProvides.name():
+	case spec.FieldSpecProvides.Name():
 		s.Provides, err = r.readStrings(k)
-	case fSpecConflicts.name():
+	case spec.FieldSpecConflicts.Name():
 		s.Conflicts, err = r.readStrings(k)
-	case fSpecCRDs.name():
+	case spec.FieldSpecCRDs.Name():
 		s.CRDs, err = r.readStrings(k)
-	case fSpecPermissions.name():
+	case spec.FieldSpecPermissions.Name():
 		s.Permissions, err = readPtr(r, &r.slab.perms, readPermissions)
-	case fSpecRollback.name():
-		s.Rollback, err = readPtr(r, &r.slab.rollbacks, func(r *yreader, v *Rollback) (bool, error) {
+	case spec.FieldSpecRollback.Name():
+		s.Rollback, err = readPtr(r, &r.slab.rollbacks, func(r *yreader, v *spec.Rollback) (bool, error) {
 			return r.ReadMap(func(k string) error {
-				if k != fRollbackSafe.name() {
+				if k != spec.FieldRollbackSafe.Name() {
 					return r.unknown("rollback", k)
 				}
 				var err error
@@ -38,9 +40,9 @@ func readSpecField(r *yreader, s *PackageSpec, k string) error {
 				return err
 			})
 		})
-	case fSpecVariants.name():
+	case spec.FieldSpecVariants.Name():
 		s.Variants, err = readList(r, &r.slab.variants, readVariant)
-	case fSpecImages.name():
+	case spec.FieldSpecImages.Name():
 		s.Images, err = r.readStrings(k)
 	default:
 		err = r.unknown("spec", k)
@@ -54,18 +56,18 @@ func readSpecField(r *yreader, s *PackageSpec, k string) error {
 // the blocks are used again, for a reader whose values are dropped.
 type slabs struct {
 	strs      slab[string]
-	charts    slab[ChartRef]
-	installs  slab[Install]
-	rollbacks slab[Rollback]
-	perms     slab[Permissions]
-	srcRefs   slab[SourceRef]
-	rules     slab[PolicyRule]
-	variants  slab[Variant]
-	reqs      slab[Requirement]
-	libs      slab[Library]
-	comps     slab[Component]
-	checks    slab[HealthCheck]
-	ready     slab[ReadyWhen]
+	charts    slab[spec.ChartRef]
+	installs  slab[spec.Install]
+	rollbacks slab[spec.Rollback]
+	perms     slab[spec.Permissions]
+	srcRefs   slab[spec.SourceRef]
+	rules     slab[spec.PolicyRule]
+	variants  slab[spec.Variant]
+	reqs      slab[spec.Requirement]
+	libs      slab[spec.Library]
+	comps     slab[spec.Component]
+	checks    slab[spec.HealthCheck]
+	ready     slab[spec.ReadyWhen]
 	versions  slab[IndexVersion]
 }
 
@@ -154,19 +156,19 @@ func readList[T any](r *yreader, pool *slab[T], read func(*yreader, *T) (bool, e
 	return list, err
 }
 
-func readSourceRef(r *yreader, v *SourceRef) (bool, error) {
+func readSourceRef(r *yreader, v *spec.SourceRef) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fRefKind.name():
+		case spec.FieldRefKind.Name():
 			v.Kind, err = r.ReadString(k)
-		case fRefName.name():
+		case spec.FieldRefName.Name():
 			v.Name, err = r.ReadString(k)
-		case fRefNamespace.name():
+		case spec.FieldRefNamespace.Name():
 			v.Namespace, err = r.ReadString(k)
-		case fRefURL.name():
+		case spec.FieldRefURL.Name():
 			v.URL, err = r.ReadString(k)
-		case fRefPath.name():
+		case spec.FieldRefPath.Name():
 			v.Path, err = r.ReadString(k)
 		default:
 			err = r.unknown("sourceRef", k)
@@ -175,13 +177,13 @@ func readSourceRef(r *yreader, v *SourceRef) (bool, error) {
 	})
 }
 
-func readPermissions(r *yreader, v *Permissions) (bool, error) {
+func readPermissions(r *yreader, v *spec.Permissions) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fPermClusterWide.name():
+		case spec.FieldPermClusterWide.Name():
 			v.ClusterWide, err = r.ReadBool(k)
-		case fPermRules.name():
+		case spec.FieldPermRules.Name():
 			v.Rules, err = readList(r, &r.slab.rules, readRule)
 		default:
 			err = r.unknown("permissions", k)
@@ -190,19 +192,19 @@ func readPermissions(r *yreader, v *Permissions) (bool, error) {
 	})
 }
 
-func readRule(r *yreader, v *PolicyRule) (bool, error) {
+func readRule(r *yreader, v *spec.PolicyRule) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fRuleVerbs.name():
+		case spec.FieldRuleVerbs.Name():
 			v.Verbs, err = r.readStrings(k)
-		case fRuleAPIGroups.name():
+		case spec.FieldRuleAPIGroups.Name():
 			v.APIGroups, err = r.readStrings(k)
-		case fRuleResources.name():
+		case spec.FieldRuleResources.Name():
 			v.Resources, err = r.readStrings(k)
-		case fRuleResourceNames.name():
+		case spec.FieldRuleResourceNames.Name():
 			v.ResourceNames, err = r.readStrings(k)
-		case fRuleNonResourceURLs.name():
+		case spec.FieldRuleNonResourceURLs.Name():
 			v.NonResourceURLs, err = r.readStrings(k)
 		default:
 			err = r.unknown("rule", k)
@@ -211,19 +213,19 @@ func readRule(r *yreader, v *PolicyRule) (bool, error) {
 	})
 }
 
-func readVariant(r *yreader, v *Variant) (bool, error) {
+func readVariant(r *yreader, v *spec.Variant) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fVariantName.name():
+		case spec.FieldVariantName.Name():
 			v.Name, err = r.ReadString(k)
-		case fVariantDependsOn.name():
+		case spec.FieldVariantDependsOn.Name():
 			v.DependsOn, err = r.readStrings(k)
-		case fVariantRequires.name():
+		case spec.FieldVariantRequires.Name():
 			v.Requires, err = readList(r, &r.slab.reqs, readRequirement)
-		case fVariantLibraries.name():
+		case spec.FieldVariantLibraries.Name():
 			v.Libraries, err = readList(r, &r.slab.libs, readLibrary)
-		case fVariantComponents.name():
+		case spec.FieldVariantComponents.Name():
 			v.Components, err = readList(r, &r.slab.comps, readComponent)
 		default:
 			err = r.unknown("variant", k)
@@ -232,17 +234,17 @@ func readVariant(r *yreader, v *Variant) (bool, error) {
 	})
 }
 
-func readRequirement(r *yreader, v *Requirement) (bool, error) {
+func readRequirement(r *yreader, v *spec.Requirement) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fReqPackage.name():
+		case spec.FieldReqPackage.Name():
 			v.Package, err = r.ReadString(k)
-		case fReqCapability.name():
+		case spec.FieldReqCapability.Name():
 			v.Capability, err = r.ReadString(k)
-		case fReqVersion.name():
+		case spec.FieldReqVersion.Name():
 			v.Version, err = r.ReadString(k)
-		case fReqOptional.name():
+		case spec.FieldReqOptional.Name():
 			v.Optional, err = r.ReadBool(k)
 		default:
 			err = r.unknown("requirement", k)
@@ -251,13 +253,13 @@ func readRequirement(r *yreader, v *Requirement) (bool, error) {
 	})
 }
 
-func readLibrary(r *yreader, v *Library) (bool, error) {
+func readLibrary(r *yreader, v *spec.Library) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fLibName.name():
+		case spec.FieldLibName.Name():
 			v.Name, err = r.ReadString(k)
-		case fLibPath.name():
+		case spec.FieldLibPath.Name():
 			v.Path, err = r.ReadString(k)
 		default:
 			err = r.unknown("library", k)
@@ -266,21 +268,21 @@ func readLibrary(r *yreader, v *Library) (bool, error) {
 	})
 }
 
-func readComponent(r *yreader, v *Component) (bool, error) {
+func readComponent(r *yreader, v *spec.Component) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fCompName.name():
+		case spec.FieldCompName.Name():
 			v.Name, err = r.ReadString(k)
-		case fCompPath.name():
+		case spec.FieldCompPath.Name():
 			v.Path, err = r.ReadString(k)
-		case fCompChart.name():
+		case spec.FieldCompChart.Name():
 			v.Chart, err = readPtr(r, &r.slab.charts, readChart)
-		case fCompInstall.name():
+		case spec.FieldCompInstall.Name():
 			v.Install, err = readPtr(r, &r.slab.installs, readInstall)
-		case fCompLibraries.name():
+		case spec.FieldCompLibraries.Name():
 			v.Libraries, err = r.readStrings(k)
-		case fCompValuesFiles.name():
+		case spec.FieldCompValuesFiles.Name():
 			v.ValuesFiles, err = r.readStrings(k)
 		default:
 			err = r.unknown("component", k)
@@ -289,17 +291,17 @@ func readComponent(r *yreader, v *Component) (bool, error) {
 	})
 }
 
-func readChart(r *yreader, v *ChartRef) (bool, error) {
+func readChart(r *yreader, v *spec.ChartRef) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fChartRepository.name():
+		case spec.FieldChartRepository.Name():
 			v.Repository, err = r.ReadString(k)
-		case fChartName.name():
+		case spec.FieldChartName.Name():
 			v.Name, err = r.ReadString(k)
-		case fChartVersion.name():
+		case spec.FieldChartVersion.Name():
 			v.Version, err = r.ReadString(k)
-		case fChartDigest.name():
+		case spec.FieldChartDigest.Name():
 			v.Digest, err = r.ReadString(k)
 		default:
 			err = r.unknown("chart", k)
@@ -308,27 +310,27 @@ func readChart(r *yreader, v *ChartRef) (bool, error) {
 	})
 }
 
-func readInstall(r *yreader, v *Install) (bool, error) {
+func readInstall(r *yreader, v *spec.Install) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fInstReleaseName.name():
+		case spec.FieldInstReleaseName.Name():
 			v.ReleaseName, err = r.ReadString(k)
-		case fInstNamespace.name():
+		case spec.FieldInstNamespace.Name():
 			v.Namespace, err = r.ReadString(k)
-		case fInstPrivileged.name():
+		case spec.FieldInstPrivileged.Name():
 			v.Privileged, err = r.ReadBool(k)
-		case fInstDependsOn.name():
+		case spec.FieldInstDependsOn.Name():
 			v.DependsOn, err = r.readStrings(k)
-		case fInstUpgradeCRDs.name():
+		case spec.FieldInstUpgradeCRDs.Name():
 			v.UpgradeCRDs, err = r.ReadString(k)
-		case fInstWaitStrategy.name():
+		case spec.FieldInstWaitStrategy.Name():
 			v.WaitStrategy, err = r.ReadString(k)
-		case fInstHealthCheckExprs.name():
+		case spec.FieldInstHealthCheckExprs.Name():
 			v.HealthCheckExprs, err = readList(r, &r.slab.checks, readHealthCheck)
-		case fInstPhase.name():
+		case spec.FieldInstPhase.Name():
 			v.Phase, err = r.ReadString(k)
-		case fInstReadyWhen.name():
+		case spec.FieldInstReadyWhen.Name():
 			v.ReadyWhen, err = readList(r, &r.slab.ready, readReadyWhen)
 		default:
 			err = r.unknown("install", k)
@@ -337,19 +339,19 @@ func readInstall(r *yreader, v *Install) (bool, error) {
 	})
 }
 
-func readHealthCheck(r *yreader, v *HealthCheck) (bool, error) {
+func readHealthCheck(r *yreader, v *spec.HealthCheck) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fCheckAPIVersion.name():
+		case spec.FieldCheckAPIVersion.Name():
 			v.APIVersion, err = r.ReadString(k)
-		case fCheckKind.name():
+		case spec.FieldCheckKind.Name():
 			v.Kind, err = r.ReadString(k)
-		case fCheckCurrent.name():
+		case spec.FieldCheckCurrent.Name():
 			v.Current, err = r.ReadString(k)
-		case fCheckInProgress.name():
+		case spec.FieldCheckInProgress.Name():
 			v.InProgress, err = r.ReadString(k)
-		case fCheckFailed.name():
+		case spec.FieldCheckFailed.Name():
 			v.Failed, err = r.ReadString(k)
 		default:
 			err = r.unknown("healthCheckExprs", k)
@@ -358,21 +360,21 @@ func readHealthCheck(r *yreader, v *HealthCheck) (bool, error) {
 	})
 }
 
-func readReadyWhen(r *yreader, v *ReadyWhen) (bool, error) {
+func readReadyWhen(r *yreader, v *spec.ReadyWhen) (bool, error) {
 	return r.ReadMap(func(k string) error {
 		var err error
 		switch k {
-		case fReadyAPIVersion.name():
+		case spec.FieldReadyAPIVersion.Name():
 			v.APIVersion, err = r.ReadString(k)
-		case fReadyKind.name():
+		case spec.FieldReadyKind.Name():
 			v.Kind, err = r.ReadString(k)
-		case fReadyName.name():
+		case spec.FieldReadyName.Name():
 			v.Name, err = r.ReadString(k)
-		case fReadyNamespace.name():
+		case spec.FieldReadyNamespace.Name():
 			v.Namespace, err = r.ReadString(k)
-		case fReadyCondition.name():
+		case spec.FieldReadyCondition.Name():
 			v.Condition, err = r.ReadString(k)
-		case fReadyStatus.name():
+		case spec.FieldReadyStatus.Name():
 			v.Status, err = r.ReadString(k)
 		default:
 			err = r.unknown("readyWhen", k)
@@ -382,7 +384,7 @@ func readReadyWhen(r *yreader, v *ReadyWhen) (bool, error) {
 }
 
 // readRecord reads a build record.
-func readRecord(r *yreader, rec *PackageSource) error {
+func readRecord(r *yreader, rec *spec.PackageSource) error {
 	return r.ReadRoot(func(k string) error {
 		var err error
 		switch k {

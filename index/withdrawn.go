@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"kbuild.dev/kbuild/spec"
 	"slices"
 	"strings"
 	"time"
@@ -74,7 +75,7 @@ func (w *Withdrawal) check() error {
 	if err := CheckPackageName(w.Package); err != nil {
 		return fmt.Errorf("withdrawn: %w", err)
 	}
-	if _, err := parseSemver(w.Version); err != nil {
+	if _, err := spec.ParseSemver(w.Version); err != nil {
 		return fmt.Errorf("withdrawn %s: %w", w, err)
 	}
 	if w.Build < 1 {
@@ -171,7 +172,7 @@ func readWithdrawn(r *yreader) ([]Withdrawal, error) {
 
 // cloneWithdrawals copies list so that it shares no memory with the text
 // it was parsed from.
-func cloneWithdrawals(list []Withdrawal) []Withdrawal {
+func CloneWithdrawals(list []Withdrawal) []Withdrawal {
 	out := slices.Clone(list)
 	for i := range out {
 		t := &out[i]

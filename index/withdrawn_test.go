@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/spec"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -20,7 +21,7 @@ func TestWithdrawnFormat(t *testing.T) {
 			opts = append(opts, Compact())
 		}
 		b := NewBuilder(opts...)
-		for _, r := range []*PackageSource{record("kubevirt", "1.9.0", 4), record("kubevirt", "1.10.0", 1), record("cdi", "1.66.1", 1)} {
+		for _, r := range []*spec.PackageSource{record("kubevirt", "1.9.0", 4), record("kubevirt", "1.10.0", 1), record("cdi", "1.66.1", 1)} {
 			if err := b.Add("r", r, nil); err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/internal/yamlscan"
+	"kbuild.dev/kbuild/spec"
 )
 
 // trickyStrings exercise the writer's style choice and folding and the
@@ -72,40 +73,40 @@ func randStrings(rng *rand.Rand) []string {
 	return out
 }
 
-func randSpec(rng *rand.Rand) PackageSpec {
-	s := PackageSpec{Version: randString(rng), Build: rng.Intn(5), Provides: randStrings(rng), Conflicts: randStrings(rng), CRDs: randStrings(rng), Images: randStrings(rng)}
+func randSpec(rng *rand.Rand) spec.PackageSpec {
+	s := spec.PackageSpec{Version: randString(rng), Build: rng.Intn(5), Provides: randStrings(rng), Conflicts: randStrings(rng), CRDs: randStrings(rng), Images: randStrings(rng)}
 	if rng.Intn(3) == 0 {
-		s.SourceRef = &SourceRef{Kind: randString(rng), Name: randString(rng), URL: randString(rng)}
+		s.SourceRef = &spec.SourceRef{Kind: randString(rng), Name: randString(rng), URL: randString(rng)}
 	}
 	if rng.Intn(2) == 0 {
-		s.Permissions = &Permissions{ClusterWide: rng.Intn(2) == 0}
+		s.Permissions = &spec.Permissions{ClusterWide: rng.Intn(2) == 0}
 		for i := rng.Intn(3); i > 0; i-- {
-			s.Permissions.Rules = append(s.Permissions.Rules, PolicyRule{Verbs: randStrings(rng), APIGroups: randStrings(rng), Resources: randStrings(rng), ResourceNames: randStrings(rng), NonResourceURLs: randStrings(rng)})
+			s.Permissions.Rules = append(s.Permissions.Rules, spec.PolicyRule{Verbs: randStrings(rng), APIGroups: randStrings(rng), Resources: randStrings(rng), ResourceNames: randStrings(rng), NonResourceURLs: randStrings(rng)})
 		}
 	}
 	if rng.Intn(2) == 0 {
-		s.Rollback = &Rollback{Safe: rng.Intn(2) == 0}
+		s.Rollback = &spec.Rollback{Safe: rng.Intn(2) == 0}
 	}
 	for i := rng.Intn(3); i > 0; i-- {
-		v := Variant{Name: randString(rng), DependsOn: randStrings(rng)}
+		v := spec.Variant{Name: randString(rng), DependsOn: randStrings(rng)}
 		for j := rng.Intn(3); j > 0; j-- {
-			v.Requires = append(v.Requires, Requirement{Package: randString(rng), Capability: randString(rng), Version: randString(rng), Optional: rng.Intn(2) == 0})
+			v.Requires = append(v.Requires, spec.Requirement{Package: randString(rng), Capability: randString(rng), Version: randString(rng), Optional: rng.Intn(2) == 0})
 		}
 		for j := rng.Intn(2); j > 0; j-- {
-			v.Libraries = append(v.Libraries, Library{Name: randString(rng), Path: randString(rng)})
+			v.Libraries = append(v.Libraries, spec.Library{Name: randString(rng), Path: randString(rng)})
 		}
 		for j := rng.Intn(3); j > 0; j-- {
-			c := Component{Name: randString(rng), Libraries: randStrings(rng), ValuesFiles: randStrings(rng)}
+			c := spec.Component{Name: randString(rng), Libraries: randStrings(rng), ValuesFiles: randStrings(rng)}
 			if rng.Intn(4) > 0 {
-				c.Chart = &ChartRef{Repository: randString(rng), Name: randString(rng), Version: randString(rng), Digest: randString(rng)}
+				c.Chart = &spec.ChartRef{Repository: randString(rng), Name: randString(rng), Version: randString(rng), Digest: randString(rng)}
 			}
 			if rng.Intn(2) == 0 {
-				in := &Install{ReleaseName: randString(rng), Namespace: randString(rng), Privileged: rng.Intn(2) == 0, DependsOn: randStrings(rng), UpgradeCRDs: randString(rng), WaitStrategy: randString(rng), Phase: randString(rng)}
+				in := &spec.Install{ReleaseName: randString(rng), Namespace: randString(rng), Privileged: rng.Intn(2) == 0, DependsOn: randStrings(rng), UpgradeCRDs: randString(rng), WaitStrategy: randString(rng), Phase: randString(rng)}
 				for k := rng.Intn(2); k > 0; k-- {
-					in.HealthCheckExprs = append(in.HealthCheckExprs, HealthCheck{APIVersion: randString(rng), Kind: randString(rng), Current: randString(rng), InProgress: randString(rng), Failed: randString(rng)})
+					in.HealthCheckExprs = append(in.HealthCheckExprs, spec.HealthCheck{APIVersion: randString(rng), Kind: randString(rng), Current: randString(rng), InProgress: randString(rng), Failed: randString(rng)})
 				}
 				for k := rng.Intn(2); k > 0; k-- {
-					in.ReadyWhen = append(in.ReadyWhen, ReadyWhen{APIVersion: randString(rng), Kind: randString(rng), Name: randString(rng), Namespace: randString(rng), Condition: randString(rng), Status: randString(rng)})
+					in.ReadyWhen = append(in.ReadyWhen, spec.ReadyWhen{APIVersion: randString(rng), Kind: randString(rng), Name: randString(rng), Namespace: randString(rng), Condition: randString(rng), Status: randString(rng)})
 				}
 				c.Install = in
 			}
@@ -114,7 +115,7 @@ func randSpec(rng *rand.Rand) PackageSpec {
 		s.Variants = append(s.Variants, v)
 	}
 	if rng.Intn(10) == 0 {
-		s.Variants = append(s.Variants, Variant{})
+		s.Variants = append(s.Variants, spec.Variant{})
 	}
 	return s
 }
@@ -258,9 +259,9 @@ func TestReaderForms(t *testing.T) {
 		"version: \"\\\n  x\"\n",
 	}
 	for _, doc := range docs {
-		var slow PackageSpec
+		var slow spec.PackageSpec
 		slowErr := yamlscan.DecodeStrict([]byte(doc), "spec", &slow)
-		var fast PackageSpec
+		var fast spec.PackageSpec
 		r, err := newYReader([]byte(doc))
 		if err == nil {
 			err = r.ReadRoot(func(k string) error { return readSpecField(r, &fast, k) })
@@ -351,7 +352,7 @@ func fillZero(v reflect.Value) {
 	}
 }
 
-func fullSpec() PackageSpec { return PackageSpec{} }
+func fullSpec() spec.PackageSpec { return spec.PackageSpec{} }
 
 func firstDiff(got, want []byte) string {
 	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
@@ -395,14 +396,14 @@ func TestSpecJSONMatchesEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendSpecJSON(nil, &s); !bytes.Equal(got, want) {
+		if got := spec.AppendJSON(nil, &s); !bytes.Equal(got, want) {
 			t.Fatalf("case %d:\n got %s\nwant %s", i, got, want)
 		}
 	}
 	s := fullSpec()
 	fillZero(reflect.ValueOf(&s).Elem())
 	want, _ := s.CanonicalJSON()
-	if got := appendSpecJSON(nil, &s); !bytes.Equal(got, want) {
+	if got := spec.AppendJSON(nil, &s); !bytes.Equal(got, want) {
 		t.Fatalf("full spec:\n got %s\nwant %s", got, want)
 	}
 }
@@ -477,7 +478,7 @@ func TestParallelPaths(t *testing.T) {
 func TestMarshalRecordMatchesYAMLv2(t *testing.T) {
 	rng := rand.New(rand.NewSource(6))
 	for i := 0; i < 1000; i++ {
-		rec := &PackageSource{APIVersion: randString(rng), Kind: RecordKind, Metadata: RecordMetadata{Name: randString(rng)}, Spec: randSpec(rng)}
+		rec := &spec.PackageSource{APIVersion: randString(rng), Kind: spec.RecordKind, Metadata: spec.RecordMetadata{Name: randString(rng)}, Spec: randSpec(rng)}
 		if i%2 == 0 {
 			rec.Metadata.Annotations = map[string]string{DescriptionAnnotation: randString(rng), HomeAnnotation: randString(rng), randString(rng): randString(rng)}
 		}
@@ -515,7 +516,7 @@ func TestReaderKnowsEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got PackageSpec
+	var got spec.PackageSpec
 	if err := r.ReadRoot(func(k string) error {
 		if k != "spec" {
 			return fmt.Errorf("key %q", k)
@@ -529,7 +530,7 @@ func TestReaderKnowsEveryField(t *testing.T) {
 		t.Fatalf("read back differs:\n got %+v\nwant %+v", got, s)
 	}
 	// Every entry of the table is in what was written.
-	for _, f := range SpecFields {
+	for _, f := range spec.SpecFields {
 		if !strings.Contains(string(w.B), " "+f.JSON+":") {
 			t.Errorf("%s.%s is not written", f.Type, f.JSON)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"kbuild.dev/kbuild/internal/yamlscan"
+	"kbuild.dev/kbuild/spec"
 )
 
 // yreader is the fast YAML reader (internal/yamlscan) with what the
@@ -103,17 +104,17 @@ var lenientTypes = map[string]reflect.Type{
 	"index":            reflect.TypeFor[RepositoryIndex](),
 	"version":          reflect.TypeFor[IndexVersion](),
 	"signature":        reflect.TypeFor[Signature](),
-	"spec":             reflect.TypeFor[PackageSpec](),
-	"rollback":         reflect.TypeFor[Rollback](),
-	"sourceRef":        reflect.TypeFor[SourceRef](),
-	"permissions":      reflect.TypeFor[Permissions](),
-	"rule":             reflect.TypeFor[PolicyRule](),
-	"variant":          reflect.TypeFor[Variant](),
-	"requirement":      reflect.TypeFor[Requirement](),
-	"library":          reflect.TypeFor[Library](),
-	"component":        reflect.TypeFor[Component](),
-	"chart":            reflect.TypeFor[ChartRef](),
-	"install":          reflect.TypeFor[Install](),
-	"healthCheckExprs": reflect.TypeFor[HealthCheck](),
-	"readyWhen":        reflect.TypeFor[ReadyWhen](),
+	"spec":             reflect.TypeFor[spec.PackageSpec](),
+	"rollback":         reflect.TypeFor[spec.Rollback](),
+	"sourceRef":        reflect.TypeFor[spec.SourceRef](),
+	"permissions":      reflect.TypeFor[spec.Permissions](),
+	"rule":             reflect.TypeFor[spec.PolicyRule](),
+	"variant":          reflect.TypeFor[spec.Variant](),
+	"requirement":      reflect.TypeFor[spec.Requirement](),
+	"library":          reflect.TypeFor[spec.Library](),
+	"component":        reflect.TypeFor[spec.Component](),
+	"chart":            reflect.TypeFor[spec.ChartRef](),
+	"install":          reflect.TypeFor[spec.Install](),
+	"healthCheckExprs": reflect.TypeFor[spec.HealthCheck](),
+	"readyWhen":        reflect.TypeFor[spec.ReadyWhen](),
 }

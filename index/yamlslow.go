@@ -9,7 +9,7 @@ import (
 )
 
 // maxSlowYAML caps the documents decoded with sigs.k8s.io/yaml.
-const maxSlowYAML = yamlscan.MaxSlow
+const MaxSlowYAML = yamlscan.MaxSlow
 
 // decodeYAML decodes b into v (a pointer) with the fast reader fast, or,
 // when it gives up, strictly with sigs.k8s.io/yaml after refusing anchors,
@@ -33,8 +33,8 @@ func decodeYAMLOf(b []byte, share bool, slab *slabs, what string, v any, fast fu
 	if !errors.As(err, &bail) {
 		return err
 	}
-	if len(b) > maxSlowYAML {
-		return fmt.Errorf("%s: %v (YAML beyond what kbuild writes is read only in files up to %d MiB)", what, bail, maxSlowYAML>>20)
+	if len(b) > MaxSlowYAML {
+		return fmt.Errorf("%s: %v (YAML beyond what kbuild writes is read only in files up to %d MiB)", what, bail, MaxSlowYAML>>20)
 	}
 	rv := reflect.ValueOf(v).Elem()
 	rv.SetZero()

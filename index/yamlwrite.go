@@ -1,6 +1,9 @@
 package index
 
-import "kbuild.dev/kbuild/internal/yamlscan"
+import (
+	"kbuild.dev/kbuild/internal/yamlscan"
+	"kbuild.dev/kbuild/spec"
+)
 
 // ywriter is the fast YAML writer (internal/yamlscan) with the writers of
 // this package's types: byte for byte what sigs.k8s.io/yaml writes for
@@ -15,37 +18,37 @@ func newYWriter(buf []byte) *ywriter { return &ywriter{yamlscan.Writer{B: buf}} 
 // it out when empty only if SpecFields says kubepkg tags it omitempty, as
 // sigs.k8s.io/yaml does for those types: "" for an empty string, null for
 // a nil list and [] for an empty one.
-func (w *ywriter) specStr(col int, f specField, v string) {
-	if v != "" || !f.omitEmpty() {
-		w.Key(col, f.name())
+func (w *ywriter) specStr(col int, f spec.Field, v string) {
+	if v != "" || !f.OmitEmpty() {
+		w.Key(col, f.Name())
 		w.Str(col, v)
 	}
 }
 
-func (w *ywriter) specInt(col int, f specField, v int) {
-	if v != 0 || !f.omitEmpty() {
-		w.Key(col, f.name())
+func (w *ywriter) specInt(col int, f spec.Field, v int) {
+	if v != 0 || !f.OmitEmpty() {
+		w.Key(col, f.Name())
 		w.Int(v)
 	}
 }
 
-func (w *ywriter) specBool(col int, f specField, v bool) {
-	if v || !f.omitEmpty() {
-		w.Key(col, f.name())
+func (w *ywriter) specBool(col int, f spec.Field, v bool) {
+	if v || !f.OmitEmpty() {
+		w.Key(col, f.Name())
 		w.Bool(v)
 	}
 }
 
-func (w *ywriter) specStrings(col int, f specField, v []string) {
+func (w *ywriter) specStrings(col int, f spec.Field, v []string) {
 	switch {
 	case len(v) > 0:
-		w.FieldStrings(col, f.name(), v)
-	case f.omitEmpty():
+		w.FieldStrings(col, f.Name(), v)
+	case f.OmitEmpty():
 	case v == nil:
-		w.Key(col, f.name())
+		w.Key(col, f.Name())
 		w.Empty("null")
 	default:
-		w.Key(col, f.name())
+		w.Key(col, f.Name())
 		w.Empty("[]")
 	}
 }
@@ -53,161 +56,161 @@ func (w *ywriter) specStrings(col int, f specField, v []string) {
 // Writers of the spec types, fields in yaml.v2 key order. TestWriterFieldOrder
 // checks the order against the structs' JSON names.
 
-func writeSpec(w *ywriter, col int, s *PackageSpec) {
+func writeSpec(w *ywriter, col int, s *spec.PackageSpec) {
 	w.Mapping(col, func(col int) {
-		w.specInt(col, fSpecBuild, s.Build)
-		w.specStrings(col, fSpecConflicts, s.Conflicts)
-		w.specStrings(col, fSpecCRDs, s.CRDs)
-		w.specStrings(col, fSpecImages, s.Images)
+		w.specInt(col, spec.FieldSpecBuild, s.Build)
+		w.specStrings(col, spec.FieldSpecConflicts, s.Conflicts)
+		w.specStrings(col, spec.FieldSpecCRDs, s.CRDs)
+		w.specStrings(col, spec.FieldSpecImages, s.Images)
 		if s.Permissions != nil {
-			w.Key(col, fSpecPermissions.name())
+			w.Key(col, spec.FieldSpecPermissions.Name())
 			writePermissions(w, col+2, s.Permissions)
 		}
-		w.specStrings(col, fSpecProvides, s.Provides)
+		w.specStrings(col, spec.FieldSpecProvides, s.Provides)
 		if s.Rollback != nil {
-			w.Key(col, fSpecRollback.name())
-			w.Mapping(col+2, func(col int) { w.specBool(col, fRollbackSafe, s.Rollback.Safe) })
+			w.Key(col, spec.FieldSpecRollback.Name())
+			w.Mapping(col+2, func(col int) { w.specBool(col, spec.FieldRollbackSafe, s.Rollback.Safe) })
 		}
 		if s.SourceRef != nil {
-			w.Key(col, fSpecSourceRef.name())
+			w.Key(col, spec.FieldSpecSourceRef.Name())
 			w.Mapping(col+2, func(col int) {
 				r := s.SourceRef
-				w.specStr(col, fRefKind, r.Kind)
-				w.specStr(col, fRefName, r.Name)
-				w.specStr(col, fRefNamespace, r.Namespace)
-				w.specStr(col, fRefPath, r.Path)
-				w.specStr(col, fRefURL, r.URL)
+				w.specStr(col, spec.FieldRefKind, r.Kind)
+				w.specStr(col, spec.FieldRefName, r.Name)
+				w.specStr(col, spec.FieldRefNamespace, r.Namespace)
+				w.specStr(col, spec.FieldRefPath, r.Path)
+				w.specStr(col, spec.FieldRefURL, r.URL)
 			})
 		}
 		if len(s.Variants) > 0 {
-			w.Key(col, fSpecVariants.name())
+			w.Key(col, spec.FieldSpecVariants.Name())
 			for i := range s.Variants {
 				w.Item(col)
 				writeVariant(w, col+2, &s.Variants[i])
 			}
 		}
-		w.specStr(col, fSpecVersion, s.Version)
+		w.specStr(col, spec.FieldSpecVersion, s.Version)
 	})
 }
 
-func writePermissions(w *ywriter, col int, p *Permissions) {
+func writePermissions(w *ywriter, col int, p *spec.Permissions) {
 	w.Mapping(col, func(col int) {
-		w.specBool(col, fPermClusterWide, p.ClusterWide)
+		w.specBool(col, spec.FieldPermClusterWide, p.ClusterWide)
 		if len(p.Rules) > 0 {
-			w.Key(col, fPermRules.name())
+			w.Key(col, spec.FieldPermRules.Name())
 			for i := range p.Rules {
 				r := &p.Rules[i]
 				w.Item(col)
 				w.Mapping(col+2, func(col int) {
-					w.specStrings(col, fRuleAPIGroups, r.APIGroups)
-					w.specStrings(col, fRuleNonResourceURLs, r.NonResourceURLs)
-					w.specStrings(col, fRuleResourceNames, r.ResourceNames)
-					w.specStrings(col, fRuleResources, r.Resources)
-					w.specStrings(col, fRuleVerbs, r.Verbs)
+					w.specStrings(col, spec.FieldRuleAPIGroups, r.APIGroups)
+					w.specStrings(col, spec.FieldRuleNonResourceURLs, r.NonResourceURLs)
+					w.specStrings(col, spec.FieldRuleResourceNames, r.ResourceNames)
+					w.specStrings(col, spec.FieldRuleResources, r.Resources)
+					w.specStrings(col, spec.FieldRuleVerbs, r.Verbs)
 				})
 			}
 		}
 	})
 }
 
-func writeVariant(w *ywriter, col int, v *Variant) {
+func writeVariant(w *ywriter, col int, v *spec.Variant) {
 	w.Mapping(col, func(col int) {
 		if len(v.Components) > 0 {
-			w.Key(col, fVariantComponents.name())
+			w.Key(col, spec.FieldVariantComponents.Name())
 			for i := range v.Components {
 				w.Item(col)
 				writeComponent(w, col+2, &v.Components[i])
 			}
 		}
-		w.specStrings(col, fVariantDependsOn, v.DependsOn)
+		w.specStrings(col, spec.FieldVariantDependsOn, v.DependsOn)
 		if len(v.Libraries) > 0 {
-			w.Key(col, fVariantLibraries.name())
+			w.Key(col, spec.FieldVariantLibraries.Name())
 			for i := range v.Libraries {
 				l := &v.Libraries[i]
 				w.Item(col)
 				w.Mapping(col+2, func(col int) {
-					w.specStr(col, fLibName, l.Name)
-					w.specStr(col, fLibPath, l.Path)
+					w.specStr(col, spec.FieldLibName, l.Name)
+					w.specStr(col, spec.FieldLibPath, l.Path)
 				})
 			}
 		}
-		w.specStr(col, fVariantName, v.Name)
+		w.specStr(col, spec.FieldVariantName, v.Name)
 		if len(v.Requires) > 0 {
-			w.Key(col, fVariantRequires.name())
+			w.Key(col, spec.FieldVariantRequires.Name())
 			for i := range v.Requires {
 				q := &v.Requires[i]
 				w.Item(col)
 				w.Mapping(col+2, func(col int) {
-					w.specStr(col, fReqCapability, q.Capability)
-					w.specBool(col, fReqOptional, q.Optional)
-					w.specStr(col, fReqPackage, q.Package)
-					w.specStr(col, fReqVersion, q.Version)
+					w.specStr(col, spec.FieldReqCapability, q.Capability)
+					w.specBool(col, spec.FieldReqOptional, q.Optional)
+					w.specStr(col, spec.FieldReqPackage, q.Package)
+					w.specStr(col, spec.FieldReqVersion, q.Version)
 				})
 			}
 		}
 	})
 }
 
-func writeComponent(w *ywriter, col int, c *Component) {
+func writeComponent(w *ywriter, col int, c *spec.Component) {
 	w.Mapping(col, func(col int) {
 		if c.Chart != nil {
-			w.Key(col, fCompChart.name())
+			w.Key(col, spec.FieldCompChart.Name())
 			w.Mapping(col+2, func(col int) {
-				w.specStr(col, fChartDigest, c.Chart.Digest)
-				w.specStr(col, fChartName, c.Chart.Name)
-				w.specStr(col, fChartRepository, c.Chart.Repository)
-				w.specStr(col, fChartVersion, c.Chart.Version)
+				w.specStr(col, spec.FieldChartDigest, c.Chart.Digest)
+				w.specStr(col, spec.FieldChartName, c.Chart.Name)
+				w.specStr(col, spec.FieldChartRepository, c.Chart.Repository)
+				w.specStr(col, spec.FieldChartVersion, c.Chart.Version)
 			})
 		}
 		if c.Install != nil {
-			w.Key(col, fCompInstall.name())
+			w.Key(col, spec.FieldCompInstall.Name())
 			writeInstall(w, col+2, c.Install)
 		}
-		w.specStrings(col, fCompLibraries, c.Libraries)
-		w.specStr(col, fCompName, c.Name)
-		w.specStr(col, fCompPath, c.Path)
-		w.specStrings(col, fCompValuesFiles, c.ValuesFiles)
+		w.specStrings(col, spec.FieldCompLibraries, c.Libraries)
+		w.specStr(col, spec.FieldCompName, c.Name)
+		w.specStr(col, spec.FieldCompPath, c.Path)
+		w.specStrings(col, spec.FieldCompValuesFiles, c.ValuesFiles)
 	})
 }
 
-func writeInstall(w *ywriter, col int, in *Install) {
+func writeInstall(w *ywriter, col int, in *spec.Install) {
 	w.Mapping(col, func(col int) {
-		w.specStrings(col, fInstDependsOn, in.DependsOn)
+		w.specStrings(col, spec.FieldInstDependsOn, in.DependsOn)
 		if len(in.HealthCheckExprs) > 0 {
-			w.Key(col, fInstHealthCheckExprs.name())
+			w.Key(col, spec.FieldInstHealthCheckExprs.Name())
 			for i := range in.HealthCheckExprs {
 				h := &in.HealthCheckExprs[i]
 				w.Item(col)
 				w.Mapping(col+2, func(col int) {
-					w.specStr(col, fCheckAPIVersion, h.APIVersion)
-					w.specStr(col, fCheckCurrent, h.Current)
-					w.specStr(col, fCheckFailed, h.Failed)
-					w.specStr(col, fCheckInProgress, h.InProgress)
-					w.specStr(col, fCheckKind, h.Kind)
+					w.specStr(col, spec.FieldCheckAPIVersion, h.APIVersion)
+					w.specStr(col, spec.FieldCheckCurrent, h.Current)
+					w.specStr(col, spec.FieldCheckFailed, h.Failed)
+					w.specStr(col, spec.FieldCheckInProgress, h.InProgress)
+					w.specStr(col, spec.FieldCheckKind, h.Kind)
 				})
 			}
 		}
-		w.specStr(col, fInstNamespace, in.Namespace)
-		w.specStr(col, fInstPhase, in.Phase)
-		w.specBool(col, fInstPrivileged, in.Privileged)
+		w.specStr(col, spec.FieldInstNamespace, in.Namespace)
+		w.specStr(col, spec.FieldInstPhase, in.Phase)
+		w.specBool(col, spec.FieldInstPrivileged, in.Privileged)
 		if len(in.ReadyWhen) > 0 {
-			w.Key(col, fInstReadyWhen.name())
+			w.Key(col, spec.FieldInstReadyWhen.Name())
 			for i := range in.ReadyWhen {
 				rw := &in.ReadyWhen[i]
 				w.Item(col)
 				w.Mapping(col+2, func(col int) {
-					w.specStr(col, fReadyAPIVersion, rw.APIVersion)
-					w.specStr(col, fReadyCondition, rw.Condition)
-					w.specStr(col, fReadyKind, rw.Kind)
-					w.specStr(col, fReadyName, rw.Name)
-					w.specStr(col, fReadyNamespace, rw.Namespace)
-					w.specStr(col, fReadyStatus, rw.Status)
+					w.specStr(col, spec.FieldReadyAPIVersion, rw.APIVersion)
+					w.specStr(col, spec.FieldReadyCondition, rw.Condition)
+					w.specStr(col, spec.FieldReadyKind, rw.Kind)
+					w.specStr(col, spec.FieldReadyName, rw.Name)
+					w.specStr(col, spec.FieldReadyNamespace, rw.Namespace)
+					w.specStr(col, spec.FieldReadyStatus, rw.Status)
 				})
 			}
 		}
-		w.specStr(col, fInstReleaseName, in.ReleaseName)
-		w.specStr(col, fInstUpgradeCRDs, in.UpgradeCRDs)
-		w.specStr(col, fInstWaitStrategy, in.WaitStrategy)
+		w.specStr(col, spec.FieldInstReleaseName, in.ReleaseName)
+		w.specStr(col, spec.FieldInstUpgradeCRDs, in.UpgradeCRDs)
+		w.specStr(col, spec.FieldInstWaitStrategy, in.WaitStrategy)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Base is the published index a publish extends, verified.
@@ -16,7 +17,7 @@ type Base struct {
 	Site *fetchsite.Site
 	// Verified is what verification found; its Index is nil (the versions
 	// went into the Builder).
-	Verified *index.Verified
+	Verified *trust.Verified
 	// Digest is "sha256:<hex>" of the index bytes that were verified.
 	Digest string
 }
@@ -36,7 +37,7 @@ var ErrNoBase = errors.New("no published index")
 //
 // each, when not nil, is given every package of the base as it is added
 // (see index.Builder.AddVerifiedFunc).
-func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool, b *index.Builder, each func(string, *index.IndexPackage) error, opts ...fetchsite.Option) (*Base, error) {
+func LoadBase(ctx context.Context, ref string, tr *trust.Trust, allowNew bool, b *index.Builder, each func(string, *index.IndexPackage) error, opts ...fetchsite.Option) (*Base, error) {
 	// The index's digest names its signature; it is computed once.
 	var hexSum string
 	site, err := fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(func(b []byte) string {
@@ -61,13 +62,13 @@ func LoadBase(ctx context.Context, ref string, trust *index.Trust, allowNew bool
 		hexSum = hexDigest(data)
 	}
 	digest := "sha256:" + hexSum
-	if trust.TrustedRoot != nil {
-		if err := site.Roots(ctx, trust, trust.TrustedRoot.Signed.Version); err != nil {
+	if tr.TrustedRoot != nil {
+		if err := site.Roots(ctx, tr, tr.TrustedRoot.Signed.Version); err != nil {
 			return nil, fmt.Errorf("the published index %s: %w", loc, err)
 		}
 	}
-	v, err := index.AddVerifiedFunc(b, data, sig, trust, index.VerifyOptions{Now: time.Now(), AllowExpired: true}, each)
-	var ve *index.VerificationError
+	v, err := trust.AddVerifiedFunc(b, data, sig, tr, trust.VerifyOptions{Now: time.Now(), AllowExpired: true}, each)
+	var ve *trust.VerificationError
 	if errors.As(err, &ve) {
 		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed: %w", loc, err)
 	}

@@ -16,6 +16,8 @@ import (
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Builds are what kbuild sbom and kbuild scan read: the build records of
@@ -58,7 +60,7 @@ type BuildsOptions struct {
 // o.BuildInfo, the BuildInfo sidecars of an index are looked up at
 // build/<name>-<version>-<build>.build.yaml beside it and checked to be
 // about their version.
-func LoadBuilds(ctx context.Context, src string, trust *index.Trust, o BuildsOptions) (*Builds, error) {
+func LoadBuilds(ctx context.Context, src string, trust *trust.Trust, o BuildsOptions) (*Builds, error) {
 	remote := strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://")
 	name := src
 	if !remote {
@@ -132,12 +134,12 @@ func fromIndex(name string, x *index.RepositoryIndex, sidecar func(name, version
 				return nil, fmt.Errorf("build info build/%s.build.yaml beside %s: %w", key, name, err)
 			}
 			if found {
-				info := new(index.BuildInfo)
+				info := new(spec.BuildInfo)
 				if err := yaml.UnmarshalStrict(data, info); err != nil {
 					return nil, fmt.Errorf("build info build/%s.build.yaml beside %s: %w", key, name, err)
 				}
-				if info.Kind != index.BuildInfoKind || info.Package != n || info.Version != v.Version || info.Build != v.Build {
-					return nil, fmt.Errorf("build info build/%s.build.yaml beside %s: expected kind %s of %s@%s build %d, got kind %q of %s@%s build %d; republish the sidecars with the index", key, name, index.BuildInfoKind, n, v.Version, v.Build, info.Kind, info.Package, info.Version, info.Build)
+				if info.Kind != spec.BuildInfoKind || info.Package != n || info.Version != v.Version || info.Build != v.Build {
+					return nil, fmt.Errorf("build info build/%s.build.yaml beside %s: expected kind %s of %s@%s build %d, got kind %q of %s@%s build %d; republish the sidecars with the index", key, name, spec.BuildInfoKind, n, v.Version, v.Build, info.Kind, info.Package, info.Version, info.Build)
 				}
 				b.Info = info
 			}

@@ -15,6 +15,7 @@ import (
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/site"
+	"kbuild.dev/kbuild/trust"
 )
 
 // catalogData is what the catalog and the repository SBOM need of the
@@ -209,17 +210,17 @@ func (p *Publisher) siteKeys() (site.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := index.ParseRoot(data)
+	r, err := trust.ParseRoot(data)
 	if err == nil && r.Signed.Version != 1 {
 		var first []byte
 		if first, err = os.ReadFile(filepath.Join(filepath.Dir(p.root), RootDir, "1.yaml")); err == nil {
-			r, err = index.ParseRoot(first)
+			r, err = trust.ParseRoot(first)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--root %s: the catalog pins version 1 of the root: %w", p.root, err)
 	}
-	role := r.Signed.Roles[index.RoleRoot]
+	role := r.Signed.Roles[trust.RoleRoot]
 	pems := make([]string, 0, len(role.KeyIDs))
 	for _, id := range role.KeyIDs {
 		pems = append(pems, r.Signed.Keys[id])

@@ -6,6 +6,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/spec"
 )
 
 // VersionRef names one build of one package.
@@ -86,8 +87,8 @@ func (p *Publisher) Copy(ctx context.Context, from *Published, versions []Versio
 			return nil, &index.WithdrawnError{Origin: p.site, Withdrawal: *t}
 		}
 		had := b.Has(v.Package, v.Version, v.Build)
-		rec := &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
-			Metadata: index.RecordMetadata{Name: v.Package, Annotations: map[string]string{}}, Spec: e.Spec}
+		rec := &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
+			Metadata: spec.RecordMetadata{Name: v.Package, Annotations: map[string]string{}}, Spec: e.Spec}
 		if pkg.Description != "" {
 			rec.Metadata.Annotations[index.DescriptionAnnotation] = pkg.Description
 		}

@@ -18,7 +18,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 // The crash test runs this test binary again as a publish that stops at a
@@ -37,7 +37,7 @@ func crashChild(phase string) int {
 	if err != nil {
 		return fail(err)
 	}
-	key, err := index.ParsePrivateKey(pem)
+	key, err := trust.ParsePrivateKey(pem)
 	if err != nil {
 		return fail(err)
 	}
@@ -88,12 +88,12 @@ func (f *fixture) checkSite(site, when string) {
 	if err != nil {
 		f.t.Fatalf("%s: %v", when, err)
 	}
-	trust := &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}}
+	tr := &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}}
 	byHash, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ByHashSignatureFile(data))))
 	if err != nil {
 		f.t.Fatalf("%s: the signature of index.yaml by its digest: %v", when, err)
 	}
-	v, err := index.Verify(data, byHash, trust, index.VerifyOptions{Now: time.Now()})
+	v, err := trust.Verify(data, byHash, tr, trust.VerifyOptions{Now: time.Now()})
 	if err != nil {
 		f.t.Fatalf("%s: index.yaml does not verify: %v", when, err)
 	}
@@ -102,13 +102,13 @@ func (f *fixture) checkSite(site, when string) {
 	if err != nil {
 		f.t.Fatalf("%s: %v", when, err)
 	}
-	if _, err := index.Verify(data, sig, trust, index.VerifyOptions{Now: time.Now()}); err == nil {
+	if _, err := trust.Verify(data, sig, tr, trust.VerifyOptions{Now: time.Now()}); err == nil {
 		return
 	}
 	copies, _ := filepath.Glob(filepath.Join(dir, ".index.yaml.tmp-*"))
 	for _, c := range copies {
 		next, _ := os.ReadFile(c)
-		if _, err := index.Verify(next, sig, trust, index.VerifyOptions{Now: time.Now()}); err == nil {
+		if _, err := trust.Verify(next, sig, tr, trust.VerifyOptions{Now: time.Now()}); err == nil {
 			return
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/spec"
 )
 
 // EvidenceArtifactType is the artifactType of test evidence attached to a
@@ -55,7 +55,7 @@ func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, 
 			}
 			return nil, fmt.Errorf("%s: the site has no %s, which names the chart manifests to attach evidence to", v, BuildInfoFile(v.Package, v.Version, v.Build))
 		}
-		var info index.BuildInfo
+		var info spec.BuildInfo
 		if err := dist.Unmarshal(data, &info); err != nil {
 			return nil, fmt.Errorf("%s: %w", BuildInfoFile(v.Package, v.Version, v.Build), err)
 		}
@@ -74,11 +74,11 @@ func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, 
 }
 
 // attachOne pushes the envelope as a referrer of chart c's manifest.
-func attachOne(ctx context.Context, c index.BuiltChart, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) (string, error) {
+func attachOne(ctx context.Context, c spec.BuiltChart, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) (string, error) {
 	if timeout <= 0 {
 		timeout = builder.DefaultRegistryTimeout
 	}
-	r, err := index.ParseImageRef(strings.TrimPrefix(c.Ref, "oci://"))
+	r, err := spec.ParseImageRef(strings.TrimPrefix(c.Ref, "oci://"))
 	if err != nil {
 		return "", fmt.Errorf("built chart %s: %w", c.Name, err)
 	}

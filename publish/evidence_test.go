@@ -14,7 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/evidence"
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // TestAttachEvidence publishes a chart to the real registry, attaches
@@ -27,7 +28,7 @@ func TestAttachEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	pub, err := ReadIndex(ctx, filepath.Join(f.work, "site"), &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}})
+	pub, err := ReadIndex(ctx, filepath.Join(f.work, "site"), &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestAttachEvidenceTimeout(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	host := strings.TrimPrefix(srv.URL, "http://")
-	c := index.BuiltChart{Ref: "oci://" + host + "/charts/alpha:1.0.0-1", Manifest: "sha256:" + strings.Repeat("a", 64)}
+	c := spec.BuiltChart{Ref: "oci://" + host + "/charts/alpha:1.0.0-1", Manifest: "sha256:" + strings.Repeat("a", 64)}
 	// The context outlives the timeout by far, and ends well before the
 	// default (60 s) would: only the timeout given gives this error.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 // indexInto runs Index over distDir into site/index.yaml, signed by key and
 // generated at generated, with extra options; it returns the result and
 // what was printed.
-func indexInto(t *testing.T, distDir, site string, key *index.PrivateKey, generated time.Time, extra ...Option) (*Result, string, error) {
+func indexInto(t *testing.T, distDir, site string, key *trust.PrivateKey, generated time.Time, extra ...Option) (*Result, string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	p, err := New(append([]Option{WithSigners(key), WithGenerated(generated), WithExpires(30 * 24 * time.Hour), WithOutput(&out, &out)}, extra...)...)
@@ -39,15 +40,15 @@ func indexInto(t *testing.T, distDir, site string, key *index.PrivateKey, genera
 // keeps every published version.
 func TestIndexMerge(t *testing.T) {
 	dir := t.TempDir()
-	key, err := index.GenerateKey(rand.Reader)
+	key, err := trust.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stranger, err := index.GenerateKey(rand.Reader)
+	stranger, err := trust.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trusted := &index.Trust{IndexKeys: []*index.PublicKey{key.Public()}}
+	trusted := &trust.Trust{IndexKeys: []*trust.PublicKey{key.Public()}}
 	digest := func(b []byte) string {
 		sum := sha256.Sum256(b)
 		return "sha256:" + hex.EncodeToString(sum[:])

@@ -12,17 +12,18 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 // verifySite verifies the index of site as kbuild repo verify does (each
 // package checked as it is read and dropped) and returns what it found.
-func verifySite(t *testing.T, site string, trust *index.Trust) *index.Verified {
+func verifySite(t *testing.T, site string, tr *trust.Trust) *trust.Verified {
 	t.Helper()
 	s, err := Open(filepath.Join(site, IndexFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.Verify(context.Background(), trust, index.VerifyOptions{Now: time.Now(), DiscardIndex: true})
+	v, err := s.Verify(context.Background(), tr, trust.VerifyOptions{Now: time.Now(), DiscardIndex: true})
 	if err != nil {
 		t.Fatalf("verify %s: %v", site, err)
 	}
@@ -37,16 +38,16 @@ func verifySite(t *testing.T, site string, trust *index.Trust) *index.Verified {
 // and not written, and the merged index verifies.
 func TestMergeKubepkgIndex(t *testing.T) {
 	work := t.TempDir()
-	key, err := index.GenerateKey(rand.Reader)
+	key, err := trust.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trust := &index.Trust{IndexKeys: []*index.PublicKey{key.Public()}}
+	tr := &trust.Trust{IndexKeys: []*trust.PublicKey{key.Public()}}
 	data, err := os.ReadFile(filepath.Join("testdata", "kubepkg-index.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sigs, err := index.Sign(data, key)
+	sigs, err := trust.Sign(data, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestMergeKubepkgIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	v := verifySite(t, site, trust)
+	v := verifySite(t, site, tr)
 	warnings := strings.Join(v.Warnings, "\n")
 	if v.Packages != 2 || v.Versions != 4 || !strings.Contains(warnings, "field keywords is not known to kbuild; ignored") ||
 		!strings.Contains(warnings, "index.yaml: field mirror is not known") {
@@ -75,7 +76,7 @@ func TestMergeKubepkgIndex(t *testing.T) {
 	sum := sha256.Sum256([]byte("new"))
 	writeRecord(t, distDir, record("kubevirt", "1.10.0", 1, "oci://ghcr.io/example/charts", "sha256:"+hex.EncodeToString(sum[:])))
 	out := filepath.Join(work, "out")
-	res, printed, err := indexInto(t, distDir, out, key, time.Now().UTC().Truncate(time.Second), WithMerge(filepath.Join(site, IndexFile), trust, false))
+	res, printed, err := indexInto(t, distDir, out, key, time.Now().UTC().Truncate(time.Second), WithMerge(filepath.Join(site, IndexFile), tr, false))
 	if err != nil || res.Packages != 2 || res.Versions != 5 {
 		t.Fatalf("Index over kubepkg's index: %v, %+v\n%s\nwant 2 packages, 5 versions", err, res, printed)
 	}
@@ -88,5 +89,5 @@ func TestMergeKubepkgIndex(t *testing.T) {
 	if strings.Contains(string(merged), "keywords") || strings.Contains(string(merged), "mirror:") {
 		t.Errorf("kbuild wrote fields it does not know:\n%s", merged)
 	}
-	verifySite(t, out, trust)
+	verifySite(t, out, tr)
 }

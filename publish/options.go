@@ -6,18 +6,18 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/sources"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Publisher publishes into one site. Make it with New.
 type Publisher struct {
 	site       string
 	merge      string
-	trust      *index.Trust
+	trust      *trust.Trust
 	allowNew   bool
-	signers    []index.Signer
+	signers    []trust.Signer
 	generated  time.Time
 	expires    time.Duration
 	timeout    time.Duration
@@ -50,14 +50,14 @@ func WithSite(dir string) Option { return func(p *Publisher) { p.site = dir } }
 // WithMerge makes the index at ref (a path or an http(s) URL) the base,
 // verified with trust, instead of the index in the site directory; with
 // allowNew a missing base starts a new repository.
-func WithMerge(ref string, trust *index.Trust, allowNew bool) Option {
+func WithMerge(ref string, trust *trust.Trust, allowNew bool) Option {
 	return func(p *Publisher) { p.merge, p.trust, p.allowNew = ref, trust, allowNew }
 }
 
 // WithSigners sets the keys that sign the index and the provenance; the
 // first signs provenance. Without WithMerge, an index already in the site
 // is verified with them.
-func WithSigners(s ...index.Signer) Option { return func(p *Publisher) { p.signers = s } }
+func WithSigners(s ...trust.Signer) Option { return func(p *Publisher) { p.signers = s } }
 
 // WithGenerated sets the index's generated time (default now).
 func WithGenerated(t time.Time) Option { return func(p *Publisher) { p.generated = t } }
@@ -171,11 +171,11 @@ func (p *Publisher) expiry(fresh bool) time.Time {
 // baseTrust returns what verifies the base: the WithMerge trust, or the
 // signing keys for an index already in the site (only what we signed is
 // extended).
-func (p *Publisher) baseTrust() *index.Trust {
+func (p *Publisher) baseTrust() *trust.Trust {
 	if p.merge != "" {
 		return p.trust
 	}
-	t := &index.Trust{}
+	t := &trust.Trust{}
 	for _, k := range p.signers {
 		t.IndexKeys = append(t.IndexKeys, PublicOf(k))
 	}
@@ -183,6 +183,6 @@ func (p *Publisher) baseTrust() *index.Trust {
 }
 
 // PublicOf returns a signer's public key.
-func PublicOf(s index.Signer) *index.PublicKey {
-	return s.(interface{ Public() *index.PublicKey }).Public()
+func PublicOf(s trust.Signer) *trust.PublicKey {
+	return s.(interface{ Public() *trust.PublicKey }).Public()
 }

@@ -21,6 +21,8 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Result is what a publish signed.
@@ -356,12 +358,12 @@ func (p *Publisher) checkRoot() ([]byte, error) {
 // LoadRoot reads and parses the root of trust in file and checks that the
 // signers meet its index role (CheckIndexRole); it returns the root and
 // the file's bytes.
-func LoadRoot(file string, signers []index.Signer) (*index.Root, []byte, error) {
+func LoadRoot(file string, signers []trust.Signer) (*trust.Root, []byte, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := index.ParseRoot(data)
+	r, err := trust.ParseRoot(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("root %s: %w", file, err)
 	}
@@ -377,7 +379,7 @@ func (p *Publisher) copyRoot(w *siteWriter, data []byte) error {
 	if data == nil {
 		return nil
 	}
-	r, err := index.ParseRoot(data)
+	r, err := trust.ParseRoot(data)
 	if err != nil {
 		return fmt.Errorf("--root %s: %w", p.root, err)
 	}
@@ -399,8 +401,8 @@ func (p *Publisher) copyRoot(w *siteWriter, data []byte) error {
 
 // CheckIndexRole refuses signers that do not meet the index role of root
 // (read from file): subscribers would refuse what they sign.
-func CheckIndexRole(root *index.Root, file string, signers []index.Signer) error {
-	role := root.Signed.Roles[index.RoleIndex]
+func CheckIndexRole(root *trust.Root, file string, signers []trust.Signer) error {
+	role := root.Signed.Roles[trust.RoleIndex]
 	n := 0
 	for _, s := range signers {
 		if slices.Contains(role.KeyIDs, s.KeyID()) {
@@ -419,7 +421,7 @@ func CheckIndexRole(root *index.Root, file string, signers []index.Signer) error
 type siteWriter struct {
 	dir     string
 	written map[string]bool
-	info    map[string]*index.BuildInfo
+	info    map[string]*spec.BuildInfo
 }
 
 func (w *siteWriter) write(rel string, data []byte) error {

@@ -23,6 +23,8 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/sources"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // fixture is a work directory with recipes, a key and a registry path on
@@ -31,7 +33,7 @@ type fixture struct {
 	t        *testing.T
 	work     string
 	registry string // oci://HOST:PORT/PATH, unique to the test; "" for the local layout
-	key      *index.PrivateKey
+	key      *trust.PrivateKey
 	epoch    time.Time
 	stdout   bytes.Buffer
 	stderr   bytes.Buffer
@@ -52,7 +54,7 @@ func newFixture(t *testing.T) *fixture {
 // registry.
 func newLayoutFixture(t *testing.T) *fixture {
 	t.Helper()
-	k, err := index.GenerateKey(rand.Reader)
+	k, err := trust.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func (f *fixture) publisher(site string, wrap func(builder.Target) builder.Targe
 // testPublisher returns a Publisher of the recipes under work/recipes
 // into work/site, pushing to registry (plain HTTP), or into the local
 // layout work/dist/oci when registry is "", built at epoch.
-func testPublisher(work, registry string, key *index.PrivateKey, epoch time.Time, site string, wrap func(builder.Target) builder.Target, stdout, stderr io.Writer, extra ...Option) (*Publisher, error) {
+func testPublisher(work, registry string, key *trust.PrivateKey, epoch time.Time, site string, wrap func(builder.Target) builder.Target, stdout, stderr io.Writer, extra ...Option) (*Publisher, error) {
 	var t builder.Target
 	var err error
 	if registry == "" {
@@ -154,7 +156,7 @@ func (f *fixture) verified(site string) *index.RepositoryIndex {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	v, err := index.Verify(data, sig, &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}}, index.VerifyOptions{Now: time.Now()})
+	v, err := trust.Verify(data, sig, &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}}, trust.VerifyOptions{Now: time.Now()})
 	if err != nil {
 		f.t.Fatalf("the published index does not verify: %v", err)
 	}
@@ -189,22 +191,22 @@ func (f *fixture) checkPullable(x *index.RepositoryIndex) {
 
 // testRecord is the build record of name at version build 1 with one
 // chart in repository.
-func testRecord(name, version, repository string) *index.PackageSource {
+func testRecord(name, version, repository string) *spec.PackageSource {
 	return record(name, version, 1, repository, "sha256:"+strings.Repeat("a", 64))
 }
 
 // record is the build record of name at version build with one chart in
 // repository, of archive digest.
-func record(name, version string, build int, repository, digest string) *index.PackageSource {
-	return &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
-		Metadata: index.RecordMetadata{Name: name, Annotations: map[string]string{index.DescriptionAnnotation: "The " + name + " package"}},
-		Spec: index.PackageSpec{Version: version, Build: build, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: name,
-			Chart: &index.ChartRef{Repository: repository, Name: name, Version: fmt.Sprintf("%s-%d", version, build), Digest: digest}}}}}}}
+func record(name, version string, build int, repository, digest string) *spec.PackageSource {
+	return &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
+		Metadata: spec.RecordMetadata{Name: name, Annotations: map[string]string{index.DescriptionAnnotation: "The " + name + " package"}},
+		Spec: spec.PackageSpec{Version: version, Build: build, Variants: []spec.Variant{{Name: "default", Components: []spec.Component{{Name: name,
+			Chart: &spec.ChartRef{Repository: repository, Name: name, Version: fmt.Sprintf("%s-%d", version, build), Digest: digest}}}}}}}
 }
 
 // writeRecord writes rec into distDir as kbuild build names it and
 // returns the file.
-func writeRecord(t *testing.T, distDir string, rec *index.PackageSource) string {
+func writeRecord(t *testing.T, distDir string, rec *spec.PackageSource) string {
 	t.Helper()
 	data, err := index.MarshalRecord(rec)
 	if err != nil {
@@ -417,7 +419,7 @@ func TestWithdraw(t *testing.T) {
 	}
 
 	// A merge into another site keeps the tombstone.
-	trust := &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}}
+	trust := &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}}
 	if _, err := f.publish("site2", nil, WithMerge(filepath.Join(f.work, "site", IndexFile), trust, false)); err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +503,7 @@ func TestConcurrentPublish(t *testing.T) {
 // such as one shared over NFS).
 func TestCommitCompareAndSwap(t *testing.T) {
 	dir := t.TempDir()
-	k, _ := index.GenerateKey(rand.Reader)
+	k, _ := trust.GenerateKey(rand.Reader)
 	path := filepath.Join(dir, IndexFile)
 	os.WriteFile(path, []byte("the index this publish read\n"), 0o644)
 	read, err := fileID(path)
@@ -512,7 +514,7 @@ func TestCommitCompareAndSwap(t *testing.T) {
 	if err := b.Add("r", testRecord("a", "1.0.0", "oci://r/a"), nil); err != nil {
 		t.Fatal(err)
 	}
-	s, err := prepareSigned(path, b, time.Now(), time.Time{}, []index.Signer{k})
+	s, err := prepareSigned(path, b, time.Now(), time.Time{}, []trust.Signer{k})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +584,7 @@ func TestIncrementalCatalog(t *testing.T) {
 	if _, err := f.publish("site", nil); err != nil {
 		t.Fatal(err)
 	}
-	trust := &index.Trust{IndexKeys: []*index.PublicKey{f.key.Public()}}
+	trust := &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}}
 	if _, err := f.publish("fresh", nil, WithMerge(filepath.Join(f.work, "site", IndexFile), trust, false)); err != nil {
 		t.Fatal(err)
 	}

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"time"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Published is a published index read and verified as a subscriber does,
 // with the site it came from (for the files beside it).
 type Published struct {
 	Site     *fetchsite.Site
-	Verified *index.Verified
+	Verified *trust.Verified
 }
 
 // ReadIndex fetches the index at ref (a site directory, a path of its
@@ -23,20 +23,20 @@ type Published struct {
 // expired index is refused. Every command that reads a published index
 // for its content (sbom, scan) reads it here; a refusal is an
 // *index.VerificationError.
-func ReadIndex(ctx context.Context, ref string, trust *index.Trust, opts ...fetchsite.Option) (*Published, error) {
+func ReadIndex(ctx context.Context, ref string, trust *trust.Trust, opts ...fetchsite.Option) (*Published, error) {
 	return ReadIndexAt(ctx, ref, trust, time.Now(), opts...)
 }
 
 // ReadIndexAt is ReadIndex with expiry checked at the reference time now
 // rather than the clock: a promotion or matrix that states the time it
 // checks evidence at checks the index at the same time.
-func ReadIndexAt(ctx context.Context, ref string, trust *index.Trust, now time.Time, opts ...fetchsite.Option) (*Published, error) {
+func ReadIndexAt(ctx context.Context, ref string, tr *trust.Trust, now time.Time, opts ...fetchsite.Option) (*Published, error) {
 	site, err := Open(ref, opts...)
 	if err != nil {
 		return nil, err
 	}
-	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: now})
-	var ve *index.VerificationError
+	v, err := site.Verify(ctx, tr, trust.VerifyOptions{Now: now})
+	var ve *trust.VerificationError
 	switch {
 	case errors.Is(err, fetchsite.ErrNotFound):
 		return nil, fmt.Errorf("index: %w", err)

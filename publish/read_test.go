@@ -14,13 +14,14 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // TestReadIndex reads a signed index from a file and a URL, and refuses
 // what a subscriber refuses.
 func TestReadIndex(t *testing.T) {
-	k, _ := index.GenerateKey(rand.Reader)
-	stranger, _ := index.GenerateKey(rand.Reader)
+	k, _ := trust.GenerateKey(rand.Reader)
+	stranger, _ := trust.GenerateKey(rand.Reader)
 	b := index.NewBuilder()
 	if err := b.Add("r", testRecord("op", "1.0.0", "oci://r/op"), nil); err != nil {
 		t.Fatal(err)
@@ -29,8 +30,8 @@ func TestReadIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, _ := SignatureFileOf(data, []index.Signer{k})
-	badSig, _ := SignatureFileOf(data, []index.Signer{stranger})
+	sig, _ := SignatureFileOf(data, []trust.Signer{k})
+	badSig, _ := SignatureFileOf(data, []trust.Signer{stranger})
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, IndexFile), data, 0o644)
 	os.WriteFile(filepath.Join(dir, SignatureFile), sig, 0o644)
@@ -49,7 +50,7 @@ func TestReadIndex(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	trust := &index.Trust{IndexKeys: []*index.PublicKey{k.Public()}}
+	trust := &trust.Trust{IndexKeys: []*trust.PublicKey{k.Public()}}
 	for _, tc := range []struct {
 		name, location, wantErr string
 		notFound                bool

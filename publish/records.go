@@ -11,6 +11,7 @@ import (
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
+	"kbuild.dev/kbuild/spec"
 )
 
 // SourcePinner returns a chart pinner (see WithChartPinner) that pins a
@@ -19,7 +20,7 @@ import (
 // is not changed, the index carries the digest. logf, when not nil, is
 // told of every chart pinned.
 func SourcePinner(fetch *sources.Fetcher, logf func(format string, args ...any)) distindex.Pinner {
-	return func(ctx context.Context, c *index.ChartRef) error {
+	return func(ctx context.Context, c *spec.ChartRef) error {
 		src, err := fetch.Pin(ctx, recipe.Source{Chart: &recipe.ChartSource{Repository: c.Repository, Name: c.Name, Version: c.Version}})
 		if err != nil {
 			return err

@@ -9,6 +9,8 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // SignRecord signs the version statement of the build record in file —
@@ -18,7 +20,7 @@ import (
 // repo index carries them into the version's signatures. It returns the
 // record, the sidecar's path and how many signatures it now holds. The
 // record is checked first; the sidecar is written whole or not at all.
-func SignRecord(file string, keys ...index.Signer) (rec *index.PackageSource, sidecar string, n int, err error) {
+func SignRecord(file string, keys ...trust.Signer) (rec *spec.PackageSource, sidecar string, n int, err error) {
 	if len(keys) == 0 {
 		return nil, "", 0, errors.New("signing a record needs a key")
 	}
@@ -42,7 +44,7 @@ func SignRecord(file string, keys ...index.Signer) (rec *index.PackageSource, si
 		return nil, "", 0, err
 	}
 	for _, k := range keys {
-		sig, err := index.SignVersion(rec, k)
+		sig, err := trust.SignVersion(rec, k)
 		if err != nil {
 			return nil, "", 0, err
 		}

@@ -9,18 +9,18 @@ import (
 	"os"
 	"path/filepath"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
+	"kbuild.dev/kbuild/trust"
 )
 
 // ReadRootFile reads and parses the root of trust in file (errors name
 // it). Its signatures are not checked: it is being edited.
-func ReadRootFile(file string) (*index.Root, error) {
+func ReadRootFile(file string) (*trust.Root, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	r, err := index.ParseRoot(b)
+	r, err := trust.ParseRoot(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -28,7 +28,7 @@ func ReadRootFile(file string) (*index.Root, error) {
 }
 
 // WriteRootFile writes r to file, whole or not at all.
-func WriteRootFile(file string, r *index.Root) error {
+func WriteRootFile(file string, r *trust.Root) error {
 	b, err := r.Marshal()
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func RootChainFile(file string, version int) string {
 // KeepRootVersion writes r to root/<N>.yaml beside file unless a file is
 // there, so that the chain subscribers walk keeps every version; it
 // returns the path written, "" when it was there.
-func KeepRootVersion(file string, r *index.Root) (string, error) {
+func KeepRootVersion(file string, r *trust.Root) (string, error) {
 	p := RootChainFile(file, r.Signed.Version)
 	if _, err := os.Stat(p); err == nil {
 		return "", nil
@@ -56,7 +56,7 @@ func KeepRootVersion(file string, r *index.Root) (string, error) {
 // root/<N>.yaml beside it, the chain copy first, and returns the chain
 // copy's path. With fresh (version 1 of a new root of trust) neither file
 // may exist: a new root of trust is a new repository.
-func WriteRootVersion(file string, r *index.Root, fresh bool) (string, error) {
+func WriteRootVersion(file string, r *trust.Root, fresh bool) (string, error) {
 	p := RootChainFile(file, r.Signed.Version)
 	if fresh {
 		if _, err := os.Stat(file); err == nil {
@@ -75,7 +75,7 @@ func WriteRootVersion(file string, r *index.Root, fresh bool) (string, error) {
 // SignRootFile adds the signature of each of keys to the root in file
 // (replacing an earlier one by the same key) and writes it back once, and
 // to root/<N>.yaml beside it when that holds the same signed content.
-func SignRootFile(file string, keys ...index.Signer) (*index.Root, error) {
+func SignRootFile(file string, keys ...trust.Signer) (*trust.Root, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("signing a root needs a key")
 	}

@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 func TestRootFiles(t *testing.T) {
 	site := t.TempDir()
 	file := filepath.Join(site, RootFile)
-	rootKey, _ := index.GenerateKey(rand.Reader)
-	other, _ := index.GenerateKey(rand.Reader)
-	idx, _ := index.GenerateKey(rand.Reader)
-	c := index.RootConfig{Expires: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), RootKeys: []*index.PublicKey{rootKey.Public()}, RootThreshold: 1,
-		IndexKeys: []*index.PublicKey{idx.Public()}, IndexThreshold: 1}
-	r1, err := index.NewRoot(c)
+	rootKey, _ := trust.GenerateKey(rand.Reader)
+	other, _ := trust.GenerateKey(rand.Reader)
+	idx, _ := trust.GenerateKey(rand.Reader)
+	c := trust.RootConfig{Expires: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), RootKeys: []*trust.PublicKey{rootKey.Public()}, RootThreshold: 1,
+		IndexKeys: []*trust.PublicKey{idx.Public()}, IndexThreshold: 1}
+	r1, err := trust.NewRoot(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +93,10 @@ func TestSignRecord(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := index.GenerateKey(rand.Reader)
-	b, _ := index.GenerateKey(rand.Reader)
+	a, _ := trust.GenerateKey(rand.Reader)
+	b, _ := trust.GenerateKey(rand.Reader)
 	for i, tc := range []struct {
-		key  *index.PrivateKey
+		key  *trust.PrivateKey
 		want int
 	}{{a, 1}, {a, 1}, {b, 2}} {
 		rec, sidecar, n, err := SignRecord(file, tc.key)
@@ -105,7 +106,7 @@ func TestSignRecord(t *testing.T) {
 	}
 	// Several keys at once (trust sign --sign-key A --sign-key B): one
 	// write, each key's signature replacing its earlier one.
-	c, _ := index.GenerateKey(rand.Reader)
+	c, _ := trust.GenerateKey(rand.Reader)
 	if _, _, n, err := SignRecord(file, a, c); err != nil || n != 3 {
 		t.Fatalf("SignRecord with a signed key and a new one = %d, %v; want 3 signatures", n, err)
 	}

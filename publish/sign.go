@@ -16,15 +16,16 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // SignatureFileOf signs data with every signer and returns the content of
 // its .sig file.
-func SignatureFileOf(data []byte, signers []index.Signer) ([]byte, error) {
+func SignatureFileOf(data []byte, signers []trust.Signer) ([]byte, error) {
 	if len(signers) == 0 {
 		return nil, errors.New("no signing key")
 	}
-	sigs, err := index.Sign(data, signers...)
+	sigs, err := trust.Sign(data, signers...)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ type signed struct {
 // the file straight from b, whose memory is then released, and is read
 // back (mapped) to be signed: the versions and the index are never in
 // memory together. Call commit to put it in place, or discard.
-func prepareSigned(path string, b *index.Builder, generated, expires time.Time, signers []index.Signer) (*signed, error) {
+func prepareSigned(path string, b *index.Builder, generated, expires time.Time, signers []trust.Signer) (*signed, error) {
 	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return nil, err

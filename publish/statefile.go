@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"os"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
+	"kbuild.dev/kbuild/trust"
 )
 
 // maxStateFile bounds a subscriber state file: it records one index and
@@ -18,7 +18,7 @@ const maxStateFile = 1 << 20
 // ReadState reads the subscriber state kbuild repo verify --state records
 // (the last accepted index and root); nil, and no error, when file does
 // not exist yet.
-func ReadState(file string) (*index.State, error) {
+func ReadState(file string) (*trust.State, error) {
 	f, err := os.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -34,7 +34,7 @@ func ReadState(file string) (*index.State, error) {
 	if len(b) > maxStateFile {
 		return nil, fmt.Errorf("%s: larger than %d bytes, so not a state file kbuild wrote", file, maxStateFile)
 	}
-	s, err := index.ParseState(b)
+	s, err := trust.ParseState(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -42,7 +42,7 @@ func ReadState(file string) (*index.State, error) {
 }
 
 // WriteState records s in file, whole or not at all.
-func WriteState(file string, s *index.State) error {
+func WriteState(file string, s *trust.State) error {
 	b, err := s.Marshal()
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 func TestStateFile(t *testing.T) {
@@ -15,7 +15,7 @@ func TestStateFile(t *testing.T) {
 	if s, err := ReadState(file); s != nil || err != nil {
 		t.Fatalf("ReadState of no file = %v, %v; want nil, nil (nothing accepted yet)", s, err)
 	}
-	want := index.State{Generated: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), RootVersion: 2, RootDigest: "sha256:" + strings.Repeat("a", 64)}
+	want := trust.State{Generated: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), RootVersion: 2, RootDigest: "sha256:" + strings.Repeat("a", 64)}
 	if err := WriteState(file, &want); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/spec"
 )
 
 // fetchWorkers is how many files are fetched from a base site at once.
@@ -32,7 +33,7 @@ const maxSidecarSize = 16 << 20
 // fetched from there, concurrently; a CI job that restores the previous
 // site first fetches nothing (see CONTRIBUTING.md).
 func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalogData, results []*builder.Result, base *Base) error {
-	w.info = map[string]*index.BuildInfo{}
+	w.info = map[string]*spec.BuildInfo{}
 	for _, r := range results {
 		data, err := dist.Marshal(r.Info)
 		if err != nil {
@@ -101,7 +102,7 @@ func (w *siteWriter) copyOf(digest string) bool {
 }
 
 // readInfo returns the build info at rel in the site, nil when absent.
-func (w *siteWriter) readInfo(rel string) (*index.BuildInfo, error) {
+func (w *siteWriter) readInfo(rel string) (*spec.BuildInfo, error) {
 	data, err := fetchsite.ReadFile(w.path(rel), maxSidecarSize)
 	if errors.Is(err, fetchsite.ErrNotFound) {
 		return nil, nil
@@ -109,7 +110,7 @@ func (w *siteWriter) readInfo(rel string) (*index.BuildInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := new(index.BuildInfo)
+	info := new(spec.BuildInfo)
 	if err := dist.Unmarshal(data, info); err != nil {
 		return nil, fmt.Errorf("%s: %w", w.path(rel), err)
 	}

@@ -3,7 +3,7 @@ package recipe
 import (
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Image is a container image reference in the one normal form kbuild
@@ -24,7 +24,7 @@ type Image struct {
 // ParseImage parses ref with go-containerregistry's name package
 // (index.ParseImageRef) and returns it in normal form.
 func ParseImage(ref string) (Image, error) {
-	r, err := index.ParseImageRef(ref)
+	r, err := spec.ParseImageRef(ref)
 	if err != nil {
 		return Image{}, err
 	}

@@ -3,7 +3,7 @@ package recipe
 import (
 	"encoding/json"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Supported apiVersions; all share one schema. Written records use APIVersion.
@@ -131,16 +131,16 @@ type Step struct {
 // SourceRef exist only so that setting them is reported clearly: they come
 // from the build.
 type Package struct {
-	Version     string             `json:"version,omitempty"`
-	Build       int                `json:"build,omitempty"`
-	SourceRef   *index.SourceRef   `json:"sourceRef,omitempty"`
-	Provides    []string           `json:"provides,omitempty"`
-	Conflicts   []string           `json:"conflicts,omitempty"`
-	CRDs        []string           `json:"crds,omitempty"`
-	Permissions *index.Permissions `json:"permissions,omitempty"`
-	Rollback    *index.Rollback    `json:"rollback,omitempty"`
-	Variants    []index.Variant    `json:"variants,omitempty"`
-	Images      []string           `json:"images,omitempty"`
+	Version     string            `json:"version,omitempty"`
+	Build       int               `json:"build,omitempty"`
+	SourceRef   *spec.SourceRef   `json:"sourceRef,omitempty"`
+	Provides    []string          `json:"provides,omitempty"`
+	Conflicts   []string          `json:"conflicts,omitempty"`
+	CRDs        []string          `json:"crds,omitempty"`
+	Permissions *spec.Permissions `json:"permissions,omitempty"`
+	Rollback    *spec.Rollback    `json:"rollback,omitempty"`
+	Variants    []spec.Variant    `json:"variants,omitempty"`
+	Images      []string          `json:"images,omitempty"`
 }
 
 // Meta reports whether the recipe builds no chart (a meta package).

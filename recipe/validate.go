@@ -12,7 +12,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 var (
@@ -162,7 +162,7 @@ func (v *validator) source(field, n string, src Source) {
 		if !strings.HasPrefix(src.URL, "https://") && !strings.HasPrefix(src.URL, "http://") && !strings.HasPrefix(src.URL, "file://") {
 			v.errorf(field+".url", "%s is not an http(s) or file URL", Quote(src.URL))
 		}
-		if _, err := index.ParseDigest("sha256:" + strings.TrimPrefix(src.SHA256, "sha256:")); err != nil {
+		if _, err := spec.ParseDigest("sha256:" + strings.TrimPrefix(src.SHA256, "sha256:")); err != nil {
 			if src.SHA256 == "" {
 				v.errorf(field+".sha256", "sha256 is required: pin the file by its digest (run: kbuild fetch to print it)")
 			} else {
@@ -186,7 +186,7 @@ func (v *validator) source(field, n string, src Source) {
 		if _, err := semver.StrictNewVersion(strings.TrimPrefix(c.Version, "v")); err != nil {
 			v.errorf(field+".chart.version", "chart version must be exact, got %s", Quote(c.Version))
 		}
-		if _, err := index.ParseDigest(c.Digest); err != nil {
+		if _, err := spec.ParseDigest(c.Digest); err != nil {
 			v.errorf(field+".chart.digest", "expected sha256:<64 hex> of the chart archive, got %s", Quote(c.Digest))
 		}
 	case "dir":
@@ -450,8 +450,8 @@ func checkProvided(c string) string {
 // requires and p leaves empty (index.RequiredEmpty): the API server would
 // refuse the PackageSource, and a subscriber would encode the empty value.
 func (v *validator) requiredEmpty(f string, p *Package) {
-	spec := index.PackageSpec{Permissions: p.Permissions, Variants: p.Variants}
-	for _, e := range index.RequiredEmpty(&spec) {
+	sp := spec.PackageSpec{Permissions: p.Permissions, Variants: p.Variants}
+	for _, e := range spec.RequiredEmpty(&sp) {
 		v.errorf(f+"."+e.Path, "%s is required (kubepkg's PackageSource schema requires %s.%s; the API server refuses it empty)", e.JSON, e.Type, e.JSON)
 	}
 }

@@ -23,13 +23,14 @@ import (
 	"strings"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Member is one exact build a set pins.
 type Member = index.SetMember
 
 // Members returns the exact builds spec pins (index.SetMembers).
-func Members(spec *index.PackageSpec) ([]Member, bool, error) { return index.SetMembers(spec) }
+func Members(spec *spec.PackageSpec) ([]Member, bool, error) { return index.SetMembers(spec) }
 
 // Resolved is a set checked against an index: its members' entries and
 // the set digest.
@@ -123,7 +124,7 @@ func checkImages(members []ResolvedMember) error {
 // its digest ("" when not pinned). A reference that does not parse is its
 // own repository, unpinned.
 func ImageRepository(ref string) (repo, digest string) {
-	r, err := index.ParseImageRef(ref)
+	r, err := spec.ParseImageRef(ref)
 	if err != nil {
 		return ref, ""
 	}

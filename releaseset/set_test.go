@@ -9,6 +9,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/stacktest"
+	"kbuild.dev/kbuild/spec"
 )
 
 func TestResolve(t *testing.T) {
@@ -87,18 +88,18 @@ func TestResolveRefuses(t *testing.T) {
 }
 
 func TestMembersRefuses(t *testing.T) {
-	req := func(rs ...index.Requirement) *index.PackageSpec {
-		return &index.PackageSpec{Variants: []index.Variant{{Name: "default", Requires: rs}}}
+	req := func(rs ...spec.Requirement) *spec.PackageSpec {
+		return &spec.PackageSpec{Variants: []spec.Variant{{Name: "default", Requires: rs}}}
 	}
 	for _, tc := range []struct {
 		name string
-		spec *index.PackageSpec
+		spec *spec.PackageSpec
 		want string
 	}{
-		{"loose member", req(index.Requirement{Package: "foreman", Version: "=3.15.0+build.1"}, index.Requirement{Package: "pulp", Version: "~3.73"}),
+		{"loose member", req(spec.Requirement{Package: "foreman", Version: "=3.15.0+build.1"}, spec.Requirement{Package: "pulp", Version: "~3.73"}),
 			`variant default requires pulp "~3.73"; write the version as "=VERSION+build.N"`},
-		{"optional member", req(index.Requirement{Package: "foreman", Version: "=3.15.0+build.1", Optional: true}), "foreman is optional"},
-		{"two builds of one package", req(index.Requirement{Package: "foreman", Version: "=3.15.0+build.1"}, index.Requirement{Package: "foreman", Version: "=3.15.0+build.2"}),
+		{"optional member", req(spec.Requirement{Package: "foreman", Version: "=3.15.0+build.1", Optional: true}), "foreman is optional"},
+		{"two builds of one package", req(spec.Requirement{Package: "foreman", Version: "=3.15.0+build.1"}, spec.Requirement{Package: "foreman", Version: "=3.15.0+build.2"}),
 			"the set pins foreman 3.15.0 build 1 and foreman 3.15.0 build 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/Masterminds/semver/v3"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // SchemaURL is the JSON schema of the BOMs this package writes: CycloneDX
@@ -519,13 +519,13 @@ func packageComponent(b *Build, ref, digest string) (cdx.Component, error) {
 
 // chartRefFromBuilt turns a BuildInfo chart, Ref oci://registry/repo/name:tag,
 // into the chart reference a component would carry.
-func chartRefFromBuilt(bc index.BuiltChart) (index.ChartRef, error) {
+func chartRefFromBuilt(bc spec.BuiltChart) (spec.ChartRef, error) {
 	ref, isOCI := strings.CutPrefix(bc.Ref, "oci://")
-	r, err := index.ParseImageRef(ref)
+	r, err := spec.ParseImageRef(ref)
 	if !isOCI || err != nil || r.Tag == "" || r.Digest != "" {
-		return index.ChartRef{}, fmt.Errorf("built chart %s: ref %q: expected oci://registry/repository/name:tag", bc.Name, bc.Ref)
+		return spec.ChartRef{}, fmt.Errorf("built chart %s: ref %q: expected oci://registry/repository/name:tag", bc.Name, bc.Ref)
 	}
-	return index.ChartRef{
+	return spec.ChartRef{
 		Repository: "oci://" + path.Dir(r.Name()),
 		Name:       path.Base(r.Repository),
 		Version:    strings.ReplaceAll(r.Tag, "_", "+"),
@@ -533,7 +533,7 @@ func chartRefFromBuilt(bc index.BuiltChart) (index.ChartRef, error) {
 	}, nil
 }
 
-func chartComponent(cr index.ChartRef, manifest string) (cdx.Component, error) {
+func chartComponent(cr spec.ChartRef, manifest string) (cdx.Component, error) {
 	hashes, err := sha256Hash(cr.Digest)
 	if err != nil {
 		return cdx.Component{}, fmt.Errorf("chart %s %s: %w", cr.Name, cr.Version, err)
@@ -581,7 +581,7 @@ func imageComponent(ref string) (cdx.Component, error) {
 	return c, nil
 }
 
-func sourceComponent(b *Build, s index.ResolvedSource) (cdx.Component, error) {
+func sourceComponent(b *Build, s spec.ResolvedSource) (cdx.Component, error) {
 	if s.Name == "" {
 		return cdx.Component{}, errors.New("empty source name in BuildInfo")
 	}

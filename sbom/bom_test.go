@@ -18,8 +18,8 @@ import (
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -289,13 +289,13 @@ func TestErrors(t *testing.T) {
 		}, `kubevirt@1.9.0 build 4: image quay.io/x:v1@sha256:abc: digest "sha256:abc": expected sha256:<64 lowercase hex digits>`},
 		{"bad constraint", func() []Build {
 			b := find(t, all, "virt-stack-1.0.0-1")
-			b.Spec.Variants[0].Requires = []index.Requirement{{Package: "kubevirt", Version: ">=banana"}}
+			b.Spec.Variants[0].Requires = []spec.Requirement{{Package: "kubevirt", Version: ">=banana"}}
 			return []Build{b, kv}
 		}, `virt-stack@1.0.0 build 1: variant "default" requires kubevirt version ">=banana"`},
 		{"bad source digest", func() []Build {
 			b := kv
 			info := *b.Info
-			info.Sources = append([]index.ResolvedSource(nil), info.Sources...)
+			info.Sources = append([]spec.ResolvedSource(nil), info.Sources...)
 			info.Sources[0].Digest = "md5:1"
 			b.Info = &info
 			return []Build{b}

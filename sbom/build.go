@@ -7,6 +7,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Build is one build of one package: its PackageSource spec, what the index
@@ -20,19 +21,19 @@ type Build struct {
 	Home        string
 	// Spec is the PackageSource spec; Spec.Version and Spec.Build name the
 	// build.
-	Spec index.PackageSpec
+	Spec spec.PackageSpec
 	// Digest is the spec digest as published. Empty means computed from
 	// Spec; a Digest that does not match Spec is an error.
 	Digest string
 	// Info is the BuildInfo sidecar, nil when absent: the BOM then lacks
 	// the build's upstream sources and its charts' manifest digests.
-	Info *index.BuildInfo
+	Info *spec.BuildInfo
 }
 
 // FromRecord returns the Build of a build record and its BuildInfo sidecar
 // (nil when absent), taking description and home from the record's
 // annotations.
-func FromRecord(rec index.PackageSource, info *index.BuildInfo) Build {
+func FromRecord(rec spec.PackageSource, info *spec.BuildInfo) Build {
 	return Build{
 		Name:        rec.Metadata.Name,
 		Description: rec.Metadata.Annotations[index.DescriptionAnnotation],
@@ -68,9 +69,9 @@ func (b *Build) specDigest() (string, error) {
 
 // charts returns the distinct chart references of the build's components,
 // in the order of first appearance.
-func (b *Build) charts() []index.ChartRef {
-	seen := map[index.ChartRef]bool{}
-	var out []index.ChartRef
+func (b *Build) charts() []spec.ChartRef {
+	seen := map[spec.ChartRef]bool{}
+	var out []spec.ChartRef
 	for _, v := range b.Spec.Variants {
 		for _, c := range v.Components {
 			if c.Chart == nil || seen[*c.Chart] {

@@ -8,9 +8,9 @@ import (
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/sbom/trivytest"
+	"kbuild.dev/kbuild/spec"
 )
 
 // realTrivy pushes the vulnerable test image to the real registry (twice,
@@ -65,8 +65,8 @@ func TestRealTrivyScan(t *testing.T) {
 
 	// Both images at once, sharing the DB; the report names the DB.
 	builds := []Build{
-		{Name: "vulnerable", Spec: index.PackageSpec{Version: "1.0.0", Build: 1, Images: refs}},
-		{Name: "other", Spec: index.PackageSpec{Version: "2.0.0", Build: 3, Images: refs[1:]}},
+		{Name: "vulnerable", Spec: spec.PackageSpec{Version: "1.0.0", Build: 1, Images: refs}},
+		{Name: "other", Spec: spec.PackageSpec{Version: "2.0.0", Build: 3, Images: refs[1:]}},
 	}
 	r, err := Scan(ctx, builds, tr, WithJobs(2))
 	if err != nil {
@@ -93,7 +93,7 @@ func TestRealTrivyScan(t *testing.T) {
 func TestRealTrivyImageContents(t *testing.T) {
 	tr, refs := realTrivy(t)
 	ctx := context.Background()
-	b := Build{Name: "vulnerable", Spec: index.PackageSpec{Version: "1.0.0", Build: 1, Images: refs}}
+	b := Build{Name: "vulnerable", Spec: spec.PackageSpec{Version: "1.0.0", Build: 1, Images: refs}}
 
 	gen := func() []byte {
 		bom, err := ForBuild(ctx, b, WithImageContents(tr), WithTimestamp(epoch))

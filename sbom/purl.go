@@ -6,33 +6,33 @@ import (
 
 	"github.com/package-url/packageurl-go"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // parseImageRef splits registry/repo[:tag][@sha256:<hex>] with
 // index.ParseImageRef (go-containerregistry's name package). A reference
 // without a registry host is Docker Hub's, as docker reads it; package
 // images are expected in full form.
-func parseImageRef(s string) (index.ImageRef, error) {
+func parseImageRef(s string) (spec.ImageRef, error) {
 	base, dig, pinned := strings.Cut(s, "@")
 	if pinned {
 		if _, err := sha256Hex(dig); err != nil {
-			return index.ImageRef{}, fmt.Errorf("image %s: %w", s, err)
+			return spec.ImageRef{}, fmt.Errorf("image %s: %w", s, err)
 		}
 	}
 	if strings.HasSuffix(base, ":") {
-		return index.ImageRef{}, fmt.Errorf("image %q: empty tag; expected registry/repository[:tag]@sha256:<hex>", s)
+		return spec.ImageRef{}, fmt.Errorf("image %q: empty tag; expected registry/repository[:tag]@sha256:<hex>", s)
 	}
-	r, err := index.ParseImageRef(s)
+	r, err := spec.ParseImageRef(s)
 	if err != nil {
-		return index.ImageRef{}, fmt.Errorf("%w; expected registry/repository[:tag]@sha256:<hex>", err)
+		return spec.ImageRef{}, fmt.Errorf("%w; expected registry/repository[:tag]@sha256:<hex>", err)
 	}
 	return r, nil
 }
 
 // sha256Hex returns the hex part of "sha256:<64 hex>".
 func sha256Hex(d string) (string, error) {
-	h, err := index.ParseDigest(d)
+	h, err := spec.ParseDigest(d)
 	if err != nil {
 		return "", fmt.Errorf("digest %q: expected sha256:<64 lowercase hex digits>", d)
 	}

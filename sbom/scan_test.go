@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // fakeScanner answers ScanImage from a table and counts how many scans run
@@ -56,9 +56,9 @@ const (
 
 func scanFixture(t *testing.T) ([]Build, *fakeScanner) {
 	all := loadBuilds(t, "testdata/dist")
-	all = append(all, Build{Name: "imageless", Spec: index.PackageSpec{Version: "0.1.0", Build: 1, Variants: []index.Variant{{
+	all = append(all, Build{Name: "imageless", Spec: spec.PackageSpec{Version: "0.1.0", Build: 1, Variants: []spec.Variant{{
 		Name:       "default",
-		Components: []index.Component{{Name: "c", Chart: &index.ChartRef{Repository: "oci://r/imageless", Name: "c", Version: "0.1.0-1", Digest: "sha256:" + strings.Repeat("1", 64)}}},
+		Components: []spec.Component{{Name: "c", Chart: &spec.ChartRef{Repository: "oci://r/imageless", Name: "c", Version: "0.1.0-1", Digest: "sha256:" + strings.Repeat("1", 64)}}},
 	}}}})
 	f := &fakeScanner{vulns: map[string][]Vulnerability{
 		virtAPI: {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // hostile is a description a recipe could carry; it must render as text.
@@ -30,10 +31,10 @@ func chartDigest(n int) string {
 	return fmt.Sprintf("sha256:%064x", n)
 }
 
-func kubevirtSpec(version string, build int, operatorDigest string) index.PackageSpec {
+func kubevirtSpec(version string, build int, operatorDigest string) spec.PackageSpec {
 	tag := fmt.Sprintf("%s-%d", version, build)
 	repo := "oci://ghcr.io/example/kubevirt"
-	return index.PackageSpec{
+	return spec.PackageSpec{
 		Version:  version,
 		Build:    build,
 		Provides: []string{"kubevirt", "api:kubevirt.io/v1"},
@@ -43,24 +44,24 @@ func kubevirtSpec(version string, build int, operatorDigest string) index.Packag
 			"virtualmachineinstances.kubevirt.io",
 			"virtualmachines.kubevirt.io",
 		},
-		Permissions: &index.Permissions{ClusterWide: true, Rules: []index.PolicyRule{
+		Permissions: &spec.Permissions{ClusterWide: true, Rules: []spec.PolicyRule{
 			{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{""}, Resources: []string{"nodes", "pods"}},
 			{Verbs: []string{"*"}, APIGroups: []string{"kubevirt.io"}, Resources: []string{"*"}},
 		}},
-		Rollback: &index.Rollback{},
-		Variants: []index.Variant{{
+		Rollback: &spec.Rollback{},
+		Variants: []spec.Variant{{
 			Name:     "default",
-			Requires: []index.Requirement{{Package: "cdi", Version: ">=1.60.0 <2.0.0", Optional: true}},
-			Components: []index.Component{
+			Requires: []spec.Requirement{{Package: "cdi", Version: ">=1.60.0 <2.0.0", Optional: true}},
+			Components: []spec.Component{
 				{
 					Name:    "operator",
-					Chart:   &index.ChartRef{Repository: repo, Name: "kubevirt-operator", Version: tag, Digest: operatorDigest},
-					Install: &index.Install{ReleaseName: "kubevirt-operator", Namespace: "kubevirt", Privileged: true, UpgradeCRDs: "CreateReplace"},
+					Chart:   &spec.ChartRef{Repository: repo, Name: "kubevirt-operator", Version: tag, Digest: operatorDigest},
+					Install: &spec.Install{ReleaseName: "kubevirt-operator", Namespace: "kubevirt", Privileged: true, UpgradeCRDs: "CreateReplace"},
 				},
 				{
 					Name:    "cr",
-					Chart:   &index.ChartRef{Repository: repo, Name: "kubevirt-cr", Version: tag, Digest: chartDigest(build)},
-					Install: &index.Install{Namespace: "kubevirt", DependsOn: []string{"operator"}},
+					Chart:   &spec.ChartRef{Repository: repo, Name: "kubevirt-cr", Version: tag, Digest: chartDigest(build)},
+					Install: &spec.Install{Namespace: "kubevirt", DependsOn: []string{"operator"}},
 				},
 			},
 		}},
@@ -68,7 +69,7 @@ func kubevirtSpec(version string, build int, operatorDigest string) index.Packag
 	}
 }
 
-func version(t testing.TB, s index.PackageSpec) index.IndexVersion {
+func version(t testing.TB, s spec.PackageSpec) index.IndexVersion {
 	d, err := s.Digest()
 	if err != nil {
 		t.Fatal(err)
@@ -79,27 +80,27 @@ func version(t testing.TB, s index.PackageSpec) index.IndexVersion {
 // testIndex is a small repository: KubeVirt in three builds (given out of
 // order), CDI, and a package whose strings try to inject markup.
 func testIndex(t testing.TB) *index.RepositoryIndex {
-	cdi := index.PackageSpec{
+	cdi := spec.PackageSpec{
 		Version:  "1.66.1",
 		Build:    1,
 		Provides: []string{"cdi", "api:cdi.kubevirt.io/v1beta1"},
 		CRDs:     []string{"cdis.cdi.kubevirt.io", "datavolumes.cdi.kubevirt.io"},
-		Rollback: &index.Rollback{Safe: true},
-		Variants: []index.Variant{{Components: []index.Component{{
+		Rollback: &spec.Rollback{Safe: true},
+		Variants: []spec.Variant{{Components: []spec.Component{{
 			Name:    "cdi-operator",
-			Chart:   &index.ChartRef{Repository: "oci://ghcr.io/example/cdi", Name: "cdi-operator", Version: "1.66.1-1", Digest: chartDigest(100)},
-			Install: &index.Install{Namespace: "cdi"},
+			Chart:   &spec.ChartRef{Repository: "oci://ghcr.io/example/cdi", Name: "cdi-operator", Version: "1.66.1-1", Digest: chartDigest(100)},
+			Install: &spec.Install{Namespace: "cdi"},
 		}}}},
 		Images: []string{"quay.io/kubevirt/cdi-operator:v1.66.1@sha256:" + fmt.Sprintf("%064x", 7)},
 	}
-	evil := index.PackageSpec{
+	evil := spec.PackageSpec{
 		Version:  "0.1.0",
 		Build:    1,
 		Provides: []string{`<b onmouseover="alert(2)">x</b>`},
 		Images:   []string{`example.org/x:1"><img src=x onerror=alert(3)>@sha256:` + fmt.Sprintf("%064x", 9)},
-		Variants: []index.Variant{{Components: []index.Component{{
+		Variants: []spec.Variant{{Components: []spec.Component{{
 			Name:  `c"><script>alert(4)</script>`,
-			Chart: &index.ChartRef{Repository: "oci://ghcr.io/example/evil", Name: "evil", Version: "0.1.0-1", Digest: chartDigest(200)},
+			Chart: &spec.ChartRef{Repository: "oci://ghcr.io/example/evil", Name: "evil", Version: "0.1.0-1", Digest: chartDigest(200)},
 		}}}},
 	}
 	return &index.RepositoryIndex{

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // The types below are what the templates see: strings ready to print,
@@ -271,8 +272,8 @@ func newVersionView(name string, v index.IndexVersion, newest bool, o *options) 
 	return vv
 }
 
-func newVariantView(va index.Variant, o *options) variantView {
-	vv := variantView{Name: va.Name, DependsOn: va.DependsOn, Requires: requirements([]index.Variant{va})}
+func newVariantView(va spec.Variant, o *options) variantView {
+	vv := variantView{Name: va.Name, DependsOn: va.DependsOn, Requires: requirements([]spec.Variant{va})}
 	for _, l := range va.Libraries {
 		vv.Libraries = append(vv.Libraries, l.Name)
 	}
@@ -295,7 +296,7 @@ func newVariantView(va index.Variant, o *options) variantView {
 // newChartView builds the references of a pinned chart. The OCI tag is the
 // chart version with '+' replaced by '_', as helm push does; helm's
 // --version takes the chart version itself.
-func newChartView(c *index.ChartRef, release, namespace string, o *options) *chartView {
+func newChartView(c *spec.ChartRef, release, namespace string, o *options) *chartView {
 	repo := strings.TrimSuffix(c.Repository, "/") + "/" + c.Name
 	cv := &chartView{
 		TagRef:        repo + ":" + strings.ReplaceAll(c.Version, "+", "_"),
@@ -330,7 +331,7 @@ func shellQuote(s string) string {
 // requirements lists what variants require (dependsOn packages included,
 // as kubepkg reads them), one entry per package or capability and
 // constraint, sorted.
-func requirements(variants []index.Variant) []string {
+func requirements(variants []spec.Variant) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, va := range variants {
@@ -355,7 +356,7 @@ func requirements(variants []index.Variant) []string {
 	return out
 }
 
-func ruleText(r index.PolicyRule) string {
+func ruleText(r spec.PolicyRule) string {
 	var parts []string
 	if len(r.Verbs) > 0 {
 		parts = append(parts, strings.Join(r.Verbs, ","))
@@ -391,7 +392,7 @@ func orCore(groups []string) []string {
 	return out
 }
 
-func newRollback(r *index.Rollback) rollback {
+func newRollback(r *spec.Rollback) rollback {
 	switch {
 	case r == nil:
 		return rollback{Class: "unknown", Text: "not declared"}

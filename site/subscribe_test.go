@@ -8,7 +8,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // kubepkg's api/v1 Repository and Package, mirrored field by field from
@@ -159,7 +159,7 @@ func TestGitOpsSnippets(t *testing.T) {
 	const manifest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 	o := &options{manifests: map[string]string{"sha256:aa": manifest}}
 	for _, ns := range []string{"kubevirt", ""} {
-		cv := newChartView(&index.ChartRef{Repository: "oci://ghcr.io/example/kubevirt", Name: "kubevirt-operator", Version: "1.9.0-4", Digest: "sha256:aa"}, "kubevirt-operator", ns, o)
+		cv := newChartView(&spec.ChartRef{Repository: "oci://ghcr.io/example/kubevirt", Name: "kubevirt-operator", Version: "1.9.0-4", Digest: "sha256:aa"}, "kubevirt-operator", ns, o)
 		fd := strings.Split(cv.Flux, "\n---\n")
 		if len(fd) != 2 {
 			t.Fatalf("Flux snippet has %d documents, want 2", len(fd))
@@ -190,7 +190,7 @@ func TestGitOpsSnippets(t *testing.T) {
 		}
 	}
 	// Without a manifest digest there is nothing to pin: no snippets.
-	if cv := newChartView(&index.ChartRef{Repository: "oci://r", Name: "c", Version: "1.0.0-1", Digest: "sha256:bb"}, "c", "", o); cv.Flux != "" || cv.ArgoCD != "" {
+	if cv := newChartView(&spec.ChartRef{Repository: "oci://r", Name: "c", Version: "1.0.0-1", Digest: "sha256:bb"}, "c", "", o); cv.Flux != "" || cv.ArgoCD != "" {
 		t.Errorf("snippets without a manifest digest: %q %q", cv.Flux, cv.ArgoCD)
 	}
 }

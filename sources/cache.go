@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
+	"kbuild.dev/kbuild/spec"
 )
 
 // The cache directory holds:
@@ -44,7 +44,7 @@ var errNotCached = errors.New("not in the cache")
 // the "sha256:<hex>" form.
 func parseDigest(s string) (string, error) {
 	d := "sha256:" + strings.TrimPrefix(s, "sha256:")
-	if _, err := index.ParseDigest(d); err != nil {
+	if _, err := spec.ParseDigest(d); err != nil {
 		return "", fmt.Errorf("pin %q is not a sha256 digest: expected sha256:<64 lower-case hex digits>", s)
 	}
 	return d, nil

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 const (
@@ -57,7 +57,7 @@ func (f *Fetcher) fetchChart(ctx context.Context, recipeDir, out string, c *reci
 		f.recordPin(refOCI, ociChartRef(c), pin)
 	}
 	origin := strings.TrimSuffix(redact(c.Repository), "/") + "/" + c.Name + "@" + c.Version
-	return &Result{Path: dir, Resolved: index.ResolvedSource{Kind: KindChart, Origin: origin, Digest: pin}, Warnings: warnings}, nil
+	return &Result{Path: dir, Resolved: spec.ResolvedSource{Kind: KindChart, Origin: origin, Digest: pin}, Warnings: warnings}, nil
 }
 
 // unpackChart extracts a chart archive into out and returns the directory

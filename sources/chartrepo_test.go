@@ -14,8 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 // repoIndex returns a one-entry index.yaml; digest may be empty.
@@ -96,7 +96,7 @@ entries:
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := index.ResolvedSource{Name: "up", Kind: "chart", Origin: srv.URL + "/charts/redis@7.2.4", Digest: sha(redis)}
+		want := spec.ResolvedSource{Name: "up", Kind: "chart", Origin: srv.URL + "/charts/redis@7.2.4", Digest: sha(redis)}
 		if res.Resolved != want {
 			t.Errorf("Resolved = %+v, want %+v", res.Resolved, want)
 		}

@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // fetchDir resolves a dir source: a directory inside the recipe directory.
@@ -43,7 +43,7 @@ func (f *Fetcher) fetchDir(recipeDir, dir string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Path: target, Resolved: index.ResolvedSource{Kind: KindDir, Origin: dir, Digest: digest}}, nil
+	return &Result{Path: target, Resolved: spec.ResolvedSource{Kind: KindDir, Origin: dir, Digest: digest}}, nil
 }
 
 // checkLinks checks that every symlink below dir resolves inside root.

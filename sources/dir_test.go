@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 func TestFetchDir(t *testing.T) {
@@ -55,7 +55,7 @@ func TestFetchDir(t *testing.T) {
 			}
 			want := filepath.Join(recipeDir, tc.want)
 			d, _ := HashDir(want)
-			if res.Path != want || res.Resolved != (index.ResolvedSource{Name: "d", Kind: "dir", Origin: tc.dir, Digest: d}) {
+			if res.Path != want || res.Resolved != (spec.ResolvedSource{Name: "d", Kind: "dir", Origin: tc.dir, Digest: d}) {
 				t.Errorf("Result = %+v, want path %s, digest %s", res, want, d)
 			}
 			if tc.want == "charts/x" && d != xDigest {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Fetcher fetches recipe sources, verifies them against their pins and
@@ -168,7 +168,7 @@ type Result struct {
 	// source, a git tree or plugin output); it is empty for images.
 	Path string
 	// Resolved records what was fetched, from where, and its digest.
-	Resolved index.ResolvedSource
+	Resolved spec.ResolvedSource
 	// Warnings are things the maintainer should know that did not stop
 	// the fetch, such as a chart repository index that lists another
 	// digest than the archive it serves (which matches the pin).
@@ -274,7 +274,7 @@ func (f *Fetcher) fetchURL(ctx context.Context, recipeDir, out string, src recip
 	if !isFileURL(src.URL) {
 		f.recordPin(refURL, src.URL, digest)
 	}
-	res := &Result{Resolved: index.ResolvedSource{Kind: KindURL, Origin: redact(src.URL), Digest: digest}}
+	res := &Result{Resolved: spec.ResolvedSource{Kind: KindURL, Origin: redact(src.URL), Digest: digest}}
 	if !recipe.IsArchive(src.URL) {
 		if src.Path != "" || src.Strip != 0 {
 			return nil, fmt.Errorf("path and strip apply to archives; %s is not one (%v)", redact(src.URL), recipe.ArchiveExtensions)

@@ -10,8 +10,8 @@ import (
 	"regexp"
 	"strings"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 var hex40 = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -91,7 +91,7 @@ func (f *Fetcher) fetchGit(ctx context.Context, recipeDir, out string, g *recipe
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Path: out, Resolved: index.ResolvedSource{Kind: KindGit, Origin: origin, Digest: digest}}, nil
+	return &Result{Path: out, Resolved: spec.ResolvedSource{Kind: KindGit, Origin: origin, Digest: digest}}, nil
 }
 
 // gitFetch fetches one commit shallowly into a temporary bare repository

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 // imageDigest returns the digest an image reference is pinned by.
@@ -34,7 +34,7 @@ func (f *Fetcher) fetchImage(ctx context.Context, recipeDir, ref string) (*Resul
 	if _, err := parseDigest(digest); err != nil {
 		return nil, fmt.Errorf("image %q: %w", ref, err)
 	}
-	res := &Result{Resolved: index.ResolvedSource{Kind: KindImage, Origin: ref, Digest: digest}}
+	res := &Result{Resolved: spec.ResolvedSource{Kind: KindImage, Origin: ref, Digest: digest}}
 	if f.cache.has(digest) {
 		return res, nil
 	}

@@ -22,9 +22,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 // startRegistry runs ggcr's in-process registry on loopback; wrap, if not
@@ -115,7 +115,7 @@ func TestFetchOCIChart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := index.ResolvedSource{Name: "up", Kind: "chart", Origin: repo + "/app@1.2.3+build.4", Digest: sha(archive)}
+			want := spec.ResolvedSource{Name: "up", Kind: "chart", Origin: repo + "/app@1.2.3+build.4", Digest: sha(archive)}
 			if res.Resolved != want {
 				t.Errorf("Resolved = %+v, want %+v", res.Resolved, want)
 			}
@@ -161,7 +161,7 @@ func TestFetchImage(t *testing.T) {
 					t.Fatal(err)
 				}
 				_, dig, _ := strings.Cut(ref, "@")
-				want := index.ResolvedSource{Name: "img", Kind: "image", Origin: ref, Digest: dig}
+				want := spec.ResolvedSource{Name: "img", Kind: "image", Origin: ref, Digest: dig}
 				if res.Resolved != want || res.Path != "" {
 					t.Errorf("Result = %+v, want Resolved %+v and no path", res, want)
 				}

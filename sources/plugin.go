@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 var pluginName = regexp.MustCompile(`^[a-z0-9][-a-z0-9_.]*$`)
@@ -86,7 +86,7 @@ func (f *Fetcher) runPlugin(ctx context.Context, recipeDir, out string, src reci
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Path: out, Resolved: index.ResolvedSource{Kind: KindPlugin, Origin: src.Plugin, Digest: digest}}, nil
+	return &Result{Path: out, Resolved: spec.ResolvedSource{Kind: KindPlugin, Origin: src.Plugin, Digest: digest}}, nil
 }
 
 // command prepares a program to run in dir in its own process group, so

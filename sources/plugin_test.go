@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 // installPlugins writes shell scripts into a directory put first on PATH.
@@ -48,7 +48,7 @@ echo progress >&2
 		"sub":       "d", "sub/f": "f:made\n",
 	})
 	d, _ := HashDir(out)
-	if want := (index.ResolvedSource{Name: "gen", Kind: "plugin", Origin: "echo", Digest: d}); res.Path != out || res.Resolved != want {
+	if want := (spec.ResolvedSource{Name: "gen", Kind: "plugin", Origin: "echo", Digest: d}); res.Path != out || res.Resolved != want {
 		t.Errorf("Result = %+v, want path %s and %+v", res, out, want)
 	}
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 func TestFetchURL(t *testing.T) {
@@ -51,7 +51,7 @@ func TestFetchURL(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
 			}
-			want := index.ResolvedSource{Name: "upstream", Kind: "url", Origin: tc.src.URL, Digest: "sha256:" + strings.TrimPrefix(tc.src.SHA256, "sha256:")}
+			want := spec.ResolvedSource{Name: "upstream", Kind: "url", Origin: tc.src.URL, Digest: "sha256:" + strings.TrimPrefix(tc.src.SHA256, "sha256:")}
 			if res.Resolved != want {
 				t.Errorf("Resolved = %+v, want %+v", res.Resolved, want)
 			}

@@ -22,6 +22,7 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/trust"
 )
 
 // File is the suites file at the root of a recipes repository. A
@@ -142,8 +143,8 @@ func (c *Config) check() error {
 }
 
 func (p *Policy) check() error {
-	if p.Role != index.RoleQA {
-		return fmt.Errorf("role %q: evidence is signed by the root's %q role", p.Role, index.RoleQA)
+	if p.Role != trust.RoleQA {
+		return fmt.Errorf("role %q: evidence is signed by the root's %q role", p.Role, trust.RoleQA)
 	}
 	if p.KubernetesMinors < 1 {
 		return fmt.Errorf("kubernetesMinors is %d; want 1 or more", p.KubernetesMinors)

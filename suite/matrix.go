@@ -18,6 +18,7 @@ import (
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/trust"
 )
 
 // MatrixDir holds the compatibility matrix of each release set:
@@ -70,7 +71,7 @@ func Matrices(ctx context.Context, site string, c *Config, rootFile string, now 
 	}
 	sets := map[evidence.Target]*held{}
 	for _, s := range c.Suites {
-		pub, err := publish.ReadIndexAt(ctx, filepath.Join(site, s.Name), &index.Trust{TrustedRoot: first}, now)
+		pub, err := publish.ReadIndexAt(ctx, filepath.Join(site, s.Name), &trust.Trust{TrustedRoot: first}, now)
 		if errors.Is(err, fetchsite.ErrNotFound) {
 			continue // nothing promoted into it yet
 		}
@@ -97,7 +98,7 @@ func Matrices(ctx context.Context, site string, c *Config, rootFile string, now 
 		res := map[string]MatrixCell{}
 		var ev []*evidence.Verified
 		for _, f := range files {
-			data, err := fetchsite.ReadFile(f, index.MaxEnvelopeSize)
+			data, err := fetchsite.ReadFile(f, trust.MaxEnvelopeSize)
 			if err != nil {
 				return nil, err
 			}
@@ -185,12 +186,12 @@ func WriteMatrices(site string, ms []Matrix) ([]string, error) {
 
 // loadChain reads the root in file and root version 1 beside it (the
 // root itself when it is version 1).
-func loadChain(file string) (root, first *index.Root, err error) {
+func loadChain(file string) (root, first *trust.Root, err error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
 	}
-	if root, err = index.ParseRoot(data); err != nil {
+	if root, err = trust.ParseRoot(data); err != nil {
 		return nil, nil, fmt.Errorf("root %s: %w", file, err)
 	}
 	first, err = firstRoot(root, file)
@@ -199,7 +200,7 @@ func loadChain(file string) (root, first *index.Root, err error) {
 
 // firstRoot returns root version 1 of the chain of root, read from file's
 // directory.
-func firstRoot(root *index.Root, file string) (*index.Root, error) {
+func firstRoot(root *trust.Root, file string) (*trust.Root, error) {
 	if root.Signed.Version == 1 {
 		return root, nil
 	}
@@ -207,7 +208,7 @@ func firstRoot(root *index.Root, file string) (*index.Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("root %s is version %d, and reading its chain needs %w", file, root.Signed.Version, err)
 	}
-	first, err := index.ParseRoot(data)
+	first, err := trust.ParseRoot(data)
 	if err != nil {
 		return nil, fmt.Errorf("root version 1: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Promotion is one promotion: Target into suite To of the site.
@@ -31,7 +32,7 @@ type Promotion struct {
 	Root string
 	// Signers sign the suite's index: they must meet the root's index
 	// role.
-	Signers []index.Signer
+	Signers []trust.Signer
 	// Generated is the new index's generated time; Expires how long it
 	// holds (0: publish's default).
 	Generated time.Time
@@ -80,7 +81,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, ok := root.RoleKeys(index.RoleQA); !ok {
+	if _, _, ok := root.RoleKeys(trust.RoleQA); !ok {
 		return nil, fmt.Errorf("%w: root %s (version %d) has no qa role, so no evidence can count for %s (%s); add one with 'kbuild trust root next --qa-key FILE'",
 			ErrRefused, pr.Root, root.Signed.Version, pr.To, policy)
 	}
@@ -88,7 +89,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := publish.ReadIndexAt(ctx, filepath.Join(pr.Site, from), &index.Trust{TrustedRoot: first}, pr.Now)
+	src, err := publish.ReadIndexAt(ctx, filepath.Join(pr.Site, from), &trust.Trust{TrustedRoot: first}, pr.Now)
 	if errors.Is(err, fetchsite.ErrNotFound) {
 		return nil, fmt.Errorf("%w: suite %s has no index yet; versions enter %s only from %s, so promote into %s first: %w", ErrRefused, from, pr.To, from, from, err)
 	}
@@ -121,7 +122,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 			ErrRefused, t, filepath.Join(pr.Site, filepath.Dir(filepath.FromSlash(publish.EvidenceFile(t.Package, t.Version, t.Build, "x")))), pr.To, policy, t.Package, t.Version, t.Build)
 	}
 	for _, f := range files {
-		data, err := fetchsite.ReadFile(f, index.MaxEnvelopeSize)
+		data, err := fetchsite.ReadFile(f, trust.MaxEnvelopeSize)
 		if err != nil {
 			return nil, err
 		}
@@ -207,12 +208,12 @@ func WriteEvidence(site string, t evidence.Target, env map[string]string, envelo
 // evidence/) whose version x holds, as Promote does, against root's qa
 // role. It returns what was accepted, and each refused file with why;
 // evidence for versions x does not hold is counted in skipped.
-func VerifyEvidence(dir string, root *index.Root, x *index.RepositoryIndex, now time.Time) (ok []*evidence.Verified, refused []string, skipped int, err error) {
+func VerifyEvidence(dir string, root *trust.Root, x *index.RepositoryIndex, now time.Time) (ok []*evidence.Verified, refused []string, skipped int, err error) {
 	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".intoto.json") {
 			return err
 		}
-		data, err := fetchsite.ReadFile(p, index.MaxEnvelopeSize)
+		data, err := fetchsite.ReadFile(p, trust.MaxEnvelopeSize)
 		if err != nil {
 			return err
 		}

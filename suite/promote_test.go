@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/stacktest"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/trust"
 )
 
 var gen = time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
@@ -22,14 +23,14 @@ type repo struct {
 	t                *testing.T
 	site, rootFile   string
 	cfg              *Config
-	rootKey, idx, qa *index.PrivateKey
-	stranger         *index.PrivateKey
-	root             *index.Root
+	rootKey, idx, qa *trust.PrivateKey
+	stranger         *trust.PrivateKey
+	root             *trust.Root
 	x                *index.RepositoryIndex // the unstable suite's index
 }
 
-func key(t *testing.T) *index.PrivateKey {
-	k, err := index.GenerateKey(nil)
+func key(t *testing.T) *trust.PrivateKey {
+	k, err := trust.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +46,8 @@ func newRepo(t *testing.T, records ...string) *repo {
 	if r.cfg, _, err = Load("testdata/suites.yaml"); err != nil {
 		t.Fatal(err)
 	}
-	r.root, err = index.NewRoot(index.RootConfig{Expires: gen.AddDate(1, 0, 0), RootKeys: []*index.PublicKey{r.rootKey.Public()}, RootThreshold: 1,
-		IndexKeys: []*index.PublicKey{r.idx.Public()}, IndexThreshold: 1, QAKeys: []*index.PublicKey{r.qa.Public()}, QAThreshold: 1})
+	r.root, err = trust.NewRoot(trust.RootConfig{Expires: gen.AddDate(1, 0, 0), RootKeys: []*trust.PublicKey{r.rootKey.Public()}, RootThreshold: 1,
+		IndexKeys: []*trust.PublicKey{r.idx.Public()}, IndexThreshold: 1, QAKeys: []*trust.PublicKey{r.qa.Public()}, QAThreshold: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +77,14 @@ func newRepo(t *testing.T, records ...string) *repo {
 // withdrawal, is generated an hour after gen), never at the clock.
 func (r *repo) read(suite string) *publish.Published {
 	r.t.Helper()
-	p, err := publish.ReadIndexAt(context.Background(), filepath.Join(r.site, suite), &index.Trust{RootKeys: []*index.PublicKey{r.rootKey.Public()}}, gen.Add(2*time.Hour))
+	p, err := publish.ReadIndexAt(context.Background(), filepath.Join(r.site, suite), &trust.Trust{RootKeys: []*trust.PublicKey{r.rootKey.Public()}}, gen.Add(2*time.Hour))
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	return p
 }
 
-func (r *repo) attest(x *index.RepositoryIndex, target evidence.Target, result, env string, expires time.Time, signer index.Signer) {
+func (r *repo) attest(x *index.RepositoryIndex, target evidence.Target, result, env string, expires time.Time, signer trust.Signer) {
 	r.t.Helper()
 	subjects, err := evidence.Subjects(x, target)
 	if err != nil {
@@ -114,7 +115,7 @@ func (r *repo) attest(x *index.RepositoryIndex, target evidence.Target, result, 
 
 func (r *repo) promote(to string, target evidence.Target, now time.Time) (*Outcome, error) {
 	return Promote(context.Background(), Promotion{Site: r.site, Config: r.cfg, To: to, Target: target, Root: r.rootFile,
-		Signers: []index.Signer{r.idx}, Generated: gen, Now: now, AllowNew: true})
+		Signers: []trust.Signer{r.idx}, Generated: gen, Now: now, AllowNew: true})
 }
 
 // entry returns the text of the entry with digest in the index file.
@@ -164,7 +165,7 @@ func TestPromote(t *testing.T) {
 	late := gen.AddDate(0, 3, 0)
 	r.attest(r.x, foreman, evidence.Pass, "kubernetes=1.33,arch=amd64,runtime=containerd", late, r.qa)
 	if _, err := Promote(context.Background(), Promotion{Site: r.site, Config: r.cfg, To: "testing", Target: foreman, Root: r.rootFile,
-		Signers: []index.Signer{r.idx}, Generated: gen, Now: gen}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "testing/index.yaml does not exist; for the first promotion into testing allow a new index (--allow-new)") {
+		Signers: []trust.Signer{r.idx}, Generated: gen, Now: gen}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "testing/index.yaml does not exist; for the first promotion into testing allow a new index (--allow-new)") {
 		t.Fatalf("a first promotion without AllowNew: %v", err)
 	}
 	out, err := r.promote("testing", foreman, gen)
@@ -310,7 +311,7 @@ func TestPromoteRoot(t *testing.T) {
 	noQA := newRepo(t, "foreman-3.15.0-1")
 	c, _ = noQA.root.Config()
 	c.QAKeys, c.QAThreshold = nil, 0
-	bare, _ := index.NewRoot(c)
+	bare, _ := trust.NewRoot(c)
 	bare.Sign(noQA.rootKey)
 	data, _ = bare.Marshal()
 	os.WriteFile(noQA.rootFile, data, 0o644)

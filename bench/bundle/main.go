@@ -26,6 +26,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 func main() {
@@ -73,13 +75,13 @@ func main() {
 			os.Remove(filepath.Join(tmp, fmt.Sprintf("%d-%d", i, j)))
 		}
 	}
-	key, err := index.GenerateKey(nil)
+	key, err := trust.GenerateKey(nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	b := index.NewBuilder()
-	rec := &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: "bench"},
-		Spec: index.PackageSpec{Version: "1.0.0", Build: 1, Images: refs}}
+	rec := &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind, Metadata: spec.RecordMetadata{Name: "bench"},
+		Spec: spec.PackageSpec{Version: "1.0.0", Build: 1, Images: refs}}
 	if err := b.Add("bench", rec, nil); err != nil {
 		log.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	sigs, _ := index.Sign(data, key)
+	sigs, _ := trust.Sign(data, key)
 	sig, _ := index.MarshalSignatures(sigs)
 	os.MkdirAll(*site, 0o755)
 	os.WriteFile(filepath.Join(*site, "index.yaml"), data, 0o644)

@@ -35,6 +35,8 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 var (
@@ -94,7 +96,7 @@ func run() error {
 		}
 		fmt.Fprintf(os.Stderr, "generated %d records (%.0f MB) in %s\n", n, float64(recordBytes)/1e6, time.Since(t0).Round(time.Millisecond))
 	}
-	key, err := index.GenerateKey(rand.Reader)
+	key, err := trust.GenerateKey(rand.Reader)
 	if err != nil {
 		return err
 	}
@@ -333,7 +335,7 @@ func hex64(parts ...int) string {
 // package such as KubeVirt (3 to 9 images, one or two variants, an
 // operator and a CR component, RBAC, a health check and a readiness
 // condition).
-func record(p, v int) *index.PackageSource {
+func record(p, v int) *spec.PackageSource {
 	name := fmt.Sprintf("pkg-%04d", p)
 	version := fmt.Sprintf("%d.%d.%d", v/25, (v/5)%5, v%5)
 	build := 1 + v%3
@@ -342,38 +344,38 @@ func record(p, v int) *index.PackageSource {
 	for i := range images {
 		images[i] = fmt.Sprintf("quay.io/%s/%s-component-%d:v%s@sha256:%s", name, name, i, version, hex64(p, v, i))
 	}
-	chart := func(c string, i int) *index.ChartRef {
-		return &index.ChartRef{Repository: "oci://ghcr.io/example/packages/" + name, Name: name + "-" + c, Version: fmt.Sprintf("%s-%d", version, build), Digest: "sha256:" + hex64(p, v, 100+i)}
+	chart := func(c string, i int) *spec.ChartRef {
+		return &spec.ChartRef{Repository: "oci://ghcr.io/example/packages/" + name, Name: name + "-" + c, Version: fmt.Sprintf("%s-%d", version, build), Digest: "sha256:" + hex64(p, v, 100+i)}
 	}
 	ns := name + "-system"
-	variants := []index.Variant{{
+	variants := []spec.Variant{{
 		Name:     "default",
-		Requires: []index.Requirement{{Package: "cert-manager", Version: ">=1.12 <2"}, {Capability: "api:monitoring.coreos.com/v1", Optional: true}},
-		Components: []index.Component{
-			{Name: "operator", Chart: chart("operator", 0), Install: &index.Install{ReleaseName: name + "-operator", Namespace: ns, WaitStrategy: "watcher", UpgradeCRDs: "CreateReplace",
-				HealthCheckExprs: []index.HealthCheck{{APIVersion: name + ".example.io/v1", Kind: "Config", Current: "has(self.status) && self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"}}}},
-			{Name: "instance", Chart: chart("instance", 1), Install: &index.Install{ReleaseName: name, Namespace: ns, DependsOn: []string{"operator"},
-				ReadyWhen: []index.ReadyWhen{{APIVersion: name + ".example.io/v1", Kind: "Config", Name: name, Namespace: ns, Condition: "Available", Status: "True"}}}},
+		Requires: []spec.Requirement{{Package: "cert-manager", Version: ">=1.12 <2"}, {Capability: "api:monitoring.coreos.com/v1", Optional: true}},
+		Components: []spec.Component{
+			{Name: "operator", Chart: chart("operator", 0), Install: &spec.Install{ReleaseName: name + "-operator", Namespace: ns, WaitStrategy: "watcher", UpgradeCRDs: "CreateReplace",
+				HealthCheckExprs: []spec.HealthCheck{{APIVersion: name + ".example.io/v1", Kind: "Config", Current: "has(self.status) && self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"}}}},
+			{Name: "instance", Chart: chart("instance", 1), Install: &spec.Install{ReleaseName: name, Namespace: ns, DependsOn: []string{"operator"},
+				ReadyWhen: []spec.ReadyWhen{{APIVersion: name + ".example.io/v1", Kind: "Config", Name: name, Namespace: ns, Condition: "Available", Status: "True"}}}},
 		},
 	}}
 	if p%2 == 0 {
-		variants = append(variants, index.Variant{Name: "minimal", Components: []index.Component{{Name: "operator", Chart: chart("operator", 0), Install: &index.Install{ReleaseName: name + "-operator", Namespace: ns}}}})
+		variants = append(variants, spec.Variant{Name: "minimal", Components: []spec.Component{{Name: "operator", Chart: chart("operator", 0), Install: &spec.Install{ReleaseName: name + "-operator", Namespace: ns}}}})
 	}
-	return &index.PackageSource{
-		APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
-		Metadata: index.RecordMetadata{Name: name, Annotations: map[string]string{
+	return &spec.PackageSource{
+		APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
+		Metadata: spec.RecordMetadata{Name: name, Annotations: map[string]string{
 			index.DescriptionAnnotation: fmt.Sprintf("Package %d of the benchmark: an operator and its instance", p),
 			index.HomeAnnotation:        "https://example.com/" + name,
 		}},
-		Spec: index.PackageSpec{
+		Spec: spec.PackageSpec{
 			Version: version, Build: build,
 			Provides: []string{name, "api:" + name + ".example.io/v1"},
 			CRDs:     []string{"configs." + name + ".example.io", "instances." + name + ".example.io"},
-			Permissions: &index.Permissions{ClusterWide: true, Rules: []index.PolicyRule{
+			Permissions: &spec.Permissions{ClusterWide: true, Rules: []spec.PolicyRule{
 				{APIGroups: []string{""}, Resources: []string{"pods", "services", "configmaps", "secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 				{APIGroups: []string{name + ".example.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
 			}},
-			Rollback: &index.Rollback{Safe: v%2 == 0},
+			Rollback: &spec.Rollback{Safe: v%2 == 0},
 			Variants: variants,
 			Images:   images,
 		},
@@ -381,6 +383,6 @@ func record(p, v int) *index.PackageSource {
 }
 
 // buildInfo is a small BuildInfo sidecar, which repo index must skip.
-func buildInfo(rec *index.PackageSource) []byte {
+func buildInfo(rec *spec.PackageSource) []byte {
 	return []byte(fmt.Sprintf("apiVersion: kbuild.dev/v1\nbuild: %d\nbuilder: bench\nkind: BuildInfo\npackage: %s\nversion: %s\n", rec.Spec.Build, rec.Metadata.Name, rec.Spec.Version))
 }

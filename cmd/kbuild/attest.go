@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/evidence"
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // attestFlags are the flags of attest.
@@ -136,7 +136,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	pub, err := publish.ReadIndex(ctx, dir, &index.Trust{TrustedRoot: root})
+	pub, err := publish.ReadIndex(ctx, dir, &trust.Trust{TrustedRoot: root})
 	if err != nil {
 		return err
 	}

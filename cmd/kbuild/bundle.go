@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/bundle"
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 func newBundleCmd() *Command {
@@ -119,7 +119,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 // refusal prints a verification refusal or bad bundle and exits 1; other
 // errors (registry, files) exit 3.
 func refusal(env *Env, err error) error {
-	var ve *index.VerificationError
+	var ve *trust.VerificationError
 	if errors.As(err, &ve) || errors.Is(err, bundle.ErrBadBundle) {
 		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
 		return &exitError{code: 1}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 // signerFlags are the private keys that sign: --sign-key and
@@ -22,13 +22,13 @@ func (f *signerFlags) addFlags(fs *pflag.FlagSet, what string) {
 }
 
 // signers loads the keys of --sign-key and --sign-key-env, in that order.
-func (f *signerFlags) signers(env *Env) ([]index.Signer, error) {
-	out, err := index.LoadSigners(f.files, env.Warnf)
+func (f *signerFlags) signers(env *Env) ([]trust.Signer, error) {
+	out, err := trust.LoadSigners(f.files, env.Warnf)
 	if err != nil {
 		return nil, err
 	}
 	if f.env != "" {
-		k, err := index.PrivateKeyFromEnv(env.Getenv, f.env)
+		k, err := trust.PrivateKeyFromEnv(env.Getenv, f.env)
 		if err != nil {
 			return nil, fmt.Errorf("--sign-key-env %s: %w", f.env, err)
 		}
@@ -61,22 +61,22 @@ func (f *trustFlags) addFlags(fs *pflag.FlagSet) {
 
 // trust returns what verifies an index, nil when no key is given; giving
 // both kinds of key is a usage error.
-func (f *trustFlags) trust() (*index.Trust, error) {
+func (f *trustFlags) trust() (*trust.Trust, error) {
 	if len(f.publicKeys) == 0 && len(f.rootKeys) == 0 {
 		return nil, nil
 	}
 	if len(f.publicKeys) > 0 && len(f.rootKeys) > 0 {
 		return nil, usagef("give --public-key or --root-key, not both")
 	}
-	return index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	return trust.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
 }
 
 // require is trust for a command that cannot run without keys.
-func (f *trustFlags) require(cmd string) (*index.Trust, error) {
+func (f *trustFlags) require(cmd string) (*trust.Trust, error) {
 	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
 		return nil, usagef("%s needs --public-key or --root-key (one of them)", cmd)
 	}
-	return index.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	return trust.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
 }
 
 // indexFlags name a published index to read, --index REF (a site

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/trust"
 )
 
 // mergeFlags name the published index a new one is merged over (--index,
@@ -49,7 +49,7 @@ func (f *mergeFlags) check() error {
 
 // mergeTrust returns what the base index is verified with, and checks
 // that the signing keys satisfy the root's index role.
-func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
+func (f *mergeFlags) mergeTrust(signers []trust.Signer) (*trust.Trust, error) {
 	if f.indexRoot == "" {
 		return f.trust()
 	}
@@ -57,5 +57,5 @@ func (f *mergeFlags) mergeTrust(signers []index.Signer) (*index.Trust, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--index-root: %w", err)
 	}
-	return &index.Trust{TrustedRoot: root}, nil
+	return &trust.Trust{TrustedRoot: root}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // planIndex writes an index publishing the given name@version+build
@@ -25,12 +26,12 @@ func planIndex(t *testing.T, releases ...string) string {
 		if _, err := fmt.Sscanf(strings.NewReplacer("@", " ", "+", " ").Replace(rel), "%s %s %d", &name, &version, &build); err != nil {
 			t.Fatalf("release %q: %v", rel, err)
 		}
-		rec := &index.PackageSource{
-			APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
-			Metadata: index.RecordMetadata{Name: name},
-			Spec: index.PackageSpec{Version: version, Build: build, Variants: []index.Variant{{Name: "default", Components: []index.Component{{
+		rec := &spec.PackageSource{
+			APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
+			Metadata: spec.RecordMetadata{Name: name},
+			Spec: spec.PackageSpec{Version: version, Build: build, Variants: []spec.Variant{{Name: "default", Components: []spec.Component{{
 				Name:  name,
-				Chart: &index.ChartRef{Repository: "oci://127.0.0.1:1/p/" + name, Name: name, Version: fmt.Sprintf("%s-%d", version, build), Digest: fmt.Sprintf("sha256:%064x", i+1)},
+				Chart: &spec.ChartRef{Repository: "oci://127.0.0.1:1/p/" + name, Name: name, Version: fmt.Sprintf("%s-%d", version, build), Digest: fmt.Sprintf("sha256:%064x", i+1)},
 			}}}}},
 		}
 		if err := b.Add(rel, rec, nil); err != nil {

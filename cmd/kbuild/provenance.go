@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 func newVerifyProvenanceCmd() *Command {
@@ -58,13 +58,13 @@ Examples:
 			if err != nil {
 				return err
 			}
-			pubs, err := index.LoadPublicKeys(publicKeys, false)
+			pubs, err := trust.LoadPublicKeys(publicKeys, false)
 			if err != nil {
 				return err
 			}
 			var (
 				st   *builder.Statement
-				key  *index.PublicKey
+				key  *trust.PublicKey
 				errs []error
 			)
 			for _, k := range pubs {

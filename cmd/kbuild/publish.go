@@ -12,9 +12,9 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/examples"
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // throwawayKey is where publish keeps the key it generates when given none,
@@ -147,7 +147,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if len(signers) == 0 {
-		k, created, err := index.LoadOrCreateKey(filepath.Join(f.out, throwawayKey))
+		k, created, err := trust.LoadOrCreateKey(filepath.Join(f.out, throwawayKey))
 		if err != nil {
 			return err
 		}
@@ -156,7 +156,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 			verb = "generated"
 		}
 		fmt.Fprintf(env.Stderr, "warning: no --sign-key or --sign-key-env: %s the THROWAWAY key %s in %s; subscribers must not trust it beyond this machine\n", verb, k.KeyID(), filepath.Join(f.out, throwawayKey))
-		signers = []index.Signer{k}
+		signers = []trust.Signer{k}
 	}
 	siteDir := f.site
 	if c, found, err := suite.Load(f.suites); err != nil {
@@ -214,7 +214,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 }
 
 // printSigned prints what a publish, index or withdraw wrote and signed.
-func printSigned(env *Env, res *publish.Result, signers []index.Signer) {
+func printSigned(env *Env, res *publish.Result, signers []trust.Signer) {
 	fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", res.Index, res.Packages, res.Versions)
 	ids := make([]string, len(signers))
 	for i, s := range signers {

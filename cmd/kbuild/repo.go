@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/trust"
 )
 
 // exitFetch is the exit status of repo verify when the site cannot be read
@@ -51,11 +51,11 @@ Examples:
 			if len(args) != 1 {
 				return usagef("keygen takes one PREFIX")
 			}
-			k, err := index.GenerateKey(rand.Reader)
+			k, err := trust.GenerateKey(rand.Reader)
 			if err != nil {
 				return err
 			}
-			if err := index.WriteKeyPair(args[0], k); err != nil {
+			if err := trust.WriteKeyPair(args[0], k); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "%s\n", k.KeyID())

@@ -16,6 +16,8 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // epochEnv sets SOURCE_DATE_EPOCH to ago before now and returns that time.
@@ -35,14 +37,14 @@ func hexDigest(b []byte) string {
 // chart pinned to chartDigest in repository.
 func writeRecord(t *testing.T, distDir, name, version string, build int, repository, chartDigest string) string {
 	t.Helper()
-	rec := index.PackageSource{
-		APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
-		Metadata: index.RecordMetadata{Name: name, Annotations: map[string]string{index.DescriptionAnnotation: "The " + name + " package"}},
-		Spec: index.PackageSpec{
+	rec := spec.PackageSource{
+		APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
+		Metadata: spec.RecordMetadata{Name: name, Annotations: map[string]string{index.DescriptionAnnotation: "The " + name + " package"}},
+		Spec: spec.PackageSpec{
 			Version: version, Build: build,
-			Variants: []index.Variant{{Name: "default",
-				Requires:   []index.Requirement{{Package: "cdi", Version: ">=1.2 <2"}},
-				Components: []index.Component{{Name: "operator", Chart: &index.ChartRef{Repository: repository, Name: "operator", Version: fmt.Sprintf("%s-%d", version, build), Digest: chartDigest}}},
+			Variants: []spec.Variant{{Name: "default",
+				Requires:   []spec.Requirement{{Package: "cdi", Version: ">=1.2 <2"}},
+				Components: []spec.Component{{Name: "operator", Chart: &spec.ChartRef{Repository: repository, Name: "operator", Version: fmt.Sprintf("%s-%d", version, build), Digest: chartDigest}}},
 			}},
 		},
 	}
@@ -88,7 +90,7 @@ func TestRepoKeygen(t *testing.T) {
 		t.Fatalf("PREFIX.key: %v %v, want mode 0600", err, fi)
 	}
 	pub, _ := os.ReadFile(prefix + ".pub")
-	k, err := index.ParsePublicKey(pub)
+	k, err := trust.ParsePublicKey(pub)
 	if err != nil || strings.TrimSpace(r.stdout) != k.KeyID() {
 		t.Fatalf("keygen printed %q, the key is %v (%v)", r.stdout, k, err)
 	}
@@ -132,7 +134,7 @@ func TestRepoIndexAndVerify(t *testing.T) {
 		t.Fatal(r)
 	}
 	pub, _ := os.ReadFile(key + ".pub")
-	k, _ := index.ParsePublicKey(pub)
+	k, _ := trust.ParsePublicKey(pub)
 	want := fmt.Sprintf("wrote %s: 2 packages, 3 versions\nsigned %s.sig (keyid %s)\n", filepath.Join(site, "index.yaml"), filepath.Join(site, "index.yaml"), k.KeyID())
 	if r.stdout != want {
 		t.Fatalf("repo index printed\n%s\nwant\n%s", r.stdout, want)

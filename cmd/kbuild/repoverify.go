@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // repoVerifyFlags are the flags of repo verify.
@@ -98,11 +98,11 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	if f.evidence != "" && len(f.rootKeys) == 0 {
 		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
 	}
-	trust, err := f.require("verify")
+	tr, err := f.require("verify")
 	if err != nil {
 		return err
 	}
-	var state *index.State
+	var state *trust.State
 	if f.state != "" {
 		if state, err = publish.ReadState(f.state); err != nil {
 			return err
@@ -115,8 +115,8 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	tuneGC(env)
 	// Without --charts nothing needs the parsed index: check each package
 	// as it is read and drop it.
-	v, err := site.Verify(ctx, trust, index.VerifyOptions{Now: time.Now(), State: state, DiscardIndex: !f.charts && f.evidence == ""})
-	var ve *index.VerificationError
+	v, err := site.Verify(ctx, tr, trust.VerifyOptions{Now: time.Now(), State: state, DiscardIndex: !f.charts && f.evidence == ""})
+	var ve *trust.VerificationError
 	switch {
 	case errors.As(err, &ve):
 		fmt.Fprintf(env.Stderr, "refused: %v\n", err)

@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
+	"kbuild.dev/kbuild/trust"
 )
 
 // repoWithdrawFlags are the flags of repo withdraw.
@@ -129,7 +130,7 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 }
 
 // withdraw withdraws pkg ver build f.build from the site in dir.
-func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ver string, signers []index.Signer, generated time.Time) error {
+func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ver string, signers []trust.Signer, generated time.Time) error {
 	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(signers...), publish.WithGenerated(generated),
 		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithOutput(env.Stdout, env.Stderr)}
 	if f.ref != "" {

@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/trust"
 )
 
 func newSBOMCmd() *Command {
@@ -150,7 +150,7 @@ func buildsSource(env *Env, cmd, ref string, args []string) (src string, asIndex
 // loadBuilds reads the builds of src (see publish.LoadBuilds; with
 // asIndex a directory is a site, not a dist directory) and prints the
 // warnings of verifying an index.
-func loadBuilds(ctx context.Context, env *Env, src string, asIndex, infos bool, trust *index.Trust, timeout time.Duration) (*publish.Builds, error) {
+func loadBuilds(ctx context.Context, env *Env, src string, asIndex, infos bool, trust *trust.Trust, timeout time.Duration) (*publish.Builds, error) {
 	in, err := publish.LoadBuilds(ctx, src, trust, publish.BuildsOptions{BuildInfo: infos, Timeout: timeout, Index: asIndex})
 	if errors.Is(err, publish.ErrUnverified) {
 		return nil, usagef("%v", err)

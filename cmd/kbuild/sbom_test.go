@@ -19,6 +19,7 @@ import (
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/trust"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -212,11 +213,11 @@ func signIndex(t *testing.T, file string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := index.GenerateKey(rand.Reader)
+	k, err := trust.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := publish.SignatureFileOf(data, []index.Signer{k})
+	sig, err := publish.SignatureFileOf(data, []trust.Signer{k})
 	if err != nil {
 		t.Fatal(err)
 	}

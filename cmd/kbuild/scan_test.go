@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/sbom/trivytest"
+	"kbuild.dev/kbuild/spec"
 )
 
 // scanFakeTrivy stands in for trivy in the tests of how kbuild scan reports
@@ -213,11 +213,11 @@ func realTrivyDist(t *testing.T) (trivy, cache, distDir, ref string) {
 	trivytest.WriteDB(t, cache)
 	ref = trivytest.PushImage(t, reg, "cmd-scan-e2e")
 	distDir = t.TempDir()
-	rec := index.PackageSource{
-		APIVersion: index.RecordAPIVersion,
-		Kind:       index.RecordKind,
-		Metadata:   index.RecordMetadata{Name: "vulnerable"},
-		Spec:       index.PackageSpec{Version: "1.0.0", Build: 1, Images: []string{ref}},
+	rec := spec.PackageSource{
+		APIVersion: spec.RecordAPIVersion,
+		Kind:       spec.RecordKind,
+		Metadata:   spec.RecordMetadata{Name: "vulnerable"},
+		Spec:       spec.PackageSpec{Version: "1.0.0", Build: 1, Images: []string{ref}},
 	}
 	data, err := dist.Marshal(rec)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/trust"
 )
 
 func newTrustCmd() *Command {
@@ -72,7 +72,7 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 }
 
 // apply changes c by the flags given; with fresh, everything is new.
-func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error {
+func (f *rootFlags) apply(c *trust.RootConfig, now time.Time, fresh bool) error {
 	if f.expires <= 0 {
 		return usagef("--expires %s: a root must expire", f.expires)
 	}
@@ -82,7 +82,7 @@ func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error 
 		}
 		return nil
 	}
-	e := index.RootEdit{
+	e := trust.RootEdit{
 		RootKeys: f.keys, RootThreshold: threshold("root-threshold", f.threshold),
 		IndexKeys: f.indexKeys, IndexThreshold: threshold("index-threshold", f.indexThreshold),
 		QAKeys: f.qaKeys, Expires: now.Add(f.expires),
@@ -92,7 +92,7 @@ func (f *rootFlags) apply(c *index.RootConfig, now time.Time, fresh bool) error 
 		e.QAThreshold = &f.qaThreshold
 	}
 	err := e.Apply(c, fresh)
-	var ee *index.RootEditError
+	var ee *trust.RootEditError
 	if errors.As(err, &ee) {
 		return usagef("%v", err)
 	}
@@ -138,11 +138,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var c index.RootConfig
+			var c trust.RootConfig
 			if err := f.apply(&c, now, true); err != nil {
 				return err
 			}
-			r, err := index.NewRoot(c)
+			r, err := trust.NewRoot(c)
 			if err != nil {
 				return err
 			}
@@ -215,17 +215,17 @@ Examples:
 
 // writeRoot writes r to out and root/<N>.yaml beside it and says what it
 // needs.
-func writeRoot(env *Env, out string, r *index.Root, fresh bool) error {
+func writeRoot(env *Env, out string, r *trust.Root, fresh bool) error {
 	p, err := publish.WriteRootVersion(out, r, fresh)
 	if err != nil {
 		return err
 	}
 	s := r.Signed
-	need := s.Roles[index.RoleRoot].Threshold
+	need := s.Roles[trust.RoleRoot].Threshold
 	fmt.Fprintf(env.Stdout, "wrote %s and %s: version %d, %d root keys (threshold %d), %d index keys (threshold %d), %d delegations, expires %s\n",
-		out, p, s.Version, len(s.Roles[index.RoleRoot].KeyIDs), need, len(s.Roles[index.RoleIndex].KeyIDs), s.Roles[index.RoleIndex].Threshold,
+		out, p, s.Version, len(s.Roles[trust.RoleRoot].KeyIDs), need, len(s.Roles[trust.RoleIndex].KeyIDs), s.Roles[trust.RoleIndex].Threshold,
 		len(s.Delegations), s.Expires.Format(time.RFC3339))
-	if qa, ok := s.Roles[index.RoleQA]; ok {
+	if qa, ok := s.Roles[trust.RoleQA]; ok {
 		fmt.Fprintf(env.Stdout, "qa role: %d keys (threshold %d) sign test evidence\n", len(qa.KeyIDs), qa.Threshold)
 	}
 	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --sign-key ROOT.key' (%d root signatures needed", out, need)

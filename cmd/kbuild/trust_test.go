@@ -20,8 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/trust"
 )
 
 func TestTrustRootChain(t *testing.T) {
@@ -110,7 +110,7 @@ func TestTrustRootChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := index.ParseState(st)
+	s, err := trust.ParseState(st)
 	if err != nil || s.RootVersion != 2 {
 		t.Fatalf("state %s: %v", st, err)
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/trust"
 )
 
 func newTrustRootSignCmd() *Command {
@@ -46,7 +46,7 @@ Examples:
 				return err
 			}
 			for _, k := range signers {
-				if !slices.Contains(r.Signed.Roles[index.RoleRoot].KeyIDs, k.KeyID()) {
+				if !slices.Contains(r.Signed.Roles[trust.RoleRoot].KeyIDs, k.KeyID()) {
 					fmt.Fprintf(env.Stderr, "note: key %s is not a root key of version %d; its signature counts only for the previous version's root keys\n", k.KeyID(), r.Signed.Version)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/trust"
 )
 
 // setFlags say where validate looks for the members of release sets:
@@ -35,22 +36,22 @@ func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string,
 	var x *index.RepositoryIndex
 	where := "the recipes validated"
 	if f.ref != "" {
-		trust, err := f.trust()
+		tr, err := f.trust()
 		switch {
 		case err != nil:
 			return nil, err
-		case trust != nil && f.indexRoot != "":
+		case tr != nil && f.indexRoot != "":
 			return nil, usagef("--index: give one of --public-key, --root-key or --index-root")
 		case f.indexRoot != "":
 			r, err := publish.ReadRootFile(f.indexRoot)
 			if err != nil {
 				return nil, fmt.Errorf("--index-root: %w", err)
 			}
-			trust = &index.Trust{TrustedRoot: r}
-		case trust == nil:
+			tr = &trust.Trust{TrustedRoot: r}
+		case tr == nil:
 			return nil, usagef("--index needs --public-key, --root-key or --index-root: a published index is verified before it is trusted")
 		}
-		pub, err := publish.ReadIndex(ctx, f.ref, trust, fetchsite.WithTimeout(timeout))
+		pub, err := publish.ReadIndex(ctx, f.ref, tr, fetchsite.WithTimeout(timeout))
 		if err != nil {
 			return nil, err
 		}

@@ -22,6 +22,8 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // pinnedUses is a third-party action pinned by full commit with its
@@ -109,7 +111,7 @@ type workflowRun struct {
 	t     *testing.T
 	repo  string
 	pages string
-	key   *index.PrivateKey
+	key   *trust.PrivateKey
 	env   []string
 }
 
@@ -197,7 +199,7 @@ func (w *workflowRun) handIndex(site, records string) {
 		}
 		for name, p := range x.Packages {
 			for _, v := range p.Versions {
-				rec := &index.PackageSource{APIVersion: index.RecordAPIVersion, Kind: index.RecordKind, Metadata: index.RecordMetadata{Name: name}, Spec: v.Spec}
+				rec := &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind, Metadata: spec.RecordMetadata{Name: name}, Spec: v.Spec}
 				if err := b.Add("pages", rec, nil); err != nil {
 					t.Fatal(err)
 				}
@@ -267,7 +269,7 @@ func TestWorkflowScripts(t *testing.T) {
 	w := &workflowRun{t: t, repo: examplesRepo(t), pages: t.TempDir()}
 	srv := httptest.NewServer(http.FileServer(http.Dir(w.pages)))
 	defer srv.Close()
-	key, err := index.GenerateKey(rand.Reader)
+	key, err := trust.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +383,7 @@ func (w *workflowRun) checkSigned(name string) {
 		}
 		return
 	}
-	if _, err := index.Verify(data, sig, &index.Trust{IndexKeys: []*index.PublicKey{w.key.Public()}}, index.VerifyOptions{Now: time.Now()}); err != nil {
+	if _, err := trust.Verify(data, sig, &trust.Trust{IndexKeys: []*trust.PublicKey{w.key.Public()}}, trust.VerifyOptions{Now: time.Now()}); err != nil {
 		w.t.Errorf("%s: the published index does not verify with keys/index.pub: %v", name, err)
 	}
 }

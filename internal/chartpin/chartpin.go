@@ -20,6 +20,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/spec"
 )
 
 // ChartLayerMediaType is the media type of a Helm chart archive layer.
@@ -71,7 +72,7 @@ func registryTransport(idle time.Duration) remote.Option {
 
 // Ref returns the OCI reference of a pinned chart: the repository without
 // oci://, the chart name, and the version as a tag ('+' becomes '_').
-func Ref(c *index.ChartRef) string {
+func Ref(c *spec.ChartRef) string {
 	return strings.TrimSuffix(strings.TrimPrefix(c.Repository, "oci://"), "/") + "/" + c.Name + ":" + strings.ReplaceAll(c.Version, "+", "_")
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/plainhttp"
+	"kbuild.dev/kbuild/spec"
 )
 
 // PullPinned pulls the chart archive that ref pins, by its digest, from the
@@ -21,12 +21,12 @@ import (
 // credentials, and returns its bytes after checking their sha256 against
 // ref.Digest while reading (at most MaxChartSize bytes). plain says which
 // registries may be reached over plain HTTP.
-func PullPinned(ctx context.Context, ref index.ChartRef, plain plainhttp.Policy) ([]byte, error) {
+func PullPinned(ctx context.Context, ref spec.ChartRef, plain plainhttp.Policy) ([]byte, error) {
 	repo, ok := strings.CutPrefix(ref.Repository, "oci://")
 	if !ok {
 		return nil, fmt.Errorf("chart %s: repository %q is not oci://HOST/PATH", ref.Name, ref.Repository)
 	}
-	if _, err := index.ParseDigest(ref.Digest); err != nil {
+	if _, err := spec.ParseDigest(ref.Digest); err != nil {
 		return nil, fmt.Errorf("chart %s: digest %q is not sha256:<hex>: %w", ref.Name, ref.Digest, err)
 	}
 	where := strings.TrimSuffix(repo, "/") + "/" + ref.Name + "@" + ref.Digest

@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/plainhttp"
+	"kbuild.dev/kbuild/spec"
 )
 
 const digestA = "sha256:" + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -39,13 +39,13 @@ func TestPullPinned(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		ref     index.ChartRef
+		ref     spec.ChartRef
 		wantErr string
 	}{
-		{name: "by digest", ref: index.ChartRef{Repository: "oci://" + host + "/packages/op", Name: "op", Digest: digest}},
-		{name: "absent", ref: index.ChartRef{Repository: "oci://" + host + "/packages/op", Name: "op", Digest: digestA}, wantErr: "chart op: pull " + host + "/packages/op/op@" + digestA},
-		{name: "not oci", ref: index.ChartRef{Repository: "https://example.com/charts", Name: "op", Digest: digest}, wantErr: `is not oci://HOST/PATH`},
-		{name: "not sha256", ref: index.ChartRef{Repository: "oci://" + host + "/p", Name: "op", Digest: "md5:00"}, wantErr: `is not sha256:<hex>`},
+		{name: "by digest", ref: spec.ChartRef{Repository: "oci://" + host + "/packages/op", Name: "op", Digest: digest}},
+		{name: "absent", ref: spec.ChartRef{Repository: "oci://" + host + "/packages/op", Name: "op", Digest: digestA}, wantErr: "chart op: pull " + host + "/packages/op/op@" + digestA},
+		{name: "not oci", ref: spec.ChartRef{Repository: "https://example.com/charts", Name: "op", Digest: digest}, wantErr: `is not oci://HOST/PATH`},
+		{name: "not sha256", ref: spec.ChartRef{Repository: "oci://" + host + "/p", Name: "op", Digest: "md5:00"}, wantErr: `is not sha256:<hex>`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestPullPinnedMismatch(t *testing.T) {
 		w.Write([]byte("not what was pinned"))
 	}))
 	defer srv.Close()
-	ref := index.ChartRef{Repository: "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/p", Name: "op", Digest: digestA}
+	ref := spec.ChartRef{Repository: "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/p", Name: "op", Digest: digestA}
 	_, err := PullPinned(context.Background(), ref, plainhttp.Policy{Loopback: true})
 	if err == nil || !strings.Contains(err.Error(), digestA) {
 		t.Fatalf("PullChart of replaced bytes = %v, want an error naming %s", err, digestA)

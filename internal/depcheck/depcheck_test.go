@@ -17,40 +17,44 @@ const module = "kbuild.dev/kbuild/"
 // entry the package does not import fails the test too, so the table says
 // what the code does.
 var allowed = map[string][]string{
-	"recipe":               {"index", "internal/yamlbound"},
-	"recipe/draft":         {"builder", "recipe", "internal/atomicfile", "sources"},
-	"builder":              {"recipe", "index", "internal/atomicfile", "internal/dist", "internal/netdeadline", "patches", "releaseset", "sources"},
-	"sources":              {"recipe", "index", "internal/atomicfile", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound"},
-	"patches":              {"recipe", "internal/yamlbound"},
-	"sbom":                 {"index"},
-	"sbom/trivytest":       {},
-	"site":                 {"index", "internal/atomicfile"},
+	// The formats: spec is the leaf, index reads and writes the repository
+	// index of specs, trust decides whether an index may be believed.
+	"spec":  {},
+	"index": {"internal/yamlscan", "spec"},
+	"trust": {"index", "internal/atomicfile", "internal/yamlscan", "spec"},
+	// The recipe model and the pipeline: recipe needs only the spec.
+	"recipe":       {"internal/yamlbound", "spec"},
+	"recipe/draft": {"builder", "internal/atomicfile", "recipe", "sources"},
+	"sources":      {"internal/atomicfile", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe", "spec"},
+	"patches":      {"internal/yamlbound", "recipe"},
+	"builder":      {"index", "internal/atomicfile", "internal/dist", "internal/netdeadline", "patches", "recipe", "releaseset", "sources", "spec", "trust"},
+	// What is published and how.
+	"sbom":              {"index", "spec"},
+	"sbom/trivytest":    {},
+	"site":              {"index", "internal/atomicfile", "spec"},
+	"publish":           {"builder", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "internal/netdeadline", "recipe", "sbom", "site", "sources", "spec", "trust"},
+	"bundle":            {"builder", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "spec", "trust"},
+	"bundle/nodeconfig": {"internal/atomicfile"},
+	"releaseset":        {"index", "spec"},
+	"evidence":          {"index", "releaseset", "spec", "trust"},
+	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "publish", "releaseset", "trust"},
+	// One job each, below the libraries that use them.
+	"examples":             {},
 	"internal/atomicfile":  {},
-	"internal/dist":        {"index"},
-	"internal/distindex":   {"index"},
-	"internal/fetchsite":   {"index", "internal/netdeadline"},
-	"internal/chartpin":    {"index", "internal/netdeadline", "internal/plainhttp"},
-	"internal/ociserve":    {},
-	"internal/review":      {"builder", "recipe", "index", "internal/chartpin", "internal/plainhttp", "sources"},
+	"internal/chartpin":    {"index", "internal/netdeadline", "internal/plainhttp", "spec"},
+	"internal/dist":        {"spec"},
+	"internal/distindex":   {"index", "spec"},
+	"internal/fetchsite":   {"index", "internal/netdeadline", "trust"},
 	"internal/netdeadline": {},
+	"internal/ociserve":    {},
+	"internal/plainhttp":   {},
+	"internal/review":      {"builder", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
+	"internal/stacktest":   {"index", "internal/distindex"},
 	"internal/testenv":     {},
 	"internal/testtree":    {},
 	"internal/yamlbound":   {},
-	// index writes new key files (keyload.go, trust after the split) through
-	// internal/atomicfile, which imports only the standard library; its YAML
-	// machinery is internal/yamlscan.
-	"index":              {"internal/atomicfile", "internal/yamlscan"},
-	"internal/yamlscan":  {},
-	"examples":           {},
-	"scripts/hostile":    {},
-	"bundle":             {"builder", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline"},
-	"bundle/nodeconfig":  {"internal/atomicfile"},
-	"publish":            {"builder", "recipe", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "internal/netdeadline", "sbom", "site", "sources"},
-	"internal/plainhttp": {},
-	"internal/stacktest": {"index", "internal/distindex"},
-	"releaseset":         {"index"},
-	"evidence":           {"index", "releaseset"},
-	"suite":              {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "publish", "releaseset"},
+	"internal/yamlscan":    {},
+	"scripts/hostile":      {},
 }
 
 // leaf is what the packages at the bottom of the graph may depend on
@@ -76,7 +80,9 @@ var leaf = []string{
 // internal/chartpin, sbom/trivytest) depend on Helm, kyaml and the
 // registry clients by design and are not held here.
 var outside = map[string][]string{
+	"spec":                 leaf,
 	"index":                leaf,
+	"trust":                leaf,
 	"recipe":               leaf,
 	"releaseset":           leaf,
 	"evidence":             append([]string{"github.com/package-url/packageurl-go"}, leaf...),

@@ -13,7 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // maxRecordSize caps a build record or sidecar read from disk.
@@ -23,9 +23,9 @@ const maxRecordSize = 16 << 20
 type Build struct {
 	// File is the record's path.
 	File   string
-	Record index.PackageSource
+	Record spec.PackageSource
 	// Info is the BuildInfo sidecar, nil when absent.
-	Info *index.BuildInfo
+	Info *spec.BuildInfo
 }
 
 // Key returns "<name>-<version>-<build>", the base of the record's file name.
@@ -69,7 +69,7 @@ func Read(dir string) ([]Build, error) {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
 		}
-		if err := yaml.Unmarshal(data, &head); err != nil || head.Kind != index.RecordKind {
+		if err := yaml.Unmarshal(data, &head); err != nil || head.Kind != spec.RecordKind {
 			return nil
 		}
 		var b Build
@@ -79,7 +79,7 @@ func Read(dir string) ([]Build, error) {
 		}
 		info := strings.TrimSuffix(p, ".yaml") + ".build.yaml"
 		if data, err := readCapped(info); err == nil {
-			b.Info = new(index.BuildInfo)
+			b.Info = new(spec.BuildInfo)
 			if err := yaml.UnmarshalStrict(data, b.Info); err != nil {
 				return fmt.Errorf("build info %s: %w", info, err)
 			}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // SigSuffix ends the name of a record's sidecar of delegated signatures:
@@ -51,7 +52,7 @@ func Add(ctx context.Context, b *index.Builder, dir string) error {
 
 // Pinner fills in the archive digest of a chart a record names without
 // one (trust on first use, as kubepkg repo index does).
-type Pinner func(ctx context.Context, c *index.ChartRef) error
+type Pinner func(ctx context.Context, c *spec.ChartRef) error
 
 // AddPinning is Add; with pin, a record whose components name charts
 // without a digest has them pinned by pin before it is added (the record
@@ -137,7 +138,7 @@ func AddRecords(b *index.Builder, paths []string) error {
 			err = addData(context.Background(), b, p, data, sidecar, nil)
 		}
 		if errors.Is(err, index.ErrNotRecord) {
-			err = fmt.Errorf("%s: not a build record (kind %s)", p, index.RecordKind)
+			err = fmt.Errorf("%s: not a build record (kind %s)", p, spec.RecordKind)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -192,7 +193,7 @@ func addData(ctx context.Context, b *index.Builder, p string, data []byte, sidec
 
 // unpinned reports whether a component of rec names a chart without a
 // digest.
-func unpinned(rec *index.PackageSource) bool {
+func unpinned(rec *spec.PackageSource) bool {
 	for _, v := range rec.Spec.Variants {
 		for _, c := range v.Components {
 			if c.Chart != nil && c.Chart.Digest == "" {

@@ -11,18 +11,20 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
-func record(name, version string, build int, chart string) *index.PackageSource {
-	return &index.PackageSource{
-		APIVersion: index.RecordAPIVersion, Kind: index.RecordKind,
-		Metadata: index.RecordMetadata{Name: name},
-		Spec: index.PackageSpec{Version: version, Build: build, Variants: []index.Variant{{Name: "default", Components: []index.Component{{Name: "c",
-			Chart: &index.ChartRef{Repository: "oci://r/" + name, Name: "c", Version: fmt.Sprintf("%s-%d", version, build), Digest: "sha256:" + strings.Repeat(chart, 64)}}}}}},
+func record(name, version string, build int, chart string) *spec.PackageSource {
+	return &spec.PackageSource{
+		APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
+		Metadata: spec.RecordMetadata{Name: name},
+		Spec: spec.PackageSpec{Version: version, Build: build, Variants: []spec.Variant{{Name: "default", Components: []spec.Component{{Name: "c",
+			Chart: &spec.ChartRef{Repository: "oci://r/" + name, Name: "c", Version: fmt.Sprintf("%s-%d", version, build), Digest: "sha256:" + strings.Repeat(chart, 64)}}}}}},
 	}
 }
 
-func write(t *testing.T, p string, rec *index.PackageSource) {
+func write(t *testing.T, p string, rec *spec.PackageSource) {
 	t.Helper()
 	b, err := index.MarshalRecord(rec)
 	if err != nil {
@@ -42,8 +44,8 @@ func TestBuild(t *testing.T) {
 	write(t, filepath.Join(dir, ".hidden", "stray.yaml"), record("hidden", "1.0.0", 1, "c"))
 	os.WriteFile(filepath.Join(dir, "kubevirt-1.9.0-4.build.yaml"), []byte("apiVersion: kbuild.dev/v1\nkind: BuildInfo\npackage: kubevirt\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "notes.yaml"), []byte("kind: Notes\nitems: [a, b]\n"), 0o644)
-	k, _ := index.GenerateKey(nil)
-	sig, _ := index.SignVersion(record("kubevirt", "1.9.0", 4, "a"), k)
+	k, _ := trust.GenerateKey(nil)
+	sig, _ := trust.SignVersion(record("kubevirt", "1.9.0", 4, "a"), k)
 	side, _ := index.MarshalSignatureList([]index.Signature{sig})
 	os.WriteFile(filepath.Join(dir, "kubevirt-1.9.0-4.sig.yaml"), side, 0o644)
 

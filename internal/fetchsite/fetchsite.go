@@ -23,6 +23,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/trust"
 )
 
 // ErrNotFound is wrapped by Fetch's error when the file does not exist (a
@@ -305,7 +306,7 @@ func spool(head []byte, r io.Reader, loc string, limit int64) ([]byte, error) {
 // what it serves is not acceptable (an *index.VerificationError wrapping
 // index.ErrTooLarge).
 func tooLarge(loc, format string, args ...any) error {
-	return &index.VerificationError{What: loc, Err: index.ErrTooLarge, Detail: fmt.Sprintf(format, args...)}
+	return &trust.VerificationError{What: loc, Err: trust.ErrTooLarge, Detail: fmt.Sprintf(format, args...)}
 }
 
 // Index returns the index file and its signature file; a missing
@@ -335,34 +336,34 @@ func (s *Site) Index(ctx context.Context) (indexBytes, sigBytes []byte, err erro
 // at the first version that is missing or that the chain refuses, and the
 // rest stay nil, so a site of a thousand junk roots costs one fetch, and
 // index.Verify reports that first bad version.
-func (s *Site) Roots(ctx context.Context, trust *index.Trust, first int) error {
-	latest, err := s.Fetch(ctx, "root.yaml", index.MaxRootSize)
+func (s *Site) Roots(ctx context.Context, tr *trust.Trust, first int) error {
+	latest, err := s.Fetch(ctx, "root.yaml", trust.MaxRootSize)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	trust.Latest = latest
-	r, err := index.ParseRoot(latest)
+	tr.Latest = latest
+	r, err := trust.ParseRoot(latest)
 	if err != nil {
 		return nil // Verify reports it
 	}
 	n := r.Signed.Version
 	if n > MaxRootVersions {
-		return &index.VerificationError{What: s.Location("root.yaml"), Err: index.ErrTooLarge, Detail: fmt.Sprintf("root version %d; at most %d versions are supported", n, MaxRootVersions)}
+		return &trust.VerificationError{What: s.Location("root.yaml"), Err: trust.ErrTooLarge, Detail: fmt.Sprintf("root version %d; at most %d versions are supported", n, MaxRootVersions)}
 	}
-	trust.Roots = make([][]byte, n)
-	chain := index.NewRootChain(trust, index.VerifyOptions{})
+	tr.Roots = make([][]byte, n)
+	chain := trust.NewRootChain(tr, trust.VerifyOptions{})
 	for v := max(first, 1); v <= n; v++ {
-		b, err := s.Fetch(ctx, fmt.Sprintf("root/%d.yaml", v), index.MaxRootSize)
+		b, err := s.Fetch(ctx, fmt.Sprintf("root/%d.yaml", v), trust.MaxRootSize)
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		trust.Roots[v-1] = b
+		tr.Roots[v-1] = b
 		if v == chain.Next() {
 			if chain.Add(b) != nil {
 				return nil
@@ -377,7 +378,7 @@ func (s *Site) Roots(ctx context.Context, trust *index.Trust, first int) error {
 // verifies them with index.Verify. A missing index gives an error wrapping
 // ErrNotFound; a refusal is an *index.VerificationError; anything else is
 // a fetch error.
-func (s *Site) Verify(ctx context.Context, trust *index.Trust, opts index.VerifyOptions) (*index.Verified, error) {
+func (s *Site) Verify(ctx context.Context, tr *trust.Trust, opts trust.VerifyOptions) (*trust.Verified, error) {
 	data, sig, err := s.malformedSignature(ctx)
 	if err == nil && sig == nil {
 		data, sig, err = s.Index(ctx)
@@ -386,15 +387,15 @@ func (s *Site) Verify(ctx context.Context, trust *index.Trust, opts index.Verify
 		return nil, err
 	}
 	switch {
-	case trust.TrustedRoot != nil:
-		err = s.Roots(ctx, trust, trust.TrustedRoot.Signed.Version)
-	case len(trust.RootKeys) > 0:
-		err = s.Roots(ctx, trust, 1)
+	case tr.TrustedRoot != nil:
+		err = s.Roots(ctx, tr, tr.TrustedRoot.Signed.Version)
+	case len(tr.RootKeys) > 0:
+		err = s.Roots(ctx, tr, 1)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return index.Verify(data, sig, trust, opts)
+	return trust.Verify(data, sig, tr, opts)
 }
 
 // malformedSignature returns the signature file of a large local index

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 func TestNew(t *testing.T) {
@@ -135,11 +135,11 @@ func TestReadFileNotShared(t *testing.T) {
 // TestRoots: the root chain is fetched version by version and fetching
 // stops at the first missing or refused version.
 func TestRoots(t *testing.T) {
-	k, _ := index.GenerateKey(nil)
-	pub := []*index.PublicKey{k.Public()}
+	k, _ := trust.GenerateKey(nil)
+	pub := []*trust.PublicKey{k.Public()}
 	var roots [][]byte
 	for v := 1; v <= 5; v++ {
-		r, err := index.NewRoot(index.RootConfig{Expires: time.Now().Add(time.Hour), RootKeys: pub, RootThreshold: 1, IndexKeys: pub, IndexThreshold: 1})
+		r, err := trust.NewRoot(trust.RootConfig{Expires: time.Now().Add(time.Hour), RootKeys: pub, RootThreshold: 1, IndexKeys: pub, IndexThreshold: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestRoots(t *testing.T) {
 			}))
 			defer srv.Close()
 			s, _ := New(srv.URL)
-			trust := index.Trust{RootKeys: pub}
+			trust := trust.Trust{RootKeys: pub}
 			if err := s.Roots(context.Background(), &trust, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -256,12 +256,12 @@ func TestFetchEndlessBody(t *testing.T) {
 func TestVerifyMalformedSignatureFirst(t *testing.T) {
 	defer func(n int64) { spoolMinSize = n }(spoolMinSize)
 	spoolMinSize = 1 << 10
-	k, err := index.GenerateKey(nil)
+	k, err := trust.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trust := &index.Trust{IndexKeys: []*index.PublicKey{k.Public()}}
-	opts := index.VerifyOptions{Now: time.Now()}
+	tr := &trust.Trust{IndexKeys: []*trust.PublicKey{k.Public()}}
+	opts := trust.VerifyOptions{Now: time.Now()}
 	for _, tc := range []struct {
 		name, sigFile string
 		sig           string
@@ -290,9 +290,9 @@ func TestVerifyMalformedSignatureFirst(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = s.Verify(context.Background(), trust, opts)
-			var ve *index.VerificationError
-			if !errors.As(err, &ve) || !errors.Is(err, index.ErrNotSigned) || !strings.Contains(err.Error(), tc.want) {
+			_, err = s.Verify(context.Background(), tr, opts)
+			var ve *trust.VerificationError
+			if !errors.As(err, &ve) || !errors.Is(err, trust.ErrNotSigned) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Verify = %v, want a refusal saying %q", err, tc.want)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Sides prepares the two sides of a comparison with a builder that pushes
@@ -84,10 +85,10 @@ func (s Sides) Recipe(ctx context.Context, dir, label string) (*Package, error) 
 	}
 	r := p.Recipe
 	version := builder.ChartVersion(r)
-	refs := map[string]*index.ChartRef{}
+	refs := map[string]*spec.ChartRef{}
 	pkg := &Package{Name: r.Metadata.Name}
 	for _, c := range p.Charts {
-		refs[c.Key] = &index.ChartRef{Name: c.Key, Version: version, Digest: c.Archive.Digest}
+		refs[c.Key] = &spec.ChartRef{Name: c.Key, Version: version, Digest: c.Archive.Digest}
 		pkg.Charts = append(pkg.Charts, Chart{Name: c.Key, Digest: c.Archive.Digest, Objects: c.Rendered.Objects, CRDs: c.Rendered.CRDs})
 	}
 	pkg.Spec = builder.Record(r, refs).Spec

@@ -2,6 +2,7 @@ package review
 
 import (
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Counterpart returns the entry of package name in x to compare a build of
@@ -22,7 +23,7 @@ func Counterpart(x *index.RepositoryIndex, name, version string, build int) (v *
 // Charts returns the distinct charts that the components of s point at,
 // in the order of first use, with the install namespace of the first
 // component that installs each (for rendering).
-func Charts(s *index.PackageSpec) []PublishedChart {
+func Charts(s *spec.PackageSpec) []PublishedChart {
 	var out []PublishedChart
 	seen := map[string]int{}
 	for _, v := range s.Variants {
@@ -50,7 +51,7 @@ func Charts(s *index.PackageSpec) []PublishedChart {
 
 // PublishedChart is a chart a published spec points at.
 type PublishedChart struct {
-	Ref index.ChartRef
+	Ref spec.ChartRef
 	// Namespace is the install namespace of the first component that
 	// installs the chart, "" when none sets one.
 	Namespace string

@@ -5,25 +5,26 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
-func record(name, version string, build int, digest string) *index.PackageSource {
-	return &index.PackageSource{
-		APIVersion: index.RecordAPIVersion,
-		Kind:       index.RecordKind,
-		Metadata:   index.RecordMetadata{Name: name},
-		Spec: index.PackageSpec{
+func record(name, version string, build int, digest string) *spec.PackageSource {
+	return &spec.PackageSource{
+		APIVersion: spec.RecordAPIVersion,
+		Kind:       spec.RecordKind,
+		Metadata:   spec.RecordMetadata{Name: name},
+		Spec: spec.PackageSpec{
 			Version: version,
 			Build:   build,
-			Variants: []index.Variant{{Name: "default", Components: []index.Component{
-				{Name: "a", Chart: &index.ChartRef{Repository: "oci://r/p/" + name, Name: name, Version: version, Digest: digest}, Install: &index.Install{Namespace: "ns-a"}},
-				{Name: "b", Chart: &index.ChartRef{Repository: "oci://r/p/" + name, Name: name, Version: version, Digest: digest}},
+			Variants: []spec.Variant{{Name: "default", Components: []spec.Component{
+				{Name: "a", Chart: &spec.ChartRef{Repository: "oci://r/p/" + name, Name: name, Version: version, Digest: digest}, Install: &spec.Install{Namespace: "ns-a"}},
+				{Name: "b", Chart: &spec.ChartRef{Repository: "oci://r/p/" + name, Name: name, Version: version, Digest: digest}},
 			}}},
 		},
 	}
 }
 
-func testIndex(t *testing.T, recs ...*index.PackageSource) []byte {
+func testIndex(t *testing.T, recs ...*spec.PackageSource) []byte {
 	t.Helper()
 	b := index.NewBuilder()
 	for _, r := range recs {

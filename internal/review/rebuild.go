@@ -10,6 +10,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/plainhttp"
+	"kbuild.dev/kbuild/spec"
 )
 
 // DifferError says how a rebuild differs from what is published.
@@ -38,7 +39,7 @@ func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex
 	if pub == nil {
 		return "", fmt.Errorf("%s %s build %d is not published in the index", r.Metadata.Name, ver, r.Spec.Build)
 	}
-	published := map[string]*index.ChartRef{}
+	published := map[string]*spec.ChartRef{}
 	for _, v := range pub.Spec.Variants {
 		for _, c := range v.Components {
 			if c.Chart != nil {
@@ -46,7 +47,7 @@ func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex
 			}
 		}
 	}
-	rebuilt := map[string]*index.ChartRef{}
+	rebuilt := map[string]*spec.ChartRef{}
 	var diffs []error
 	for _, c := range p.Charts {
 		pc := published[c.Key]

@@ -10,7 +10,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Package is one side of a comparison: a version of a package as built
@@ -21,7 +21,7 @@ type Package struct {
 	// Spec is the package spec as a build record holds it: components
 	// point at their charts, whose Repository may be empty for a build
 	// that was not pushed (Compare ignores repositories).
-	Spec index.PackageSpec
+	Spec spec.PackageSpec
 	// Charts are the package's charts rendered with default values.
 	Charts []Chart
 }
@@ -143,7 +143,7 @@ type ValueChange struct {
 // package (everything added); a nil head a removed one.
 func Compare(base, head *Package) *Report {
 	r := &Report{}
-	var bs, hs *index.PackageSpec
+	var bs, hs *spec.PackageSpec
 	var bc, hc []Chart
 	if base != nil {
 		r.Package = base.Name
@@ -156,10 +156,10 @@ func Compare(base, head *Package) *Report {
 		hs, hc = &head.Spec, head.Charts
 	}
 	if bs == nil {
-		bs = &index.PackageSpec{}
+		bs = &spec.PackageSpec{}
 	}
 	if hs == nil {
-		hs = &index.PackageSpec{}
+		hs = &spec.PackageSpec{}
 	}
 	r.Charts = compareCharts(bc, hc)
 	r.Objects = compareObjects(bc, hc, r.Base, r.Head)
@@ -462,7 +462,7 @@ func setDiff(a, b []string) SetChange {
 }
 
 // crdsOf returns the CRDs a spec declares and its charts ship.
-func crdsOf(s *index.PackageSpec, charts []Chart) []string {
+func crdsOf(s *spec.PackageSpec, charts []Chart) []string {
 	out := append([]string(nil), s.CRDs...)
 	for _, c := range charts {
 		out = append(out, c.CRDs...)
@@ -470,9 +470,9 @@ func crdsOf(s *index.PackageSpec, charts []Chart) []string {
 	return out
 }
 
-func compareRequires(base, head *index.PackageSpec, hasBase, hasHead bool) []RequirementChange {
+func compareRequires(base, head *spec.PackageSpec, hasBase, hasHead bool) []RequirementChange {
 	type key struct{ variant, target string }
-	collect := func(s *index.PackageSpec) map[key]string {
+	collect := func(s *spec.PackageSpec) map[key]string {
 		m := map[key]string{}
 		for _, v := range s.Variants {
 			for _, q := range v.Requirements() {
@@ -530,7 +530,7 @@ func compareRequires(base, head *index.PackageSpec, hasBase, hasHead bool) []Req
 
 // rollbackOf describes a spec's rollback safety: "safe", "unsafe" or
 // "undeclared"; "" for an absent side.
-func rollbackOf(s *index.PackageSpec, present bool) string {
+func rollbackOf(s *spec.PackageSpec, present bool) string {
 	switch {
 	case !present:
 		return ""
@@ -544,7 +544,7 @@ func rollbackOf(s *index.PackageSpec, present bool) string {
 
 // permissionsOf describes declared permissions as compact JSON; "" for an
 // absent side or none declared.
-func permissionsOf(s *index.PackageSpec, present bool) string {
+func permissionsOf(s *spec.PackageSpec, present bool) string {
 	if !present || s.Permissions == nil {
 		return ""
 	}
@@ -555,12 +555,12 @@ func permissionsOf(s *index.PackageSpec, present bool) string {
 // specKey returns the canonical JSON of s without chart repositories: a
 // build that was not pushed has none, and where a chart is stored does
 // not change what it installs.
-func specKey(s *index.PackageSpec) string {
+func specKey(s *spec.PackageSpec) string {
 	cp := *s
-	cp.Variants = make([]index.Variant, len(s.Variants))
+	cp.Variants = make([]spec.Variant, len(s.Variants))
 	for i, v := range s.Variants {
 		nv := v
-		nv.Components = make([]index.Component, len(v.Components))
+		nv.Components = make([]spec.Component, len(v.Components))
 		for j, c := range v.Components {
 			if c.Chart != nil {
 				ch := *c.Chart

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 func deployment(ns, name, image string, replicas int) map[string]any {
@@ -36,16 +36,16 @@ const (
 )
 
 // pkg returns a package "op" with one chart "op" holding objs.
-func pkg(version string, build int, digest string, edit func(*index.PackageSpec), objs ...map[string]any) *Package {
-	s := index.PackageSpec{
+func pkg(version string, build int, digest string, edit func(*spec.PackageSpec), objs ...map[string]any) *Package {
+	s := spec.PackageSpec{
 		Version:  version,
 		Build:    build,
 		Images:   []string{imageV1},
-		Rollback: &index.Rollback{Safe: true},
-		Variants: []index.Variant{{
+		Rollback: &spec.Rollback{Safe: true},
+		Variants: []spec.Variant{{
 			Name:       "default",
-			Requires:   []index.Requirement{{Package: "base", Version: ">=1.0.0"}},
-			Components: []index.Component{{Name: "op", Chart: &index.ChartRef{Name: "op", Version: fmt.Sprintf("%s-%d", version, build), Digest: digest}}},
+			Requires:   []spec.Requirement{{Package: "base", Version: ">=1.0.0"}},
+			Components: []spec.Component{{Name: "op", Chart: &spec.ChartRef{Name: "op", Version: fmt.Sprintf("%s-%d", version, build), Digest: digest}}},
 		}},
 	}
 	if edit != nil {
@@ -100,7 +100,7 @@ func TestCompare(t *testing.T) {
 		{
 			name: "image bumped with a new build",
 			base: pkg("1.0.0", 1, digestA, nil, dep1, cm),
-			head: pkg("1.0.0", 2, digestB, func(s *index.PackageSpec) { s.Images = []string{imageV2} }, dep2, cm),
+			head: pkg("1.0.0", 2, digestB, func(s *spec.PackageSpec) { s.Images = []string{imageV2} }, dep2, cm),
 			check: func(t *testing.T, r *Report) {
 				if len(r.Objects) != 1 || r.Objects[0].Change != Changed || r.Objects[0].Title() != "Deployment sys/op" {
 					t.Fatalf("objects = %+v, want Deployment sys/op changed", r.Objects)
@@ -136,7 +136,7 @@ func TestCompare(t *testing.T) {
 		{
 			name: "same release, same charts, other spec",
 			base: pkg("1.0.0", 1, digestA, nil, dep1),
-			head: pkg("1.0.0", 1, digestA, func(s *index.PackageSpec) { s.Provides = []string{"op"} }, dep1),
+			head: pkg("1.0.0", 1, digestA, func(s *spec.PackageSpec) { s.Provides = []string{"op"} }, dep1),
 			check: func(t *testing.T, r *Report) {
 				if got := r.ImmutableViolation(); got != "the package spec differs" {
 					t.Errorf("ImmutableViolation() = %q", got)
@@ -148,7 +148,7 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name: "chart repository alone does not count",
-			base: pkg("1.0.0", 1, digestA, func(s *index.PackageSpec) {
+			base: pkg("1.0.0", 1, digestA, func(s *spec.PackageSpec) {
 				s.Variants[0].Components[0].Chart.Repository = "oci://ghcr.io/o/packages/op"
 			}, dep1),
 			head: pkg("1.0.0", 1, digestA, nil, dep1),
@@ -161,10 +161,10 @@ func TestCompare(t *testing.T) {
 		{
 			name: "requirements, rollback, CRDs and objects added and removed",
 			base: pkg("1.0.0", 1, digestA, nil, dep1, sa),
-			head: pkg("1.1.0", 1, digestB, func(s *index.PackageSpec) {
-				s.Rollback = &index.Rollback{}
+			head: pkg("1.1.0", 1, digestB, func(s *spec.PackageSpec) {
+				s.Rollback = &spec.Rollback{}
 				s.CRDs = []string{"ops.x.io"}
-				s.Variants[0].Requires = []index.Requirement{{Package: "base", Version: ">=2.0.0"}, {Capability: "api:x.io/v1", Optional: true}}
+				s.Variants[0].Requires = []spec.Requirement{{Package: "base", Version: ">=2.0.0"}, {Capability: "api:x.io/v1", Optional: true}}
 			}, dep1, cm),
 			check: func(t *testing.T, r *Report) {
 				wantReq := []RequirementChange{
@@ -220,7 +220,7 @@ func TestCompare(t *testing.T) {
 
 func TestWriteText(t *testing.T) {
 	base := pkg("1.0.0", 1, digestA, nil, deployment("sys", "op", imageV1, 1))
-	head := pkg("1.0.0", 2, digestB, func(s *index.PackageSpec) { s.Images = []string{imageV2} }, deployment("sys", "op", imageV2, 1))
+	head := pkg("1.0.0", 2, digestB, func(s *spec.PackageSpec) { s.Images = []string{imageV2} }, deployment("sys", "op", imageV2, 1))
 	var buf bytes.Buffer
 	if err := Compare(base, head).WriteText(&buf); err != nil {
 		t.Fatal(err)
@@ -255,7 +255,7 @@ func TestWriteMarkdown(t *testing.T) {
 	big["data"] = data
 	weird := object("ConfigMap", "fences")
 	weird["data"] = map[string]any{"x": "```not a fence```"}
-	head := pkg("2.0.0", 1, digestB, func(s *index.PackageSpec) {
+	head := pkg("2.0.0", 1, digestB, func(s *spec.PackageSpec) {
 		s.Images = []string{imageV2}
 		s.Rollback = nil
 	}, big, weird, object("Secret", "s|pipe"))

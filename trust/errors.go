@@ -1,0 +1,61 @@
+package trust
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels that a *VerificationError wraps, for callers that branch on the
+// kind of refusal with errors.Is.
+var (
+	// ErrNotSigned: a signature is missing, invalid, or made by a key that
+	// is not trusted, or fewer keys signed than the threshold.
+	ErrNotSigned = errors.New("not signed by a trusted key")
+	// ErrExpired: the index or the root has expired.
+	ErrExpired = errors.New("expired")
+	// ErrRollback: the index or root is older than one accepted before.
+	ErrRollback = errors.New("rollback")
+	// ErrFork: a root version differs from the same version accepted
+	// before.
+	ErrFork = errors.New("fork")
+	// ErrRootChain: the root chain skips or repeats a version.
+	ErrRootChain = errors.New("broken root chain")
+	// ErrDigest: a spec does not match its digest.
+	ErrDigest = errors.New("digest mismatch")
+	// ErrFuture: the index claims to be generated after the reference time.
+	ErrFuture = errors.New("generated in the future")
+	// ErrMalformed: the signed content is not a valid index or root.
+	ErrMalformed = errors.New("malformed")
+	// ErrTooLarge: a published file is larger than its documented limit
+	// (MaxIndexSize, MaxSignaturesSize, MaxRootSize) or the root chain is
+	// longer than a reader accepts.
+	ErrTooLarge = errors.New("over its size limit")
+)
+
+// VerificationError is a refusal: the index, a signature or a root was read
+// but must not be trusted. It is distinct from I/O and transport errors, so
+// that a command can tell "could not fetch" from "refused". Err is one of
+// the sentinels above.
+type VerificationError struct {
+	// What names the refused object: "index.yaml", "root/2.yaml",
+	// "kubevirt 1.9.0 build 4".
+	What string
+	// Err is the kind of refusal (ErrNotSigned, ErrExpired, …).
+	Err error
+	// Detail says what failed, expected against actual, and what to do.
+	Detail string
+}
+
+func (e *VerificationError) Error() string {
+	if e.What == "" {
+		return e.Detail
+	}
+	return e.What + ": " + e.Detail
+}
+
+// Unwrap returns the sentinel.
+func (e *VerificationError) Unwrap() error { return e.Err }
+
+func refuse(what string, kind error, format string, args ...any) *VerificationError {
+	return &VerificationError{What: what, Err: kind, Detail: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,603 @@
+package trust
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MaxKeptIndexSize caps an index that Verify keeps parsed in memory (without
+// DiscardIndex): the base a publish merges over. A parsed index takes
+// several times its size in memory, and this keeps a merge within about 1
+// GiB; a larger base is refused before anything is parsed or written.
+// Verifying with DiscardIndex, and merging through Builder.AddVerified,
+// read indexes up to MaxIndexSize.
+const MaxKeptIndexSize = 256 << 20
+
+// maxKept is MaxKeptIndexSize, lowered by tests.
+var maxKept = MaxKeptIndexSize
+
+// MaxClockSkew is how far in the future of the reference time an index's
+// generated time may be before Verify refuses it.
+const MaxClockSkew = 5 * time.Minute
+
+// Trust is what a subscriber is given out of band. Either IndexKeys (the
+// index is signed directly by them), or RootKeys or TrustedRoot (the index
+// is signed by the index role of the newest root, reached from them by the
+// published root chain).
+type Trust struct {
+	// IndexKeys are the public keys trusted to sign index.yaml, and
+	// Threshold how many distinct ones must (0 means 1).
+	IndexKeys []*PublicKey
+	Threshold int
+
+	// RootKeys are the pinned root keys, and RootThreshold how many must
+	// sign root version 1 (0 means 1).
+	RootKeys      []*PublicKey
+	RootThreshold int
+	// TrustedRoot, instead of RootKeys, is a root trusted as it is (for
+	// example the publisher's own root.yaml); the chain continues after it.
+	TrustedRoot *Root
+	// Roots are root/1.yaml … root/N.yaml as published, N being the
+	// version of Latest; nil for a file that is missing.
+	Roots [][]byte
+	// Latest is root.yaml as published. With TrustedRoot and no Latest,
+	// the trusted root is the newest.
+	Latest []byte
+}
+
+func (t *Trust) usesRoot() bool { return len(t.RootKeys) > 0 || t.TrustedRoot != nil }
+
+// State is what a subscriber recorded from the last index it accepted, to
+// refuse rollbacks and forks.
+type State struct {
+	// Generated is the accepted index's generated time.
+	Generated time.Time `json:"generated"`
+	// RootVersion and RootDigest (Root.Digest) are the accepted root's.
+	RootVersion int    `json:"rootVersion,omitempty"`
+	RootDigest  string `json:"rootDigest,omitempty"`
+}
+
+// ParseState parses a state file (JSON).
+func ParseState(b []byte) (*State, error) {
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("state file: %w", err)
+	}
+	if s.RootVersion < 0 || (s.RootVersion > 0) != (s.RootDigest != "") {
+		return nil, errors.New("state file: rootVersion and rootDigest must be set together")
+	}
+	return &s, nil
+}
+
+// Marshal returns the state as indented JSON.
+func (s *State) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	return append(b, '\n'), err
+}
+
+// VerifyOptions are the inputs of Verify besides the files.
+type VerifyOptions struct {
+	// Now is the reference time for expiry (required).
+	Now time.Time
+	// State, when set, is what was accepted before: an older index or
+	// root, or a different root of the same version, is refused.
+	State *State
+	// AllowExpired reports an expired index or root as a warning instead of
+	// refusing it: for re-publishing over a base index (merge), whose
+	// expiry is what the new index renews.
+	AllowExpired bool
+	// DiscardIndex keeps no parsed index: Verified.Index is nil and the
+	// result cannot be merged over. Each package is checked as it is
+	// decoded and dropped, so verifying an index of 100,000 versions needs
+	// little memory beyond its bytes.
+	DiscardIndex bool
+}
+
+// Verified is the account of an accepted index.
+type Verified struct {
+	// Index holds the versions a subscriber uses: delegated versions
+	// without enough signatures are removed (see Warnings). Nil with
+	// DiscardIndex.
+	Index *index.RepositoryIndex
+	// Packages and Versions count Index.
+	Packages, Versions int
+	// SignedBy are the trusted keys whose signature of index.yaml is
+	// valid, Keys how many keys were trusted and Threshold how many
+	// signatures were needed.
+	SignedBy  []string
+	Keys      int
+	Threshold int
+	// Generated and Expires are the index's times (Expires zero for never).
+	Generated, Expires time.Time
+	// Root is the newest root, when a root of trust was used.
+	Root *Root
+	// Warnings are versions dropped, fields kbuild does not know and,
+	// with AllowExpired, expiries.
+	Warnings []string
+	// LeftOut names the versions ("name version build N") left out
+	// because their spec has a field kbuild does not know; an index with
+	// such versions can be verified but not merged over, which would drop
+	// them.
+	LeftOut []string
+	// State is what to record for the next verification.
+	State State
+	// Withdrawn are the index's tombstones (also in Index.Withdrawn).
+	Withdrawn []index.Withdrawal
+
+	all *index.RepositoryIndex // every version, for Merge
+}
+
+// Verify checks index.yaml and index.yaml.sig as a subscriber does, in the
+// subscriber's order: the root chain from the pinned keys (or trusted
+// root, walked version by version with RootChain), the index signatures
+// against the index keys and threshold — cheapest first: the signature
+// file's form, its key ids, then the signatures over the bytes — and only
+// then the index content, its expiry and generated time against opts.Now
+// and opts.State, every spec digest, and delegated signatures. Without
+// DiscardIndex an index over MaxKeptIndexSize is refused first. A refusal is
+// a *VerificationError; other errors are misuse (no reference time).
+//
+// The returned index shares memory with indexBytes, which must not be
+// modified afterwards.
+func Verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions) (*Verified, error) {
+	return verify(indexBytes, sigBytes, trust, opts, nil)
+}
+
+// verify is Verify; each package that passes its checks is also given to
+// each, from the goroutine that decoded it, before it is kept or dropped.
+func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each func(name string, p *index.IndexPackage) error) (*Verified, error) {
+	if opts.Now.IsZero() {
+		return nil, errors.New("verify needs a reference time")
+	}
+	if trust == nil || !trust.usesRoot() && len(trust.IndexKeys) == 0 {
+		return nil, errors.New("verify needs trusted index keys or root keys")
+	}
+	if !opts.DiscardIndex && each == nil && len(indexBytes) > maxKept {
+		return nil, refuse("index.yaml", ErrTooLarge, "%d bytes is more than the %d an index merged over may have (MaxKeptIndexSize); merge with 'kbuild repo index --index', which streams the base", len(indexBytes), maxKept)
+	}
+	res := &Verified{}
+	if opts.State != nil {
+		res.State = *opts.State
+	}
+
+	// 1. The root of trust.
+	var keys []Verifier
+	threshold := trust.Threshold
+	if trust.usesRoot() {
+		root, warnings, err := walkRoots(trust, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Root = root
+		res.Warnings = append(res.Warnings, warnings...)
+		role := root.Signed.Roles[RoleIndex]
+		keys = root.verifiers(role.KeyIDs)
+		threshold = role.Threshold
+		d, err := root.Digest()
+		if err != nil {
+			return nil, err
+		}
+		res.State.RootVersion, res.State.RootDigest = root.Signed.Version, d
+	} else {
+		if opts.State != nil && opts.State.RootVersion > 0 {
+			return nil, refuse("index.yaml", ErrRootChain, "the state was recorded under root version %d, but no root of trust was given; verify with the root keys", opts.State.RootVersion)
+		}
+		for _, k := range trust.IndexKeys {
+			keys = append(keys, k)
+		}
+		if threshold == 0 {
+			threshold = 1
+		}
+	}
+	distinct := map[string]bool{}
+	for _, k := range keys {
+		distinct[k.KeyID()] = true
+	}
+	res.Keys, res.Threshold = len(distinct), threshold
+	if threshold < 1 || threshold > len(distinct) {
+		return nil, fmt.Errorf("threshold %d cannot be met by %d trusted keys", threshold, len(distinct))
+	}
+
+	// 2. The signatures of the exact bytes, cheapest check first, all
+	// before anything of the content is parsed: the signature file's
+	// shape, then its key ids against the trusted keys, then the
+	// signatures over the bytes. A malformed or foreign signature of a
+	// huge index is refused without reading the index.
+	if err := checkIndexSignatures(indexBytes, sigBytes, keys, threshold, len(distinct), res); err != nil {
+		return nil, err
+	}
+
+	// 3. The content. Each package is checked as it is decoded: its form,
+	// every spec against its digest, and its delegation.
+	var mu sync.Mutex
+	results := map[string]pkgResult{}
+	visit := func(name string, p *index.IndexPackage) (bool, error) {
+		for i := range p.Versions {
+			v := &p.Versions[i]
+			if d, _ := v.Spec.Digest(); d != v.Digest {
+				return false, refuse(fmt.Sprintf("%s %s build %d", name, v.Version, v.Build), ErrDigest,
+					"spec does not match its digest: the entry says %s, the spec is %s; %s", v.Digest, d, spec.DigestMismatchReason(&v.Spec, v.Digest))
+			}
+		}
+		pr := pkgResult{kept: p, versions: len(p.Versions)}
+		if res.Root != nil {
+			if d := res.Root.DelegationFor(name); d != nil {
+				pr = delegate(name, p, d, res.Root)
+			}
+		}
+		if each != nil {
+			if err := each(name, p); err != nil {
+				return false, err
+			}
+		}
+		if opts.DiscardIndex {
+			pr.kept = nil // its memory is used again
+		}
+		mu.Lock()
+		results[name] = pr
+		mu.Unlock()
+		return !opts.DiscardIndex, nil
+	}
+	x, perr := index.ParseIndexFunc(indexBytes, visit) // checks each package before visit
+	var ve *VerificationError
+	if errors.As(perr, &ve) {
+		return nil, perr
+	}
+	if perr != nil {
+		return nil, refuse("index.yaml", ErrMalformed, "%v", perr)
+	}
+	for _, u := range x.Unknown {
+		res.Warnings = append(res.Warnings, u.String())
+		if u.Dropped {
+			res.LeftOut = append(res.LeftOut, fmt.Sprintf("%s %s build %d", u.Package, u.Version, u.Build))
+		}
+	}
+	res.LeftOut = slices.Compact(res.LeftOut)
+	if x.Generated.IsZero() {
+		res.Warnings = append(res.Warnings, "index.yaml: no generated time (kubepkg accepts that; kbuild always writes one, and without it a subscriber cannot tell an older index from a newer one)")
+	}
+	if x.Generated.After(opts.Now.Add(MaxClockSkew)) {
+		return nil, refuse("index.yaml", ErrFuture, "generated %s is in the future (reference time %s); check the publisher's SOURCE_DATE_EPOCH and clocks", fmtTime(x.Generated), fmtTime(opts.Now))
+	}
+	if trust.usesRoot() && x.Expires.IsZero() {
+		return nil, refuse("index.yaml", ErrExpired, "index has no expires; under a root of trust every index must expire (publish it with --expires)")
+	}
+	if !x.Expires.IsZero() && !opts.Now.Before(x.Expires) {
+		msg := fmt.Sprintf("index expired at %s (reference time %s); the publisher must re-sign it ('kbuild repo index --index')", fmtTime(x.Expires), fmtTime(opts.Now))
+		if !opts.AllowExpired {
+			return nil, refuse("index.yaml", ErrExpired, "%s", msg)
+		}
+		res.Warnings = append(res.Warnings, "index.yaml: "+msg)
+	}
+	if opts.State != nil && x.Generated.Before(opts.State.Generated) {
+		return nil, refuse("index.yaml", ErrRollback, "index generated %s is older than the index accepted before (generated %s): refusing a rollback", fmtTime(x.Generated), fmtTime(opts.State.Generated))
+	}
+	if opts.State == nil || x.Generated.After(res.State.Generated) {
+		res.State.Generated = x.Generated
+	}
+	res.Generated, res.Expires = x.Generated, x.Expires
+	res.Withdrawn = index.CloneWithdrawals(x.Withdrawn)
+
+	// 4. What a subscriber uses.
+	names := make([]string, 0, len(results))
+	for name := range results {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if !opts.DiscardIndex {
+		if err := x.CheckSets(true); err != nil {
+			return nil, refuse("index.yaml", ErrMalformed, "%v", err)
+		}
+		res.all = x
+		res.Index = x
+	}
+	for _, name := range names {
+		pr := results[name]
+		res.Warnings = append(res.Warnings, pr.warnings...)
+		if pr.versions > 0 {
+			res.Packages++
+			res.Versions += pr.versions
+		}
+		if res.Index != nil && pr.changed {
+			if res.Index == x {
+				cp := *x
+				cp.Packages = maps.Clone(x.Packages)
+				res.Index = &cp
+			}
+			if pr.kept == nil {
+				delete(res.Index.Packages, name)
+			} else {
+				res.Index.Packages[name] = pr.kept
+			}
+		}
+	}
+	return res, nil
+}
+
+// checkIndexSignatures refuses index bytes that lack threshold valid
+// signatures by keys, in order of cost, and records who signed in res.
+func checkIndexSignatures(indexBytes, sigBytes []byte, keys []Verifier, threshold, distinct int, res *Verified) error {
+	if len(sigBytes) == 0 {
+		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is missing or empty")
+	}
+	sigs, err := index.ParseSignatures(sigBytes)
+	if err != nil {
+		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is malformed: %v", err)
+	}
+	trusted := map[string]bool{}
+	for _, k := range keys {
+		trusted[k.KeyID()] = true
+	}
+	candidates := map[string]bool{}
+	for i, sg := range sigs {
+		switch {
+		case sg.KeyID == "":
+			candidates["#"+strconv.Itoa(i)] = true // tried against every key
+		case trusted[sg.KeyID]:
+			candidates[sg.KeyID] = true
+		}
+	}
+	if len(candidates) < threshold {
+		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig has %d signature(s)%s, %d of them by the %d trusted key(s) (%s), %d needed; the others were made by other keys",
+			len(sigs), sigKeyIDs(sigs), len(candidates), distinct, shortIDs(keys), threshold)
+	}
+	res.SignedBy = checkSignatures(indexBytes, sigs, keys)
+	if len(res.SignedBy) < threshold {
+		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d trusted key(s) (%s), %d needed; index.yaml.sig has %d signature(s)%s — the file was changed after signing, the signature is for other bytes, or it was made by another key",
+			len(res.SignedBy), distinct, shortIDs(keys), threshold, len(sigs), sigKeyIDs(sigs))
+	}
+	return nil
+}
+
+// pkgResult is what a subscriber keeps of one package.
+type pkgResult struct {
+	kept     *index.IndexPackage // nil when no version is left, or with DiscardIndex
+	versions int                 // versions kept
+	changed  bool                // versions were dropped
+	warnings []string
+}
+
+// delegate keeps the versions of p that carry the delegation's threshold
+// of signatures of their version statement.
+func delegate(name string, p *index.IndexPackage, d *Delegation, root *Root) pkgResult {
+	keys := root.verifiers(d.KeyIDs)
+	kept := *p
+	kept.Versions = nil
+	var pr pkgResult
+	for _, v := range p.Versions {
+		got := checkSignatures(VersionStatement(name, v.Version, v.Build, v.Digest), v.Signatures, keys)
+		if len(got) >= d.Threshold {
+			kept.Versions = append(kept.Versions, v)
+			continue
+		}
+		pr.changed = true
+		pr.warnings = append(pr.warnings, fmt.Sprintf("%s %s build %d dropped: delegation %s needs %d signature(s) of the version by its keys (%s), it has %d valid; sign the build record with 'kbuild trust sign' and publish again",
+			name, v.Version, v.Build, d.Name, d.Threshold, shortIDs(keys), len(got)))
+	}
+	pr.versions = len(kept.Versions)
+	if !pr.changed {
+		pr.kept = p
+	} else if len(kept.Versions) > 0 {
+		pr.kept = &kept
+	}
+	return pr
+}
+
+// walkRoots verifies the root chain and returns the newest root.
+func walkRoots(t *Trust, opts VerifyOptions) (*Root, []string, error) {
+	var warnings []string
+	if t.Latest == nil && t.TrustedRoot != nil {
+		// Nothing published beside the index: the trusted root is the
+		// newest.
+		return checkFinalRoot(t.TrustedRoot, opts, warnings)
+	}
+	if t.Latest == nil {
+		return nil, nil, refuse("root.yaml", ErrRootChain, "root.yaml is missing; a site verified with root keys publishes root.yaml and root/1.yaml … root/N.yaml")
+	}
+	latest, err := ParseRoot(t.Latest)
+	if err != nil {
+		return nil, nil, refuse("root.yaml", ErrMalformed, "%v", err)
+	}
+	n := latest.Signed.Version
+	if len(t.Roots) < n {
+		return nil, nil, refuse(fmt.Sprintf("root/%d.yaml", len(t.Roots)+1), ErrRootChain, "missing: root.yaml is version %d, so root/1.yaml … root/%d.yaml must all be published", n, n)
+	}
+	c := NewRootChain(t, opts)
+	for v := c.Next(); v <= n; v = c.Next() {
+		if t.Roots[v-1] == nil {
+			return nil, nil, refuse(fmt.Sprintf("root/%d.yaml", v), ErrRootChain, "missing: the root chain skips version %d (root.yaml is version %d)", v, n)
+		}
+		if err := c.Add(t.Roots[v-1]); err != nil {
+			return nil, nil, err
+		}
+	}
+	prev := c.Last()
+	final := prev
+	if final == nil {
+		return nil, nil, refuse("root/1.yaml", ErrRootChain, "no root is published")
+	}
+	if final.Signed.Version == n {
+		fd, _ := final.Digest()
+		if ld, _ := latest.Digest(); ld != fd {
+			return nil, nil, refuse("root.yaml", ErrFork, "version %d (%s) differs from root/%d.yaml (%s): the site publishes two roots of one version", n, ld, n, fd)
+		}
+	}
+	return checkFinalRoot(final, opts, warnings)
+}
+
+// RootChain checks a published root chain one version at a time, so that a
+// client fetching root/1.yaml, root/2.yaml, … stops at the first bad one
+// instead of fetching the whole chain first. Verify walks the chain the same
+// way.
+type RootChain struct {
+	t     *Trust
+	opts  VerifyOptions
+	prev  *Root
+	start int // the trusted root's version, or 0
+	next  int
+}
+
+// NewRootChain starts a chain from t's pinned root keys (at version 1) or
+// its trusted root (at the trusted root's version, which must be
+// republished unchanged). opts.State, when set, refuses forks.
+func NewRootChain(t *Trust, opts VerifyOptions) *RootChain {
+	c := &RootChain{t: t, opts: opts, next: 1}
+	if t.TrustedRoot != nil {
+		c.prev, c.start = t.TrustedRoot, t.TrustedRoot.Signed.Version
+		c.next = max(c.start, 1)
+	}
+	return c
+}
+
+// Next is the version the next Add must be.
+func (c *RootChain) Next() int { return c.next }
+
+// Last is the newest root accepted so far: nil before the first Add
+// without a trusted root.
+func (c *RootChain) Last() *Root { return c.prev }
+
+// Add checks b as root version Next(): its form, its version number, that
+// it is signed by the previous root's root keys (or the pinned keys) and by
+// its own. A refusal is a *VerificationError; after one the chain must not
+// be used.
+func (c *RootChain) Add(b []byte) error {
+	v := c.next
+	what := fmt.Sprintf("root/%d.yaml", v)
+	r, err := ParseRoot(b)
+	if err != nil {
+		return refuse(what, ErrMalformed, "%v", err)
+	}
+	if got := r.Signed.Version; got != v {
+		kind := "skips"
+		if got < v {
+			kind = "repeats"
+		}
+		return refuse(what, ErrRootChain, "has version %d, want %d: the root chain %s a version", got, v, kind)
+	}
+	d, err := r.Digest()
+	if err != nil {
+		return err
+	}
+	if s := c.opts.State; s != nil && s.RootVersion == v && s.RootDigest != d {
+		return refuse(what, ErrFork, "root version %d is %s, but the version %d accepted before is %s: the root chain forked", v, d, v, s.RootDigest)
+	}
+	c.next++
+	if v == c.start {
+		if td, _ := c.prev.Digest(); td != d {
+			return refuse(what, ErrFork, "root version %d is %s, but the trusted root of that version is %s: the root chain forked", v, d, td)
+		}
+		return nil
+	}
+	if err := checkRootSigs(r, c.prev, c.t); err != nil {
+		return err
+	}
+	c.prev = r
+	return nil
+}
+
+// checkFinalRoot refuses a newest root older than the recorded one, or
+// expired.
+func checkFinalRoot(final *Root, opts VerifyOptions, warnings []string) (*Root, []string, error) {
+	if s := opts.State; s != nil && final.Signed.Version < s.RootVersion {
+		return nil, nil, refuse("root.yaml", ErrRollback, "root version %d is older than the version %d accepted before: refusing a rollback", final.Signed.Version, s.RootVersion)
+	}
+	if s := opts.State; s != nil && final.Signed.Version == s.RootVersion {
+		if d, _ := final.Digest(); d != s.RootDigest {
+			return nil, nil, refuse("root.yaml", ErrFork, "root version %d is %s, but the version %d accepted before is %s: the root chain forked", final.Signed.Version, d, final.Signed.Version, s.RootDigest)
+		}
+	}
+	if !opts.Now.Before(final.Signed.Expires) {
+		msg := fmt.Sprintf("root version %d expired at %s (reference time %s); the root key holders must publish the next version ('kbuild trust root next')", final.Signed.Version, fmtTime(final.Signed.Expires), fmtTime(opts.Now))
+		if !opts.AllowExpired {
+			return nil, nil, refuse("root.yaml", ErrExpired, "%s", msg)
+		}
+		warnings = append(warnings, "root.yaml: "+msg)
+	}
+	return final, warnings, nil
+}
+
+// checkRootSigs checks that root r carries the threshold of the previous
+// root's root role (or, for version 1, of the pinned keys) and of its own.
+func checkRootSigs(r, prev *Root, t *Trust) error {
+	what := fmt.Sprintf("root/%d.yaml", r.Signed.Version)
+	b, err := r.SignedBytes()
+	if err != nil {
+		return err
+	}
+	if prev == nil {
+		var pinned []Verifier
+		for _, k := range t.RootKeys {
+			pinned = append(pinned, k)
+		}
+		need := t.RootThreshold
+		if need == 0 {
+			need = 1
+		}
+		if got := checkSignatures(b, r.Signatures, pinned); len(got) < need {
+			return refuse(what, ErrNotSigned, "root version 1 is not signed by the pinned root keys: %d valid signature(s) by %s, %d needed", len(got), shortIDs(pinned), need)
+		}
+	} else {
+		role := prev.Signed.Roles[RoleRoot]
+		ks := prev.verifiers(role.KeyIDs)
+		if got := checkSignatures(b, r.Signatures, ks); len(got) < role.Threshold {
+			return refuse(what, ErrNotSigned, "root version %d is not signed by the root keys of version %d: %d valid signature(s) by %s, %d needed; the previous root's keys must sign a new root ('kbuild trust root sign')",
+				r.Signed.Version, prev.Signed.Version, len(got), shortIDs(ks), role.Threshold)
+		}
+	}
+	role := r.Signed.Roles[RoleRoot]
+	ks := r.verifiers(role.KeyIDs)
+	if got := checkSignatures(b, r.Signatures, ks); len(got) < role.Threshold {
+		return refuse(what, ErrNotSigned, "root version %d is not signed by its own root keys: %d valid signature(s) by %s, %d needed",
+			r.Signed.Version, len(got), shortIDs(ks), role.Threshold)
+	}
+	return nil
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func shortIDs(keys []Verifier) string {
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		ids = append(ids, short(k.KeyID()))
+	}
+	return "keyids " + strings.Join(ids, ", ")
+}
+
+func sigKeyIDs(sigs []index.Signature) string {
+	var ids []string
+	for _, s := range sigs {
+		if s.KeyID != "" {
+			ids = append(ids, short(s.KeyID))
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return " by keyids " + strings.Join(ids, ", ")
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// checkMergeable refuses merging over an index whose versions were left
+// out for fields kbuild does not know: the merged index would drop them.
+func (v *Verified) checkMergeable() error {
+	if len(v.LeftOut) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the base index has versions with fields this kbuild does not know (%s); merging would drop them from the published index: publish with a kbuild that knows those fields", strings.Join(v.LeftOut, ", "))
+}
