@@ -34,18 +34,7 @@ func TestRandomCallsRunTwice(t *testing.T) {
 				if tc.helpers != "" {
 					ch.Templates = append(ch.Templates, &chart.File{Name: "templates/_helpers.tpl", Data: []byte(tc.helpers)})
 				}
-				if err := deterministicTemplates(ch); err != nil {
-					t.Fatal(err)
-				}
-				vals, err := renderValues(ch, "", DefaultKubeVersion)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out, err := renderTemplate(ch, "rnd/templates/t.yaml", vals)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return out["rnd/templates/t.yaml"]
+				return renderRnd(t, ch, true)
 			}
 			out := render()
 			fields := strings.Fields(out)
@@ -81,20 +70,7 @@ func TestRandomInTplValues(t *testing.T) {
 				"plain": "no template here",
 			},
 		}
-		if rewrite {
-			if err := deterministicTemplates(ch); err != nil {
-				t.Fatal(err)
-			}
-		}
-		vals, err := renderValues(ch, "", DefaultKubeVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := renderTemplate(ch, "rnd/templates/t.yaml", vals)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out["rnd/templates/t.yaml"]
+		return renderRnd(t, ch, rewrite)
 	}
 	if a, b := render(false), render(false); a == b {
 		t.Fatalf("without the rewrite two renders are equal (%q): the test cannot tell", a)
@@ -106,4 +82,24 @@ func TestRandomInTplValues(t *testing.T) {
 	if !regexp.MustCompile(`^[a-z0-9]{12} [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12} no template here$`).MatchString(a) {
 		t.Errorf("rendered %q, want a 12-character password, a version 4 UUID and the plain value", a)
 	}
+}
+
+// renderRnd renders templates/t.yaml of ch, a chart named rnd, as the
+// render check does, its random calls rewritten when rewrite is set.
+func renderRnd(t *testing.T, ch *chart.Chart, rewrite bool) string {
+	t.Helper()
+	if rewrite {
+		if err := deterministicTemplates(ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vals, err := renderValues(ch, "", DefaultKubeVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := renderTemplate(ch, "rnd/templates/t.yaml", vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out["rnd/templates/t.yaml"]
 }

@@ -208,7 +208,7 @@ func (x *RepositoryIndex) Find(name, version string, build int) *IndexVersion {
 	return nil
 }
 
-// checkSets checks the sets of x: sorted, each once, and — when all
+// CheckSets checks the sets of x: sorted, each once, and — when all
 // packages were kept — each a set of x whose members x holds with the
 // digests listed, the digest their set digest.
 func (x *RepositoryIndex) CheckSets(all bool) error {

@@ -117,7 +117,7 @@ func readSignatures(r *yreader) ([]Signature, error) {
 	return out, err
 }
 
-// checkSignature checks the form of a signature with a keyid.
+// CheckSignature checks the form of a signature with a keyid.
 func CheckSignature(s Signature) error {
 	if err := checkKeyID(s.KeyID); err != nil {
 		return err

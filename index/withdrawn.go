@@ -170,7 +170,7 @@ func readWithdrawn(r *yreader) ([]Withdrawal, error) {
 	return out, err
 }
 
-// cloneWithdrawals copies list so that it shares no memory with the text
+// CloneWithdrawals copies list so that it shares no memory with the text
 // it was parsed from.
 func CloneWithdrawals(list []Withdrawal) []Withdrawal {
 	out := slices.Clone(list)

@@ -8,7 +8,7 @@ import (
 	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
-// maxSlowYAML caps the documents decoded with sigs.k8s.io/yaml.
+// MaxSlowYAML caps the documents decoded with sigs.k8s.io/yaml.
 const MaxSlowYAML = yamlscan.MaxSlow
 
 // decodeYAML decodes b into v (a pointer) with the fast reader fast, or,

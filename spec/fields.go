@@ -2,7 +2,7 @@ package spec
 
 import "strconv"
 
-// specField names one field of the spec types. The constants are indexes
+// Field names one field of the spec types. The constants are indexes
 // into SpecFields, from which the canonical JSON encoder (specjson.go), the
 // YAML reader (specread.go) and writer (yamlwrite.go) and RequiredEmpty
 // take each field's name and omitempty.
@@ -199,7 +199,10 @@ var SpecFields = [numSpecFields]SpecFieldInfo{
 	FieldReadyStatus:     {"ReadyWhen", "status", true},
 }
 
-func (f Field) Name() string    { return SpecFields[f].JSON }
+// Name is the field's JSON name in kubepkg's types.
+func (f Field) Name() string { return SpecFields[f].JSON }
+
+// OmitEmpty reports whether kubepkg's types tag the field omitempty.
 func (f Field) OmitEmpty() bool { return SpecFields[f].OmitEmpty }
 
 // EmptyField is a field kubepkg's CRD schema requires that a spec leaves

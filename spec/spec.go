@@ -155,6 +155,7 @@ func (s *PackageSpec) Digest() (string, error) {
 // jsonBufs holds buffers for Digest's encoding.
 var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8192); return &b }}
 
+// DigestOf returns the sha256 digest of b, "sha256:" and 64 hex digits.
 func DigestOf(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])

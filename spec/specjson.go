@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// appendSpecJSON appends the compact encoding/json form of s to b, byte for
+// AppendJSON appends the compact encoding/json form of s to b, byte for
 // byte what json.Marshal writes for kubepkg's types (TestSpecJSONMatchesEncodingJSON,
 // TestKubepkgDigestVectors), with each field's omitempty taken from
 // SpecFields; several
@@ -16,7 +16,7 @@ func AppendJSON(b []byte, s *PackageSpec) []byte {
 	return AppendJSONOf(b, s, false)
 }
 
-// appendSpecJSONOf is appendSpecJSON; with omitAll every empty field is
+// AppendJSONOf is AppendJSON; with omitAll every empty field is
 // left out, as kbuild encoded specs before it followed kubepkg's types.
 func AppendJSONOf(b []byte, s *PackageSpec, omitAll bool) []byte {
 	o := jsonObj{b: b, omitAll: omitAll}
@@ -342,7 +342,7 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// digestMismatchReason says why a spec may not match its digest: the
+// DigestMismatchReason says why a spec may not match its digest: the
 // digest is what kbuild computed before its encoder followed kubepkg's
 // types (every empty field left out), which every kubepkg subscriber
 // refuses too, or else the spec was changed after it was published.

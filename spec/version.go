@@ -7,7 +7,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 )
 
-// parseSemver parses an exact version such as 1.9.0 or 1.10.0-rc.1+meta
+// ParseSemver parses an exact version such as 1.9.0 or 1.10.0-rc.1+meta
 // (semver.org 2.0.0): no leading "v", no leading zeros, three numbers, at
 // most 256 characters (semver.MaxVersionLen). It is Masterminds'
 // StrictNewVersion, which kubepkg's client uses too, with an error that
@@ -20,9 +20,9 @@ func ParseSemver(s string) (*semver.Version, error) {
 	return v, nil
 }
 
-// parseVersion parses a version as kubepkg reads one: exact semver after
+// ParseVersion parses a version as kubepkg reads one: exact semver after
 // an optional leading "v".
 func ParseVersion(s string) (*semver.Version, error) { return ParseSemver(strings.TrimPrefix(s, "v")) }
 
-// zeroVersion is 0.0.0, where an unparsable version sorts.
+// ZeroVersion is 0.0.0, where an unparsable version sorts.
 var ZeroVersion = semver.New(0, 0, 0, "", "")
