@@ -67,6 +67,7 @@ func TestBadRecipes(t *testing.T) {
 		{"patch two forms", "      values: {replicas: 2}\n", "      values: {replicas: 2}\n      patches: [{kind: Deployment, merge: {a: 1}, strategic: {a: 1}}]\n", 21, "exactly one of merge, strategic or json6902"},
 		{"git short commit", "    img:\n", "    g:\n      git: {url: https://x/y.git, commit: abc123}\n    img:\n", 16, "expected a full 40-hex commit id"},
 		{"image sha512", `images: ["docker.io/library/redis:7.2.4@sha256:9a0b000000000000000000000000000000000000000000000000000000000000"]`, `images: ["docker.io/library/redis:7.2.4@sha512:` + strings.Repeat("ab", 64) + `"]`, 25, "is pinned by sha512; the format requires @sha256:"},
+		{"image registry host", `images: ["docker.io/library/redis:7.2.4@sha256:9a0b000000000000000000000000000000000000000000000000000000000000"]`, `images: ["exa$mple.io/library/redis:7.2.4@sha256:9a0b000000000000000000000000000000000000000000000000000000000000"]`, 25, `registry "exa$mple.io" is not a host name`},
 		{"valuesFiles escapes", "            path: redis\n", "            path: redis\n            valuesFiles: [values.yaml, ../../etc/passwd]\n", 33, `"../../etc/passwd" leaves the recipe directory`},
 		{"valuesFiles absolute", "            path: redis\n", "            path: redis\n            valuesFiles: [/etc/passwd]\n", 33, `"/etc/passwd" leaves the recipe directory`},
 		{"valuesFiles URL", "            path: redis\n", "            path: redis\n            valuesFiles: [\"https://evil.example/v.yaml\"]\n", 33, "is a URL; valuesFiles name files inside the chart"},

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -460,6 +461,11 @@ func (v *validator) requiredEmpty(f string, p *Package) {
 // digest (registry/repo[:tag]@sha256:<hex>), or "". unpinned is true when
 // the only fault is a missing digest.
 func checkPinnedImage(ref string) (msg string, unpinned bool) {
+	if _, err := spec.ParseImageRef(ref); errors.Is(err, spec.ErrBadRegistry) {
+		why := err.Error()
+		why = why[strings.Index(why, "registry "):]
+		return fmt.Sprintf("image %s: %s", Quote(ref), cut(why)), false
+	}
 	d, err := name.NewDigest(ref, name.WeakValidation)
 	if err != nil {
 		if _, terr := name.NewTag(ref, name.WeakValidation); terr == nil {

@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -42,6 +44,9 @@ func ParseImageRef(s string) (ImageRef, error) {
 		return ImageRef{}, fmt.Errorf("image %q: %w", s, why)
 	}
 	repo := ref.Context()
+	if err := checkHost(repo.RegistryStr()); err != nil {
+		return ImageRef{}, fmt.Errorf("image %q: %w", s, err)
+	}
 	r := ImageRef{Registry: repo.RegistryStr(), Repository: repo.RepositoryStr(), Digest: dig}
 	if r.Registry == name.DefaultRegistry {
 		r.Registry = "docker.io"
@@ -50,6 +55,23 @@ func ParseImageRef(s string) (ImageRef, error) {
 		r.Tag = last[strings.IndexByte(last, ':')+1:]
 	}
 	return r, nil
+}
+
+// hostPattern is a registry host as containerd and Docker resolve one: a
+// DNS name (labels of letters, digits and inner hyphens) or a bracketed
+// IPv6 address, with an optional port. ggcr's name package accepts any
+// RFC 3986 authority, "$" and "!" included, which no registry has.
+var hostPattern = regexp.MustCompile(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]{1,5})?$`)
+
+// ErrBadRegistry is wrapped by ParseImageRef's error for a registry that
+// is not a host name or IP address.
+var ErrBadRegistry = errors.New("not a registry host")
+
+func checkHost(host string) error {
+	if !hostPattern.MatchString(host) {
+		return fmt.Errorf("registry %q is not a host name or IP address with an optional port: %w", host, ErrBadRegistry)
+	}
+	return nil
 }
 
 // Name returns registry/repository.

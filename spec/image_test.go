@@ -45,6 +45,11 @@ func TestParseImageRef(t *testing.T) {
 		{in: "quay.io/Kubevirt/virt-api:v1", err: "repository can only contain"},
 		{in: "quay.io/x@sha256:abc", err: "invalid checksum digest length"},
 		{in: "quay.io/x:", err: "must specify a tag name after the colon"},
+		// Registry hosts with characters no host has (issue 15).
+		{in: "exa$mple.com/x:1", err: `registry "exa$mple.com" is not a host name`},
+		{in: "quay!.io/x@" + d, err: `registry "quay!.io" is not a host name`},
+		{in: "-quay.io/x:1", err: `registry "-quay.io" is not a host name`},
+		{in: "[::1]:5000/x:1", want: ImageRef{"[::1]:5000", "x", "1", ""}},
 	} {
 		got, err := ParseImageRef(tc.in)
 		if tc.err != "" {
