@@ -379,8 +379,8 @@ func (s *Site) Roots(ctx context.Context, tr *trust.Trust, first int) error {
 // ErrNotFound; a refusal is an *index.VerificationError; anything else is
 // a fetch error.
 func (s *Site) Verify(ctx context.Context, tr *trust.Trust, opts trust.VerifyOptions) (*trust.Verified, error) {
-	data, sig, err := s.malformedSignature(ctx)
-	if err == nil && sig == nil {
+	data, sig, ok, err := s.largeLocalIndex(ctx)
+	if err == nil && !ok {
 		data, sig, err = s.Index(ctx)
 	}
 	if err != nil {
@@ -398,50 +398,58 @@ func (s *Site) Verify(ctx context.Context, tr *trust.Trust, opts trust.VerifyOpt
 	return trust.Verify(data, sig, tr, opts)
 }
 
-// malformedSignature returns the signature file of a large local index
-// when the file is malformed (not of either signature form), with no
-// index bytes: the signature is refused for its form alone, so the index
-// is not read into memory first (a 256 MiB index under a malformed
-// signature is refused in a streamed hash of it). Otherwise, and for
-// remote or small indexes, it returns nothing and Verify reads both.
-func (s *Site) malformedSignature(ctx context.Context) (data, sig []byte, err error) {
-	if s.remote {
-		return nil, nil, nil
+// largeLocalIndex is Index for a large local index, in the order that
+// keeps a malformed signature cheap: the file is hashed as it streams, the
+// signature (by that digest, else index.yaml.sig) fetched, and a
+// malformed one returned with no index bytes, refused for its form alone
+// without the index ever in memory (a 256 MiB index under a malformed
+// signature costs one streamed hash). Otherwise the index is read from the
+// same open file, once, and the signature is not fetched again. ok is
+// false, and Index is to be used, for remote or small indexes and when the
+// signature's name needs the bytes (no WithSignatureForSHA256).
+func (s *Site) largeLocalIndex(ctx context.Context) (data, sig []byte, ok bool, err error) {
+	if s.remote || (s.sigFor != nil && s.sigForSHA256 == nil) {
+		return nil, nil, false, nil
 	}
-	f, err := os.Open(s.Location(s.index))
+	path := s.Location(s.index)
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, nil // Index reports it
+		return nil, nil, false, nil // Index reports it
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() < spoolMinSize || fi.Size() > index.MaxIndexSize {
-		return nil, nil, nil
+		return nil, nil, false, nil
 	}
 	var names []string
 	if s.sigForSHA256 != nil {
 		h := sha256.New()
 		if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
-			return nil, nil, nil
+			return nil, nil, false, fmt.Errorf("%s: %w", path, err)
 		}
 		names = append(names, s.sigForSHA256(hex.EncodeToString(h.Sum(nil))))
-	} else if s.sigFor != nil {
-		return nil, nil, nil // the name needs the bytes
 	}
-	names = append(names, s.index+".sig")
-	for _, name := range names {
+	for _, name := range append(names, s.index+".sig") {
 		b, err := s.Fetch(ctx, name, index.MaxSignaturesSize)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		if _, perr := index.ParseSignatures(b); perr != nil {
-			return []byte{}, b, nil
+			return []byte{}, b, true, nil
 		}
-		return nil, nil, nil
+		sig = b
+		break
 	}
-	return nil, nil, nil
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if data, err = readRegular(f, path, fi.Size()); err != nil {
+		return nil, nil, false, err
+	}
+	return data, sig, true, nil
 }
 
 // ctxReader stops reading once ctx is done.

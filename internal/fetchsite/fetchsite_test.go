@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -300,3 +301,54 @@ func TestVerifyMalformedSignatureFirst(t *testing.T) {
 }
 
 func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// TestVerifyLargeLocalIndex: a large local index under a good signature,
+// by its digest or as index.yaml.sig, verifies through the path that
+// hashes it first and then reads it from the same open file.
+func TestVerifyLargeLocalIndex(t *testing.T) {
+	defer func(n int64) { spoolMinSize = n }(spoolMinSize)
+	spoolMinSize = 64
+	k, err := trust.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := index.NewBuilder().Index(time.Date(2026, 10, 10, 12, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := x.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs, err := trust.Sign(data, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := index.MarshalSignatures(sigs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, byHash := range []bool{true, false} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		name := "index.yaml.sig"
+		if byHash {
+			name = fmt.Sprintf("by-hash/%x.sig", sha256Sum(data))
+			os.MkdirAll(filepath.Join(dir, "by-hash"), 0o755)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), sig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(dir, WithSignatureFor(func(b []byte) string { return fmt.Sprintf("by-hash/%x.sig", sha256Sum(b)) }),
+			WithSignatureForSHA256(func(hex string) string { return "by-hash/" + hex + ".sig" }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.Verify(context.Background(), &trust.Trust{IndexKeys: []*trust.PublicKey{k.Public()}}, trust.VerifyOptions{Now: time.Date(2026, 10, 11, 0, 0, 0, 0, time.UTC)})
+		if err != nil || len(v.SignedBy) != 1 {
+			t.Fatalf("by-hash %v: Verify = %+v, %v; want it signed by the key", byHash, v, err)
+		}
+	}
+}
