@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -219,8 +219,8 @@ func firstRoot(root *trust.Root, file string) (*trust.Root, error) {
 // after 3.9.0, a pre-release before its release), and versions that are
 // not semver after those that are, by their text.
 func compareVersions(a, b string) int {
-	va, erra := semver.StrictNewVersion(strings.TrimPrefix(a, "v"))
-	vb, errb := semver.StrictNewVersion(strings.TrimPrefix(b, "v"))
+	va, erra := spec.ParseVersion(a)
+	vb, errb := spec.ParseVersion(b)
 	switch {
 	case erra == nil && errb == nil:
 		if c := va.Compare(vb); c != 0 {
