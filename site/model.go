@@ -82,6 +82,8 @@ type packagePage struct {
 	// there are more.
 	Detailed int
 	Older    bool
+	// HasSuites is whether the repository has suites (WithSuites).
+	HasSuites bool
 }
 
 // MaxDetailed is how many of a package's versions, newest first, its page
@@ -94,6 +96,7 @@ type withdrawnView struct {
 	Build        int
 	Digest       string
 	Reason, Date string
+	Suites       []suiteBadge
 }
 
 type versionView struct {
@@ -103,6 +106,9 @@ type versionView struct {
 	Build       int
 	Digest      string
 	Newest      bool
+	// Suites are the suites that hold this build, or withdrew it
+	// (WithSuites).
+	Suites      []suiteBadge
 	Rollback    rollback
 	Provides    []string
 	Conflicts   []string
@@ -212,6 +218,7 @@ func newPackagePage(idx *index.RepositoryIndex, name string, o *options) package
 		Description: pkg.Description,
 		Home:        pkg.Home,
 		HomeLink:    strings.HasPrefix(pkg.Home, "https://") || strings.HasPrefix(pkg.Home, "http://"),
+		HasSuites:   o.suites != nil,
 	}
 	for i, v := range pkg.Versions {
 		vv := versionView{ID: fmt.Sprintf("v%s-%d", v.Version, v.Build), Version: v.Version, Build: v.Build, Digest: v.Digest, Rollback: newRollback(v.Spec.Rollback)}
@@ -220,12 +227,14 @@ func newPackagePage(idx *index.RepositoryIndex, name string, o *options) package
 			vv.Detailed = true
 			pp.Detailed = i + 1
 		}
+		vv.Suites = o.badges(name, v.Version, v.Build, v.Digest, true, false)
 		pp.Versions = append(pp.Versions, vv)
 	}
 	pp.Older = len(pkg.Versions) > MaxDetailed
 	for _, w := range idx.Withdrawn {
 		if w.Package == name {
-			pp.Withdrawn = append(pp.Withdrawn, withdrawnView{Version: w.Version, Build: w.Build, Digest: w.Digest, Reason: w.Reason, Date: w.Withdrawn.Format("2006-01-02")})
+			pp.Withdrawn = append(pp.Withdrawn, withdrawnView{Version: w.Version, Build: w.Build, Digest: w.Digest, Reason: w.Reason, Date: w.Withdrawn.Format("2006-01-02"),
+				Suites: o.badges(name, w.Version, w.Build, w.Digest, false, true)})
 		}
 	}
 	return pp

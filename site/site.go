@@ -27,6 +27,7 @@ type options struct {
 	rootThreshold int
 	pages         map[string]bool // nil: every package's page
 	counts        map[string]int
+	suites        *Suites
 }
 
 // WithPages limits the package pages Write writes to those of the packages
