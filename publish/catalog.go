@@ -1,7 +1,9 @@
 package publish
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/trust"
@@ -192,6 +195,9 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 	if p.title != "" {
 		opts = append(opts, site.WithTitle(p.title))
 	}
+	if p.suites != nil {
+		opts = append(opts, site.WithSuites(p.suites))
+	}
 	return site.Write(p.site, c.idx, opts...)
 }
 
@@ -226,4 +232,39 @@ func (p *Publisher) siteKeys() (site.Option, error) {
 		pems = append(pems, r.Signed.Keys[id])
 	}
 	return site.WithRootKeys(role.Threshold, pems...), nil
+}
+
+// Recatalog rewrites index.html and the pages of the packages named from
+// the site's signed index, re-signing nothing: when another suite of the
+// repository changed what it holds, this suite's pages say so
+// (WithSuites). The index is verified as Publish verifies its base
+// (WithMerge's trust, else the signing keys), an expired one accepted; a
+// site without an index is left alone (found false). Names the index
+// does not hold, nor withdrew, are skipped.
+func (p *Publisher) Recatalog(ctx context.Context, names []string) (found bool, err error) {
+	unlock, err := lockSite(p.site)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	s, err := Open(p.site, fetchsite.WithTimeout(p.timeout))
+	if err != nil {
+		return false, err
+	}
+	v, err := s.Verify(ctx, p.baseTrust(), trust.VerifyOptions{Now: now(), AllowExpired: true})
+	switch {
+	case errors.Is(err, fetchsite.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return true, fmt.Errorf("index %s: %w; its catalog was not rewritten", s.Location(s.IndexName()), err)
+	}
+	w := &siteWriter{dir: p.site, written: map[string]bool{}}
+	c := &catalogData{idx: v.Index}
+	for _, n := range names {
+		if v.Index.Packages[n] != nil || slices.ContainsFunc(v.Index.Withdrawn, func(t index.Withdrawal) bool { return t.Package == n }) {
+			c.pages = append(c.pages, n)
+		}
+	}
+	slices.Sort(c.pages)
+	return true, p.catalog(w, c, map[string]string{})
 }

@@ -7,6 +7,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/trust"
 )
@@ -39,6 +40,7 @@ type Publisher struct {
 	report     func([]*builder.Result, error) error
 	stdout     io.Writer
 	stderr     io.Writer
+	suites     *site.Suites
 }
 
 // Option configures New.
@@ -73,6 +75,11 @@ func WithTimeout(d time.Duration) Option { return func(p *Publisher) { p.timeout
 // WithRoot publishes the root of trust in file beside the index, with the
 // versions before it from root/<N>.yaml in its directory.
 func WithRoot(file string) Option { return func(p *Publisher) { p.root = file } }
+
+// WithSuites makes the site one suite of several, s.This: each version
+// on the catalog's package pages says which suites hold that build and
+// which withdrew it (site.WithSuites). The default is none.
+func WithSuites(s *site.Suites) Option { return func(p *Publisher) { p.suites = s } }
 
 // WithTitle sets the catalog's title.
 func WithTitle(t string) Option { return func(p *Publisher) { p.title = t } }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,6 +44,8 @@ type Promotion struct {
 	// has none: only for its first promotion (a site that was not restored
 	// would otherwise lose what the suite published).
 	AllowNew bool
+	// Title is the catalogs' title (publish's --title).
+	Title string
 	// Stderr gets warnings.
 	Stderr io.Writer
 }
@@ -55,6 +58,9 @@ type Outcome struct {
 	Evidence []*evidence.Verified
 	Refused  []string
 	*publish.CopyResult
+	// Refreshed are the other suites whose package pages were rewritten,
+	// since they say which suites hold each build.
+	Refreshed []string
 }
 
 // ErrRefused is wrapped by every refusal to promote.
@@ -148,12 +154,14 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if _, err := os.Stat(toIndex); errors.Is(err, os.ErrNotExist) && !pr.AllowNew {
 		return out, fmt.Errorf("%w: %s does not exist; for the first promotion into %s allow a new index (--allow-new), otherwise restore the published site first", ErrRefused, toIndex, pr.To)
 	}
-	opts := []publish.Option{publish.WithSite(filepath.Join(pr.Site, pr.To)), publish.WithSigners(pr.Signers...), publish.WithGenerated(pr.Generated), publish.WithRoot(pr.Root)}
+	pages := &Pages{Site: pr.Site, Config: c, Signers: pr.Signers, Root: pr.Root, Title: pr.Title, Now: pr.Now, Stderr: pr.Stderr}
+	held, err := pages.Holdings(ctx, pr.To)
+	if err != nil {
+		return nil, err
+	}
+	opts := append(pages.Options(filepath.Join(pr.Site, pr.To), held), publish.WithGenerated(pr.Generated))
 	if pr.Expires > 0 {
 		opts = append(opts, publish.WithExpires(pr.Expires))
-	}
-	if pr.Stderr != nil {
-		opts = append(opts, publish.WithOutput(io.Discard, pr.Stderr))
 	}
 	p, err := publish.New(opts...)
 	if err != nil {
@@ -161,6 +169,13 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	}
 	if out.CopyResult, err = p.Copy(ctx, src, refs); err != nil {
 		return nil, fmt.Errorf("promoting %s into %s: %w", t, pr.To, err)
+	}
+	var changed []string
+	for _, v := range append(slices.Clone(out.Copied), out.Withdrawn...) {
+		changed = append(changed, v.Package)
+	}
+	if out.Refreshed, err = pages.Refresh(ctx, pr.To, changed); err != nil {
+		return out, fmt.Errorf("%s is promoted into %s and its index signed, but the other suites' pages were not rewritten (run the promotion again): %w", t, pr.To, err)
 	}
 	return out, nil
 }

@@ -118,6 +118,20 @@ func (r *repo) promote(to string, target evidence.Target, now time.Time) (*Outco
 		Signers: []trust.Signer{r.idx}, Generated: gen, Now: now, AllowNew: true})
 }
 
+// badges checks that suite's page of foreman has each of want.
+func (r *repo) badges(suite string, want ...string) {
+	r.t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.site, suite, "packages", "foreman.html"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, w := range want {
+		if !bytes.Contains(data, []byte(w)) {
+			r.t.Errorf("%s/packages/foreman.html lacks %s", suite, w)
+		}
+	}
+}
+
 // entry returns the text of the entry with digest in the index file.
 func entry(t *testing.T, file, digest string) string {
 	t.Helper()
@@ -183,6 +197,12 @@ func TestPromote(t *testing.T) {
 	if a, b := entry(t, filepath.Join(r.site, "unstable", "index.yaml"), d), entry(t, filepath.Join(r.site, "testing", "index.yaml"), d); a != b {
 		t.Fatalf("the promoted entry differs:\n%s\n---\n%s", a, b)
 	}
+	// Both suites' pages of foreman say the build is in both.
+	if len(out.Refreshed) != 1 || out.Refreshed[0] != "unstable" {
+		t.Errorf("refreshed %v, want the unstable suite's pages", out.Refreshed)
+	}
+	r.badges("unstable", `<a href="../../testing/packages/foreman.html#v3.15.0-1">testing</a>`, `<span class="badge suite">unstable</span>`)
+	r.badges("testing", `<a href="../../unstable/packages/foreman.html#v3.15.0-1">unstable</a>`, `<span class="badge suite">testing</span>`)
 	// stable needs two minors, amd64 and arm64, with containerd.
 	_, err = r.promote("stable", foreman, gen)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "foreman 3.15.0 build 1 does not meet the policy (pass on >= 2 Kubernetes minor versions and on amd64 and arm64 with runtime=containerd, passing install, upgrade, rollback, signed by qa): passes on 1 Kubernetes minor version(s) (1.33), needs 2; no pass on arm64") {
@@ -196,6 +216,10 @@ func TestPromote(t *testing.T) {
 	if a, b := entry(t, filepath.Join(r.site, "unstable", "index.yaml"), d), entry(t, filepath.Join(r.site, "stable", "index.yaml"), d); a != b {
 		t.Fatal("the entry in stable differs from unstable's")
 	}
+	for _, s := range []string{"unstable", "testing"} {
+		r.badges(s, `<a href="../../stable/packages/foreman.html#v3.15.0-1">stable</a>`)
+	}
+	r.badges("stable", `>unstable</a>`, `>testing</a>`, `<span class="badge suite">stable</span>`)
 	// Promoting again changes nothing but the signature's time.
 	if out, err := r.promote("testing", foreman, gen.Add(time.Minute)); err != nil || len(out.Copied) != 0 {
 		t.Fatalf("promoting again: %+v, %v", out, err)

@@ -63,6 +63,19 @@ func TestAttestPromote(t *testing.T) {
 		!strings.Contains(r.stdout, "promoted foreman 3.15.0 build 1 from unstable to testing: 1 version(s) copied; signed "+filepath.Join(site, "testing", "index.yaml")+": 1 packages, 1 versions") {
 		t.Fatalf("promote: %s", r)
 	}
+	// Each suite's page of foreman says the build is in unstable and testing.
+	for _, s := range []string{"unstable", "testing"} {
+		page := readFile(t, filepath.Join(site, s, "packages", "foreman.html"))
+		for _, other := range []string{"unstable", "testing"} {
+			want := `<span class="badge suite"><a href="../../` + other + `/packages/foreman.html#v3.15.0-1">` + other + `</a></span>`
+			if other == s {
+				want = `<span class="badge suite">` + s + `</span>`
+			}
+			if !strings.Contains(page, want) {
+				t.Errorf("%s/packages/foreman.html lacks %s", s, want)
+			}
+		}
+	}
 	if !strings.Contains(r.stdout, "wrote "+filepath.Join(site, "compat", "foreman-stack.html")) {
 		t.Errorf("promote wrote no compatibility matrix: %s", r)
 	}
@@ -113,6 +126,12 @@ func TestAttestPromote(t *testing.T) {
 	for _, s := range []string{"unstable", "testing"} {
 		if got := readFile(t, filepath.Join(site, s, "index.yaml")); !strings.Contains(got, "reason: CVE-2026-0001") {
 			t.Errorf("suite %s has no tombstone", s)
+		}
+	}
+	for _, s := range []string{"unstable", "testing"} {
+		page := readFile(t, filepath.Join(site, s, "packages", "foreman.html"))
+		if !strings.Contains(page, "withdrawn in unstable") || !strings.Contains(page, "withdrawn in testing") || strings.Contains(page, `v3.15.0-1"`) {
+			t.Errorf("%s/packages/foreman.html does not show foreman 3.15.0 build 1 withdrawn in both suites and held in none:\n%s", s, page)
 		}
 	}
 	r = runInProcess("repo", "withdraw", "pulp@3.73.0", "--build", "1", "--reason", "bad", "--site", site, "--suites", suites, "--sign-key", idx+".key")

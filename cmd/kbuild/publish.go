@@ -159,15 +159,22 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		signers = []trust.Signer{k}
 	}
 	siteDir := f.site
+	opts := []publish.Option{publish.WithSigners(signers...), publish.WithRoot(f.root),
+		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithRebuild(f.rebuild), publish.WithTitle(f.title), publish.WithScanReport(f.scanReport),
+		publish.WithOutput(env.Stdout, env.Stderr)}
 	if c, found, err := suite.Load(f.suites); err != nil {
 		return err
 	} else if found {
 		siteDir = filepath.Join(f.site, c.First())
 		fmt.Fprintf(env.Stderr, "%s: publishing into suite %s (%s)\n", f.suites, c.First(), siteDir)
+		pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Root: f.root, Title: f.title, Now: time.Now(), Stderr: env.Stderr}
+		held, err := pages.Holdings(ctx, c.First())
+		if err != nil {
+			return err
+		}
+		opts = append(opts, publish.WithSuites(held))
 	}
-	opts := []publish.Option{publish.WithSite(siteDir), publish.WithSigners(signers...), publish.WithRoot(f.root),
-		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithRebuild(f.rebuild), publish.WithTitle(f.title), publish.WithScanReport(f.scanReport),
-		publish.WithOutput(env.Stdout, env.Stderr)}
+	opts = append(opts, publish.WithSite(siteDir))
 	if f.ref != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {

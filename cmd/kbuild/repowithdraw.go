@@ -126,6 +126,11 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	if done == 0 {
 		return fmt.Errorf("no suite of %s holds %s build %d (suites: %s); nothing to withdraw", f.site, args[0], f.build, strings.Join(c.Names(), ", "))
 	}
+	// Every suite's page of the package says where the build is withdrawn.
+	pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Now: time.Now(), Stderr: env.Stderr}
+	if _, err := pages.Refresh(ctx, "", []string{pkg}); err != nil {
+		return fmt.Errorf("%s build %d is withdrawn and the indexes signed, but the catalog pages were not all rewritten, and some may still show it held: %w", args[0], f.build, err)
+	}
 	return nil
 }
 

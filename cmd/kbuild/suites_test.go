@@ -31,6 +31,9 @@ func TestPublishSuites(t *testing.T) {
 	if r := kbuild(t, work, nil, "repo", "verify", "_site/unstable/index.yaml", "--public-key", key+".pub"); r.code != 0 {
 		t.Fatalf("verify unstable: %s", r)
 	}
+	if page := readFile(t, filepath.Join(work, "_site", "unstable", "packages", "smart-proxy.html")); !strings.Contains(page, `<th scope="col">Suites</th>`) || !strings.Contains(page, `<span class="badge suite">unstable</span>`) {
+		t.Errorf("the unstable suite's page of smart-proxy does not say the suite holds it:\n%s", page)
+	}
 	os.WriteFile(filepath.Join(work, "suites.yaml"), []byte("apiVersion: kbuild.dev/v1\nkind: Suites\nsuites: []\n"), 0o644)
 	if r := kbuild(t, work, nil, "publish", "--sign-key", key+".key"); r.code != 1 || !strings.Contains(r.stderr, "suites.yaml: suites: none listed") {
 		t.Fatalf("publish with an empty suites.yaml: %s", r)

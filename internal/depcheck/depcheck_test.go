@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"bundle/nodeconfig": {"internal/atomicfile"},
 	"releaseset":        {"index", "spec"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
-	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "publish", "releaseset", "spec", "trust"},
+	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "publish", "releaseset", "site", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":             {},
 	"internal/atomicfile":  {},
