@@ -41,9 +41,15 @@ const (
 // Config is suites.yaml: the suites in the order versions move through
 // them.
 type Config struct {
-	APIVersion string  `yaml:"apiVersion"`
-	Kind       string  `yaml:"kind"`
-	Suites     []Suite `yaml:"suites"`
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	// RootSuite, when set, names the suite also served at the site root
+	// (<site>/index.yaml, its signatures, root chain and keys, byte for
+	// byte): subscribers of the repository's index from before it had
+	// suites keep reading it. Only the first suite may be served there, so
+	// only publish and withdraw, which write it, copy it.
+	RootSuite string  `yaml:"rootSuite,omitempty"`
+	Suites    []Suite `yaml:"suites"`
 }
 
 // Suite is one suite. The first has no policy: publish puts new builds
@@ -70,7 +76,7 @@ type Policy struct {
 
 // reserved are names of site files and directories that a suite may not
 // take.
-var reserved = []string{publish.EvidenceDir, publish.RootDir, publish.KeysDir, "by-hash", "sbom", "provenance", "build", "packages"}
+var reserved = []string{publish.EvidenceDir, publish.RootDir, publish.KeysDir, "by-hash", "sbom", "provenance", "build", "packages", MatrixDir}
 
 // Load reads and checks the suites file at path; found is false, with no
 // error, when there is none.
@@ -139,6 +145,9 @@ func (c *Config) check() error {
 			}
 		}
 	}
+	if c.RootSuite != "" && c.RootSuite != c.Suites[0].Name {
+		return fmt.Errorf("rootSuite %s: only the first suite (%s) can be served at the site root — it is what the site root served before suites, and only publish and withdraw write it", c.RootSuite, c.Suites[0].Name)
+	}
 	return nil
 }
 
@@ -203,6 +212,20 @@ func (p *Policy) String() string {
 		s += ", passing " + strings.Join(p.Tests, ", ")
 	}
 	return s + ", signed by " + p.Role
+}
+
+// MirrorRoot copies the first suite's signed index to the site root when
+// the suites file says to (RootSuite; publish.MirrorIndex), returning
+// what it wrote, or nil when it does not.
+func (c *Config) MirrorRoot(site string) (*publish.MirrorResult, error) {
+	if c.RootSuite == "" {
+		return nil, nil
+	}
+	res, err := publish.MirrorIndex(filepath.Join(site, c.RootSuite), site)
+	if err != nil {
+		return nil, fmt.Errorf("serving suite %s at the site root (rootSuite in %s): %w", c.RootSuite, File, err)
+	}
+	return res, nil
 }
 
 // SiteDir returns the directory of the index of suite name (the first of

@@ -41,6 +41,8 @@ func TestParseRefuses(t *testing.T) {
 		{"twice", "  - name: stable", "  - name: testing", "suites[2] (testing): listed twice"},
 		{"reserved name", "  - name: stable", "  - name: evidence", "the name is a directory of the site"},
 		{"bad name", "  - name: stable", "  - name: Stable", `package name "Stable" is not a DNS-1123 label`},
+		{"root suite not the first", "kind: Suites\n", "kind: Suites\nrootSuite: testing\n", "rootSuite testing: only the first suite (unstable) can be served at the site root"},
+		{"compat is the matrices' directory", "  - name: stable", "  - name: compat", "the name is a directory of the site"},
 		{"environment sets arch", "environment: {runtime: containerd}", "environment: {arch: arm64}", "environment: arch is set by kubernetesMinors and architectures"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -84,8 +84,11 @@ With a suites file (--suites, suites.yaml at the repository root by
 default), the site holds one complete signed index per suite, at
 SITE/<suite>/index.yaml: publish writes new builds into the first suite's
 directory (--index then names that suite's published index), and 'kbuild
-promote' moves them on. Without one, publish writes SITE/index.yaml as
-always.
+promote' moves them on. With "rootSuite: <first suite>" in it, the first
+suite's signed index, signatures, root chain and keys are then copied to
+SITE/ too, byte for byte, so subscribers of SITE/index.yaml from before
+the suites keep working (they follow the first suite). Without a suites
+file, publish writes SITE/index.yaml as always.
 
 Examples:
   # the bundled examples, no registry and no network
@@ -162,9 +165,11 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	opts := []publish.Option{publish.WithSigners(signers...), publish.WithRoot(f.root),
 		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithRebuild(f.rebuild), publish.WithTitle(f.title), publish.WithScanReport(f.scanReport),
 		publish.WithOutput(env.Stdout, env.Stderr)}
-	if c, found, err := suite.Load(f.suites); err != nil {
+	c, found, err := suite.Load(f.suites)
+	if err != nil {
 		return err
-	} else if found {
+	}
+	if found {
 		siteDir = filepath.Join(f.site, c.First())
 		fmt.Fprintf(env.Stderr, "%s: publishing into suite %s (%s)\n", f.suites, c.First(), siteDir)
 		pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Root: f.root, Title: f.title, Now: time.Now(), Stderr: env.Stderr}
@@ -217,6 +222,20 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	printSigned(env, res, signers)
+	if found {
+		return mirrorRoot(env, c, f.site)
+	}
+	return nil
+}
+
+// mirrorRoot serves the first suite at the site root too, when the suites
+// file says so (rootSuite), and prints what it copied.
+func mirrorRoot(env *Env, c *suite.Config, site string) error {
+	m, err := c.MirrorRoot(site)
+	if err != nil || m == nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s: suite %s, also served at the site root (rootSuite)\n", m.Index, c.RootSuite)
 	return nil
 }
 

@@ -44,7 +44,9 @@ recipe, and 'repo index' and merges refuse it — so a bad version is fixed
 by raising spec.build in its recipe. Tombstones are kept by every later
 publish and travel through --index. With a suites file (--suites), the
 version is withdrawn from every suite of the site that holds it, and
-'kbuild promote' carries the tombstone into the others.
+'kbuild promote' carries the tombstone into the others; every suite's
+page of the package then says where the build is withdrawn, and with
+rootSuite the site root's copy of the first suite is renewed.
 
 The index is verified first, with the signing keys (or --public-key,
 --root-key or --index-root for an --index elsewhere). The charts stay in the registry:
@@ -131,7 +133,7 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	if _, err := pages.Refresh(ctx, "", []string{pkg}); err != nil {
 		return fmt.Errorf("%s build %d is withdrawn and the indexes signed, but the catalog pages were not all rewritten, and some may still show it held: %w", args[0], f.build, err)
 	}
-	return nil
+	return mirrorRoot(env, c, f.site)
 }
 
 // withdraw withdraws pkg ver build f.build from the site in dir.
