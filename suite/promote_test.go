@@ -86,6 +86,18 @@ func (r *repo) read(suite string) *publish.Published {
 
 func (r *repo) attest(x *index.RepositoryIndex, target evidence.Target, result, env string, expires time.Time, signer trust.Signer) {
 	r.t.Helper()
+	e, err := evidence.ParseEnv(env)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := WriteEvidence(r.site, target, e, r.envelope(x, target, result, env, expires, signer)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// envelope is signed evidence of target in env, about the digests x pins.
+func (r *repo) envelope(x *index.RepositoryIndex, target evidence.Target, result, env string, expires time.Time, signer trust.Signer) []byte {
+	r.t.Helper()
 	subjects, err := evidence.Subjects(x, target)
 	if err != nil {
 		r.t.Fatal(err)
@@ -108,9 +120,7 @@ func (r *repo) attest(x *index.RepositoryIndex, target evidence.Target, result, 
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if _, err := WriteEvidence(r.site, target, e, env2); err != nil {
-		r.t.Fatal(err)
-	}
+	return env2
 }
 
 func (r *repo) promote(to string, target evidence.Target, now time.Time) (*Outcome, error) {

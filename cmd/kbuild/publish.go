@@ -12,6 +12,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/examples"
+	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/trust"
@@ -33,6 +34,7 @@ type publishFlags struct {
 	scanReport string
 	title      string
 	suites     string
+	evidence   string
 }
 
 func newPublishCmd() *Command {
@@ -90,6 +92,16 @@ SITE/ too, byte for byte, so subscribers of SITE/index.yaml from before
 the suites keep working (they follow the first suite). Without a suites
 file, publish writes SITE/index.yaml as always.
 
+Test evidence reaches the site through the repository: QA signs it with
+'kbuild attest -o evidence/…' and commits it by pull request. Each file
+under --evidence (evidence/ by default) that the site lacks is verified
+before anything is built — signed by the qa role of --root, about exactly
+the digests the published index pins, not expired — then, after the index
+is signed, attached to each chart of its version as an OCI referrer and
+copied to SITE/evidence/<name>-<version>-<build>/<environment>.intoto.json,
+where 'kbuild promote' reads it. One file that does not verify stops the
+publish, naming the file; nothing is written.
+
 Examples:
   # the bundled examples, no registry and no network
   kbuild publish
@@ -97,7 +109,12 @@ Examples:
   # what CI runs on main
   kbuild publish recipes/ --registry oci://ghcr.io/acme/packages \
     --sign-key-env KBUILD_SIGN_KEY --site _site \
-    --index https://acme.github.io/packages/index.yaml --public-key keys/index.pub`,
+    --index https://acme.github.io/packages/index.yaml --public-key keys/index.pub
+
+  # with suites.yaml and evidence/ in the repository: verify the evidence
+  # against the root's qa role, publish into unstable, attach the evidence
+  kbuild publish recipes/ --registry oci://ghcr.io/acme/packages --sign-key-env KBUILD_SIGN_KEY \
+    --root keys/root.yaml --index https://acme.github.io/packages/index.yaml --index-root keys/root.yaml`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` the site is written to (what Pages serves)")
 			f.keys.addFlags(fs, "the index and provenance")
@@ -109,6 +126,7 @@ Examples:
 			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan --format json report `FILE` to publish as scan.json")
 			fs.StringVar(&f.title, "title", "", "title of the catalog (default: kubepkg repository)")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, new builds go into SITE/<first suite>/")
+			fs.StringVar(&f.evidence, "evidence", suite.EvidenceDir, "directory `DIR` of test evidence in the repository (committed by pull request): new files are verified against --root's qa role, copied into SITE/evidence/ and attached to their charts")
 			f.buildFlags.addFlags(fs)
 			f.buildFlags.addPublishFlags(fs)
 		},
@@ -180,6 +198,10 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		opts = append(opts, publish.WithSuites(held))
 	}
 	opts = append(opts, publish.WithSite(siteDir))
+	ev, err := f.checkEvidence(ctx, env, siteDir, signers)
+	if err != nil {
+		return err
+	}
 	if f.ref != "" {
 		trust, err := f.mergeTrust(signers)
 		if err != nil {
@@ -223,7 +245,71 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	printSigned(env, res, signers)
 	if found {
-		return mirrorRoot(env, c, f.site)
+		if err := mirrorRoot(env, c, f.site); err != nil {
+			return err
+		}
+	}
+	return f.installEvidence(ctx, env, ev, generated)
+}
+
+// incoming is the repository's new evidence, verified, and the published
+// index it was verified against.
+type incoming struct {
+	files []*suite.Incoming
+	pub   *publish.Published
+}
+
+// checkEvidence verifies the evidence files of --evidence that the site
+// lacks against --root's qa role and the published index (--index, else
+// the one in siteDir) before anything is built or written.
+func (f *publishFlags) checkEvidence(ctx context.Context, env *Env, siteDir string, signers []trust.Signer) (*incoming, error) {
+	files, err := suite.ScanIncoming(f.evidence, f.site)
+	if err != nil || len(files) == 0 {
+		return nil, err
+	}
+	if f.root == "" {
+		return nil, fmt.Errorf("%s holds %d new evidence file(s) (%s first): evidence counts only when signed by the root's qa role, so publish needs --root ROOT.yaml", f.evidence, len(files), files[0].Src)
+	}
+	root, err := publish.ReadRootFile(f.root)
+	if err != nil {
+		return nil, err
+	}
+	ref, tr := siteDir, &trust.Trust{}
+	for _, s := range signers {
+		tr.IndexKeys = append(tr.IndexKeys, publish.PublicOf(s))
+	}
+	if f.ref != "" {
+		ref = f.ref
+		if tr, err = f.mergeTrust(signers); err != nil {
+			return nil, err
+		}
+	}
+	pub, err := publish.ReadIndex(ctx, ref, tr, fetchsite.WithTimeout(f.timeout))
+	if err != nil {
+		return nil, fmt.Errorf("evidence %s: the published index to verify it against: %w; nothing was published", files[0].Src, err)
+	}
+	if err := suite.VerifyIncoming(files, root, pub.Verified.Index, time.Now()); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.Stderr, "%s: %d new evidence file(s) verified against the qa role of %s\n", f.evidence, len(files), f.root)
+	return &incoming{files: files, pub: pub}, nil
+}
+
+// installEvidence attaches the verified evidence to its charts in the
+// registry and copies it into SITE/evidence/.
+func (f *publishFlags) installEvidence(ctx context.Context, env *Env, ev *incoming, created time.Time) error {
+	if ev == nil {
+		return nil
+	}
+	refs, err := suite.InstallIncoming(ctx, ev.files, f.site, ev.pub, created, f.plainHTTP, f.timeout)
+	for _, r := range refs {
+		fmt.Fprintf(env.Stdout, "attached evidence to %s\n", r)
+	}
+	if err != nil {
+		return fmt.Errorf("the index is published, but: %w", err)
+	}
+	for _, e := range ev.files {
+		fmt.Fprintf(env.Stdout, "wrote %s: %s from %s (%s)\n", filepath.Join(f.site, filepath.FromSlash(e.Dest)), e.Verified.Target, e.Src, e.Digest)
 	}
 	return nil
 }
