@@ -6,6 +6,7 @@
 #   scripts/publish.sh plan                  # recipes to build, as shards
 #   scripts/publish.sh build RECIPE_DIR...   # build and push one shard
 #   scripts/publish.sh publish RECORDS_DIR   # sign the index, write the site
+#   scripts/publish.sh promote NAME@VERSION BUILD SUITE   # promote.yml
 #
 # plan prints `kbuild plan --format json` against the published index (everything
 # is new before the first publish) and, under GitHub Actions, writes
@@ -20,11 +21,29 @@
 # nothing new it re-signs the published index with a new expiry (the weekly
 # run).
 #
+# With suites.yaml at the repository root, publish writes the first suite
+# (SITE/<first>/) and suites.yaml must serve it at the site root too
+# (rootSuite: <first>), so PAGES_URL/index.yaml stays the index today's
+# subscribers read. Its base is PAGES_URL/<first>/index.yaml, or, before
+# the first publish with suites, PAGES_URL/index.yaml (the index from
+# before suites, which becomes the first suite's). Evidence committed under
+# evidence/ is verified against the root (KBUILD_ROOT) and published with
+# it. Neither publish nor promote deploys a site that lacks a suite Pages
+# serves: the restored site would take it down.
+#
+# promote moves NAME@VERSION build BUILD into SUITE ('kbuild promote')
+# on the restored site, after checking it is what Pages serves, and pulls
+# the charts of SUITE's new index anonymously. The first promotion into a
+# suite (Pages answers 404 for it) starts its index.
+#
 # Run it from the root of the recipes repository. Environment:
 #   KBUILD_REGISTRY    oci://HOST/PATH charts are pushed to (build, publish)
 #   PAGES_URL          where the site is served; its index.yaml is the
 #                      published index (a 404 means nothing is published yet)
-#   KBUILD_SIGN_KEY    PEM ed25519 private key signing the index (publish)
+#   KBUILD_SIGN_KEY    PEM ed25519 private key signing the index (publish, promote)
+#   KBUILD_ROOT        the root of trust, with its qa role (default
+#                      keys/root.yaml; publish uses it when it exists,
+#                      promote needs it)
 #   KBUILD_TRUST_KEY   public key the published index is verified with
 #                      (default keys/index.pub; plan and publish)
 #   SHARDS             build jobs at most (plan; default 4)
@@ -45,22 +64,55 @@ CACHE=${KBUILD_CACHE_DIR:-.cache/kbuild}
 plain=()
 [ "${KBUILD_PLAIN_HTTP:-}" = 1 ] && plain=(--plain-http)
 
+ROOT=${KBUILD_ROOT:-keys/root.yaml}
+
 log() { printf '==> %s\n' "$*" >&2; }
 
-# published_index prints the URL of the published index.yaml, or nothing
-# when nothing is published yet (HTTP 404); any other answer is an error.
-published_index() {
+# published_at prints the URL of PATH (default index.yaml) under PAGES_URL,
+# or nothing when Pages answers 404; any other answer is an error.
+published_at() {
 	: "${PAGES_URL:?set PAGES_URL to where the site is served, e.g. https://OWNER.github.io/REPO}"
-	local url="${PAGES_URL%/}/index.yaml" status
+	local url="${PAGES_URL%/}/${1:-index.yaml}" status
 	status=$(curl -sS -o /dev/null -w '%{http_code}' "$url") || status=000
 	case $status in
 	200) echo "$url" ;;
-	404) log "nothing is published at $url yet: a first publish" ;;
+	404) ;;
 	*)
 		echo "error: $url: HTTP $status; the published index must be readable to build on it" >&2
 		return 1
 		;;
 	esac
+}
+
+# published_index prints the URL of the published index.yaml, or nothing
+# when nothing is published yet.
+published_index() {
+	local url
+	url=$(published_at index.yaml)
+	[ -n "$url" ] || log "nothing is published at ${PAGES_URL%/}/index.yaml yet: a first publish"
+	echo "$url"
+}
+
+# suites prints the suites of suites.yaml in order, nothing without one.
+# It reads the block style kbuild's suites.yaml uses ("  - name: X").
+suites() {
+	[ -f suites.yaml ] || return 0
+	local names
+	names=$(sed -n 's/^[[:space:]]*-[[:space:]]*name:[[:space:]]*\([a-z0-9-]*\)[[:space:]]*$/\1/p' suites.yaml)
+	[ -n "$names" ] || { echo "error: suites.yaml: no suite found; list them as '  - name: SUITE' lines" >&2; return 1; }
+	echo "$names"
+}
+
+# check_suites refuses a site that lacks a suite Pages serves: deploying
+# it would take that suite down for its subscribers.
+check_suites() {
+	local s
+	for s in "$@"; do
+		if [ ! -f "$SITE/$s/index.yaml" ] && [ -n "$(published_at "$s/index.yaml")" ]; then
+			echo "error: $SITE/$s/index.yaml is missing, but Pages serves ${PAGES_URL%/}/$s/index.yaml: the restored site is incomplete and deploying it would remove suite $s; restore the site (the kbuild-site-* cache of the last run) and run again" >&2
+			return 1
+		fi
+	done
 }
 
 cmd=${1:-}
@@ -91,19 +143,62 @@ publish)
 	: "${KBUILD_SIGN_KEY:?set KBUILD_SIGN_KEY to the PEM private key that signs the index}"
 	: "${PAGES_URL:?set PAGES_URL to where the site is served, e.g. https://OWNER.github.io/REPO}"
 	mkdir -p "$records"
-	url="${PAGES_URL%/}/index.yaml"
-	merge=(--index "$url" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
-	index=$(published_index) # fails on anything but 200 and 404
+	names=$(suites)
+	first=${names%%$'\n'*}
+	written="$SITE/index.yaml"
+	index=""
+	if [ -n "$first" ]; then
+		grep -q "^rootSuite: *$first *$" suites.yaml || {
+			echo "error: suites.yaml: add 'rootSuite: $first' so that ${PAGES_URL%/}/index.yaml stays the index its subscribers read" >&2
+			exit 1
+		}
+		# The first suite is the one written: publish fetches what it lacks
+		# from Pages. The others it cannot.
+		# shellcheck disable=SC2086 # suite names are DNS labels
+		check_suites $(tail -n +2 <<<"$names")
+		written="$SITE/$first/index.yaml"
+		index=$(published_at "$first/index.yaml")
+	fi
+	[ -n "$index" ] || index=$(published_index) # fails on anything but 200 and 404
+	merge=(--index "${index:-${PAGES_URL%/}/index.yaml}" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
 	[ -n "$index" ] || merge+=(--allow-new)
+	root=()
+	[ -f "$ROOT" ] && root=(--root "$ROOT")
 	# The records of the build jobs are the output directory: publish
 	# indexes them with its own (it rebuilds what the published index lacks,
 	# reusing the charts the build jobs pushed, to sign their provenance).
 	"$KBUILD" publish "$RECIPES/" --registry "$KBUILD_REGISTRY" --sign-key-env KBUILD_SIGN_KEY \
-		--site "$SITE" -o "$records" --cache-dir "$CACHE" "${merge[@]}" "${plain[@]}"
-	"$(dirname "$0")/check-anonymous-pull.sh" "$SITE/index.yaml"
+		--site "$SITE" -o "$records" --cache-dir "$CACHE" "${merge[@]}" "${root[@]}" "${plain[@]}"
+	"$(dirname "$0")/check-anonymous-pull.sh" "$written"
+	;;
+promote)
+	what=${1:?usage: publish.sh promote NAME@VERSION BUILD SUITE}
+	build=${2:?usage: publish.sh promote NAME@VERSION BUILD SUITE}
+	to=${3:?usage: publish.sh promote NAME@VERSION BUILD SUITE}
+	: "${KBUILD_SIGN_KEY:?set KBUILD_SIGN_KEY to the PEM private key that signs the index}"
+	: "${PAGES_URL:?set PAGES_URL to where the site is served, e.g. https://OWNER.github.io/REPO}"
+	[ -f "$ROOT" ] || { echo "error: $ROOT: no root of trust; promote checks evidence against its qa role (see CONTRIBUTING.md)" >&2; exit 1; }
+	names=$(suites)
+	[ -n "$names" ] || { echo "error: no suites.yaml: a repository without suites has nothing to promote into" >&2; exit 1; }
+	# shellcheck disable=SC2086 # suite names are DNS labels
+	check_suites $names
+	# The restored site must be what Pages serves, or the promotion would
+	# deploy an old state of the other suites.
+	for s in $names; do
+		url=$(published_at "$s/index.yaml")
+		[ -n "$url" ] || continue
+		if ! curl -sS "$url" | cmp -s - "$SITE/$s/index.yaml"; then
+			echo "error: $SITE/$s/index.yaml is not the index Pages serves at $url: the restored site is out of date (a publish may be running); run again once it is done" >&2
+			exit 1
+		fi
+	done
+	allow=()
+	[ -n "$(published_at "$to/index.yaml")" ] || allow=(--allow-new)
+	"$KBUILD" promote "$what" --build "$build" --to "$to" --root "$ROOT" --site "$SITE" --sign-key-env KBUILD_SIGN_KEY "${allow[@]}"
+	"$(dirname "$0")/check-anonymous-pull.sh" "$SITE/$to/index.yaml"
 	;;
 *)
-	echo "usage: publish.sh plan | build RECIPE_DIR... | publish RECORDS_DIR" >&2
+	echo "usage: publish.sh plan | build RECIPE_DIR... | publish RECORDS_DIR | promote NAME@VERSION BUILD SUITE" >&2
 	exit 2
 	;;
 esac

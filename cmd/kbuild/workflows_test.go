@@ -113,6 +113,9 @@ type workflowRun struct {
 	pages string
 	key   *trust.PrivateKey
 	env   []string
+	// rootKey is the root key file once the repository has a root
+	// (suites).
+	rootKey string
 }
 
 // env returns the common environment plus extra.
@@ -369,6 +372,109 @@ func TestWorkflowScripts(t *testing.T) {
 		t.Errorf("published after re-signing: %s, want %s", got, want)
 	}
 	w.checkSigned("weekly re-signing")
+
+	// 6. Suites: a root of trust with a qa role and suites.yaml serving
+	// unstable at the site root. The next publish moves the index into
+	// unstable; /index.yaml stays, the same signed index.
+	qa := w.suites()
+	w.publish("publish into suites", nil, []string{"recipes/smart-proxy", "recipes/virt-stack", "recipes/virt-template"})
+	if a, b := readFile(t, filepath.Join(w.pages, "index.yaml")), readFile(t, filepath.Join(w.pages, "unstable", "index.yaml")); a != b {
+		t.Error("Pages' /index.yaml is not the unstable suite's index")
+	}
+	w.checkSigned("publish into suites")
+	w.checkRoot("unstable", 4)
+
+	// 7. QA attests smart-proxy and commits the evidence; the next
+	// publish copies it into the site.
+	if r := kbuild(t, w.repo, nil, "attest", "smart-proxy@3.14.0", "--build", "2", "--result", "pass", "--env", "kubernetes=1.33,arch=amd64",
+		"--sign-key", qa, "--root", "keys/root.yaml", "--site", w.pages, "-o", "evidence/smart-proxy-amd64.intoto.json"); r.code != 0 {
+		t.Fatalf("attest: %s", r)
+	}
+	w.commit("evidence: smart-proxy 3.14.0 build 2 passes on 1.33, amd64")
+	w.publish("publish the evidence", nil, []string{"recipes/smart-proxy", "recipes/virt-stack", "recipes/virt-template"})
+	if _, err := os.Stat(filepath.Join(w.pages, "evidence", "smart-proxy-3.14.0-2", "arch=amd64,kubernetes=1.33.intoto.json")); err != nil {
+		t.Errorf("Pages serves no evidence: %v", err)
+	}
+
+	// 8. promote.yml: restore the site, promote, deploy.
+	stale := t.TempDir()
+	restored := filepath.Join(t.TempDir(), "_site")
+	if err := copyDir(w.pages, restored); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyDir(w.pages, stale); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(stale, "unstable", "index.yaml"), []byte("old\n"), 0o644)
+	r = runScript(t, w.repo, w.with("SITE="+stale), "publish.sh", "promote", "smart-proxy@3.14.0", "2", "testing")
+	if r.code == 0 || !strings.Contains(r.stderr, "is not the index Pages serves") {
+		t.Errorf("promote on a stale site: %s", r)
+	}
+	r = runScript(t, w.repo, w.with("SITE="+restored), "publish.sh", "promote", "smart-proxy@3.14.0", "2", "testing")
+	if r.code != 0 || !strings.Contains(r.stdout, "promoted smart-proxy 3.14.0 build 2 from unstable to testing") || !strings.Contains(r.stderr, "charts pulled anonymously") {
+		t.Fatalf("publish.sh promote: %s", r)
+	}
+	if err := os.RemoveAll(w.pages); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyDir(restored, w.pages); err != nil {
+		t.Fatal(err)
+	}
+	w.checkRoot("testing", 1)
+	if page := readFile(t, filepath.Join(w.pages, "unstable", "packages", "smart-proxy.html")); !strings.Contains(page, `<a href="../../testing/packages/smart-proxy.html#v3.14.0-2">testing</a>`) {
+		t.Error("the unstable suite's page of smart-proxy does not say testing holds build 2")
+	}
+	// A publish whose restored site lacks testing would take it down.
+	w.publishRefused("a site without testing", "the restored site is incomplete and deploying it would remove suite testing")
+}
+
+// suites adds a root of trust (root and qa keys made here, the index key
+// the repository's) and suites.yaml to the repository, and returns the qa
+// key file.
+func (w *workflowRun) suites() string {
+	t := w.t
+	keys := t.TempDir()
+	for _, k := range []string{"root", "qa"} {
+		if r := kbuild(t, keys, nil, "repo", "keygen", filepath.Join(keys, k)); r.code != 0 {
+			t.Fatal(r)
+		}
+	}
+	root := filepath.Join(w.repo, "keys", "root.yaml")
+	if r := kbuild(t, w.repo, nil, "trust", "root", "new", "--root-key", filepath.Join(keys, "root.pub"), "--index-key", "keys/index.pub", "--qa-key", filepath.Join(keys, "qa.pub"), "-o", root); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := kbuild(t, w.repo, nil, "trust", "root", "sign", root, "--sign-key", filepath.Join(keys, "root.key")); r.code != 0 {
+		t.Fatal(r)
+	}
+	w.rootKey = filepath.Join(keys, "root.pub")
+	os.WriteFile(filepath.Join(w.repo, "suites.yaml"), []byte(`apiVersion: kbuild.dev/v1
+kind: Suites
+rootSuite: unstable
+suites:
+  - name: unstable
+  - name: testing
+    policy: {kubernetesMinors: 1, architectures: [amd64], role: qa}
+`), 0o644)
+	w.commit("suites: unstable and testing, under a root with a qa role")
+	return filepath.Join(keys, "qa.key")
+}
+
+// checkRoot verifies the suite Pages serves as a subscriber pinning the
+// root key does, and that it holds versions versions.
+func (w *workflowRun) checkRoot(suite string, versions int) {
+	r := kbuild(w.t, w.repo, nil, "repo", "verify", "--index", filepath.Join(w.pages, suite, "index.yaml"), "--root-key", w.rootKey)
+	if want := fmt.Sprintf("packages, %d versions", versions); r.code != 0 || !strings.Contains(r.stdout, want) {
+		w.t.Errorf("Pages' %s suite does not verify from the root key with %d versions: %s", suite, versions, r)
+	}
+}
+
+// publishRefused runs publish.sh publish on an empty site and wants it
+// refused with want.
+func (w *workflowRun) publishRefused(name, want string) {
+	r := runScript(w.t, w.repo, w.with("SITE="+filepath.Join(w.t.TempDir(), "_site")), "publish.sh", "publish", w.t.TempDir())
+	if r.code == 0 || !strings.Contains(r.stderr, want) {
+		w.t.Errorf("%s: publish.sh publish = %s, want a refusal with %q", name, r, want)
+	}
 }
 
 // checkSigned verifies the index Pages serves with the repository's key,
