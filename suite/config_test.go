@@ -84,3 +84,24 @@ func TestSiteDir(t *testing.T) {
 		})
 	}
 }
+
+// TestRepositorySuites: the repository's own suites.yaml, which CI's
+// publish.yml and promote.yml read, serves unstable at the site root and
+// asks what issue 14 asks of stable.
+func TestRepositorySuites(t *testing.T) {
+	c, found, err := Load("../" + File)
+	if err != nil || !found {
+		t.Fatalf("Load(../%s) = %v, %v", File, found, err)
+	}
+	if strings.Join(c.Names(), ",") != "unstable,testing,stable" || c.RootSuite != "unstable" {
+		t.Fatalf("suites %v, rootSuite %q", c.Names(), c.RootSuite)
+	}
+	for i, want := range []string{
+		1: "pass on >= 1 Kubernetes minor versions and on amd64, signed by qa",
+		2: "pass on >= 2 Kubernetes minor versions and on amd64 and arm64, passing install, upgrade, rollback, signed by qa",
+	} {
+		if i > 0 && c.Suites[i].Policy.String() != want {
+			t.Errorf("%s: policy %q, want %q", c.Suites[i].Name, c.Suites[i].Policy, want)
+		}
+	}
+}
