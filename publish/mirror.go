@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"time"
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
@@ -22,6 +23,8 @@ type MirrorResult struct {
 	// Files are the paths copied, relative to the destination, in the
 	// order they were put in place (the index last).
 	Files []string
+	// Generated and Expires are the index's.
+	Generated, Expires time.Time
 }
 
 // rootVersion matches root/N.yaml.
@@ -65,14 +68,15 @@ func MirrorIndex(from, to string) (*MirrorResult, error) {
 		return nil, fmt.Errorf("%s: %s is not the signature of %s (%s): a publish into %s may be running; nothing was copied to %s, run it again",
 			from, SignatureFile, IndexFile, byHash, from, to)
 	}
-	if err := checkNotNewer(filepath.Join(to, IndexFile), filepath.Join(from, IndexFile), data); err != nil {
+	head, err := checkNotNewer(filepath.Join(to, IndexFile), filepath.Join(from, IndexFile), data)
+	if err != nil {
 		return nil, err
 	}
 	var files []string
 	if err := sidecars(from, &files); err != nil {
 		return nil, err
 	}
-	res := &MirrorResult{Index: filepath.Join(to, IndexFile)}
+	res := &MirrorResult{Index: filepath.Join(to, IndexFile), Generated: head.Generated, Expires: head.Expires}
 	for _, rel := range files {
 		b, err := os.ReadFile(filepath.Join(from, filepath.FromSlash(rel)))
 		if err != nil {
@@ -130,29 +134,29 @@ func sidecars(dir string, files *[]string) error {
 }
 
 // checkNotNewer refuses to replace the index at dst with src (data) when
-// dst's was generated later.
-func checkNotNewer(dst, src string, data []byte) error {
-	old, err := readBounded(dst, index.MaxIndexSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
+// dst's was generated later; it returns src's index without its packages.
+func checkNotNewer(dst, src string, data []byte) (*index.RepositoryIndex, error) {
 	skip := func(string, *index.IndexPackage) (bool, error) { return false, nil }
-	was, err := index.ParseIndexFunc(old, skip)
-	if err != nil {
-		return nil // not an index: replaced
-	}
 	now, err := index.ParseIndexFunc(data, skip)
 	if err != nil {
-		return fmt.Errorf("%s: %w", src, err)
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	old, err := readBounded(dst, index.MaxIndexSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return now, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	was, err := index.ParseIndexFunc(old, skip)
+	if err != nil {
+		return now, nil // not an index: replaced
 	}
 	if now.Generated.Before(was.Generated) {
-		return fmt.Errorf("%s was generated %s, later than %s (%s): subscribers of %s would refuse the copy as a rollback; nothing was copied",
-			dst, was.Generated.UTC().Format("2006-01-02T15:04:05Z"), src, now.Generated.UTC().Format("2006-01-02T15:04:05Z"), dst)
+		return nil, fmt.Errorf("%s was generated %s, later than %s (%s): subscribers of %s would refuse the copy as a rollback; nothing was copied",
+			dst, was.Generated.UTC().Format(time.RFC3339), src, now.Generated.UTC().Format(time.RFC3339), dst)
 	}
-	return nil
+	return now, nil
 }
 
 // readBounded reads the regular file path, refusing more than limit bytes.

@@ -1,10 +1,13 @@
 package site
 
 import (
+	"bytes"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/atomicfile"
 )
 
 // Suites is what the catalog of one suite of a repository says about all
@@ -114,4 +117,64 @@ func (o *options) badges(name, version string, build int, digest string, held, w
 		}
 	}
 	return out
+}
+
+// SuiteRow is one suite on the page of a site's suites (WriteSuites).
+type SuiteRow struct {
+	// Name is the suite; Policy says in words what enters it.
+	Name, Policy string
+	// AtRoot is whether the site root serves this suite's index too.
+	AtRoot bool
+}
+
+type suitesPage struct {
+	page
+	Suites []suiteRowView
+}
+
+type suiteRowView struct {
+	Name, Href, Index, Policy string
+	AtRoot                    bool
+}
+
+// WriteSuites writes the page of a site's suites, index.html at the site
+// root dir, with style.css, search.js and favicon.svg: a row per suite
+// linking its catalog (<suite>/index.html) and index. idx is the index the
+// site root serves (its generated and expiry times are shown), or nil
+// when it serves none. WithTitle and WithPublished apply. Each file is
+// written through a temporary file and a rename.
+func WriteSuites(dir string, idx *index.RepositoryIndex, rows []SuiteRow, opts ...Option) error {
+	o := &options{title: "kubepkg repository", published: map[string]bool{}, manifests: map[string]string{}}
+	for _, opt := range opts {
+		opt(o)
+	}
+	p := page{Title: "Suites · " + o.title, Repository: o.title}
+	if idx != nil {
+		p = newPage(idx, o, p.Title, "")
+	}
+	sp := suitesPage{page: p}
+	for _, r := range rows {
+		if err := index.CheckPackageName(r.Name); err != nil {
+			return fmt.Errorf("site %s: suite: %w", dir, err)
+		}
+		sp.Suites = append(sp.Suites, suiteRowView{Name: r.Name, Href: r.Name + "/index.html", Index: r.Name + "/index.yaml", Policy: r.Policy, AtRoot: r.AtRoot})
+	}
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, "suites.html", sp); err != nil {
+		return fmt.Errorf("site %s: index.html: %w", dir, err)
+	}
+	files := map[string][]byte{"index.html": buf.Bytes()}
+	for _, f := range staticFiles {
+		b, err := staticFS.ReadFile("assets/" + f)
+		if err != nil {
+			return fmt.Errorf("site %s: %s: %w", dir, f, err)
+		}
+		files[f] = b
+	}
+	for _, f := range append([]string{"index.html"}, staticFiles...) {
+		if err := atomicfile.WriteFile(filepath.Join(dir, f), files[f], 0o644); err != nil {
+			return fmt.Errorf("site %s: %w", dir, err)
+		}
+	}
+	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -215,15 +216,36 @@ func (p *Policy) String() string {
 }
 
 // MirrorRoot copies the first suite's signed index to the site root when
-// the suites file says to (RootSuite; publish.MirrorIndex), returning
-// what it wrote, or nil when it does not.
-func (c *Config) MirrorRoot(site string) (*publish.MirrorResult, error) {
+// the suites file says to (RootSuite; publish.MirrorIndex), and writes the
+// site root's index.html: the suites, each linking its catalog and
+// index, with what enters it (site.WriteSuites; title is the catalogs'
+// title, "" for the default). It returns what it copied, or nil when the
+// suites file does not say to.
+func (c *Config) MirrorRoot(dir, title string) (*publish.MirrorResult, error) {
 	if c.RootSuite == "" {
 		return nil, nil
 	}
-	res, err := publish.MirrorIndex(filepath.Join(site, c.RootSuite), site)
+	res, err := publish.MirrorIndex(filepath.Join(dir, c.RootSuite), dir)
 	if err != nil {
 		return nil, fmt.Errorf("serving suite %s at the site root (rootSuite in %s): %w", c.RootSuite, File, err)
+	}
+	rows := make([]site.SuiteRow, len(c.Suites))
+	for i, s := range c.Suites {
+		rows[i] = site.SuiteRow{Name: s.Name, Policy: "new builds, from publish", AtRoot: s.Name == c.RootSuite}
+		if s.Policy != nil {
+			rows[i].Policy = "from " + c.Suites[i-1].Name + ", when the evidence shows a " + s.Policy.String()
+		}
+	}
+	opts := []site.Option{site.WithPublished(publish.SignatureFile)}
+	if exists(filepath.Join(dir, publish.RootFile)) {
+		opts = append(opts, site.WithPublished(publish.RootFile))
+	}
+	if title != "" {
+		opts = append(opts, site.WithTitle(title))
+	}
+	head := &index.RepositoryIndex{Generated: res.Generated, Expires: res.Expires}
+	if err := site.WriteSuites(dir, head, rows, opts...); err != nil {
+		return res, err
 	}
 	return res, nil
 }

@@ -25,7 +25,7 @@ func TestMirrorRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := data.MirrorRoot(r.site)
+	m, err := data.MirrorRoot(r.site, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +37,19 @@ func TestMirrorRoot(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(r.site, f))
 		if err != nil || !bytes.Equal(a, b) {
 			t.Errorf("the site root's %s is not the unstable suite's (%v)", f, err)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(r.site, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<a class="pkg-name" href="unstable/index.html">unstable</a> <span class="badge latest">also index.yaml here</span>`,
+		`<a class="pkg-name" href="testing/index.html">testing</a></td><td><code class="ref">testing/index.yaml</code></td><td>from unstable, when the evidence shows a pass on &gt;= 1 Kubernetes minor versions and on amd64, signed by qa</td>`,
+		`<a href="index.yaml.sig">index.yaml.sig</a>`, `<a href="root.yaml">root.yaml</a>`,
+	} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the site root's index.html lacks %s", want)
 		}
 	}
 	top := r.read(".")

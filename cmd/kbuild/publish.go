@@ -245,7 +245,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	printSigned(env, res, signers)
 	if found {
-		if err := mirrorRoot(env, c, f.site); err != nil {
+		if err := mirrorRoot(env, c, f.site, f.title); err != nil {
 			return err
 		}
 	}
@@ -316,8 +316,8 @@ func (f *publishFlags) installEvidence(ctx context.Context, env *Env, ev *incomi
 
 // mirrorRoot serves the first suite at the site root too, when the suites
 // file says so (rootSuite), and prints what it copied.
-func mirrorRoot(env *Env, c *suite.Config, site string) error {
-	m, err := c.MirrorRoot(site)
+func mirrorRoot(env *Env, c *suite.Config, site, title string) error {
+	m, err := c.MirrorRoot(site, title)
 	if err != nil || m == nil {
 		return err
 	}

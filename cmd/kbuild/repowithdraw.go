@@ -133,7 +133,7 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	if _, err := pages.Refresh(ctx, "", []string{pkg}); err != nil {
 		return fmt.Errorf("%s build %d is withdrawn and the indexes signed, but the catalog pages were not all rewritten, and some may still show it held: %w", args[0], f.build, err)
 	}
-	return mirrorRoot(env, c, f.site)
+	return mirrorRoot(env, c, f.site, "")
 }
 
 // withdraw withdraws pkg ver build f.build from the site in dir.
