@@ -251,7 +251,8 @@ func (c *Config) MirrorRoot(dir, title string) (*publish.MirrorResult, error) {
 }
 
 // SiteDir returns the directory of the index of suite name (the first of
-// the suites file when name is empty) under site, or site itself when
+// the suites file when name is empty) under site (a directory or an
+// http(s) URL of a published site), or site itself when
 // there is no suites file. A name the suites file does not list, or a
 // name without a suites file, is an error naming the suites.
 func SiteDir(site, name, suitesFile string) (string, error) {
@@ -270,6 +271,9 @@ func SiteDir(site, name, suitesFile string) (string, error) {
 	}
 	if c.Index(name) < 0 {
 		return "", fmt.Errorf("--suite %s is not in %s (suites: %v)", name, suitesFile, c.Names())
+	}
+	if strings.HasPrefix(site, "https://") || strings.HasPrefix(site, "http://") {
+		return strings.TrimSuffix(site, "/") + "/" + name, nil
 	}
 	return filepath.Join(site, name), nil
 }

@@ -62,16 +62,20 @@ func TestParseRefuses(t *testing.T) {
 
 func TestSiteDir(t *testing.T) {
 	for _, tc := range []struct {
-		name, suite, file, want, wantErr string
+		name, site, suite, file, want, wantErr string
 	}{
 		{name: "first suite", file: "testdata/suites.yaml", want: filepath.Join("site", "unstable")},
 		{name: "named suite", suite: "stable", file: "testdata/suites.yaml", want: filepath.Join("site", "stable")},
 		{name: "unknown suite", suite: "nightly", file: "testdata/suites.yaml", wantErr: "--suite nightly is not in testdata/suites.yaml (suites: [unstable testing stable])"},
 		{name: "no suites file", file: "testdata/none.yaml", want: "site"},
+		{name: "a published site", site: "https://acme.github.io/packages/", suite: "testing", file: "testdata/suites.yaml", want: "https://acme.github.io/packages/testing"},
 		{name: "suite without a suites file", suite: "stable", file: "testdata/none.yaml", wantErr: "--suite stable: there is no testdata/none.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := SiteDir("site", tc.suite, tc.file)
+			if tc.site == "" {
+				tc.site = "site"
+			}
+			got, err := SiteDir(tc.site, tc.suite, tc.file)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("SiteDir = %q, %v; want an error containing %q", got, err, tc.wantErr)

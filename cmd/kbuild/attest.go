@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -54,7 +54,10 @@ The key must be one of the root's qa keys ('kbuild trust root new/next
 count. The evidence expires (--expires) and is written, through a
 temporary file and a rename, to the site's
 evidence/NAME-VERSION-BUILD/<environment>.intoto.json, where 'kbuild
-promote' reads it (or to -o). --env needs kubernetes (MAJOR.MINOR) and
+promote' reads it, or to -o FILE: in CI, QA attests against the published
+site (--site https://…) into the recipes repository's evidence/ and
+commits it by pull request; the next 'kbuild publish' verifies it, copies
+it into the site and attaches it to the charts. --env needs kubernetes (MAJOR.MINOR) and
 arch; runtime and other keys are free. With --push the evidence is also
 attached to every chart of the version (and of each set member) in the
 registry as an OCI referrer of the chart manifest the site's build info
@@ -79,7 +82,7 @@ Examples:
 			f.keys.addFlags(fs, "the evidence (a key of the root's qa role)")
 			addAlias(fs, "key", "", "sign-key")
 			addAlias(fs, "key-env", "", "sign-key-env")
-			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding the signed index")
+			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding the signed index (or the site's https:// URL, with -o)")
 			fs.StringVar(&f.suite, "suite", "", "suite whose index is read (default: the first suite of --suites)")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; without it the site holds one index")
 			fs.StringVar(&f.root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) with the qa role (required)")
@@ -157,6 +160,9 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	out := f.out
+	if out == "" && (strings.HasPrefix(f.site, "https://") || strings.HasPrefix(f.site, "http://")) {
+		return usagef("--site %s is a published site: write the evidence to a file with -o (evidence/… in the recipes repository, committed by pull request)", f.site)
+	}
 	if out == "" {
 		out, err = suite.WriteEvidence(f.site, target, e, envelope)
 	} else {
@@ -166,7 +172,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s: %s %s on %s, %d subjects from %s, expires %s\n", out, target, f.result,
-		evidence.EnvString(st.Predicate.Configuration[0].Annotations), len(subjects), filepath.Join(dir, publish.IndexFile), st.Predicate.Configuration[1].Annotations["expires"])
+		evidence.EnvString(st.Predicate.Configuration[0].Annotations), len(subjects), pub.Site.Location(pub.Site.IndexName()), st.Predicate.Configuration[1].Annotations["expires"])
 	if !f.push {
 		return nil
 	}

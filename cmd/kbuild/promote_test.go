@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +49,18 @@ func TestAttestPromote(t *testing.T) {
 	evFile := filepath.Join(site, "evidence", "foreman-3.15.0-1", "arch=amd64,kubernetes=1.33,runtime=containerd.intoto.json")
 	if r.code != 0 || !strings.Contains(r.stdout, evFile+": foreman 3.15.0 build 1 pass on arch=amd64,kubernetes=1.33,runtime=containerd, 3 subjects from "+filepath.Join(site, "unstable", "index.yaml")) {
 		t.Fatalf("attest: %s", r)
+	}
+	// QA in CI attests against the published site into a file for the
+	// recipes repository's evidence/.
+	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
+	defer srv.Close()
+	committed := filepath.Join(dir, "repo", "evidence", "foreman.intoto.json")
+	r = runInProcess("attest", "foreman@3.15.0", "--build", "1", "--result", "pass", "--env", "kubernetes=1.34,arch=amd64", "--sign-key", qa+".key", "--root", rootFile, "--site", srv.URL, "--suites", suites, "-o", committed)
+	if r.code != 0 || !strings.Contains(r.stdout, committed+": foreman 3.15.0 build 1 pass on arch=amd64,kubernetes=1.34, 3 subjects from "+srv.URL+"/unstable/index.yaml") {
+		t.Fatalf("attest against a published site: %s", r)
+	}
+	if r := runInProcess("attest", "foreman@3.15.0", "--build", "1", "--result", "pass", "--env", "kubernetes=1.34,arch=amd64", "--sign-key", qa+".key", "--root", rootFile, "--site", srv.URL, "--suites", suites); r.code != 2 || !strings.Contains(r.stderr, "is a published site: write the evidence to a file with -o") {
+		t.Fatalf("attest against a published site without -o: %s", r)
 	}
 	if r := attest(idx, "--result", "pass", "--env", "kubernetes=1.33,arch=amd64"); r.code != 1 || !strings.Contains(r.stderr, "is not in the qa role of root") {
 		t.Fatalf("attest with the index key: %s", r)
