@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
+	"kbuild.dev/kbuild/internal/fetchsite"
 )
 
 // MirrorResult is what MirrorIndex copied.
@@ -55,16 +55,17 @@ func MirrorIndex(from, to string) (*MirrorResult, error) {
 		return nil, err
 	}
 	defer unlockTo()
-	data, err := readBounded(filepath.Join(from, IndexFile), index.MaxIndexSize)
+	data, err := fetchsite.ReadFile(filepath.Join(from, IndexFile), index.MaxIndexSize)
 	if err != nil {
 		return nil, err
 	}
-	sig, err := readBounded(filepath.Join(from, SignatureFile), index.MaxSignaturesSize)
+	defer fetchsite.Release(data)
+	sig, err := fetchsite.ReadFile(filepath.Join(from, SignatureFile), index.MaxSignaturesSize)
 	if err != nil {
 		return nil, err
 	}
 	byHash := ByHashSignatureFile(data)
-	if h, err := readBounded(filepath.Join(from, filepath.FromSlash(byHash)), index.MaxSignaturesSize); err != nil || !bytes.Equal(h, sig) {
+	if h, err := fetchsite.ReadFile(filepath.Join(from, filepath.FromSlash(byHash)), index.MaxSignaturesSize); err != nil || !bytes.Equal(h, sig) {
 		return nil, fmt.Errorf("%s: %s is not the signature of %s (%s): a publish into %s may be running; nothing was copied to %s, run it again",
 			from, SignatureFile, IndexFile, byHash, from, to)
 	}
@@ -141,13 +142,14 @@ func checkNotNewer(dst, src string, data []byte) (*index.RepositoryIndex, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
-	old, err := readBounded(dst, index.MaxIndexSize)
-	if errors.Is(err, fs.ErrNotExist) {
+	old, err := fetchsite.ReadFile(dst, index.MaxIndexSize)
+	if errors.Is(err, fetchsite.ErrNotFound) {
 		return now, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	defer fetchsite.Release(old)
 	was, err := index.ParseIndexFunc(old, skip)
 	if err != nil {
 		return now, nil // not an index: replaced
@@ -157,21 +159,4 @@ func checkNotNewer(dst, src string, data []byte) (*index.RepositoryIndex, error)
 			dst, was.Generated.UTC().Format(time.RFC3339), src, now.Generated.UTC().Format(time.RFC3339), dst)
 	}
 	return now, nil
-}
-
-// readBounded reads the regular file path, refusing more than limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: more than %d bytes", path, limit)
-	}
-	return data, nil
 }
