@@ -23,14 +23,15 @@ type Suites struct {
 	// Names are the repository's suites, in the order versions move
 	// through them (unstable, testing, stable); badges follow it.
 	Names []string
-	// Held and Withdrawn map the BuildKey of a build to the suites that
-	// hold it or withdrew it. They come from each suite's verified index.
+	// Held and Withdrawn map a build (its name, version, build number and
+	// spec digest) to the suites that hold it or withdrew it, filled by Add
+	// from each suite's verified index.
 	Held, Withdrawn map[string][]string
 }
 
-// BuildKey names one build of a package by its spec digest, as the keys
+// buildKey names one build of a package by its spec digest, as the keys
 // of Suites.Held and Suites.Withdrawn.
-func BuildKey(name, version string, build int, digest string) string {
+func buildKey(name, version string, build int, digest string) string {
 	return fmt.Sprintf("%s\x00%s\x00%d\x00%s", name, version, build, digest)
 }
 
@@ -48,12 +49,12 @@ func (s *Suites) Add(suite string, idx *index.RepositoryIndex) {
 			continue
 		}
 		for _, v := range p.Versions {
-			k := BuildKey(name, v.Version, v.Build, v.Digest)
+			k := buildKey(name, v.Version, v.Build, v.Digest)
 			s.Held[k] = s.insert(s.Held[k], suite)
 		}
 	}
 	for _, w := range idx.Withdrawn {
-		k := BuildKey(w.Package, w.Version, w.Build, w.Digest)
+		k := buildKey(w.Package, w.Version, w.Build, w.Digest)
 		s.Withdrawn[k] = s.insert(s.Withdrawn[k], suite)
 	}
 }
@@ -97,7 +98,7 @@ func (o *options) badges(name, version string, build int, digest string, held, w
 	if s == nil {
 		return nil
 	}
-	k := BuildKey(name, version, build, digest)
+	k := buildKey(name, version, build, digest)
 	id := fmt.Sprintf("#v%s-%d", version, build)
 	var out []suiteBadge
 	for _, n := range s.Names {

@@ -92,7 +92,7 @@ func (pg *Pages) Refresh(ctx context.Context, skip string, names []string) ([]st
 		if err != nil {
 			return done, err
 		}
-		p, err := publish.New(pg.Options(dir, h)...)
+		p, err := publish.New(pg.options(dir, h)...)
 		if err != nil {
 			return done, err
 		}
@@ -107,9 +107,9 @@ func (pg *Pages) Refresh(ctx context.Context, skip string, names []string) ([]st
 	return done, nil
 }
 
-// Options are the publish options that write the catalog of the suite in
+// options are the publish options that write the catalog of the suite in
 // dir as pg's: the site, signers, root, title and holdings h.
-func (pg *Pages) Options(dir string, h *site.Suites) []publish.Option {
+func (pg *Pages) options(dir string, h *site.Suites) []publish.Option {
 	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(pg.Signers...), publish.WithRoot(pg.Root), publish.WithTitle(pg.Title), publish.WithSuites(h)}
 	if pg.Stderr != nil {
 		opts = append(opts, publish.WithOutput(io.Discard, pg.Stderr))

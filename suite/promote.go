@@ -159,7 +159,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := append(pages.Options(filepath.Join(pr.Site, pr.To), held), publish.WithGenerated(pr.Generated))
+	opts := append(pages.options(filepath.Join(pr.Site, pr.To), held), publish.WithGenerated(pr.Generated))
 	if pr.Expires > 0 {
 		opts = append(opts, publish.WithExpires(pr.Expires))
 	}
