@@ -19,7 +19,7 @@
 # $KBUILD_SIGN_KEY and writes the site to $SITE; then every chart of the new
 # index is pulled anonymously (scripts/check-anonymous-pull.sh). With
 # nothing new it re-signs the published index with a new expiry (the weekly
-# run).
+# run); with suites, every later suite the site holds is re-signed too.
 #
 # With suites.yaml at the repository root, publish writes the first suite
 # (SITE/<first>/) and suites.yaml must serve it at the site root too
@@ -170,6 +170,18 @@ publish)
 	"$KBUILD" publish "$RECIPES/" --registry "$KBUILD_REGISTRY" --sign-key-env KBUILD_SIGN_KEY \
 		--site "$SITE" -o "$records" --cache-dir "$CACHE" "${merge[@]}" "${root[@]}" "${plain[@]}"
 	"$(dirname "$0")/check-anonymous-pull.sh" "$written"
+	# The later suites change only by promotion; re-sign them here, the
+	# weekly run included, so that they do not expire. Nothing is rebuilt:
+	# the verified index is signed again with a fresh expiry.
+	empty=$(mktemp -d)
+	for s in $(tail -n +2 <<<"$names"); do
+		[ -f "$SITE/$s/index.yaml" ] || continue
+		trust=(--public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
+		[ -f "$ROOT" ] && trust=(--index-root "$ROOT")
+		log "re-signing suite $s"
+		"$KBUILD" repo index "$empty" -o "$SITE/$s/index.yaml" --index "$SITE/$s/index.yaml" "${trust[@]}" --sign-key-env KBUILD_SIGN_KEY
+	done
+	rmdir "$empty"
 	;;
 promote)
 	what=${1:?usage: publish.sh promote NAME@VERSION BUILD SUITE}

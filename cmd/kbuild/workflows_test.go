@@ -116,6 +116,9 @@ type workflowRun struct {
 	// rootKey is the root key file once the repository has a root
 	// (suites).
 	rootKey string
+	// restore starts each publish from a copy of what Pages serves (the
+	// site cache); otherwise from an empty site.
+	restore bool
 }
 
 // env returns the common environment plus extra.
@@ -168,6 +171,11 @@ func (w *workflowRun) publish(name string, wantShards [][]string, wantUpToDate [
 	}
 
 	site := filepath.Join(work, "_site")
+	if w.restore { // the site the last run saved, as publish.yml restores it
+		if err := copyDir(w.pages, site); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r = runScript(t, w.repo, w.with("SITE="+site, "KBUILD_TRUST_KEY=keys/index.pub"), "publish.sh", "publish", records)
 	if r.code != 0 && (strings.Contains(r.stderr, `unknown command "publish"`) || strings.Contains(r.stderr, "unknown flag")) {
 		t.Errorf("%s: kbuild publish is not implemented (or lacks the flags publish.sh passes: RECORDS_DIR --registry --sign-key-env --site --index --public-key --plain-http): %s", name, r)
@@ -426,6 +434,16 @@ func TestWorkflowScripts(t *testing.T) {
 	}
 	// A publish whose restored site lacks testing would take it down.
 	w.publishRefused("a site without testing", "the restored site is incomplete and deploying it would remove suite testing")
+
+	// 9. The weekly run on the restored site re-signs testing too.
+	before := readFile(t, filepath.Join(w.pages, "testing", "index.yaml"))
+	w.restore = true
+	w.publish("weekly re-signing with suites", nil, []string{"recipes/smart-proxy", "recipes/virt-stack", "recipes/virt-template"})
+	if after := readFile(t, filepath.Join(w.pages, "testing", "index.yaml")); after == before {
+		t.Error("the weekly publish did not re-sign the testing suite")
+	}
+	w.checkRoot("testing", 1)
+	w.checkRoot("unstable", 4)
 }
 
 // suites adds a root of trust (root and qa keys made here, the index key
