@@ -46,7 +46,9 @@ through the chain published beside it; SUITE's index is then re-signed
 (it must be signed by the root's index keys) with its root chain, keys,
 catalog and the copied versions' build info, provenance and SBOMs, and
 replaced last, as publish does. A version withdrawn in the previous suite
-is refused, and its tombstone is carried into SUITE. Last, the
+is refused, and its tombstone is carried into SUITE. The package pages of
+what moved are then rewritten in every suite, each saying which suites
+hold each build, read from the suites' verified indexes. Last, the
 compatibility matrix of each release set the suites hold is written to
 SITE/compat/<set>.html: a row per set version, a column per environment,
 pass, fail or untested linking to the evidence, and "supported in SUITE"
@@ -124,6 +126,9 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "promoted %s from %s to %s: %d version(s) copied; signed %s: %d packages, %d versions\n",
 		target, out.From, f.to, len(out.Copied), filepath.Join(f.site, f.to, publish.IndexFile), out.Packages, out.Versions)
+	for _, s := range out.Refreshed {
+		fmt.Fprintf(env.Stdout, "rewrote the pages of suite %s\n", s)
+	}
 	ms, err := suite.Matrices(ctx, f.site, c, f.root, time.Now())
 	if err != nil {
 		return fmt.Errorf("the promotion is signed, but the compatibility matrices were not written: %w", err)
