@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/testenv"
 )
 
@@ -334,5 +335,71 @@ func TestLinks(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("checked %d links, want the whole catalog's (at least 20)", checked)
+	}
+}
+
+// TestBrowserSuites loads, in headless Chromium, the site root's page of
+// suites and the testing suite's page of kubevirt, whose versions say
+// which suites hold them, and follows the badge to the unstable suite's
+// page.
+func TestBrowserSuites(t *testing.T) {
+	root := t.TempDir()
+	idx := testIndex(t)
+	kv := idx.Packages["kubevirt"].Versions
+	testingX := &index.RepositoryIndex{Generated: idx.Generated, Expires: idx.Expires, Packages: map[string]*index.IndexPackage{"kubevirt": {Description: "Virtual machines on Kubernetes", Versions: kv[:1]}}}
+	names := []string{"unstable", "testing"}
+	for _, s := range []struct {
+		name string
+		x    *index.RepositoryIndex
+	}{{"unstable", idx}, {"testing", testingX}} {
+		h := &Suites{This: s.name, Names: names}
+		h.Add("unstable", idx)
+		h.Add("testing", testingX)
+		if err := Write(filepath.Join(root, s.name), s.x, WithSuites(h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := WriteSuites(root, idx, []SuiteRow{{Name: "unstable", Policy: "new builds", AtRoot: true}, {Name: "testing", Policy: "from unstable"}}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandler(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, http.StripPrefix("/repo", h))
+	for _, p := range []struct {
+		path string
+		want []string
+	}{
+		{"/repo/index.html", []string{`<a class="pkg-name" href="testing/index.html">testing</a>`, `also index.yaml here`}},
+		{"/repo/testing/packages/kubevirt.html", []string{
+			`<span class="badge suite"><a href="../../unstable/packages/kubevirt.html#v1.8.2-1">unstable</a></span> <span class="badge suite">testing</span>`,
+		}},
+		{"/repo/unstable/packages/kubevirt.html", []string{
+			`<span class="badge suite">unstable</span> <span class="badge suite"><a href="../../testing/packages/kubevirt.html#v1.8.2-1">testing</a></span>`,
+			`<section class="version" id="v1.8.2-1">`,
+		}},
+	} {
+		t.Run(p.path, func(t *testing.T) {
+			dom, console := b.run(p.path, "--dump-dom")
+			if len(console) > 0 {
+				t.Errorf("console messages while loading %s:\n%s", p.path, strings.Join(console, "\n"))
+			}
+			for _, w := range p.want {
+				if !strings.Contains(dom, w) {
+					t.Errorf("DOM of %s lacks %q", p.path, w)
+				}
+			}
+		})
+	}
+	png := filepath.Join(outputDir(t), "suites-kubevirt.png")
+	if _, console := b.run("/repo/unstable/packages/kubevirt.html", "--screenshot="+png, "--window-size=1280,900"); len(console) > 0 {
+		t.Errorf("console messages: %s", strings.Join(console, "\n"))
+	}
+	b.mu.Lock()
+	bad := b.bad
+	b.mu.Unlock()
+	if len(bad) > 0 {
+		t.Errorf("the browser requested resources that failed:\n%s", strings.Join(bad, "\n"))
 	}
 }
