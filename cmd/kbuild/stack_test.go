@@ -1,0 +1,409 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"kbuild.dev/kbuild/internal/testenv"
+)
+
+// stackImages are the upstream images of the Foreman stack recipes
+// (../shared/fixtures/upstream/IMAGES.md), by the name the test pushes a
+// stand-in under, with the reference the recipes write.
+var stackImages = map[string]string{
+	"foreman":            "quay.io/foreman/foreman:nightly@sha256:9c77128c7acd629c62686a9119816d6f6b7726cd6492d9eaa894d54c345c4941",
+	"pulp":               "quay.io/foreman/pulp:foreman-nightly@sha256:c3d32a385d09225c40f70d60128fcf62c94cb669536b10ccbadc0ec8ac4afa6b",
+	"candlepin":          "quay.io/foreman/candlepin:foreman-nightly@sha256:b9fe6c5f161132b39982e1951e8b4a16bf00d2565ecb17e53b13b56196a1f280",
+	"foreman-proxy":      "quay.io/foreman/foreman-proxy:nightly@sha256:244c756844a137990779ad153998c426eb0326d8d6f376192ea6e84947affd47",
+	"nginx-unprivileged": "docker.io/nginxinc/nginx-unprivileged:stable-alpine",
+}
+
+// stackRecipes are the recipes of the Foreman stack, the set last.
+var stackRecipes = []string{"candlepin", "foreman", "pulp", "smart-proxy", "foreman-stack"}
+
+// foremanStack is the Foreman stack's recipes copied into a work
+// directory, pointing at a chart repository served by git daemon on
+// loopback and at stand-in images in the real registry.
+type foremanStack struct {
+	work   string
+	images map[string]string // stand-in name -> pinned reference in the registry
+}
+
+// newForemanStack serves testdata/foreman-kubernetes (charts of the
+// upstream shape) by git daemon, pushes a random image for each upstream
+// image, and copies recipes/ of the stack into work/recipes with the
+// upstream locations and digests replaced by the local ones.
+func newForemanStack(t *testing.T, reg string) *foremanStack {
+	git := testenv.Tool(t, "git")
+	work := t.TempDir()
+	s := &foremanStack{work: work, images: map[string]string{}}
+	for n, up := range stackImages {
+		img, err := random.Image(256, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, tag, _ := splitRef(up)
+		ref, _ := name.NewTag(reg+"/upstream/"+n+":"+tag, name.Insecure)
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := img.Digest()
+		s.images[n] = ref.String() + "@" + d.String()
+	}
+
+	checkout := filepath.Join(work, "checkout")
+	if err := copyDir(filepath.Join("testdata", "foreman-kubernetes"), checkout); err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(work, "srv", "foreman-kubernetes.git")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main", checkout},
+		{"-C", checkout, "add", "-A"},
+		{"-C", checkout, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "charts"},
+		{"clone", "-q", "--bare", checkout, repo},
+	} {
+		if out, err := exec.Command(git, args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	commit, err := exec.Command(git, "-C", checkout, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	daemon := exec.Command(git, "daemon", "--reuseaddr", "--export-all", "--base-path="+filepath.Join(work, "srv"), "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), filepath.Join(work, "srv"))
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
+	waitPort(t, port)
+
+	for _, r := range stackRecipes {
+		dir := filepath.Join(work, "recipes", r)
+		if err := copyDir(filepath.Join(repoRoot, "recipes", r), dir); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "recipe.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := strings.ReplaceAll(string(data), "https://github.com/jakduch/foreman-kubernetes", fmt.Sprintf("git://127.0.0.1:%d/foreman-kubernetes.git", port))
+		rec = strings.ReplaceAll(rec, "819e79e9cc0c8bb7db46a2343137b79911dd0ecb", strings.TrimSpace(string(commit)))
+		for n, up := range stackImages {
+			local := s.images[n]
+			upRepo, upTag, upDigest := splitRef(up)
+			localRepo, localTag, localDigest := splitRef(local)
+			upValue, localValue := upTag, localTag+"@"+localDigest
+			if upDigest != "" {
+				upValue += "@" + upDigest
+			}
+			rec = strings.ReplaceAll(rec, up, local)
+			rec = strings.ReplaceAll(rec, "repository: "+upRepo+"\n", "repository: "+localRepo+"\n")
+			rec = strings.ReplaceAll(rec, fmt.Sprintf("tag: %q", upValue), fmt.Sprintf("tag: %q", localValue))
+			rec = strings.ReplaceAll(rec, "tag: "+upValue+"\n", fmt.Sprintf("tag: %q\n", localValue))
+		}
+		if strings.Contains(rec, "quay.io/") || strings.Contains(rec, "docker.io/") {
+			t.Fatalf("recipes/%s still names an upstream image after the replacements:\n%s", r, rec)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "recipe.yaml"), []byte(rec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// splitRef splits repo:tag[@digest].
+func splitRef(ref string) (repo, tag, digest string) {
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref, digest = ref[:i], ref[i+1:]
+	}
+	i := strings.LastIndex(ref, ":")
+	return ref[:i], ref[i+1:], digest
+}
+
+// helmTemplate pulls the chart by its manifest digest with helm and
+// renders it as release in namespace.
+func helmTemplate(t *testing.T, helm, chartRef, manifest, release, namespace string) string {
+	t.Helper()
+	ref := strings.TrimPrefix(chartRef, "oci://")
+	repo := ref[:strings.LastIndex(ref, ":")]
+	pull := t.TempDir()
+	cmd := exec.Command(helm, "pull", "oci://"+repo+"@"+manifest, "--plain-http", "-d", pull)
+	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helm pull %s: %v\n%s", chartRef, err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(pull, "*.tgz"))
+	if len(files) != 1 {
+		t.Fatalf("helm pull %s wrote %v", chartRef, files)
+	}
+	out, err := exec.Command(helm, "template", release, files[0], "--namespace", namespace, "--include-crds").CombinedOutput()
+	if err != nil {
+		t.Fatalf("helm template %s: %v\n%s", chartRef, err, out)
+	}
+	return string(out)
+}
+
+// rendered is what a chart's rendering holds: "Kind name" objects by the
+// component label they carry, and the images its containers run.
+type rendered struct {
+	objects map[string][]string
+	images  []string
+}
+
+var (
+	kindRE      = regexp.MustCompile(`(?m)^kind: (\S+)$`)
+	nameRE      = regexp.MustCompile(`(?m)^  name: (\S+)$`)
+	componentRE = regexp.MustCompile(`app\.kubernetes\.io/component: (\S+)`)
+	imageRE     = regexp.MustCompile(`(?m)^\s+image: "?([^"\s]+)"?$`)
+)
+
+func parseRendered(out string) rendered {
+	r := rendered{objects: map[string][]string{}}
+	for _, doc := range strings.Split(out, "\n---\n") {
+		k, n := kindRE.FindStringSubmatch(doc), nameRE.FindStringSubmatch(doc)
+		if k == nil || n == nil {
+			continue
+		}
+		c := "(none)"
+		if m := componentRE.FindStringSubmatch(doc); m != nil {
+			c = m[1]
+		}
+		r.objects[c] = append(r.objects[c], k[1]+" "+n[1])
+		for _, m := range imageRE.FindAllStringSubmatch(doc, -1) {
+			if !slices.Contains(r.images, m[1]) {
+				r.images = append(r.images, m[1])
+			}
+		}
+	}
+	slices.Sort(r.images)
+	return r
+}
+
+func (r rendered) components() []string {
+	var out []string
+	for c := range r.objects {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestForemanStack builds the Foreman stack as the recipes write it —
+// foreman, pulp and candlepin from one chart of the upstream shape at a
+// git commit, smart-proxy from the execution proxy chart, images by
+// digest, and the foreman-stack release set — publishes it into the
+// unstable suite of the real registry, checks with helm that each package
+// renders only its component and runs the pinned digests, validates the
+// set, attests it with a qa key and promotes it unstable → testing →
+// stable, with the set's refusals on the way.
+func TestForemanStack(t *testing.T) {
+	reg := testenv.Registry(t)
+	helm := testenv.Tool(t, "helm")
+	s := newForemanStack(t, reg)
+	work := s.work
+	epochEnv(t, time.Hour)
+
+	keys := filepath.Join(work, "keys")
+	os.MkdirAll(keys, 0o700)
+	root, idx, qa := keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa")
+	rootFile := filepath.Join(keys, "root.yaml")
+	if r := runInProcess("trust", "root", "new", "--root-key", root+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", root+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	suites := filepath.Join(work, "suites.yaml")
+	if err := os.WriteFile(suites, []byte(readFile(t, filepath.Join("testdata", "stack", "suites.yaml"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Publish builds every recipe from the git daemon and the registry into
+	// the first suite.
+	site, dist, cache := filepath.Join(work, "site"), filepath.Join(work, "dist"), filepath.Join(work, "cache")
+	base := uniqueRepo(t, reg)
+	r := kbuild(t, work, nil, "publish", "recipes", "--registry", base, "--plain-http", "--site", site, "-o", dist, "--cache-dir", cache,
+		"--sign-key", idx+".key", "--root", rootFile, "--suites", suites)
+	if r.code != 0 || !strings.Contains(r.stdout, "wrote "+filepath.Join(site, "unstable", "index.yaml")+": 5 packages, 5 versions") {
+		t.Fatalf("publish: %s", r)
+	}
+	// kbuild fetch fills another cache without building; a build offline
+	// from it needs nothing else, and gives the published chart.
+	cache2 := filepath.Join(work, "cache2")
+	if r := kbuild(t, work, nil, "fetch", "recipes/foreman", "--plain-http", "--cache-dir", cache2); r.code != 0 || strings.Count(r.stdout, "recipes/foreman ") != 4 || !strings.Contains(r.stdout, " git://127.0.0.1:") {
+		t.Fatalf("fetch: %s", r)
+	}
+	if r := kbuild(t, work, nil, "build", "--offline", "recipes/foreman", "--registry", base, "--plain-http", "-o", filepath.Join(work, "dist2"), "--cache-dir", cache2); r.code != 0 || !strings.Contains(r.stderr, "already published with the same content") {
+		t.Fatalf("build --offline from the fetched cache: %s", r)
+	}
+
+	// Each package renders only its component, running the pinned digests.
+	// The three releases of the one upstream chart name one another as
+	// its single release does.
+	want := map[string]struct {
+		release    string
+		components []string // the component labels of what it renders
+		images     []string
+	}{
+		"candlepin": {"candlepin", []string{"candlepin"}, []string{s.images["candlepin"]}},
+		"pulp": {"pulp", []string{"pulp-api", "pulp-content", "pulp-control-proxy", "pulp-storage"},
+			[]string{s.images["nginx-unprivileged"], s.images["pulp"]}},
+		// Foreman's release keeps the stack-wide files: the ConfigMaps, the
+		// migration Jobs of all three, Pulp's registration and the
+		// NetworkPolicies (which name the other components).
+		"foreman": {"foreman", []string{"candlepin", "candlepin-config", "candlepin-migrate", "dynflow-worker", "foreman", "foreman-config", "foreman-migrate",
+			"pulp-api", "pulp-control-proxy", "pulp-migrate", "pulp-registration", "smoke-test"},
+			[]string{s.images["candlepin"], s.images["foreman"], s.images["pulp"]}},
+		"smart-proxy": {"foreman-execution-proxy", []string{"execution-proxy"}, []string{s.images["foreman-proxy"]}},
+	}
+	renders := map[string]rendered{}
+	for _, b := range readRecords(t, dist) {
+		name := b.Record.Metadata.Name
+		w, ok := want[name]
+		if name == "foreman-stack" {
+			if len(b.Info.Charts) != 0 {
+				t.Errorf("the release set has charts: %+v", b.Info.Charts)
+			}
+			continue
+		}
+		if !ok || len(b.Info.Charts) != 1 {
+			t.Fatalf("record %s: %+v", name, b.Info)
+		}
+		c := b.Info.Charts[0]
+		got := parseRendered(helmTemplate(t, helm, c.Ref, c.Manifest, w.release, "foreman"))
+		renders[name] = got
+		if !slices.Equal(got.components(), w.components) {
+			t.Errorf("%s renders the components %v, want %v:\n%v", name, got.components(), w.components, got.objects)
+		}
+		if !slices.Equal(got.images, w.images) {
+			t.Errorf("%s runs %v, want the pinned %v", name, got.images, w.images)
+		}
+		if !slices.Equal(b.Record.Spec.Images, w.images) {
+			t.Errorf("%s lists package.images %v, want %v", name, b.Record.Spec.Images, w.images)
+		}
+	}
+	for _, obj := range []string{"Deployment foreman-foreman-stack-pulp-api", "Deployment foreman-foreman-stack-candlepin", "Service foreman-foreman-stack-candlepin", "PersistentVolumeClaim foreman-foreman-stack-pulp-storage"} {
+		for _, c := range renders["foreman"].components() {
+			if slices.Contains(renders["foreman"].objects[c], obj) {
+				t.Errorf("foreman still renders %s, which is pulp's or candlepin's", obj)
+			}
+		}
+	}
+	if got := renders["candlepin"].objects["candlepin"]; !slices.Equal(got, []string{"Service foreman-foreman-stack-candlepin", "Deployment foreman-foreman-stack-candlepin"}) {
+		t.Errorf("candlepin renders %v, want the Service and Deployment Foreman's katello.yaml names", got)
+	}
+	if got := renders["pulp"].objects["pulp-control-proxy"]; !slices.Contains(got, "Service foreman-foreman-stack-pulp-control") {
+		t.Errorf("pulp renders %v, want the control proxy Service Foreman's katello.yaml names", got)
+	}
+
+	// foreman requires pulp and candlepin; the set pins all four builds.
+	for _, b := range readRecords(t, dist) {
+		var reqs []string
+		for _, q := range b.Record.Spec.Variants[0].Requires {
+			reqs = append(reqs, q.Package+" "+q.Version)
+		}
+		switch b.Record.Metadata.Name {
+		case "foreman":
+			if !slices.Equal(reqs, []string{"pulp ~3.15", "candlepin ~3.15"}) {
+				t.Errorf("foreman requires %v", reqs)
+			}
+		case "foreman-stack":
+			if !slices.Equal(reqs, []string{"candlepin =3.15.0+build.1", "foreman =3.15.0+build.2", "pulp =3.15.0+build.1", "smart-proxy =3.15.0+build.1"}) {
+				t.Errorf("foreman-stack pins %v", reqs)
+			}
+		}
+	}
+
+	// validate, with the charts in the cache now, checks the rendered
+	// charts against package.images, and the set against the recipes and
+	// the published suite.
+	r = kbuild(t, work, nil, "validate", "--offline", "--cache-dir", cache, "recipes")
+	if r.code != 0 || !strings.Contains(r.stdout, "0 of 5 recipes failed") || strings.Contains(r.stdout, "not checked against the rendered charts") {
+		t.Fatalf("validate --offline recipes: %s", r)
+	}
+	r = kbuild(t, work, nil, "validate", "--offline", "recipes/foreman-stack", "--index", filepath.Join(site, "unstable"), "--index-root", rootFile)
+	if r.code != 0 || !strings.Contains(r.stdout, "recipes/foreman-stack: ok") {
+		t.Fatalf("validate the set against unstable: %s", r)
+	}
+	uIndex := readFile(t, filepath.Join(site, "unstable", "index.yaml"))
+	if !strings.Contains(uIndex, "sets:\n") || !strings.Contains(uIndex, "package: foreman-stack") {
+		t.Errorf("unstable lists no set digest:\n%s", uIndex)
+	}
+
+	attest := func(result, env string, extra ...string) result {
+		return runInProcess(append([]string{"attest", "foreman-stack@3.15.0", "--build", "2", "--result", result, "--env", env,
+			"--sign-key", qa + ".key", "--root", rootFile, "--site", site, "--suites", suites}, extra...)...)
+	}
+	promote := func(to string, extra ...string) result {
+		return runInProcess(append([]string{"promote", "foreman-stack@3.15.0", "--build", "2", "--to", to, "--root", rootFile,
+			"--site", site, "--suites", suites, "--sign-key", idx + ".key"}, extra...)...)
+	}
+	passed := "--passed=install,upgrade,rollback"
+
+	// A failure blocks the set, whatever passed beside it.
+	if r := attest("pass", "kubernetes=1.33,arch=amd64,runtime=containerd", passed, "--log", "https://ci.example/runs/1"); r.code != 0 ||
+		!strings.Contains(r.stdout, "foreman-stack 3.15.0 build 2 pass on arch=amd64,kubernetes=1.33,runtime=containerd") {
+		t.Fatalf("attest the set: %s", r)
+	}
+	if r := attest("fail", "kubernetes=1.34,arch=amd64,runtime=containerd", "--failed=upgrade"); r.code != 0 {
+		t.Fatalf("attest a failure: %s", r)
+	}
+	if r := promote("testing", "--allow-new"); r.code != 1 || !strings.Contains(r.stderr, "foreman-stack 3.15.0 build 2 failed its tests on arch=amd64,kubernetes=1.34,runtime=containerd") {
+		t.Fatalf("promote the set with a failure: %s", r)
+	}
+	// The re-run passes; its evidence replaces the failure's.
+	if r := attest("pass", "kubernetes=1.34,arch=amd64,runtime=containerd", passed); r.code != 0 {
+		t.Fatalf("attest the re-run: %s", r)
+	}
+	r = promote("testing", "--allow-new")
+	if r.code != 0 || !strings.Contains(r.stdout, "promoted foreman-stack 3.15.0 build 2 from unstable to testing: 5 version(s) copied") {
+		t.Fatalf("promote the set into testing: %s", r)
+	}
+	// stable needs arm64 too: the policy refuses, and writes nothing.
+	if r := promote("stable", "--allow-new"); r.code != 1 || !strings.Contains(r.stderr, "promotion refused: foreman-stack 3.15.0 build 2 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") {
+		t.Fatalf("promote the set into stable on amd64 alone: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(site, "stable")); err == nil {
+		t.Fatal("a refused promotion wrote the stable suite")
+	}
+	if r := attest("pass", "kubernetes=1.34,arch=arm64,runtime=containerd", passed); r.code != 0 {
+		t.Fatalf("attest on arm64: %s", r)
+	}
+	r = promote("stable", "--allow-new")
+	if r.code != 0 || !strings.Contains(r.stdout, "promoted foreman-stack 3.15.0 build 2 from testing to stable: 5 version(s) copied") {
+		t.Fatalf("promote the set into stable: %s", r)
+	}
+
+	// Each suite is a complete kubepkg index under the one root, holding
+	// the same entries and set digest.
+	digests := regexp.MustCompile(`(?m)^\s+digest: (sha256:[0-9a-f]{64})$`)
+	all := func(x string) []string {
+		var out []string
+		for _, m := range digests.FindAllStringSubmatch(x, -1) {
+			out = append(out, m[1])
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, su := range []string{"unstable", "testing", "stable"} {
+		p := filepath.Join(site, su, "index.yaml")
+		if r := runInProcess("repo", "verify", "--index", p, "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence")); r.code != 0 || !strings.Contains(r.stdout, "index.yaml: 5 packages, 5 versions") {
+			t.Fatalf("repo verify %s: %s", su, r)
+		}
+		if got := all(readFile(t, p)); !slices.Equal(got, all(uIndex)) {
+			t.Errorf("suite %s pins %v, unstable %v", su, got, all(uIndex))
+		}
+	}
+}
