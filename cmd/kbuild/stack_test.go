@@ -412,4 +412,18 @@ func TestForemanStack(t *testing.T) {
 			t.Errorf("suite %s pins %v, unstable %v", su, got, all(uIndex))
 		}
 	}
+
+	// A member withdrawn from every suite breaks the set everywhere:
+	// validate names it, and the set cannot be promoted again.
+	r = runInProcess("repo", "withdraw", "pulp@3.15.0", "--build", "1", "--reason", "CVE-2026-0002 in pulp", "--site", site, "--suites", suites, "--sign-key", idx+".key")
+	if r.code != 0 || strings.Count(r.stdout, "withdrew pulp 3.15.0 build 1") != 3 {
+		t.Fatalf("withdraw pulp from the suites: %s", r)
+	}
+	r = kbuild(t, work, nil, "validate", "--offline", "recipes/foreman-stack", "--index", filepath.Join(site, "stable"), "--index-root", rootFile)
+	if r.code != 1 || !strings.Contains(r.stdout, "member pulp 3.15.0 build 1 was withdrawn (CVE-2026-0002 in pulp)") {
+		t.Fatalf("validate the set with a withdrawn member: %s", r)
+	}
+	if r := promote("testing"); r.code != 1 || !strings.Contains(r.stderr, "pulp 3.15.0 build 1 was withdrawn") {
+		t.Fatalf("promote the set with a withdrawn member: %s", r)
+	}
 }
