@@ -358,11 +358,14 @@ func TestForemanStack(t *testing.T) {
 	}
 	passed := "--passed=install,upgrade,rollback"
 
-	// A failure blocks the set, whatever passed beside it.
+	// The set's evidence is about every member's exact digests: the set's
+	// spec and, for each member, its spec, its chart and its images (an
+	// image two members run is one subject): 1 + 3 + 4 + 3 + 3.
 	if r := attest("pass", "kubernetes=1.33,arch=amd64,runtime=containerd", passed, "--log", "https://ci.example/runs/1"); r.code != 0 ||
-		!strings.Contains(r.stdout, "foreman-stack 3.15.0 build 2 pass on arch=amd64,kubernetes=1.33,runtime=containerd") {
+		!strings.Contains(r.stdout, "foreman-stack 3.15.0 build 2 pass on arch=amd64,kubernetes=1.33,runtime=containerd, 14 subjects from "+filepath.Join(site, "unstable", "index.yaml")) {
 		t.Fatalf("attest the set: %s", r)
 	}
+	// A failure blocks the set, whatever passed beside it.
 	if r := attest("fail", "kubernetes=1.34,arch=amd64,runtime=containerd", "--failed=upgrade"); r.code != 0 {
 		t.Fatalf("attest a failure: %s", r)
 	}
