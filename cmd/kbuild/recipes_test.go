@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"kbuild.dev/kbuild/internal/testenv"
 )
 

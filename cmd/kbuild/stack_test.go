@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"helm.sh/helm/v3/pkg/ignore"
+
 	"kbuild.dev/kbuild/internal/testenv"
 )
 
@@ -264,7 +266,7 @@ func TestForemanStack(t *testing.T) {
 		// migration Jobs of all three, Pulp's registration and the
 		// NetworkPolicies (which name the other components).
 		"foreman": {"foreman", []string{"candlepin", "candlepin-config", "candlepin-migrate", "dynflow-worker", "foreman", "foreman-config", "foreman-migrate",
-			"pulp-api", "pulp-control-proxy", "pulp-migrate", "pulp-registration", "smoke-test"},
+			"foreman-tmp", "katello-event-daemon", "pulp-api", "pulp-control-proxy", "pulp-migrate", "pulp-registration", "recurring-tasks", "smoke-test"},
 			[]string{s.images["candlepin"], s.images["foreman"], s.images["pulp"]}},
 		"smart-proxy": {"foreman-execution-proxy", []string{"execution-proxy"}, []string{s.images["foreman-proxy"]}},
 	}
@@ -430,3 +432,109 @@ func TestForemanStack(t *testing.T) {
 		t.Fatalf("promote the set with a withdrawn member: %s", r)
 	}
 }
+
+// upstreamTemplates are the template files of charts/foreman-stack in the
+// Foreman Kubernetes charts repository, as read in its history up to the
+// commit the recipes pin. The fixture chart has the same files.
+var upstreamTemplates = []string{
+	"NOTES.txt", "_helpers.tpl", "autoscaling.yaml", "candlepin.yaml", "dependency-preflight.yaml",
+	"dynflow-disruption-budgets.yaml", "dynflow.yaml", "egress-policies.yaml", "foreman-storage.yaml",
+	"foreman.yaml", "ingress.yaml", "katello-event-daemon.yaml", "migrations.yaml", "network-policies.yaml",
+	"prometheusrule.yaml", "pulp-control-proxy.yaml", "pulp-disruption-budgets.yaml", "pulp-registration.yaml",
+	"pulp-storage.yaml", "pulp.yaml", "recovery.yaml", "recurring-tasks.yaml", "runtime-config.yaml",
+	"tests/execution-proxy-registration.yaml", "tests/foreman-object-storage.yaml",
+	"tests/pulp-object-storage.yaml", "tests/smoke-test.yaml",
+}
+
+// TestStackSplit checks that the .helmignore overlays of foreman, pulp and
+// candlepin split the upstream chart's templates: every template goes to
+// exactly one package, and the chart's metadata, values, helpers and
+// files/ to all three.
+func TestStackSplit(t *testing.T) {
+	rules := map[string]*ignore.Rules{}
+	for _, p := range []string{"candlepin", "foreman", "pulp"} {
+		r, err := ignore.ParseFile(filepath.Join(repoRoot, "recipes", p, "overlay", ignore.HelmIgnore))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.AddDefaults()
+		rules[p] = r
+	}
+	// keepers lists the packages whose chart keeps rel: neither it nor a
+	// directory above it is ignored, as builder.Pack walks the chart.
+	keepers := func(rel string, isDir bool) []string {
+		var out []string
+		for _, p := range []string{"candlepin", "foreman", "pulp"} {
+			kept := true
+			for d := filepath.Dir(rel); d != "."; d = filepath.Dir(d) {
+				if rules[p].Ignore(d, dirInfo{d}) {
+					kept = false
+				}
+			}
+			if kept && !rules[p].Ignore(rel, fileInfo{rel, isDir}) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	chart := filepath.Join("testdata", "foreman-kubernetes", "charts", "foreman-stack")
+	var templates []string
+	err := filepath.WalkDir(chart, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(chart, p)
+		rel = filepath.ToSlash(rel)
+		got := keepers(rel, false)
+		if tpl, ok := strings.CutPrefix(rel, "templates/"); ok && tpl != "_helpers.tpl" {
+			templates = append(templates, tpl)
+			if len(got) != 1 {
+				t.Errorf("%s goes to %v; every template of the upstream chart goes to exactly one of foreman, pulp and candlepin", rel, got)
+			}
+		} else if len(got) != 3 {
+			t.Errorf("%s goes to %v, want all three packages", rel, got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	templates = append(templates, "_helpers.tpl")
+	slices.Sort(templates)
+	want := slices.Clone(upstreamTemplates)
+	slices.Sort(want)
+	if !slices.Equal(templates, want) {
+		t.Errorf("the fixture chart has the templates %v, upstream %v", templates, want)
+	}
+	for _, tc := range []struct{ file, pkg string }{
+		{"templates/candlepin.yaml", "candlepin"}, {"templates/pulp.yaml", "pulp"}, {"templates/pulp-control-proxy.yaml", "pulp"},
+		{"templates/foreman.yaml", "foreman"}, {"templates/migrations.yaml", "foreman"}, {"templates/runtime-config.yaml", "foreman"},
+		{"templates/tests/smoke-test.yaml", "foreman"},
+	} {
+		if got := keepers(tc.file, false); !slices.Equal(got, []string{tc.pkg}) {
+			t.Errorf("%s goes to %v, want %s", tc.file, got, tc.pkg)
+		}
+	}
+}
+
+// fileInfo and dirInfo are the os.FileInfo helm's ignore rules look at.
+type fileInfo struct {
+	name  string
+	isDir bool
+}
+
+func (f fileInfo) Name() string       { return filepath.Base(f.name) }
+func (f fileInfo) Size() int64        { return 0 }
+func (f fileInfo) Mode() os.FileMode  { return 0o644 }
+func (f fileInfo) ModTime() time.Time { return time.Time{} }
+func (f fileInfo) IsDir() bool        { return f.isDir }
+func (f fileInfo) Sys() any           { return nil }
+
+type dirInfo struct{ name string }
+
+func (d dirInfo) Name() string       { return filepath.Base(d.name) }
+func (d dirInfo) Size() int64        { return 0 }
+func (d dirInfo) Mode() os.FileMode  { return os.ModeDir | 0o755 }
+func (d dirInfo) ModTime() time.Time { return time.Time{} }
+func (d dirInfo) IsDir() bool        { return true }
+func (d dirInfo) Sys() any           { return nil }
