@@ -314,6 +314,10 @@ func TestForemanStack(t *testing.T) {
 	for _, b := range readRecords(t, dist) {
 		var reqs []string
 		for _, q := range b.Record.Spec.Variants[0].Requires {
+			if q.Capability != "" {
+				reqs = append(reqs, "capability "+q.Capability)
+				continue
+			}
 			reqs = append(reqs, q.Package+" "+q.Version)
 		}
 		switch b.Record.Metadata.Name {
@@ -328,7 +332,8 @@ func TestForemanStack(t *testing.T) {
 				t.Errorf("smart-proxy requires %v", reqs)
 			}
 		case "foreman-stack":
-			if !slices.Equal(reqs, []string{"candlepin =3.15.0+build.1", "foreman =3.15.0+build.2", "pulp =3.15.0+build.1", "smart-proxy =3.15.0+build.1"}) {
+			if !slices.Equal(reqs, []string{"candlepin =3.15.0+build.1", "foreman =3.15.0+build.2", "pulp =3.15.0+build.1", "smart-proxy =3.15.0+build.2",
+				"capability build:candlepin@3.15.0+build.1", "capability build:foreman@3.15.0+build.2", "capability build:pulp@3.15.0+build.1", "capability build:smart-proxy@3.15.0+build.2"}) {
 				t.Errorf("foreman-stack pins %v", reqs)
 			}
 		}
@@ -538,3 +543,51 @@ func (d dirInfo) Mode() os.FileMode  { return os.ModeDir | 0o755 }
 func (d dirInfo) ModTime() time.Time { return time.Time{} }
 func (d dirInfo) IsDir() bool        { return true }
 func (d dirInfo) Sys() any           { return nil }
+
+// TestStackBuildCapabilities: validate accepts the stack's recipes, whose
+// members provide their build capability and whose set requires them, and
+// refuses the set when a member's recipe drops its capability or keeps the
+// one of a build it is no longer.
+func TestStackBuildCapabilities(t *testing.T) {
+	copyStack := func(t *testing.T) string {
+		dir := t.TempDir()
+		for _, r := range stackRecipes {
+			if err := copyDir(filepath.Join(repoRoot, "recipes", r), filepath.Join(dir, r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	edit := func(t *testing.T, file, old, new string) {
+		data := readFile(t, file)
+		if !strings.Contains(data, old) {
+			t.Fatalf("%s has no %q", file, old)
+		}
+		if err := os.WriteFile(file, []byte(strings.Replace(data, old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := copyStack(t)
+	if r := runInProcess("validate", "--offline", dir); r.code != 0 || !strings.Contains(r.stdout, "0 of 5 recipes failed") {
+		t.Fatalf("validate the stack: %s", r)
+	}
+
+	dropped := copyStack(t)
+	edit(t, filepath.Join(dropped, "pulp", "recipe.yaml"), `provides: [pulp, "build:pulp@3.15.0+build.1"]`, `provides: [pulp]`)
+	r := runInProcess("validate", "--offline", dropped)
+	if r.code != 1 || !strings.Contains(r.stdout, `requires capability build:pulp@3.15.0+build.1, which member pulp 3.15.0 build 1 does not provide; add "build:pulp@3.15.0+build.1" to spec.package.provides of its recipe`) {
+		t.Fatalf("validate with pulp's capability dropped: %s", r)
+	}
+
+	// A new build of pulp whose recipe kept the old capability, with the
+	// set pinning it.
+	stale := copyStack(t)
+	edit(t, filepath.Join(stale, "pulp", "recipe.yaml"), "  build: 1\n", "  build: 2\n")
+	edit(t, filepath.Join(stale, "foreman-stack", "recipe.yaml"), `version: "=3.15.0+build.1"
+          - package: smart-proxy`, `version: "=3.15.0+build.2"
+          - package: smart-proxy`)
+	r = runInProcess("validate", "--offline", stale)
+	if r.code != 1 || !strings.Contains(r.stdout, "pulp 3.15.0 build 2 provides build:pulp@3.15.0+build.1, another build's capability; a build provides only its own, build:pulp@3.15.0+build.2") {
+		t.Fatalf("validate with pulp's build bumped but not its capability: %s", r)
+	}
+}
