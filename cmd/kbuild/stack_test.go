@@ -18,6 +18,7 @@ import (
 	"helm.sh/helm/v3/pkg/ignore"
 
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/spec"
 )
 
 // stackImages are the upstream images of the Foreman stack recipes
@@ -240,6 +241,27 @@ func TestForemanStack(t *testing.T) {
 		"--sign-key", idx+".key", "--root", rootFile, "--suites", suites)
 	if r.code != 0 || !strings.Contains(r.stdout, "wrote "+filepath.Join(site, "unstable", "index.yaml")+": 5 packages, 5 versions") {
 		t.Fatalf("publish: %s", r)
+	}
+	// The image sources are mirrored into the registry at their pinned
+	// digests: skopeo reads each manifest back.
+	skopeo := testenv.Tool(t, "skopeo")
+	mirrored := regexp.MustCompile(`(?m)^mirrored (\S+) to (\S+)$`).FindAllStringSubmatch(r.stdout+r.stderr, -1)
+	var origins []string
+	for _, m := range mirrored {
+		origins = append(origins, m[1])
+		raw, err := exec.Command(skopeo, "inspect", "--raw", "--tls-verify=false", "docker://"+m[2]).Output()
+		if err != nil {
+			t.Fatalf("skopeo inspect %s: %v", m[2], err)
+		}
+		if _, _, want := splitRef(m[1]); spec.DigestOf(raw) != want {
+			t.Errorf("%s mirrored to %s has the manifest digest %s", m[1], m[2], spec.DigestOf(raw))
+		}
+	}
+	slices.Sort(origins)
+	origins = slices.Compact(origins)
+	sources := []string{s.images["candlepin"], s.images["foreman"], s.images["foreman-proxy"], s.images["pulp"]}
+	if slices.Sort(sources); !slices.Equal(origins, sources) {
+		t.Errorf("publish mirrored %v, want the image sources %v", origins, sources)
 	}
 	// kbuild fetch fills another cache without building; a build offline
 	// from it needs nothing else, and gives the published chart.
