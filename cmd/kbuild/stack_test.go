@@ -416,6 +416,14 @@ func TestForemanStack(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(site, "stable")); err == nil {
 		t.Fatal("a refused promotion wrote the stable suite")
 	}
+	// Evidence that has expired counts for nothing: issued at
+	// SOURCE_DATE_EPOCH, an hour ago, for half an hour.
+	if r := attest("pass", "kubernetes=1.34,arch=arm64,runtime=containerd", passed, "--expires", "30m"); r.code != 0 {
+		t.Fatalf("attest on arm64 for half an hour: %s", r)
+	}
+	if r := promote("stable", "--allow-new"); r.code != 1 || !strings.Contains(r.stderr, "expired on") || !strings.Contains(r.stderr, "no pass on arm64") {
+		t.Fatalf("promote the set into stable with expired arm64 evidence: %s", r)
+	}
 	if r := attest("pass", "kubernetes=1.34,arch=arm64,runtime=containerd", passed); r.code != 0 {
 		t.Fatalf("attest on arm64: %s", r)
 	}
