@@ -210,7 +210,9 @@ func (r rendered) components() []string {
 // unstable suite of the real registry, checks with helm that each package
 // renders only its component and runs the pinned digests, validates the
 // set, attests it with a qa key and promotes it unstable → testing →
-// stable, with the set's refusals on the way.
+// stable, with the set's refusals on the way: a failed test, a suite's
+// policy not met, evidence for other digests, expired evidence, and a
+// withdrawn member.
 func TestForemanStack(t *testing.T) {
 	reg := testenv.Registry(t)
 	helm := testenv.Tool(t, "helm")
@@ -415,6 +417,27 @@ func TestForemanStack(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(site, "stable")); err == nil {
 		t.Fatal("a refused promotion wrote the stable suite")
+	}
+	// Evidence for other digests counts for nothing: the same recipes
+	// published under another registry path are the same names, versions
+	// and builds with other charts, and a pass there is not a pass here.
+	site2 := filepath.Join(work, "site2")
+	if r := kbuild(t, work, nil, "publish", "recipes", "--registry", uniqueRepo(t, reg), "--plain-http", "--site", site2, "-o", filepath.Join(work, "dist-other"),
+		"--cache-dir", cache, "--sign-key", idx+".key", "--root", rootFile, "--suites", suites); r.code != 0 {
+		t.Fatalf("publish elsewhere: %s", r)
+	}
+	arm := "arch=arm64,kubernetes=1.34,runtime=containerd"
+	if r := runInProcess("attest", "foreman-stack@3.15.0", "--build", "2", "--result", "pass", "--env", "kubernetes=1.34,arch=arm64,runtime=containerd", passed,
+		"--sign-key", qa+".key", "--root", rootFile, "--site", site2, "--suites", suites); r.code != 0 {
+		t.Fatalf("attest the set published elsewhere: %s", r)
+	}
+	other := readFile(t, filepath.Join(site2, "evidence", "foreman-stack-3.15.0-2", arm+".intoto.json"))
+	if err := os.WriteFile(filepath.Join(site, "evidence", "foreman-stack-3.15.0-2", arm+".intoto.json"), []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := promote("stable", "--allow-new"); r.code != 1 || !strings.Contains(r.stderr, "no pass on arm64") ||
+		!strings.Contains(r.stderr, "evidence refused: the evidence for foreman-stack 3.15.0 build 2 is not about what the index pins: subject oci://") {
+		t.Fatalf("promote the set into stable with evidence for other digests: %s", r)
 	}
 	// Evidence that has expired counts for nothing: issued at
 	// SOURCE_DATE_EPOCH, an hour ago, for half an hour.
