@@ -396,63 +396,70 @@ func TestForemanStack(t *testing.T) {
 		!strings.Contains(r.stdout, "foreman-stack 3.15.0 build 2 pass on arch=amd64,kubernetes=1.33,runtime=containerd, 14 subjects from "+filepath.Join(site, "unstable", "index.yaml")) {
 		t.Fatalf("attest the set: %s", r)
 	}
-	// A failure blocks the set, whatever passed beside it.
-	if r := attest("fail", "kubernetes=1.34,arch=amd64,runtime=containerd", "--failed=upgrade"); r.code != 0 {
-		t.Fatalf("attest a failure: %s", r)
-	}
-	if r := promote("testing", "--allow-new"); r.code != 1 || !strings.Contains(r.stderr, "foreman-stack 3.15.0 build 2 failed its tests on arch=amd64,kubernetes=1.34,runtime=containerd") {
-		t.Fatalf("promote the set with a failure: %s", r)
-	}
-	// The re-run passes; its evidence replaces the failure's.
-	if r := attest("pass", "kubernetes=1.34,arch=amd64,runtime=containerd", passed); r.code != 0 {
-		t.Fatalf("attest the re-run: %s", r)
-	}
-	r = promote("testing", "--allow-new")
-	if r.code != 0 || !strings.Contains(r.stdout, "promoted foreman-stack 3.15.0 build 2 from unstable to testing: 5 version(s) copied") {
-		t.Fatalf("promote the set into testing: %s", r)
-	}
-	// stable needs arm64 too: the policy refuses, and writes nothing.
-	if r := promote("stable", "--allow-new"); r.code != 1 || !strings.Contains(r.stderr, "promotion refused: foreman-stack 3.15.0 build 2 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") {
-		t.Fatalf("promote the set into stable on amd64 alone: %s", r)
-	}
-	if _, err := os.Stat(filepath.Join(site, "stable")); err == nil {
-		t.Fatal("a refused promotion wrote the stable suite")
-	}
-	// Evidence for other digests counts for nothing: the same recipes
-	// published under another registry path are the same names, versions
-	// and builds with other charts, and a pass there is not a pass here.
-	site2 := filepath.Join(work, "site2")
-	if r := kbuild(t, work, nil, "publish", "recipes", "--registry", uniqueRepo(t, reg), "--plain-http", "--site", site2, "-o", filepath.Join(work, "dist-other"),
-		"--cache-dir", cache, "--sign-key", idx+".key", "--root", rootFile, "--suites", suites); r.code != 0 {
-		t.Fatalf("publish elsewhere: %s", r)
-	}
-	arm := "arch=arm64,kubernetes=1.34,runtime=containerd"
-	if r := runInProcess("attest", "foreman-stack@3.15.0", "--build", "2", "--result", "pass", "--env", "kubernetes=1.34,arch=arm64,runtime=containerd", passed,
-		"--sign-key", qa+".key", "--root", rootFile, "--site", site2, "--suites", suites); r.code != 0 {
-		t.Fatalf("attest the set published elsewhere: %s", r)
-	}
-	other := readFile(t, filepath.Join(site2, "evidence", "foreman-stack-3.15.0-2", arm+".intoto.json"))
-	if err := os.WriteFile(filepath.Join(site, "evidence", "foreman-stack-3.15.0-2", arm+".intoto.json"), []byte(other), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := promote("stable", "--allow-new"); r.code != 1 || !strings.Contains(r.stderr, "no pass on arm64") ||
-		!strings.Contains(r.stderr, "evidence refused: the evidence for foreman-stack 3.15.0 build 2 is not about what the index pins: subject oci://") {
-		t.Fatalf("promote the set into stable with evidence for other digests: %s", r)
-	}
-	// Evidence that has expired counts for nothing: issued at
-	// SOURCE_DATE_EPOCH, an hour ago, for half an hour.
-	if r := attest("pass", "kubernetes=1.34,arch=arm64,runtime=containerd", passed, "--expires", "30m"); r.code != 0 {
-		t.Fatalf("attest on arm64 for half an hour: %s", r)
-	}
-	if r := promote("stable", "--allow-new"); r.code != 1 || !strings.Contains(r.stderr, "expired on") || !strings.Contains(r.stderr, "no pass on arm64") {
-		t.Fatalf("promote the set into stable with expired arm64 evidence: %s", r)
-	}
-	if r := attest("pass", "kubernetes=1.34,arch=arm64,runtime=containerd", passed); r.code != 0 {
-		t.Fatalf("attest on arm64: %s", r)
-	}
-	r = promote("stable", "--allow-new")
-	if r.code != 0 || !strings.Contains(r.stdout, "promoted foreman-stack 3.15.0 build 2 from testing to stable: 5 version(s) copied") {
-		t.Fatalf("promote the set into stable: %s", r)
+	// Then, in order: evidence attested (or other preparation), the set
+	// promoted, and what promote says. A refusal writes no suite.
+	amd134, arm134 := "kubernetes=1.34,arch=amd64,runtime=containerd", "kubernetes=1.34,arch=arm64,runtime=containerd"
+	armFile := filepath.Join(site, "evidence", "foreman-stack-3.15.0-2", "arch=arm64,kubernetes=1.34,runtime=containerd.intoto.json")
+	for _, step := range []struct {
+		what    string
+		attest  []string // result, environment and flags; none when empty
+		prepare func()
+		to      string
+		ok      bool
+		want    []string
+	}{
+		{what: "a failure blocks the set, whatever passed beside it", attest: []string{"fail", amd134, "--failed=upgrade"}, to: "testing",
+			want: []string{"foreman-stack 3.15.0 build 2 failed its tests on arch=amd64,kubernetes=1.34,runtime=containerd"}},
+		{what: "the re-run passes; its evidence replaces the failure's", attest: []string{"pass", amd134, passed}, to: "testing", ok: true,
+			want: []string{"promoted foreman-stack 3.15.0 build 2 from unstable to testing: 5 version(s) copied"}},
+		{what: "stable's policy needs arm64 too", to: "stable",
+			want: []string{"promotion refused: foreman-stack 3.15.0 build 2 does not meet the policy", "no pass on arm64"}},
+		{what: "evidence for other digests counts for nothing", prepare: func() {
+			// The same recipes published under another registry path: the
+			// same names, versions and builds with other charts. A pass
+			// there is not a pass here.
+			site2 := filepath.Join(work, "site2")
+			if r := kbuild(t, work, nil, "publish", "recipes", "--registry", uniqueRepo(t, reg), "--plain-http", "--site", site2, "-o", filepath.Join(work, "dist-other"),
+				"--cache-dir", cache, "--sign-key", idx+".key", "--root", rootFile, "--suites", suites); r.code != 0 {
+				t.Fatalf("publish elsewhere: %s", r)
+			}
+			if r := runInProcess("attest", "foreman-stack@3.15.0", "--build", "2", "--result", "pass", "--env", arm134, passed,
+				"--sign-key", qa+".key", "--root", rootFile, "--site", site2, "--suites", suites); r.code != 0 {
+				t.Fatalf("attest the set published elsewhere: %s", r)
+			}
+			other := readFile(t, filepath.Join(site2, strings.TrimPrefix(armFile, site)))
+			if err := os.WriteFile(armFile, []byte(other), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, to: "stable", want: []string{"no pass on arm64", "evidence refused: the evidence for foreman-stack 3.15.0 build 2 is not about what the index pins: subject oci://"}},
+		// Issued at SOURCE_DATE_EPOCH, an hour ago, for half an hour.
+		{what: "expired evidence counts for nothing", attest: []string{"pass", arm134, passed, "--expires", "30m"}, to: "stable",
+			want: []string{"expired on", "no pass on arm64"}},
+		{what: "a pass on arm64 meets stable's policy", attest: []string{"pass", arm134, passed}, to: "stable", ok: true,
+			want: []string{"promoted foreman-stack 3.15.0 build 2 from testing to stable: 5 version(s) copied"}},
+	} {
+		if len(step.attest) > 0 {
+			if r := attest(step.attest[0], step.attest[1], step.attest[2:]...); r.code != 0 {
+				t.Fatalf("%s: attest %v: %s", step.what, step.attest, r)
+			}
+		}
+		if step.prepare != nil {
+			step.prepare()
+		}
+		index := filepath.Join(site, step.to, "index.yaml")
+		before, _ := os.ReadFile(index)
+		r := promote(step.to, "--allow-new")
+		out := r.stdout
+		if !step.ok {
+			out = r.stderr
+		}
+		if (r.code == 0) != step.ok {
+			t.Fatalf("%s: promote into %s: %s", step.what, step.to, r)
+		}
+		mustContain(t, step.what, out, step.want...)
+		if after, _ := os.ReadFile(index); !step.ok && string(after) != string(before) {
+			t.Fatalf("%s: a refused promotion changed %s", step.what, index)
+		}
 	}
 
 	// Each suite is a complete kubepkg index under the one root, holding
