@@ -15,11 +15,18 @@
 // "+build.N" as the exact build (index.SetMembers) and checks it against
 // the index, which lists each whole set with its set digest
 // (index.SetDigest).
+//
+// kubepkg reads neither the build nor the set digest, and installs the
+// newest build of the version. A set that also requires each member's
+// build capability (BuildCapability), which each member provides, is
+// refused by kubepkg when the build it would install is not the pinned
+// one; Resolve checks those capabilities agree with the pins.
 package releaseset
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"kbuild.dev/kbuild/index"
@@ -94,6 +101,9 @@ func ResolveIn(x *index.RepositoryIndex, where, name, version string, build int)
 	if err := checkImages(r.Members); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, set, err)
 	}
+	if err := checkBuildCapabilities(x, &e.Spec, r.Members); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, set, err)
+	}
 	r.Digest = Digest(r.Members)
 	return r, nil
 }
@@ -115,6 +125,69 @@ func checkImages(members []ResolvedMember) error {
 			}
 			seen[repo] = pin{digest, m.Member.String(), ref}
 		}
+	}
+	return nil
+}
+
+// BuildCapabilityPrefix begins a build capability (BuildCapability).
+const BuildCapabilityPrefix = "build:"
+
+// BuildCapability is the capability that names one exact build,
+// "build:NAME@VERSION+build.N". A member provides its own; a set that
+// requires it of each member makes kubepkg, which resolves a requirement's
+// version against spec.version alone and installs the newest build of a
+// version, refuse the set rather than run a build the set does not pin:
+// kubepkg meets a capability only with a release that provides it.
+func BuildCapability(name, version string, build int) string {
+	return BuildCapabilityPrefix + name + "@" + strings.TrimPrefix(index.ExactBuild(version, build), "=")
+}
+
+// checkBuildCapabilities checks the build capabilities of a set: each one
+// the set requires names a member pin and that member provides it; when
+// the set requires any, it requires one of every member; and no build of a
+// member package in x provides another build's capability (a provides
+// entry left behind when a recipe's build was bumped would let kubepkg
+// take that build for the pinned one).
+func checkBuildCapabilities(x *index.RepositoryIndex, set *spec.PackageSpec, members []ResolvedMember) error {
+	required := map[string]bool{}
+	for _, v := range set.Variants {
+		for _, r := range v.Requires {
+			if strings.HasPrefix(r.Capability, BuildCapabilityPrefix) {
+				required[r.Capability] = true
+			}
+		}
+	}
+	if len(required) == 0 {
+		return nil
+	}
+	pinned := map[string]bool{}
+	var missing []string
+	for _, m := range members {
+		c := BuildCapability(m.Package, m.Version, m.Build)
+		pinned[c] = true
+		if !required[c] {
+			missing = append(missing, fmt.Sprintf("{capability: %q}", c))
+		} else if !slices.Contains(m.Entry.Spec.Provides, c) {
+			return fmt.Errorf("requires capability %s, which member %s does not provide; add %q to spec.package.provides of its recipe", c, m.Member, c)
+		}
+		if p, ok := x.Packages[m.Package]; ok {
+			for _, v := range p.Versions {
+				for _, other := range v.Spec.Provides {
+					if own := BuildCapability(m.Package, v.Version, v.Build); strings.HasPrefix(other, BuildCapabilityPrefix+m.Package+"@") && other != own {
+						return fmt.Errorf("%s %s build %d provides %s, another build's capability; a build provides only its own, %s", m.Package, v.Version, v.Build, other, own)
+					}
+				}
+			}
+		}
+	}
+	for c := range required {
+		if !pinned[c] {
+			return fmt.Errorf("requires capability %s, which names no build the set pins", c)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("requires build capabilities of some members but not of all; add %s to its requires", strings.Join(missing, ", "))
 	}
 	return nil
 }

@@ -110,3 +110,63 @@ func TestMembersRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildCapabilities: a set that requires each member's build
+// capability resolves when every member provides its own, and is refused
+// when one does not, when the set requires some members' but not all,
+// when a capability names no pinned build, and when another build of a
+// member provides the pinned build's capability.
+func TestBuildCapabilities(t *testing.T) {
+	members := []Member{
+		{Package: "candlepin", Version: "4.6.0", Build: 1}, {Package: "foreman", Version: "3.15.0", Build: 1},
+		{Package: "pulp", Version: "3.73.0", Build: 1}, {Package: "smart-proxy", Version: "3.15.0", Build: 1},
+	}
+	// stack returns the index with every member providing its build
+	// capability and the set requiring those of want.
+	stack := func(t *testing.T, want ...string) *index.RepositoryIndex {
+		x := stacktest.Index(t)
+		for _, m := range members {
+			e := x.Find(m.Package, m.Version, m.Build)
+			e.Spec.Provides = append(e.Spec.Provides, BuildCapability(m.Package, m.Version, m.Build))
+		}
+		set := x.Find("foreman-stack", "3.15.0", 1)
+		for _, c := range want {
+			set.Spec.Variants[0].Requires = append(set.Spec.Variants[0].Requires, spec.Requirement{Capability: c})
+		}
+		return x
+	}
+	all := []string{"build:candlepin@4.6.0+build.1", "build:foreman@3.15.0+build.1", "build:pulp@3.73.0+build.1", "build:smart-proxy@3.15.0+build.1"}
+	if got := BuildCapability("foreman", "3.15.0", 2); got != "build:foreman@3.15.0+build.2" {
+		t.Fatalf("BuildCapability = %q", got)
+	}
+	if _, err := Resolve(stack(t, all...), "foreman-stack", "3.15.0", 1); err != nil {
+		t.Fatalf("a set requiring every member's build capability: %v", err)
+	}
+	if _, err := Resolve(stack(t), "foreman-stack", "3.15.0", 1); err != nil {
+		t.Fatalf("a set requiring none: %v", err)
+	}
+
+	notProvided := stack(t, all...)
+	e := notProvided.Find("pulp", "3.73.0", 1)
+	e.Spec.Provides = e.Spec.Provides[:len(e.Spec.Provides)-1]
+	stale := stack(t, all...)
+	e = stale.Find("foreman", "3.15.0", 2)
+	e.Spec.Provides = append(e.Spec.Provides, "build:foreman@3.15.0+build.1")
+	for _, tc := range []struct {
+		name string
+		x    *index.RepositoryIndex
+		want string
+	}{
+		{"a member does not provide it", notProvided, `requires capability build:pulp@3.73.0+build.1, which member pulp 3.73.0 build 1 does not provide; add "build:pulp@3.73.0+build.1" to spec.package.provides of its recipe`},
+		{"some members only", stack(t, all[:3]...), `requires build capabilities of some members but not of all; add {capability: "build:smart-proxy@3.15.0+build.1"} to its requires`},
+		{"a build the set does not pin", stack(t, append(all, "build:foreman@3.15.0+build.2")...), "requires capability build:foreman@3.15.0+build.2, which names no build the set pins"},
+		{"another build provides it", stale, "foreman 3.15.0 build 2 provides build:foreman@3.15.0+build.1, another build's capability; a build provides only its own, build:foreman@3.15.0+build.2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Resolve(tc.x, "foreman-stack", "3.15.0", 1)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Resolve = %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,3 @@
+#!/bin/bash
+# runs Candlepin's schema migration (fixture)
+exec /usr/bin/true
