@@ -154,6 +154,21 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if _, err := os.Stat(toIndex); errors.Is(err, os.ErrNotExist) && !pr.AllowNew {
 		return out, fmt.Errorf("%w: %s does not exist; for the first promotion into %s allow a new index (--allow-new), otherwise restore the published site first", ErrRefused, toIndex, pr.To)
 	}
+	// What To holds now, verified (an expired index too: re-signing it
+	// is how its expiry is renewed), for the sets it would still resolve.
+	var held0 *index.RepositoryIndex
+	toSite, err := publish.Open(filepath.Join(pr.Site, pr.To))
+	if err != nil {
+		return out, err
+	}
+	if cur, err := toSite.Verify(ctx, &trust.Trust{TrustedRoot: first}, trust.VerifyOptions{Now: pr.Now, AllowExpired: true}); err == nil {
+		held0 = cur.Index
+	} else if !errors.Is(err, fetchsite.ErrNotFound) {
+		return out, fmt.Errorf("%w: suite %s: %w", ErrRefused, pr.To, err)
+	}
+	if err := checkSetsResolve(pr.To, held0, x, refs); err != nil {
+		return out, err
+	}
 	pages := &Pages{Site: pr.Site, Config: c, Signers: pr.Signers, Root: pr.Root, Title: pr.Title, Now: pr.Now, Stderr: pr.Stderr}
 	held, err := pages.Holdings(ctx, pr.To)
 	if err != nil {

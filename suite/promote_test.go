@@ -41,6 +41,11 @@ func key(t *testing.T) *trust.PrivateKey {
 // under a root with a qa role, as 'kbuild repo index' and 'kbuild trust
 // root new' write them.
 func newRepo(t *testing.T, records ...string) *repo {
+	return newRepoDist(t, stacktest.CopyDist(t, records...))
+}
+
+// newRepoDist is newRepo over the build records in dist.
+func newRepoDist(t *testing.T, dist string) *repo {
 	r := &repo{t: t, site: t.TempDir(), rootKey: key(t), idx: key(t), qa: key(t), stranger: key(t)}
 	var err error
 	if r.cfg, _, err = Load("testdata/suites.yaml"); err != nil {
@@ -64,7 +69,7 @@ func newRepo(t *testing.T, records ...string) *repo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Index(context.Background(), stacktest.CopyDist(t, records...), filepath.Join(r.site, "unstable", "index.yaml")); err != nil {
+	if _, err := p.Index(context.Background(), dist, filepath.Join(r.site, "unstable", "index.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	r.x = r.read("unstable").Verified.Index
@@ -394,5 +399,56 @@ func TestPromoteWithdrawn(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(entry(t, filepath.Join(r.site, "testing", "index.yaml"), x.Packages["pulp"].Versions[0].Digest)), []byte("version: 3.73.0")) {
 		t.Fatal("pulp is not in testing")
+	}
+}
+
+// TestPromoteKeepsSetsResolving: a member build promoted alone into a
+// suite whose release set pins an older build of the same version would
+// leave the set unresolvable there (kubepkg installs the newest build), so
+// it is refused; a newer build of the set that pins the new member build
+// moves it, superseding the older set build.
+func TestPromoteKeepsSetsResolving(t *testing.T) {
+	dist := stacktest.CopyDist(t, append(all, "foreman-3.15.0-2")...)
+	set1, err := os.ReadFile(filepath.Join(dist, "foreman-stack-3.15.0-1.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set4 := strings.Replace(strings.Replace(string(set1), "  build: 1\n", "  build: 4\n", 1), `version: "=3.15.0+build.1"`, `version: "=3.15.0+build.2"`, 1)
+	if err := os.WriteFile(filepath.Join(dist, "foreman-stack-3.15.0-4.yaml"), []byte(set4), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newRepoDist(t, dist)
+	late := gen.AddDate(0, 1, 0)
+	env := "kubernetes=1.33,arch=amd64"
+	r.attest(r.x, stack, evidence.Pass, env, late, r.qa)
+	if _, err := r.promote("testing", stack, gen); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(r.site, "testing", "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreman2 := evidence.Target{Package: "foreman", Version: "3.15.0", Build: 2}
+	r.attest(r.x, foreman2, evidence.Pass, env, late, r.qa)
+	_, err = r.promote("testing", foreman2, gen)
+	want := "release set foreman-stack 3.15.0 build 1 pins foreman 3.15.0 build 1, but testing would hold foreman 3.15.0 build 2; a kubepkg client installs the newest build of a version"
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("promoting a member build alone: %v\nwant %q", err, want)
+	}
+	if after, _ := os.ReadFile(filepath.Join(r.site, "testing", "index.yaml")); !bytes.Equal(before, after) {
+		t.Fatal("a refused promotion changed the testing index")
+	}
+	stack4 := evidence.Target{Package: "foreman-stack", Version: "3.15.0", Build: 4}
+	r.attest(r.x, stack4, evidence.Pass, env, late, r.qa)
+	out, err := r.promote("testing", stack4, gen)
+	if err != nil {
+		t.Fatalf("promoting the set build that pins foreman build 2: %v", err)
+	}
+	var got []string
+	for _, c := range out.Copied {
+		got = append(got, c.String())
+	}
+	if strings.Join(got, ", ") != "foreman-stack 3.15.0 build 4, foreman 3.15.0 build 2" {
+		t.Fatalf("copied %v", got)
 	}
 }
