@@ -268,6 +268,14 @@ var renderBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); retur
 // Builder parses data in place (it keeps nothing of it), so data must not
 // change during the call.
 func (b *Builder) AddRecord(origin string, data []byte, sigs []Signature) error {
+	return b.AddRecordWith(origin, data, sigs, nil)
+}
+
+// AddRecordWith is AddRecord that calls edit, when not nil, on the parsed
+// record before adding it: the one parse of the record serves both, and
+// edit may change it (pin a chart's digest) but must keep nothing of it,
+// as it may be parsed in place. An error of edit is returned as it is.
+func (b *Builder) AddRecordWith(origin string, data []byte, sigs []Signature, edit func(*spec.PackageSource) error) error {
 	var slab *slabs
 	if b.compact {
 		// Nothing of the record is kept: parse it in place, into values
@@ -281,6 +289,11 @@ func (b *Builder) AddRecord(origin string, data []byte, sigs []Signature) error 
 			return err
 		}
 		return fmt.Errorf("build record %s: %w", origin, err)
+	}
+	if edit != nil {
+		if err := edit(rec); err != nil {
+			return err
+		}
 	}
 	return b.Add(origin, rec, sigs)
 }

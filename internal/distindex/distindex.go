@@ -174,21 +174,28 @@ func addData(ctx context.Context, b *index.Builder, p string, data []byte, sidec
 			return fmt.Errorf("signature sidecar %s: %w", sidecar, err)
 		}
 	}
-	if pin != nil {
-		if rec, err := index.ParseRecord(data); err == nil && unpinned(rec) {
-			for vi := range rec.Spec.Variants {
-				for ci := range rec.Spec.Variants[vi].Components {
-					if c := rec.Spec.Variants[vi].Components[ci].Chart; c != nil && c.Digest == "" {
-						if err := pin(ctx, c); err != nil {
-							return fmt.Errorf("%s: chart %s %s: %w", p, c.Name, c.Version, err)
-						}
+	if pin == nil {
+		return b.AddRecord(p, data, sigs)
+	}
+	return b.AddRecordWith(p, data, sigs, func(rec *spec.PackageSource) error {
+		if !unpinned(rec) {
+			return nil
+		}
+		for vi := range rec.Spec.Variants {
+			for ci := range rec.Spec.Variants[vi].Components {
+				if c := rec.Spec.Variants[vi].Components[ci].Chart; c != nil && c.Digest == "" {
+					// The record may be parsed in place, in a buffer used
+					// again for the next one: pin sees strings of its own.
+					own := spec.ChartRef{Repository: strings.Clone(c.Repository), Name: strings.Clone(c.Name), Version: strings.Clone(c.Version)}
+					if err := pin(ctx, &own); err != nil {
+						return fmt.Errorf("%s: chart %s %s: %w", p, own.Name, own.Version, err)
 					}
+					c.Digest = own.Digest
 				}
 			}
-			return b.Add(p, rec, sigs)
 		}
-	}
-	return b.AddRecord(p, data, sigs)
+		return nil
+	})
 }
 
 // unpinned reports whether a component of rec names a chart without a

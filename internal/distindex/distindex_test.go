@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,5 +83,80 @@ func TestBuild(t *testing.T) {
 	var dup *index.DuplicateError
 	if !errors.As(err, &dup) {
 		t.Errorf("a record of the same build with other content: %v", err)
+	}
+}
+
+func TestAddPinning(t *testing.T) {
+	pinned := "sha256:" + strings.Repeat("e", 64)
+	for _, tc := range []struct {
+		name    string
+		records map[string]*spec.PackageSource // file name → record; a chart "" has no digest
+		pinErr  error
+		want    []string // charts pinned, "repository name version", sorted
+		wantErr string
+	}{
+		{name: "every chart pinned already", records: map[string]*spec.PackageSource{
+			"a-1.0.0-1.yaml": record("a", "1.0.0", 1, "a"), "b-1.0.0-1.yaml": record("b", "1.0.0", 1, "b"),
+		}},
+		{name: "charts without digest", records: map[string]*spec.PackageSource{
+			"a-1.0.0-1.yaml": record("a", "1.0.0", 1, ""), "a-1.1.0-1.yaml": record("a", "1.1.0", 1, ""), "b-1.0.0-1.yaml": record("b", "1.0.0", 1, "b"),
+		}, want: []string{"oci://r/a c 1.0.0-1", "oci://r/a c 1.1.0-1"}},
+		{name: "the pin fails", records: map[string]*spec.PackageSource{"a-1.0.0-1.yaml": record("a", "1.0.0", 1, "")},
+			pinErr: errors.New("no such chart"), want: []string{"oci://r/a c 1.0.0-1"}, wantErr: "a-1.0.0-1.yaml: chart c 1.0.0-1: no such chart"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for f, rec := range tc.records {
+				if c := rec.Spec.Variants[0].Components[0].Chart; c.Digest == "sha256:" {
+					c.Digest = ""
+				}
+				write(t, filepath.Join(dir, f), rec)
+			}
+			var mu sync.Mutex
+			var got []*spec.ChartRef
+			pin := func(_ context.Context, c *spec.ChartRef) error {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, c) // kept past the call: its strings must be its own
+				if tc.pinErr != nil {
+					return tc.pinErr
+				}
+				c.Digest = pinned
+				return nil
+			}
+			b := index.NewBuilder(index.Compact())
+			err := AddPinning(context.Background(), b, dir, pin)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("AddPinning = %v, want an error containing %q", err, tc.wantErr)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			var calls []string
+			for _, c := range got {
+				calls = append(calls, c.Repository+" "+c.Name+" "+c.Version)
+			}
+			sort.Strings(calls)
+			if strings.Join(calls, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("pinned %q, want %q", calls, tc.want)
+			}
+			if err != nil {
+				return
+			}
+			data, err := b.Marshal(time.Unix(1791633600, 0), time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(data), "digest: "+pinned); n != len(tc.want) {
+				t.Errorf("the index holds the pinned digest %d times, want %d:\n%s", n, len(tc.want), data)
+			}
+			// Without a pinner a chart without a digest is refused.
+			if len(tc.want) > 0 {
+				if err := Add(context.Background(), index.NewBuilder(index.Compact()), dir); err == nil {
+					t.Errorf("Add of a record whose chart has no digest succeeded")
+				}
+			}
+		})
 	}
 }
