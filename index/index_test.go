@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -194,6 +195,51 @@ func TestAddRecordInPlace(t *testing.T) {
 	}
 	if err := b.AddRecord("info", []byte("apiVersion: kbuild.dev/v1\nkind: BuildInfo\n"), nil); !errors.Is(err, ErrNotRecord) {
 		t.Fatalf("AddRecord of a BuildInfo = %v", err)
+	}
+}
+
+// TestRendered checks that a Rendered index is the bytes of Marshal,
+// written by several goroutines at once, and that it stays the same after
+// its Builder is changed and Reset.
+func TestRendered(t *testing.T) {
+	for _, opts := range [][]BuilderOption{nil, {Compact()}} {
+		b := NewBuilder(opts...)
+		for v := 0; v < 5; v++ {
+			if err := b.Add("r", record("kubevirt", fmt.Sprintf("1.%d.0", v), 1), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Add("r", record("cdi", fmt.Sprintf("1.%d.0", v), 2), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := b.Marshal(testTime, testTime.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := b.Render(testTime, testTime.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Size() != int64(len(want)) {
+			t.Errorf("Size = %d, want %d", r.Size(), len(want))
+		}
+		b.Add("r", record("kubevirt", "2.0.0", 1), nil)
+		b.Reset()
+		got := make([]bytes.Buffer, 4)
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Go(func() {
+				if n, err := r.WriteTo(&got[i]); err != nil || n != int64(len(want)) {
+					t.Errorf("WriteTo = %d, %v; want %d bytes", n, err, len(want))
+				}
+			})
+		}
+		wg.Wait()
+		for i := range got {
+			if !bytes.Equal(got[i].Bytes(), want) {
+				t.Fatalf("WriteTo %d differs from Marshal: %s", i, firstDiff(got[i].Bytes(), want))
+			}
+		}
 	}
 }
 
