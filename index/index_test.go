@@ -260,3 +260,33 @@ func TestBuilderWriteTo(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekKind checks the quick look at a document's kind that decides
+// whether it is a record before it is parsed.
+func TestPeekKind(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		kind string
+		ok   bool
+	}{
+		{"apiVersion: kubepkg.dev/v1\nkind: PackageSource\nmetadata:\n  name: x\n", "PackageSource", true},
+		{"---\nkind: BuildInfo\npackage: x\n", "BuildInfo", true},
+		{"kind:   Notes  \nitems: [a, b]\n", "Notes", true},
+		{"# a comment\n\nkind: Notes", "Notes", true},
+		{"metadata:\n  kind: Nested\n", "", false},
+		{"kind: Notes\nkind: Twice\n", "", false},
+		{"kind: \"quoted\"\n", "", false},
+		{"kind: 12\n", "", false},
+		{"kind:Notes\n", "", false},
+		{"kind: [a]\n", "", false},
+		{"? complex\n: key\n", "", false},
+		{"\"kind\": Notes\n", "", false},
+		{"---\nkind: A\n---\nkind: B\n", "", false},
+		{"", "", false},
+	} {
+		kind, ok := peekKind([]byte(tc.doc))
+		if kind != tc.kind || ok != tc.ok {
+			t.Errorf("peekKind(%q) = %q, %v; want %q, %v", tc.doc, kind, ok, tc.kind, tc.ok)
+		}
+	}
+}
