@@ -160,3 +160,89 @@ func TestAddPinning(t *testing.T) {
 		})
 	}
 }
+
+// TestListerOrder checks that a record is paired with its sidecar
+// whichever of the two a directory lists first: sent with it, or sent
+// alone and again with it.
+func TestListerOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		entries []string // a trailing / marks a directory
+		want    []string // jobs: record, or record+sidecar
+		subdirs []string
+	}{
+		{"sidecar first", []string{"a.sig.yaml", "a.yaml"}, []string{"d/a.yaml+d/a.sig.yaml"}, nil},
+		{"record first", []string{"a.yaml", "a.sig.yaml"}, []string{"d/a.yaml", "d/a.yaml+d/a.sig.yaml"}, nil},
+		{"yml record", []string{"b.yml", "b.sig.yaml"}, []string{"d/b.yml", "d/b.yml+d/b.sig.yaml"}, nil},
+		{"no sidecar", []string{"a.yaml", "b.yaml"}, []string{"d/a.yaml", "d/b.yaml"}, nil},
+		{"sidecar without record", []string{"a.sig.yaml"}, nil, nil},
+		{"sidecar seen once", []string{"a.yaml", "a.sig.yaml", "a.sig.yaml"}, []string{"d/a.yaml", "d/a.yaml+d/a.sig.yaml"}, nil},
+		{"other files", []string{"a.build.yaml", "notes.txt", "c.yaml"}, []string{"d/c.yaml"}, nil},
+		{"directories", []string{"sub/", ".hidden/", "x.yaml/", "e.yaml"}, []string{"d/e.yaml"}, []string{"d/sub", "d/x.yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			jobs := make(chan job, 16)
+			l := newLister("d", jobs)
+			for _, e := range tc.entries {
+				name, isDir := strings.CutSuffix(e, "/")
+				l.entry(name, isDir)
+			}
+			close(jobs)
+			var got []string
+			for j := range jobs {
+				s := filepath.ToSlash(j.record)
+				if j.sidecar != "" {
+					s += "+" + filepath.ToSlash(j.sidecar)
+				}
+				got = append(got, s)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("jobs = %q, want %q", got, tc.want)
+			}
+			var subdirs []string
+			for _, s := range l.subdirs {
+				subdirs = append(subdirs, filepath.ToSlash(s))
+			}
+			if fmt.Sprint(subdirs) != fmt.Sprint(tc.subdirs) {
+				t.Errorf("subdirectories = %q, want %q", subdirs, tc.subdirs)
+			}
+		})
+	}
+}
+
+// TestAddSidecars indexes many records, every third with a sidecar, in
+// nested directories: whatever order the file system lists them in, each
+// version has exactly its sidecar's signature, and nothing else.
+func TestAddSidecars(t *testing.T) {
+	dir := t.TempDir()
+	k, _ := trust.GenerateKey(nil)
+	want := 0
+	for i := 0; i < 300; i++ {
+		sub := filepath.Join(dir, fmt.Sprintf("group-%d", i%3))
+		if i%3 == 0 {
+			sub = dir
+		}
+		rec := record(fmt.Sprintf("pkg-%03d", i), "1.0.0", 1, "a")
+		write(t, filepath.Join(sub, fmt.Sprintf("pkg-%03d-1.0.0-1.yaml", i)), rec)
+		if i%3 == 1 {
+			sig, _ := trust.SignVersion(rec, k)
+			side, _ := index.MarshalSignatureList([]index.Signature{sig})
+			os.WriteFile(filepath.Join(sub, fmt.Sprintf("pkg-%03d-1.0.0-1.sig.yaml", i)), side, 0o644)
+			want++
+		}
+	}
+	b := index.NewBuilder(index.Compact())
+	if err := Add(context.Background(), b, dir); err != nil {
+		t.Fatal(err)
+	}
+	if p, v := b.Counts(); p != 300 || v != 300 {
+		t.Fatalf("%d packages, %d versions; want 300 of each", p, v)
+	}
+	data, err := b.Marshal(time.Unix(1791633600, 0), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "- keyid: "+k.KeyID()); n != want {
+		t.Errorf("the index holds %d signatures, want %d (one per sidecar)", n, want)
+	}
+}
