@@ -501,6 +501,10 @@ type Rendered struct {
 // Size returns the number of bytes of the index.
 func (r *Rendered) Size() int64 { return r.size }
 
+// Parts returns the index's bytes in the parts it is laid out in, to be
+// read, never changed: they are shared with every other reader.
+func (r *Rendered) Parts() [][]byte { return r.parts }
+
 // WriteTo writes the index to w and returns the number of bytes written.
 func (r *Rendered) WriteTo(w io.Writer) (int64, error) {
 	var n int64

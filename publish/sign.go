@@ -45,9 +45,9 @@ type signed struct {
 // writeSigned writes the index of b, generated and expiring at the times
 // given, to a temporary file beside path and signs it, then Resets b.
 // Both cores work at once: one goroutine writes the index to the file
-// straight from b's parts and has the disk sync it, while another signs
-// the same parts (trust.SignMessage: two passes of every key's SHA-512,
-// each beside a SHA-256, which names the index under by-hash/). The index
+// straight from b's parts and has the disk sync it, while the others sign
+// the same parts (trust.SignParts: two passes of every key's SHA-512, the
+// first beside the SHA-256 that names the index under by-hash/). The index
 // is never assembled in memory, nor read back. Call commit to put it in
 // place, or discard.
 func writeSigned(path string, b *index.Builder, generated, expires time.Time, signers []trust.Signer) (*signed, error) {
@@ -65,10 +65,7 @@ func writeSigned(path string, b *index.Builder, generated, expires time.Time, si
 	s := &signed{path: path, tmp: f}
 	written := make(chan error, 1)
 	go func() { written <- writeRendered(f, r) }()
-	sigs, sum, err := trust.SignMessage(func(w io.Writer) error {
-		_, err := r.WriteTo(w)
-		return err
-	}, signers...)
+	sigs, sum, err := trust.SignParts(r.Parts(), signers...)
 	werr := <-written
 	b.Reset() // nothing of it is needed any more
 	if werr != nil {

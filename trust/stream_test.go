@@ -6,24 +6,18 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 	"testing"
 )
 
-// chunked returns a Message writing data in pieces of n bytes.
-func chunked(data []byte, n int) Message {
-	return func(w io.Writer) error {
-		for rest := data; len(rest) > 0; {
-			k := min(n, len(rest))
-			if _, err := w.Write(rest[:k]); err != nil {
-				return err
-			}
-			rest = rest[k:]
-		}
-		return nil
+// split returns data in parts of n bytes.
+func split(data []byte, n int) [][]byte {
+	var parts [][]byte
+	for rest := data; len(rest) > 0; {
+		k := min(n, len(rest))
+		parts, rest = append(parts, rest[:k]), rest[k:]
 	}
+	return parts
 }
 
 // keyFromSeed returns the key of a 32-byte seed given in hex.
@@ -40,9 +34,9 @@ func keyFromSeed(t *testing.T, seedHex string) *PrivateKey {
 	return k
 }
 
-// TestSignMessageRFC8032 checks the streamed signature against the test
+// TestSignPartsRFC8032 checks the streamed signature against the test
 // vectors of RFC 8032 section 7.1 (TEST 1, 2 and 3).
-func TestSignMessageRFC8032(t *testing.T) {
+func TestSignPartsRFC8032(t *testing.T) {
 	for _, tc := range []struct{ seed, msg, sig string }{
 		{"9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", "",
 			"e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"},
@@ -53,13 +47,13 @@ func TestSignMessageRFC8032(t *testing.T) {
 	} {
 		k := keyFromSeed(t, tc.seed)
 		msg, _ := hex.DecodeString(tc.msg)
-		sigs, _, err := SignMessage(chunked(msg, 1), k)
+		sigs, _, err := SignParts(split(msg, 1), k)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, _ := base64.StdEncoding.DecodeString(sigs[0].Sig)
 		if hex.EncodeToString(got) != tc.sig {
-			t.Errorf("SignMessage(%q) = %x, want %s (RFC 8032)", tc.msg, got, tc.sig)
+			t.Errorf("SignParts(%q) = %x, want %s (RFC 8032)", tc.msg, got, tc.sig)
 		}
 	}
 }
@@ -76,10 +70,10 @@ func (o *otherSigner) Sign(message []byte) ([]byte, error) {
 	return o.PrivateKey.Sign(message)
 }
 
-// TestSignMessageIsSign checks that SignMessage gives what Sign gives for
+// TestSignPartsIsSign checks that SignParts gives what Sign gives for
 // the same bytes, with one key or several, whatever the pieces the message
 // is written in, and the message's SHA-256.
-func TestSignMessageIsSign(t *testing.T) {
+func TestSignPartsIsSign(t *testing.T) {
 	k1 := keyFromSeed(t, "0101010101010101010101010101010101010101010101010101010101010101")
 	k2 := keyFromSeed(t, "fefefefefefefefefefefefefefefefefefefefefefefefefefefefefefefefe")
 	data := make([]byte, 3<<20+17)
@@ -98,15 +92,15 @@ func TestSignMessageIsSign(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, sum, err := SignMessage(chunked(msg, piece), signers...)
+					got, sum, err := SignParts(split(msg, piece), signers...)
 					if err != nil {
 						t.Fatal(err)
 					}
 					if fmt.Sprint(got) != fmt.Sprint(want) {
-						t.Errorf("SignMessage = %v, want %v (Sign)", got, want)
+						t.Errorf("SignParts = %v, want %v (Sign)", got, want)
 					}
 					if sum != sha256.Sum256(msg) {
-						t.Errorf("SignMessage's SHA-256 = %x, want %x", sum, sha256.Sum256(msg))
+						t.Errorf("SignParts's SHA-256 = %x, want %x", sum, sha256.Sum256(msg))
 					}
 					for i, s := range got {
 						raw, _ := base64.StdEncoding.DecodeString(s.Sig)
@@ -120,54 +114,14 @@ func TestSignMessageIsSign(t *testing.T) {
 	}
 }
 
-// TestSignMessageRefuses checks that a message that changes between the
-// passes, or fails to be written, is not signed.
-func TestSignMessageRefuses(t *testing.T) {
-	k := keyFromSeed(t, "0202020202020202020202020202020202020202020202020202020202020202")
-	broken := errors.New("disk gone")
-	calls := 0
-	for _, tc := range []struct {
-		name    string
-		m       Message
-		signers []Signer
-		want    error
-	}{
-		{"second pass differs", func(w io.Writer) error {
-			calls++
-			_, err := w.Write([]byte(fmt.Sprintf("pass %d", calls)))
-			return err
-		}, []Signer{k}, ErrMessageChanged},
-		{"second pass shorter", func() Message {
-			n := 0
-			return func(w io.Writer) error {
-				n++
-				_, err := w.Write(bytes.Repeat([]byte("x"), 100/n))
-				return err
-			}
-		}(), []Signer{k}, ErrMessageChanged},
-		{"first pass fails", func(w io.Writer) error { return broken }, []Signer{k}, broken},
-		{"second pass fails", func() Message {
-			n := 0
-			return func(w io.Writer) error {
-				if n++; n == 2 {
-					return broken
-				}
-				_, err := w.Write([]byte("index"))
-				return err
-			}
-		}(), []Signer{k}, broken},
-		{"no key", chunked([]byte("index"), 1), nil, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			sigs, _, err := SignMessage(tc.m, tc.signers...)
-			if err == nil || sigs != nil || tc.want != nil && !errors.Is(err, tc.want) {
-				t.Errorf("SignMessage = %v, %v; want no signature and %v", sigs, err, tc.want)
-			}
-		})
+// TestSignPartsNoKey checks that nothing is signed without a key.
+func TestSignPartsNoKey(t *testing.T) {
+	if sigs, _, err := SignParts(split([]byte("index"), 2)); err == nil || sigs != nil {
+		t.Errorf("SignParts without a key = %v, %v; want an error", sigs, err)
 	}
 }
 
-func BenchmarkSignMessage(b *testing.B) {
+func BenchmarkSignParts(b *testing.B) {
 	k, err := GenerateKey(nil)
 	if err != nil {
 		b.Fatal(err)
@@ -178,7 +132,7 @@ func BenchmarkSignMessage(b *testing.B) {
 		sign func() error
 	}{
 		{"Sign", func() error { _, err := Sign(msg, k); return err }},
-		{"SignMessage", func() error { _, _, err := SignMessage(chunked(msg, 3468), k); return err }},
+		{"SignParts", func() error { _, _, err := SignParts(split(msg, 3468), k); return err }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(msg)))
@@ -188,5 +142,19 @@ func BenchmarkSignMessage(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSignPartsEmptyParts checks that empty parts, and no parts at all,
+// sign as the bytes joined do.
+func TestSignPartsEmptyParts(t *testing.T) {
+	k := keyFromSeed(t, "0303030303030303030303030303030303030303030303030303030303030303")
+	for _, parts := range [][][]byte{nil, {nil}, {[]byte("ab"), nil, {}, []byte("c")}} {
+		msg := bytes.Join(parts, nil)
+		want, _ := Sign(msg, k)
+		got, sum, err := SignParts(parts, k)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) || sum != sha256.Sum256(msg) {
+			t.Errorf("SignParts(%q) = %v, %x, %v; want %v, %x", parts, got, sum, err, want, sha256.Sum256(msg))
+		}
 	}
 }
