@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -240,5 +241,40 @@ func TestIndexSignedFiles(t *testing.T) {
 				t.Errorf("the site holds %v; want the lock, by-hash, index.yaml and index.yaml.sig only", names)
 			}
 		})
+	}
+}
+
+// failingKey is a Signer whose key is gone (a KMS that refuses).
+type failingKey struct{ wrappedKey }
+
+func (failingKey) Sign([]byte) ([]byte, error) { return nil, errors.New("key service unavailable") }
+
+// TestIndexSignFails checks that when a signature cannot be made while
+// the index is written, the error says so and nothing is left: no index,
+// no signature, no temporary file, and an index already there is kept.
+func TestIndexSignFails(t *testing.T) {
+	dist := t.TempDir()
+	writeRecord(t, dist, record("kubevirt", "1.9.0", 4, "oci://r/kubevirt", "sha256:"+strings.Repeat("c", 64)))
+	k, _ := trust.GenerateKey(rand.Reader)
+	site := filepath.Join(t.TempDir(), "site")
+	os.MkdirAll(site, 0o755)
+	os.WriteFile(filepath.Join(site, IndexFile), []byte("the index published before\n"), 0o644)
+	var out bytes.Buffer
+	p, err := New(WithSigners(k, failingKey{wrappedKey{k}}), WithGenerated(time.Now().Add(-time.Hour)), WithExpires(24*time.Hour), WithOutput(&out, &out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Index(context.Background(), dist, filepath.Join(site, IndexFile))
+	if err == nil || !strings.Contains(err.Error(), "key service unavailable") || !strings.Contains(err.Error(), "sign ") {
+		t.Fatalf("Index = %v; want the signer's error", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(site, IndexFile)); string(got) != "the index published before\n" {
+		t.Errorf("index.yaml = %q; the one there before must be kept", got)
+	}
+	ents, _ := os.ReadDir(site)
+	for _, e := range ents {
+		if e.Name() != IndexFile && e.Name() != ".kbuild-publish.lock" {
+			t.Errorf("left behind: %s", e.Name())
+		}
 	}
 }
