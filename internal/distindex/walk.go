@@ -22,8 +22,8 @@ const walkBatch = 1024
 // .yml, not a BuildInfo (.build.yaml) nor a signature sidecar) to jobs as
 // the directories are read: dir/oci and hidden directories are skipped,
 // and symbolic links are not followed into directories. A directory is
-// listed in the order the file system keeps it, not sorted (what is built
-// from the records does not depend on their order). A record whose
+// listed in the order the file system keeps it, not sorted (the Builder
+// sorts what it writes, and errors are sorted). A record whose
 // sidecar is listed before it is sent with the sidecar; one whose sidecar
 // comes after it is sent again with the sidecar, whose signatures the
 // Builder then merges into the version added the first time. A dir that
