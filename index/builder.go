@@ -268,6 +268,14 @@ var renderBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); retur
 // Builder parses data in place (it keeps nothing of it), so data must not
 // change during the call.
 func (b *Builder) AddRecord(origin string, data []byte, sigs []Signature) error {
+	return b.AddRecordWith(origin, data, sigs, nil)
+}
+
+// AddRecordWith is AddRecord that calls edit, when not nil, on the parsed
+// record before adding it: the one parse of the record serves both, and
+// edit may change it (pin a chart's digest) but must keep nothing of it,
+// as it may be parsed in place. An error of edit is returned as it is.
+func (b *Builder) AddRecordWith(origin string, data []byte, sigs []Signature, edit func(*spec.PackageSource) error) error {
 	var slab *slabs
 	if b.compact {
 		// Nothing of the record is kept: parse it in place, into values
@@ -281,6 +289,11 @@ func (b *Builder) AddRecord(origin string, data []byte, sigs []Signature) error 
 			return err
 		}
 		return fmt.Errorf("build record %s: %w", origin, err)
+	}
+	if edit != nil {
+		if err := edit(rec); err != nil {
+			return err
+		}
 	}
 	return b.Add(origin, rec, sigs)
 }
@@ -449,6 +462,65 @@ func (b *Builder) checkTime(generated time.Time) (time.Time, error) {
 // seconds): the bytes RepositoryIndex.Marshal writes. In compact mode it assembles the versions'
 // YAML into one buffer of the exact size.
 func (b *Builder) Marshal(generated, expires time.Time) ([]byte, error) {
+	r, err := b.Render(generated, expires)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.parts) == 1 {
+		return r.parts[0], nil
+	}
+	out := make([]byte, 0, r.size)
+	for _, p := range r.parts {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// WriteTo writes what Marshal returns to w, without holding it in memory
+// in compact mode, and returns the number of bytes written.
+func (b *Builder) WriteTo(w io.Writer, generated, expires time.Time) (int64, error) {
+	r, err := b.Render(generated, expires)
+	if err != nil {
+		return 0, err
+	}
+	return r.WriteTo(w)
+}
+
+// Rendered is an index laid out for writing: the bytes Marshal returns, in
+// the parts a compact Builder holds them in (each version's YAML as it was
+// written when the version was added), never assembled into one buffer.
+// It does not change: it may be written any number of times, from several
+// goroutines at once — to a file and to the hashes of its signatures —
+// and stays valid after the Builder is Reset or changed (it keeps the
+// parts' memory until it is dropped).
+type Rendered struct {
+	parts [][]byte
+	size  int64
+}
+
+// Size returns the number of bytes of the index.
+func (r *Rendered) Size() int64 { return r.size }
+
+// Parts returns the index's bytes in the parts it is laid out in, to be
+// read, never changed: they are shared with every other reader.
+func (r *Rendered) Parts() [][]byte { return r.parts }
+
+// WriteTo writes the index to w and returns the number of bytes written.
+func (r *Rendered) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for _, p := range r.parts {
+		m, err := w.Write(p)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Render lays out the index of every version added, generated at
+// generated and expiring at expires, as Marshal writes it.
+func (b *Builder) Render(generated, expires time.Time) (*Rendered, error) {
 	if !expires.IsZero() {
 		expires = expires.UTC().Truncate(time.Second)
 	}
@@ -458,42 +530,28 @@ func (b *Builder) Marshal(generated, expires time.Time) ([]byte, error) {
 			return nil, err
 		}
 		x.Expires = expires
-		return x.Marshal()
-	}
-	var out []byte
-	err := b.emit(generated, expires, func(size int) { out = make([]byte, 0, size) }, func(p []byte) error {
-		out = append(out, p...)
-		return nil
-	})
-	return out, err
-}
-
-// WriteTo writes what Marshal returns to w, without holding it in memory
-// in compact mode, and returns the number of bytes written.
-func (b *Builder) WriteTo(w io.Writer, generated, expires time.Time) (int64, error) {
-	if !expires.IsZero() {
-		expires = expires.UTC().Truncate(time.Second)
-	}
-	if !b.compact {
-		data, err := b.Marshal(generated, expires)
+		data, err := x.Marshal()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		n, err := w.Write(data)
-		return int64(n), err
+		return &Rendered{parts: [][]byte{data}, size: int64(len(data))}, nil
 	}
-	var n int64
-	err := b.emit(generated, expires, func(int) {}, func(p []byte) error {
-		m, err := w.Write(p)
-		n += int64(m)
-		return err
+	r := &Rendered{}
+	err := b.emit(generated, expires, func(n int) { r.parts = make([][]byte, 0, n) }, func(p []byte) {
+		if len(p) > 0 {
+			r.parts = append(r.parts, p)
+			r.size += int64(len(p))
+		}
 	})
-	return n, err
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
-// emit writes the index of a compact Builder in pieces, after telling its
-// size.
-func (b *Builder) emit(generated, expires time.Time, size func(int), write func([]byte) error) error {
+// emit lays out the index of a compact Builder in parts, after telling
+// at most how many.
+func (b *Builder) emit(generated, expires time.Time, parts func(int), add func([]byte)) error {
 	generated, err := b.checkTime(generated)
 	if err != nil {
 		return err
@@ -510,18 +568,17 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 	}
 	if len(names) == 0 {
 		head.Empty("{}")
-		size(len(head.B) + len(tail.B))
-		if err := write(head.B); err != nil {
-			return err
-		}
-		return write(tail.B)
+		parts(2)
+		add(head.B)
+		add(tail.B)
+		return nil
 	}
 	head.Newline()
 	// Each package's lines before its versions, and each version's
-	// signatures, then the exact size.
+	// signatures.
 	pkgHeads := make([][]byte, len(names))
 	sigs := map[*builtVersion][]byte{}
-	total := len(head.B)
+	n := 2 + len(names)
 	for i, name := range names {
 		w := newYWriter(nil)
 		if err := writePackageHead(w, name, meta[name][0], meta[name][1]); err != nil {
@@ -529,9 +586,8 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 		}
 		w.Newline()
 		pkgHeads[i] = w.B
-		total += len(w.B)
+		n += 3 * len(vs[name])
 		for _, bv := range vs[name] {
-			total += len(bv.head) + len(bv.tail)
 			if len(bv.v.Signatures) > 0 {
 				sw := newYWriter(nil)
 				sw.Key(6, "signatures")
@@ -540,27 +596,21 @@ func (b *Builder) emit(generated, expires time.Time, size func(int), write func(
 					return fmt.Errorf("%s %s build %d: signatures must be printable ASCII", name, bv.v.Version, bv.v.Build)
 				}
 				sigs[bv] = sw.B
-				total += len(sw.B)
 			}
 		}
 	}
-	size(total + len(tail.B))
-	if err := write(head.B); err != nil {
-		return err
-	}
+	parts(n)
+	add(head.B)
 	for i, name := range names {
-		if err := write(pkgHeads[i]); err != nil {
-			return err
-		}
+		add(pkgHeads[i])
 		for _, bv := range vs[name] {
-			for _, p := range [][]byte{bv.head, sigs[bv], bv.tail} {
-				if err := write(p); err != nil {
-					return err
-				}
-			}
+			add(bv.head)
+			add(sigs[bv])
+			add(bv.tail)
 		}
 	}
-	return write(tail.B)
+	add(tail.B)
+	return nil
 }
 
 // parallel runs f(0) … f(n-1) on GOMAXPROCS goroutines and returns the

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,6 +198,51 @@ func TestAddRecordInPlace(t *testing.T) {
 	}
 }
 
+// TestRendered checks that a Rendered index is the bytes of Marshal,
+// written by several goroutines at once, and that it stays the same after
+// its Builder is changed and Reset.
+func TestRendered(t *testing.T) {
+	for _, opts := range [][]BuilderOption{nil, {Compact()}} {
+		b := NewBuilder(opts...)
+		for v := 0; v < 5; v++ {
+			if err := b.Add("r", record("kubevirt", fmt.Sprintf("1.%d.0", v), 1), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Add("r", record("cdi", fmt.Sprintf("1.%d.0", v), 2), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := b.Marshal(testTime, testTime.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := b.Render(testTime, testTime.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Size() != int64(len(want)) {
+			t.Errorf("Size = %d, want %d", r.Size(), len(want))
+		}
+		b.Add("r", record("kubevirt", "2.0.0", 1), nil)
+		b.Reset()
+		got := make([]bytes.Buffer, 4)
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Go(func() {
+				if n, err := r.WriteTo(&got[i]); err != nil || n != int64(len(want)) {
+					t.Errorf("WriteTo = %d, %v; want %d bytes", n, err, len(want))
+				}
+			})
+		}
+		wg.Wait()
+		for i := range got {
+			if !bytes.Equal(got[i].Bytes(), want) {
+				t.Fatalf("WriteTo %d differs from Marshal: %s", i, firstDiff(got[i].Bytes(), want))
+			}
+		}
+	}
+}
+
 func TestBuilderWriteTo(t *testing.T) {
 	for _, opts := range [][]BuilderOption{nil, {Compact()}} {
 		b := NewBuilder(opts...)
@@ -211,6 +257,36 @@ func TestBuilderWriteTo(t *testing.T) {
 		n, err := b.WriteTo(&buf, testTime, testTime.Add(time.Hour))
 		if err != nil || n != int64(len(want)) || !bytes.Equal(buf.Bytes(), want) {
 			t.Fatalf("WriteTo = %d, %v; differs from Marshal", n, err)
+		}
+	}
+}
+
+// TestPeekKind checks the quick look at a document's kind that decides
+// whether it is a record before it is parsed.
+func TestPeekKind(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		kind string
+		ok   bool
+	}{
+		{"apiVersion: kubepkg.dev/v1\nkind: PackageSource\nmetadata:\n  name: x\n", "PackageSource", true},
+		{"---\nkind: BuildInfo\npackage: x\n", "BuildInfo", true},
+		{"kind:   Notes  \nitems: [a, b]\n", "Notes", true},
+		{"# a comment\n\nkind: Notes", "Notes", true},
+		{"metadata:\n  kind: Nested\n", "", false},
+		{"kind: Notes\nkind: Twice\n", "", false},
+		{"kind: \"quoted\"\n", "", false},
+		{"kind: 12\n", "", false},
+		{"kind:Notes\n", "", false},
+		{"kind: [a]\n", "", false},
+		{"? complex\n: key\n", "", false},
+		{"\"kind\": Notes\n", "", false},
+		{"---\nkind: A\n---\nkind: B\n", "", false},
+		{"", "", false},
+	} {
+		kind, ok := peekKind([]byte(tc.doc))
+		if kind != tc.kind || ok != tc.ok {
+			t.Errorf("peekKind(%q) = %q, %v; want %q, %v", tc.doc, kind, ok, tc.kind, tc.ok)
 		}
 	}
 }

@@ -1,10 +1,10 @@
 package index
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -30,7 +30,7 @@ func parseRecord(b []byte, share bool, slab *slabs) (*spec.PackageSource, error)
 	if len(b) > MaxRecordSize {
 		return nil, fmt.Errorf("build record is %d bytes, more than the %d allowed", len(b), MaxRecordSize)
 	}
-	if k, ok := peekKind(string(b)); ok && k != spec.RecordKind {
+	if k, ok := peekKind(b); ok && k != spec.RecordKind {
 		return nil, fmt.Errorf("%w: kind %s", ErrNotRecord, k)
 	}
 	rec := &spec.PackageSource{}
@@ -54,23 +54,25 @@ func parseRecord(b []byte, share bool, slab *slabs) (*spec.PackageSource, error)
 
 // peekKind finds the value of a top-level "kind:" line in a document whose
 // column-0 lines are all simple "key:" lines, as sigs.k8s.io/yaml writes
-// them. It reports false when it cannot tell.
-func peekKind(s string) (string, bool) {
-	kind, found := "", false
-	for len(s) > 0 {
-		line := s
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			line, s = s[:i], s[i+1:]
+// them. It reports false when it cannot tell. It reads b in place: only
+// the kind it returns is copied.
+func peekKind(b []byte) (string, bool) {
+	var kind []byte
+	found := false
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
 		} else {
-			s = ""
+			b = nil
 		}
-		if line == "" || line[0] == ' ' || line[0] == '#' {
+		if len(line) == 0 || line[0] == ' ' || line[0] == '#' {
 			continue
 		}
-		if line == "---" && !found {
+		if string(line) == "---" && !found {
 			continue
 		}
-		i := strings.IndexByte(line, ':')
+		i := bytes.IndexByte(line, ':')
 		if i <= 0 {
 			return "", false
 		}
@@ -79,7 +81,7 @@ func peekKind(s string) (string, bool) {
 				return "", false
 			}
 		}
-		if line[:i] != "kind" {
+		if string(line[:i]) != "kind" {
 			continue
 		}
 		if i+1 < len(line) && line[i+1] != ' ' {
@@ -88,13 +90,13 @@ func peekKind(s string) (string, bool) {
 		if found {
 			return "", false
 		}
-		v := strings.TrimSpace(line[i+1:])
-		if v == "" || strings.ContainsAny(v, "\"'#&*!|>%@`{}[],") || yamlscan.ResolvePlain(v) != yamlscan.PlainStr {
+		v := bytes.TrimSpace(line[i+1:])
+		if len(v) == 0 || bytes.ContainsAny(v, "\"'#&*!|>%@`{}[],") || yamlscan.ResolvePlain(string(v)) != yamlscan.PlainStr {
 			return "", false
 		}
 		kind, found = v, true
 	}
-	return kind, found
+	return string(kind), found
 }
 
 // MarshalRecord returns rec as YAML, byte for byte what sigs.k8s.io/yaml

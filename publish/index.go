@@ -66,7 +66,7 @@ func (p *Publisher) Index(ctx context.Context, distDir, out string) (*Result, er
 	if len(p.signers) == 0 {
 		return p.writeUnsigned(out, b, pkgs, versions)
 	}
-	s, err := prepareSigned(out, b, p.generated, p.expiry(false), p.signers)
+	s, err := writeSigned(out, b, p.generated, p.expiry(false), p.signers)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -138,5 +141,140 @@ func TestIndexMerge(t *testing.T) {
 	}
 	if p, v := x(merged).Counts(); p != 2 || v != 2 {
 		t.Fatalf("merged index has %d packages, %d versions", p, v)
+	}
+}
+
+// wrappedKey is a Signer that is not a *trust.PrivateKey (as a KMS key
+// would be): SignMessage gives it the index whole.
+type wrappedKey struct{ k *trust.PrivateKey }
+
+func (w wrappedKey) KeyID() string                 { return w.k.KeyID() }
+func (w wrappedKey) Sign(m []byte) ([]byte, error) { return w.k.Sign(m) }
+
+// TestIndexSignedFiles checks the files Index writes, signed while the
+// index is written: index.yaml is the Builder's Marshal of the records,
+// byte for byte; index.yaml.sig is exactly what signing those bytes in
+// memory gives, for an ed25519 key and for another Signer; the copy under
+// by-hash/ is named after the index's SHA-256; nothing else is left.
+func TestIndexSignedFiles(t *testing.T) {
+	dist := t.TempDir()
+	chart := "sha256:" + strings.Repeat("c", 64)
+	b := index.NewBuilder()
+	for i, name := range []string{"kubevirt", "cdi", "cert-manager"} {
+		for v := 0; v < 40; v++ {
+			rec := record(name, fmt.Sprintf("1.%d.%d", v, i), 1+v%3, "oci://r/"+name, chart)
+			writeRecord(t, dist, rec)
+			if err := b.Add("r", rec, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	generated := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	want, err := b.Marshal(generated, generated.Add(30*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, _ := trust.GenerateKey(rand.Reader)
+	k2, _ := trust.GenerateKey(rand.Reader)
+	for _, tc := range []struct {
+		name    string
+		signers []trust.Signer
+	}{
+		{"one key", []trust.Signer{k1}},
+		{"two keys", []trust.Signer{k2, k1}},
+		{"a key and another signer", []trust.Signer{k1, wrappedKey{k2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site := filepath.Join(t.TempDir(), "site")
+			var out bytes.Buffer
+			p, err := New(WithSigners(tc.signers...), WithGenerated(generated), WithExpires(30*24*time.Hour), WithOutput(&out, &out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Index(context.Background(), dist, filepath.Join(site, IndexFile)); err != nil {
+				t.Fatalf("Index: %v\n%s", err, out.String())
+			}
+			got, err := os.ReadFile(filepath.Join(site, IndexFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("index.yaml differs from Marshal of the same records (%d bytes, want %d)", len(got), len(want))
+			}
+			wantSig, err := SignatureFileOf(want, tc.signers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sig, err := os.ReadFile(filepath.Join(site, IndexFile+".sig"))
+			if err != nil || !bytes.Equal(sig, wantSig) {
+				t.Fatalf("index.yaml.sig = %q, %v; want %q, what signing the index in memory gives", sig, err, wantSig)
+			}
+			sum := sha256.Sum256(want)
+			byHash, err := os.ReadFile(filepath.Join(site, "by-hash", "sha256", hex.EncodeToString(sum[:])+".sig"))
+			if err != nil || !bytes.Equal(byHash, wantSig) {
+				t.Fatalf("by-hash signature = %q, %v; want the signature, named after the index's sha256", byHash, err)
+			}
+			var keys []*trust.PublicKey
+			for _, k := range []*trust.PrivateKey{k1, k2} {
+				keys = append(keys, k.Public())
+			}
+			sigs, err := index.ParseSignatures(sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range sigs {
+				raw, _ := base64.StdEncoding.DecodeString(s.Sig)
+				ok := false
+				for _, k := range keys {
+					ok = ok || (s.KeyID == "" || k.KeyID() == s.KeyID) && k.Verify(got, raw) // one key: the file form without keyid
+				}
+				if !ok {
+					t.Errorf("the signature of %q does not verify", s.KeyID)
+				}
+			}
+			ents, _ := os.ReadDir(site)
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			if strings.Join(names, " ") != ".kbuild-publish.lock by-hash index.yaml index.yaml.sig" {
+				t.Errorf("the site holds %v; want the lock, by-hash, index.yaml and index.yaml.sig only", names)
+			}
+		})
+	}
+}
+
+// failingKey is a Signer whose key is gone (a KMS that refuses).
+type failingKey struct{ wrappedKey }
+
+func (failingKey) Sign([]byte) ([]byte, error) { return nil, errors.New("key service unavailable") }
+
+// TestIndexSignFails checks that when a signature cannot be made while
+// the index is written, the error says so and nothing is left: no index,
+// no signature, no temporary file, and an index already there is kept.
+func TestIndexSignFails(t *testing.T) {
+	dist := t.TempDir()
+	writeRecord(t, dist, record("kubevirt", "1.9.0", 4, "oci://r/kubevirt", "sha256:"+strings.Repeat("c", 64)))
+	k, _ := trust.GenerateKey(rand.Reader)
+	site := filepath.Join(t.TempDir(), "site")
+	os.MkdirAll(site, 0o755)
+	os.WriteFile(filepath.Join(site, IndexFile), []byte("the index published before\n"), 0o644)
+	var out bytes.Buffer
+	p, err := New(WithSigners(k, failingKey{wrappedKey{k}}), WithGenerated(time.Now().Add(-time.Hour)), WithExpires(24*time.Hour), WithOutput(&out, &out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Index(context.Background(), dist, filepath.Join(site, IndexFile))
+	if err == nil || !strings.Contains(err.Error(), "key service unavailable") || !strings.Contains(err.Error(), "sign ") {
+		t.Fatalf("Index = %v; want the signer's error", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(site, IndexFile)); string(got) != "the index published before\n" {
+		t.Errorf("index.yaml = %q; the one there before must be kept", got)
+	}
+	ents, _ := os.ReadDir(site)
+	for _, e := range ents {
+		if e.Name() != IndexFile && e.Name() != ".kbuild-publish.lock" {
+			t.Errorf("left behind: %s", e.Name())
+		}
 	}
 }

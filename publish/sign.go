@@ -37,41 +37,87 @@ func SignatureFileOf(data []byte, signers []trust.Signer) ([]byte, error) {
 type signed struct {
 	path    string           // where the index goes
 	tmp     *atomicfile.File // the index, written
-	data    []byte           // the index, mapped or read from tmp
+	data    []byte           // the index, read back from tmp (prepareSigned only)
 	hex     string           // its sha256
 	sigData []byte
 }
 
-// prepareSigned writes the index of b, generated and expiring at the times
-// given, to a temporary file beside path and signs it. The index goes to
-// the file straight from b, whose memory is then released, and is read
-// back (mapped) to be signed: the versions and the index are never in
-// memory together. Call commit to put it in place, or discard.
-func prepareSigned(path string, b *index.Builder, generated, expires time.Time, signers []trust.Signer) (*signed, error) {
+// writeSigned writes the index of b, generated and expiring at the times
+// given, to a temporary file beside path and signs it, then Resets b.
+// Both cores work at once: one goroutine writes the index to the file
+// straight from b's parts and has the disk sync it, while the others sign
+// the same parts (trust.SignParts: two passes of every key's SHA-512, the
+// first beside the SHA-256 that names the index under by-hash/). The index
+// is never assembled in memory, nor read back. Call commit to put it in
+// place, or discard.
+func writeSigned(path string, b *index.Builder, generated, expires time.Time, signers []trust.Signer) (*signed, error) {
+	if len(signers) == 0 {
+		return nil, errors.New("no signing key")
+	}
+	r, err := b.Render(generated, expires)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
 	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	s := &signed{path: path, tmp: f}
+	written := make(chan error, 1)
+	go func() { written <- writeRendered(f, r) }()
+	sigs, sum, err := trust.SignParts(r.Parts(), signers...)
+	werr := <-written
+	b.Reset() // nothing of it is needed any more
+	if werr != nil {
+		s.discard()
+		return nil, fmt.Errorf("write %s: %w", path, werr)
+	}
+	if err != nil {
+		s.discard()
+		return nil, fmt.Errorf("sign %s: %w", path, err)
+	}
+	s.hex = hex.EncodeToString(sum[:])
+	if s.sigData, err = index.MarshalSignatures(sigs); err != nil {
+		s.discard()
+		return nil, err
+	}
+	return s, nil
+}
+
+// writeRendered writes r to f, checks that all of it was written and
+// makes it durable, so that the rename in commit waits for nothing.
+func writeRendered(f *atomicfile.File, r *index.Rendered) error {
 	w := bufio.NewWriterSize(f, 1<<20)
-	_, err = b.WriteTo(w, generated, expires)
+	n, err := r.WriteTo(w)
 	if err == nil {
 		err = w.Flush()
 	}
-	if err != nil {
-		f.Abort()
-		return nil, fmt.Errorf("write %s: %w", path, err)
+	if err == nil && n != r.Size() {
+		err = fmt.Errorf("wrote %d of %d bytes", n, r.Size())
 	}
-	b.Reset() // nothing of it is needed any more
+	if err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// prepareSigned is writeSigned, then reads the index back into memory
+// (s.data) for callers that go on to read it, after releasing b's memory:
+// the versions and the index are never in memory together. The bytes read
+// must have the SHA-256 that was signed.
+func prepareSigned(path string, b *index.Builder, generated, expires time.Time, signers []trust.Signer) (*signed, error) {
+	s, err := writeSigned(path, b, generated, expires, signers)
+	if err != nil {
+		return nil, err
+	}
 	debug.FreeOSMemory()
 	if s.data, err = fetchsite.ReadFile(s.tmp.Name(), index.MaxIndexSize); err != nil {
 		s.discard()
 		return nil, err
 	}
-	s.hex = hexDigest(s.data)
-	if s.sigData, err = SignatureFileOf(s.data, signers); err != nil {
+	if got := hexDigest(s.data); got != s.hex {
 		s.discard()
-		return nil, err
+		return nil, fmt.Errorf("%s changed after it was written (sha256 %s, signed %s): something else writes the site; nothing was put in place, run it again", s.tmp.Name(), got, s.hex)
 	}
 	return s, nil
 }

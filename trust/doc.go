@@ -13,6 +13,8 @@
 //   - keys.go: keys (PEM PKCS #8 / PKIX), keyids, Signer and Verifier.
 //   - sign.go: signing, thresholds and the version statements delegated
 //     keys sign (the signature file's form is index.Signature's).
+//   - stream.go: SignParts, the same signatures over a message held in
+//     parts (an index as the Builder lays it out), never joined.
 //   - root.go: roots of trust (new, next, sign, canonical signed bytes).
 //   - verify.go, errors.go: what a subscriber checks, and
 //     *VerificationError for refusals.

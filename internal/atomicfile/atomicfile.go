@@ -48,6 +48,19 @@ func (f *File) Write(p []byte) (int, error) {
 // it is committed.
 func (f *File) Name() string { return f.f.Name() }
 
+// Sync makes what was written so far durable now, as Commit does first:
+// a Commit after it waits only for what was written since. Call it to
+// have the disk work while the caller does something else.
+func (f *File) Sync() error {
+	if f.done {
+		return ErrDone
+	}
+	if err := f.f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", f.path, err)
+	}
+	return nil
+}
+
 // Commit syncs the file, gives it its permissions and renames it over the
 // path given to Create, then syncs the directory. On an error before the
 // rename the temporary file is removed and the path is left as it was; an

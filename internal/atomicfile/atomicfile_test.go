@@ -169,6 +169,35 @@ func TestCommitNewAndDone(t *testing.T) {
 	}
 }
 
+// TestSyncBeforeCommit checks that Sync leaves the file where it is, not
+// yet at the path, and that Commit after it puts all of it there; after
+// Commit, Sync is ErrDone.
+func TestSyncBeforeCommit(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "index.yaml")
+	f, err := Create(p, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("first half, "))
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after Sync the path exists (%v); it must wait for Commit", err)
+	}
+	f.Write([]byte("second half\n"))
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "first half, second half\n" {
+		t.Errorf("committed %q", got)
+	}
+	if err := f.Sync(); !errors.Is(err, ErrDone) {
+		t.Errorf("Sync after Commit = %v, want ErrDone", err)
+	}
+}
+
 type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }

@@ -72,6 +72,12 @@ var leaf = []string{
 	"sigs.k8s.io/yaml",
 }
 
+// signing is what trust adds to leaf: the Edwards25519 group of Go's own
+// crypto/ed25519, published by its author, to sign an index as RFC 8032
+// does while it is written instead of holding it in memory
+// (trust.SignMessage).
+var signing = append([]string{"filippo.io/edwards25519/..."}, leaf...)
+
 // outside lists, for each package whose whole dependency tree is held
 // small, the import paths outside the standard library and kbuild that it
 // may depend on, directly or not (a path ending in "/..." allows the tree
@@ -82,15 +88,15 @@ var leaf = []string{
 var outside = map[string][]string{
 	"spec":                 leaf,
 	"index":                leaf,
-	"trust":                leaf,
+	"trust":                signing,
 	"recipe":               leaf,
 	"releaseset":           leaf,
-	"evidence":             append([]string{"github.com/package-url/packageurl-go"}, leaf...),
+	"evidence":             append([]string{"github.com/package-url/packageurl-go"}, signing...),
 	"sbom":                 append([]string{"github.com/package-url/packageurl-go", "github.com/CycloneDX/cyclonedx-go"}, leaf...),
 	"site":                 leaf,
 	"internal/dist":        leaf,
 	"internal/distindex":   leaf,
-	"internal/fetchsite":   leaf,
+	"internal/fetchsite":   signing,
 	"internal/stacktest":   leaf,
 	"internal/yamlbound":   {"go.yaml.in/yaml/v3"},
 	"internal/atomicfile":  {},

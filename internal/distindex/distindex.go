@@ -8,11 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -58,58 +56,26 @@ type Pinner func(ctx context.Context, c *spec.ChartRef) error
 // without a digest has them pinned by pin before it is added (the record
 // file is left as it is). Without pin such a record is refused.
 func AddPinning(ctx context.Context, b *index.Builder, dir string, pin Pinner) error {
-	// Walk and read at once. A directory is walked in lexical order, so a
-	// record's sidecar (X.sig.yaml) is seen before the record (X.yaml).
-	type job struct{ record, sidecar string }
-	jobs := make(chan job, 64)
+	// List and read at once: the workers start on the first records while
+	// the directory is still being listed.
+	jobs := make(chan job, 256)
 	var mu sync.Mutex
 	var errs []error
-	fail := func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-	}
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var buf []byte // reused: a compact Builder keeps nothing of it
 			for j := range jobs {
 				var err error
 				if buf, err = add(ctx, b, j.record, j.sidecar, buf, pin); err != nil {
-					fail(err)
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
-	sidecars := map[string]bool{}
-	werr := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != dir && (d.Name() == "oci" && filepath.Dir(p) == filepath.Clean(dir) || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch name := d.Name(); {
-		case strings.HasSuffix(name, SigSuffix):
-			sidecars[p] = true
-		case strings.HasSuffix(name, ".build.yaml"):
-		case strings.HasSuffix(name, ".yaml"), strings.HasSuffix(name, ".yml"):
-			j := job{record: p}
-			if sc := SidecarPath(p); sidecars[sc] {
-				j.sidecar = sc
-			}
-			jobs <- j
-		}
-		return nil
-	})
+	werr := walk(ctx, dir, jobs)
 	close(jobs)
 	wg.Wait()
 	if werr != nil {
@@ -174,21 +140,28 @@ func addData(ctx context.Context, b *index.Builder, p string, data []byte, sidec
 			return fmt.Errorf("signature sidecar %s: %w", sidecar, err)
 		}
 	}
-	if pin != nil {
-		if rec, err := index.ParseRecord(data); err == nil && unpinned(rec) {
-			for vi := range rec.Spec.Variants {
-				for ci := range rec.Spec.Variants[vi].Components {
-					if c := rec.Spec.Variants[vi].Components[ci].Chart; c != nil && c.Digest == "" {
-						if err := pin(ctx, c); err != nil {
-							return fmt.Errorf("%s: chart %s %s: %w", p, c.Name, c.Version, err)
-						}
+	if pin == nil {
+		return b.AddRecord(p, data, sigs)
+	}
+	return b.AddRecordWith(p, data, sigs, func(rec *spec.PackageSource) error {
+		if !unpinned(rec) {
+			return nil
+		}
+		for vi := range rec.Spec.Variants {
+			for ci := range rec.Spec.Variants[vi].Components {
+				if c := rec.Spec.Variants[vi].Components[ci].Chart; c != nil && c.Digest == "" {
+					// The record may be parsed in place, in a buffer used
+					// again for the next one: pin sees strings of its own.
+					own := spec.ChartRef{Repository: strings.Clone(c.Repository), Name: strings.Clone(c.Name), Version: strings.Clone(c.Version)}
+					if err := pin(ctx, &own); err != nil {
+						return fmt.Errorf("%s: chart %s %s: %w", p, own.Name, own.Version, err)
 					}
+					c.Digest = own.Digest
 				}
 			}
-			return b.Add(p, rec, sigs)
 		}
-	}
-	return b.AddRecord(p, data, sigs)
+		return nil
+	})
 }
 
 // unpinned reports whether a component of rec names a chart without a
@@ -204,35 +177,10 @@ func unpinned(rec *spec.PackageSource) bool {
 	return false
 }
 
-// readCapped reads the file p of at most limit bytes into buf (grown as
-// needed).
-func readCapped(p string, limit int64, buf []byte) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return buf, err
-	}
-	if fi.Size() > limit {
-		return buf, fmt.Errorf("%s: %d bytes, more than the %d allowed", p, fi.Size(), limit)
-	}
-	n := int(fi.Size())
-	if cap(buf) < n {
-		buf = make([]byte, n, n+n/2)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return buf, fmt.Errorf("%s: %w", p, err)
-	}
-	return buf, nil
-}
-
 // sortErrors orders errors by message, so that output does not depend on
-// the order workers finished in.
+// the order workers finished in, and drops repeated ones (a record read
+// twice, the second time for its sidecar, fails twice).
 func sortErrors(errs []error) []error {
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return errs
+	return slices.CompactFunc(errs, func(a, b error) bool { return a.Error() == b.Error() })
 }
