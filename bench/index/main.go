@@ -23,6 +23,8 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -94,7 +96,7 @@ func run() error {
 		if n, recordBytes, err = generate(distDir); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(work, "dist-v2.done"), []byte(fmt.Sprintf("%d %d %d %d\n", *packages, *versions, n, recordBytes)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(work, "dist-v3.done"), []byte(fmt.Sprintf("%d %d %d %d\n", *packages, *versions, n, recordBytes)), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "generated %d records (%.0f MB) in %s\n", n, float64(recordBytes)/1e6, time.Since(t0).Round(time.Millisecond))
@@ -262,7 +264,7 @@ func loadavg() string {
 
 // reuse returns the records of an earlier run with the same sizes (-keep).
 func reuse(distDir string) (int, int64, error) {
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(distDir), "dist-v2.done"))
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(distDir), "dist-v3.done"))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -324,12 +326,14 @@ func generate(distDir string) (int, int64, error) {
 	return *packages * *versions, total, firstErr
 }
 
+// hex64 returns 64 hex digits that stand for a digest: the SHA-256 of
+// parts, so that digests compress as badly as real ones do.
 func hex64(parts ...int) string {
-	h := uint64(14695981039346656037)
+	h := sha256.New()
 	for _, p := range parts {
-		h = (h ^ uint64(p)) * 1099511628211
+		fmt.Fprintf(h, "%d/", p)
 	}
-	return fmt.Sprintf("%016x%016x%016x%016x", h, h*31, h*37, h*41)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // record returns version v of package p: the shape of a real operator
