@@ -298,9 +298,11 @@ func generate(distDir string) (int, int64, error) {
 					b, err := index.MarshalRecord(rec)
 					if err == nil {
 						base := filepath.Join(distDir, fmt.Sprintf("%s-%s-%d", rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build))
-						err = os.WriteFile(base+".yaml", b, 0o644)
 						var info []byte
-						if info, err = dist.Marshal(buildInfo(p, v, rec)); err == nil {
+						if err = os.WriteFile(base+".yaml", b, 0o644); err == nil {
+							info, err = dist.Marshal(buildInfo(p, v, rec))
+						}
+						if err == nil {
 							err = os.WriteFile(base+".build.yaml", info, 0o644)
 						}
 					}
@@ -308,6 +310,8 @@ func generate(distDir string) (int, int64, error) {
 						mu.Lock()
 						firstErr = err
 						mu.Unlock()
+						for range jobs { // drain, so that the sender finishes
+						}
 						return
 					}
 					n += int64(len(b))
