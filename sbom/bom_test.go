@@ -133,15 +133,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			bom, err := tc.make()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := Marshal(bom)
-			if err != nil {
-				t.Fatal(err)
-			}
-			validateBOM(t, got)
+			got := marshalValid(t)(tc.make())
 			golden := filepath.Join("testdata", tc.golden)
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {

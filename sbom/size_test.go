@@ -26,15 +26,7 @@ func TestVersionBOMSize(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.key, func(t *testing.T) {
 			b := find(t, all, tc.key)
-			bom, err := ForBuild(context.Background(), b, WithTimestamp(epoch), WithTool("kbuild", "v0.1.0"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, err := Marshal(bom)
-			if err != nil {
-				t.Fatal(err)
-			}
-			validateBOM(t, data)
+			data := marshalValid(t)(ForBuild(context.Background(), b, WithTimestamp(epoch), WithTool("kbuild", "v0.1.0")))
 			if len(data) > tc.max {
 				t.Errorf("BOM of %s is %d bytes, want at most %d", tc.key, len(data), tc.max)
 			}
@@ -86,15 +78,7 @@ func TestRepositoryRefsSize(t *testing.T) {
 		v := fmt.Sprintf("1.%d.0", i/10)
 		versions = append(versions, VersionBOM{Name: name, Version: v, Build: 1, Digest: "sha256:" + strings.Repeat(fmt.Sprintf("%02x", i), 32), BOM: "sbom/" + name + "-" + v + "-1.cdx.json"})
 	}
-	bom, err := ForRepositoryRefs("index.yaml", versions, WithTimestamp(epoch), WithTool("kbuild", "v0.1.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := Marshal(bom)
-	if err != nil {
-		t.Fatal(err)
-	}
-	validateBOM(t, data)
+	data := marshalValid(t)(ForRepositoryRefs("index.yaml", versions, WithTimestamp(epoch), WithTool("kbuild", "v0.1.0")))
 	if per := len(data) / len(versions); per > 400 {
 		t.Errorf("repository BOM is %d bytes per version, want at most 400", per)
 	}
@@ -113,5 +97,23 @@ func TestRepositoryRefsSize(t *testing.T) {
 		if c.ExternalReferences == nil || len(*c.ExternalReferences) != 1 || (*c.ExternalReferences)[0].Type != cdx.ERTypeBOM || (*c.ExternalReferences)[0].URL != v.BOM {
 			t.Errorf("component %s: external references %v, want one of type bom to %s", c.BOMRef, c.ExternalReferences, v.BOM)
 		}
+	}
+}
+
+// marshalValid returns a function that fails t on err, else encodes bom
+// with Marshal and checks it against the CycloneDX 1.6 schema: call it
+// as marshalValid(t)(ForBuild(…)).
+func marshalValid(t *testing.T) func(*cdx.BOM, error) []byte {
+	return func(bom *cdx.BOM, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := Marshal(bom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateBOM(t, data)
+		return data
 	}
 }
