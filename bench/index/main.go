@@ -131,6 +131,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if !strings.Contains(ix.stdout, fmt.Sprintf(" %d versions", n)) {
+		return fmt.Errorf("repo index did not index the %d records of %s (a symbolic link is not followed): %s", n, distDir, ix.stdout)
+	}
 	fi, err := os.Stat(filepath.Join(site, "index.yaml"))
 	if err != nil {
 		return err
