@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/json"
@@ -149,13 +150,25 @@ type EnvelopeSignature = trust.EnvelopeSignature
 // Signer signs bytes with an ed25519 key; index.Signer satisfies it.
 type Signer = trust.Signer
 
-// SignStatement encodes s and signs it as a DSSE envelope.
+// SignStatement encodes s as compact JSON and signs it as a DSSE
+// envelope, written as compact JSON with a final newline. Only the
+// payload is signed (its PAE), so the envelope's layout is free; a site
+// holds one per version.
 func SignStatement(s Statement, signer Signer) ([]byte, error) {
 	payload, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
 	}
-	return trust.SignEnvelope(InTotoPayloadType, payload, signer)
+	env, err := trust.SignEnvelope(InTotoPayloadType, payload, signer)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, env); err != nil {
+		return nil, fmt.Errorf("compacting the DSSE envelope: %w", err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
 }
 
 // ErrProvenance is wrapped by every verification failure of VerifyProvenance.

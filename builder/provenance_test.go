@@ -168,3 +168,31 @@ func TestReferrer(t *testing.T) {
 		t.Fatalf("referrers = %+v, want %s with artifactType %s", m.Manifests, rd, ProvenanceArtifactType)
 	}
 }
+
+// A site holds one provenance file per version: the envelope is compact
+// JSON with one final newline, and a signature over the payload still
+// verifies.
+func TestProvenanceEnvelopeCompact(t *testing.T) {
+	signer := newTestSigner(t)
+	env, err := SignStatement(Provenance(testInfo, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0)), signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(env), "\n") != 1 || !strings.HasSuffix(string(env), "}\n") || strings.Contains(string(env), ": ") {
+		t.Errorf("envelope is not compact JSON with one final newline:\n%s", env)
+	}
+	var e Envelope
+	if err := json.Unmarshal(env, &e); err != nil {
+		t.Fatal(err)
+	}
+	payload, err := base64.StdEncoding.DecodeString(e.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(payload), "\n") {
+		t.Errorf("payload is not compact JSON:\n%s", payload)
+	}
+	if _, err := VerifyProvenance(env, signer.der, testChartRef.Digest); err != nil {
+		t.Errorf("VerifyProvenance of the compact envelope = %v", err)
+	}
+}

@@ -309,15 +309,15 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 		if len(r.Charts) == 0 {
 			continue
 		}
-		env, err := builder.SignStatement(builder.Provenance(&r.Info, id, invocation, p.epoch), p.signers[0])
+		f, err := ProvenanceFor(&r.Info, id, invocation, p.epoch, p.signers[0])
 		if err != nil {
 			return err
 		}
-		if err := w.write(ProvenanceFile(r.Name, r.Version, r.Build), env); err != nil {
+		if err := w.write(f.Path, f.Data); err != nil {
 			return err
 		}
 		for _, c := range r.Charts {
-			img, err := builder.ReferrerImage(c.Manifest, builder.ProvenanceArtifactType, builder.DSSEEnvelopeMediaType, env, p.epoch)
+			img, err := builder.ReferrerImage(c.Manifest, builder.ProvenanceArtifactType, builder.DSSEEnvelopeMediaType, f.Data, p.epoch)
 			if err != nil {
 				return err
 			}

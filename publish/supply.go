@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
@@ -13,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // fetchWorkers is how many files are fetched from a base site at once.
@@ -35,30 +37,16 @@ const maxSidecarSize = 16 << 20
 func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalogData, results []*builder.Result, base *Base) error {
 	w.info = map[string]*spec.BuildInfo{}
 	for _, r := range results {
-		data, err := dist.Marshal(r.Info)
+		files, err := VersionFiles(ctx, &r.Record, &r.Info, p.generated, p.tool[0], p.tool[1])
 		if err != nil {
 			return err
 		}
-		if err := w.write(BuildInfoFile(r.Name, r.Version, r.Build), data); err != nil {
-			return err
+		for _, f := range files {
+			if err := w.write(f.Path, f.Data); err != nil {
+				return err
+			}
 		}
 		w.info[dist.Key(r.Name, r.Version, r.Build)] = &r.Info
-		digest, err := r.Record.Spec.Digest()
-		if err != nil {
-			return err
-		}
-		ann := r.Record.Metadata.Annotations
-		sb := sbom.Build{Name: r.Name, Description: ann[index.DescriptionAnnotation], Home: ann[index.HomeAnnotation], Spec: r.Record.Spec, Digest: digest, Info: &r.Info}
-		bom, err := sbom.ForBuild(ctx, sb, sbom.WithTimestamp(p.generated), sbom.WithTool(p.tool[0], p.tool[1]))
-		if err != nil {
-			return err
-		}
-		if data, err = sbom.Marshal(bom); err != nil {
-			return err
-		}
-		if err := w.write(SBOMFile(r.Name, r.Version, r.Build), data); err != nil {
-			return err
-		}
 		pauseAt("sbom")
 	}
 	if base != nil && p.merge != "" && !w.copyOf(base.Digest) {
@@ -87,6 +75,52 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 		return err
 	}
 	return w.write(RepositoryBOMFile, data)
+}
+
+// SiteFile is a file of a site: its path relative to the site's root
+// (slash-separated) and its bytes.
+type SiteFile struct {
+	Path string
+	Data []byte
+}
+
+// VersionFiles returns the build info (BuildInfoFile) and the SBOM
+// (SBOMFile) of one built version, rec and its build info, exactly as
+// Publish writes them: generated is the SBOM's timestamp, tool and
+// version name the program that wrote it. Its provenance is
+// ProvenanceFor's.
+func VersionFiles(ctx context.Context, rec *spec.PackageSource, info *spec.BuildInfo, generated time.Time, tool, version string) ([]SiteFile, error) {
+	name, v, build := rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build
+	data, err := dist.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	files := []SiteFile{{BuildInfoFile(name, v, build), data}}
+	digest, err := rec.Spec.Digest()
+	if err != nil {
+		return nil, err
+	}
+	ann := rec.Metadata.Annotations
+	sb := sbom.Build{Name: name, Description: ann[index.DescriptionAnnotation], Home: ann[index.HomeAnnotation], Spec: rec.Spec, Digest: digest, Info: info}
+	bom, err := sbom.ForBuild(ctx, sb, sbom.WithTimestamp(generated), sbom.WithTool(tool, version))
+	if err != nil {
+		return nil, err
+	}
+	if data, err = sbom.Marshal(bom); err != nil {
+		return nil, err
+	}
+	return append(files, SiteFile{SBOMFile(name, v, build), data}), nil
+}
+
+// ProvenanceFor returns the signed provenance (ProvenanceFile) of one
+// built version as Publish writes it and attaches it to the version's
+// charts: the DSSE envelope of builder.Provenance, signed by signer.
+func ProvenanceFor(info *spec.BuildInfo, builderID, invocation string, epoch time.Time, signer trust.Signer) (SiteFile, error) {
+	env, err := builder.SignStatement(builder.Provenance(info, builderID, invocation, epoch), signer)
+	if err != nil {
+		return SiteFile{}, err
+	}
+	return SiteFile{ProvenanceFile(info.Package, info.Version, info.Build), env}, nil
 }
 
 // copyOf reports whether the site directory is a copy of the site whose

@@ -117,12 +117,14 @@ func ForBuild(ctx context.Context, b Build, opts ...Option) (*cdx.BOM, error) {
 	return a.bom(root)
 }
 
-// Marshal encodes bom as indented JSON with a final newline, without
-// HTML escaping, as kbuild writes .cdx.json files.
+// Marshal encodes bom as compact JSON (no indentation) with a final
+// newline, without HTML escaping, as kbuild writes .cdx.json files: a
+// site holds one per version, and indentation was a fifth of each
+// (jq . shows one indented).
 func Marshal(bom *cdx.BOM) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON)
-	enc.SetPretty(true).SetEscapeHTML(false)
+	enc.SetPretty(false).SetEscapeHTML(false)
 	if err := enc.Encode(bom); err != nil {
 		return nil, fmt.Errorf("encoding CycloneDX JSON: %w", err)
 	}
@@ -545,7 +547,7 @@ func chartComponent(cr spec.ChartRef, manifest string) (cdx.Component, error) {
 	tag := ociTag(cr.Version)
 	purl := ociPURL(strings.TrimPrefix(repo, "oci://")+"/"+cr.Name, cr.Digest, tag)
 	c := cdx.Component{
-		BOMRef:     purl,
+		BOMRef:     ociRef("chart", purl),
 		Type:       cdx.ComponentTypeApplication,
 		Name:       cr.Name,
 		Version:    cr.Version,
@@ -567,7 +569,7 @@ func imageComponent(ref string) (cdx.Component, error) {
 	}
 	purl := ociPURL(r.Name(), r.Digest, r.Tag)
 	c := cdx.Component{
-		BOMRef:     purl,
+		BOMRef:     ociRef("image", purl),
 		Type:       cdx.ComponentTypeContainer,
 		Name:       r.Name(),
 		Version:    r.Tag,

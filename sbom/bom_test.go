@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -132,15 +133,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			bom, err := tc.make()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := Marshal(bom)
-			if err != nil {
-				t.Fatal(err)
-			}
-			validateBOM(t, got)
+			got := marshalValid(t)(tc.make())
 			golden := filepath.Join("testdata", tc.golden)
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
@@ -167,20 +160,16 @@ func TestGolden(t *testing.T) {
 }
 
 func firstDiff(got, want []byte) string {
-	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return fmt.Sprintf("line %d:\n got  %q\n want %q", i+1, gl, wl)
-		}
+	n := 0
+	for n < len(got) && n < len(want) && got[n] == want[n] {
+		n++
 	}
-	return "(no line differs)"
+	if n == len(got) && n == len(want) {
+		return "(no byte differs)"
+	}
+	from := max(0, n-60)
+	ctx := func(b []byte) string { return string(b[from:min(len(b), n+60)]) }
+	return fmt.Sprintf("byte %d:\n got  %q\n want %q", n, ctx(got), ctx(want))
 }
 
 func TestOrderDoesNotMatter(t *testing.T) {
@@ -236,9 +225,26 @@ func TestDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A dependency on a chart or image is shown by the component's purl:
+	// its bom-ref is a short name of the purl.
+	purls := map[string]string{}
+	for _, c := range *bom.Components {
+		if kind, _, _ := strings.Cut(c.BOMRef, ":"); kind == "chart" || kind == "image" {
+			if want := ociRef(kind, c.PackageURL); c.BOMRef != want {
+				t.Errorf("bom-ref of %s = %s, want %s", c.PackageURL, c.BOMRef, want)
+			}
+			purls[c.BOMRef] = c.PackageURL
+		}
+	}
 	deps := map[string][]string{}
 	for _, d := range *bom.Dependencies {
-		deps[d.Ref] = *d.Dependencies
+		for _, ref := range *d.Dependencies {
+			if p, ok := purls[ref]; ok {
+				ref = p
+			}
+			deps[d.Ref] = append(deps[d.Ref], ref)
+		}
+		slices.Sort(deps[d.Ref])
 	}
 	tests := []struct {
 		ref  string

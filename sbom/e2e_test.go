@@ -3,6 +3,10 @@ package sbom
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -161,4 +165,56 @@ func mustDigest(t *testing.T, b Build) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// Trivy reads kbuild's compact BOMs with short bom-refs: the one of a
+// version as a site holds it, and one with its images' contents nested.
+// (Trivy 0.6x reports no packages of contents nested under a container
+// component, with the purl bom-refs of before as well: it accepts the
+// BOM and finds nothing to scan in it; kbuild scan scans the images
+// themselves.)
+func TestRealTrivyReadsBOM(t *testing.T) {
+	tr, refs := realTrivy(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	trivytest.WriteDB(t, cache)
+	all := loadBuilds(t, "testdata/dist")
+	for _, tc := range []struct {
+		name string
+		b    Build
+		opts []Option
+	}{
+		{"version", find(t, all, "kubevirt-1.9.0-4"), []Option{WithTool("kbuild", "v0.1.0")}},
+		{"contents", Build{Name: "vulnerable", Spec: spec.PackageSpec{Version: "1.0.0", Build: 1, Images: refs}}, []Option{WithImageContents(tr)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bom, err := ForBuild(ctx, tc.b, append(tc.opts, WithTimestamp(epoch))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := Marshal(bom)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, tc.name+".cdx.json")
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(tr.Path(), "sbom", "--cache-dir", cache, "--skip-db-update", "--offline-scan", "--quiet", "--format", "json", file)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("trivy sbom %s: %v\n%s", file, err, stderr.Bytes())
+			}
+			var report struct{ ArtifactName, ArtifactType string }
+			if err := json.Unmarshal(out, &report); err != nil {
+				t.Fatalf("trivy sbom %s: report is not JSON: %v\n%s", file, err, out)
+			}
+			if report.ArtifactType != "cyclonedx" || report.ArtifactName != file {
+				t.Errorf("trivy read %s as %q named %q, want cyclonedx named %s:\n%s", file, report.ArtifactType, report.ArtifactName, file, out)
+			}
+		})
+	}
 }

@@ -1,6 +1,8 @@
 package sbom
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -56,3 +58,19 @@ func ociPURL(repositoryURL, digest, tag string) string {
 // ociTag returns a chart version as an OCI tag: '+' becomes '_', as Helm
 // pushes it.
 func ociTag(version string) string { return strings.ReplaceAll(version, "+", "_") }
+
+// ociRef returns the bom-ref of an OCI artifact component: kind, the
+// purl's name and 16 hex digits of the purl's SHA-256, such as
+// image:virt-api-3f1c9a0b2d4e6f80. It is the same for the same purl in
+// any BOM (a repository BOM lists an image several packages run once)
+// and a fraction of the purl's length: a bom-ref is written once per
+// component and once per dependency on it, and the purl itself stays in
+// the component's purl field.
+func ociRef(kind, purl string) string {
+	name := strings.TrimPrefix(purl, "pkg:oci/")
+	if i := strings.IndexAny(name, "@?"); i >= 0 {
+		name = name[:i]
+	}
+	sum := sha256.Sum256([]byte(purl))
+	return kind + ":" + name + "-" + hex.EncodeToString(sum[:8])
+}

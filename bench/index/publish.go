@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -111,31 +110,6 @@ func benchPublish(bin, work, site, keyFile, pubFile string, env []string) ([]pub
 		runs = append(runs, publishRun{m: m, requests: requests.Load(), target: targetPublish})
 	}
 	return runs, nil
-}
-
-// siteSizes returns the bytes under each top-level entry of dir, hard
-// links counted once, and the total.
-func siteSizes(dir string) (map[string]int64, int64, error) {
-	sizes := map[string]int64{}
-	seen := map[uint64]bool{}
-	var total int64
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		if st, ok := sysIno(fi); ok {
-			if seen[st] {
-				return nil
-			}
-			seen[st] = true
-		}
-		rel, _ := filepath.Rel(dir, p)
-		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		sizes[top] += fi.Size()
-		total += fi.Size()
-		return nil
-	})
-	return sizes, total, err
 }
 
 // sysIno returns the inode of fi, to count hard links once.
