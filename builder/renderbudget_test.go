@@ -56,6 +56,7 @@ func TestRenderBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{"templates/a.yaml": good["templates/a.yaml"], "templates/_helpers.tpl": good["templates/_helpers.tpl"], "templates/bomb.yaml": tc.template}
 			_, err := renderChart(t, files)
+			t.Logf("%s: %v", tc.name, err)
 			if !errors.Is(err, ErrRenderBudget) || !strings.Contains(err.Error(), "chart demo: template "+tc.want) {
 				t.Fatalf("Render(%s) = %v, want ErrRenderBudget naming the template (%q)", tc.name, err, tc.want)
 			}
@@ -89,4 +90,72 @@ func FuzzRenderBudget(f *testing.F) {
 			t.Fatalf("Render error does not name the chart: %v", err)
 		}
 	})
+}
+
+// TestRenderWorkerRestarts: one worker renders chart after chart; a
+// template error keeps it; a chart that breaks a budget (memory, time,
+// output) gets its clear error, the worker is killed, and the next chart
+// renders in a fresh one; a kept worker killed from outside while idle is
+// replaced without failing the next chart.
+func TestRenderWorkerRestarts(t *testing.T) {
+	pool := newWorkerPool(1)
+	defer func(p *workerPool, d time.Duration) { pool.close(); renderWorkers, renderTimeout = p, d }(renderWorkers, renderTimeout)
+	renderWorkers = pool
+
+	good := map[string]string{"templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a-{{ .Release.Namespace }}}\n"}
+	renderGood := func(step string) {
+		t.Helper()
+		r, err := renderChart(t, good)
+		if err != nil {
+			t.Fatalf("%s: Render(good chart) = %v", step, err)
+		}
+		if len(r.Objects) != 1 || r.Objects[0]["metadata"].(map[string]any)["name"] != "a-ns" {
+			t.Fatalf("%s: Render(good chart) objects = %v, want the ConfigMap a-ns", step, r.Objects)
+		}
+	}
+	wantStarted := func(step string, n int64) {
+		t.Helper()
+		if got := pool.started.Load(); got != n {
+			t.Fatalf("%s: workers started = %d, want %d", step, got, n)
+		}
+	}
+
+	renderGood("first chart")
+	renderGood("second chart")
+	wantStarted("two good charts", 1)
+
+	_, err := renderChart(t, map[string]string{"templates/bad.yaml": `{{ fail "refused on purpose" }}`})
+	if err == nil || !strings.Contains(err.Error(), "refused on purpose") || errors.Is(err, ErrRenderBudget) {
+		t.Fatalf("Render(failing template) = %v, want the template's own error", err)
+	}
+	renderGood("after a template error")
+	wantStarted("a template error", 1)
+
+	started := int64(1)
+	for _, tc := range []struct {
+		name, template string
+		timeout        time.Duration
+		want           string
+	}{
+		{"memory", `{{ repeat 1500000000 "x" }}`, RenderTimeout, "needed more than 512 MiB of memory"},
+		{"time", "{{ range until 200000 }}{{ range until 200000 }}{{ end }}{{ end }}", 3 * time.Second, "still rendering after 3s"},
+		{"output", "{{ range until 70 }}{{ repeat 1048576 \"z\" }}\n{{ end }}", RenderTimeout, "output passed the budget of 64 MiB"},
+	} {
+		renderTimeout = tc.timeout
+		_, err := renderChart(t, map[string]string{"templates/bomb.yaml": tc.template})
+		renderTimeout = RenderTimeout
+		if !errors.Is(err, ErrRenderBudget) || !strings.Contains(err.Error(), "template demo/templates/bomb.yaml: ") || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s bomb: Render = %v, want ErrRenderBudget naming the template and %q", tc.name, err, tc.want)
+		}
+		renderGood("after the " + tc.name + " bomb")
+		started++
+		wantStarted("after the "+tc.name+" bomb", started)
+	}
+
+	pool.mu.Lock()
+	idle := pool.idle[0]
+	pool.mu.Unlock()
+	idle.kill()
+	renderGood("after the idle worker was killed")
+	wantStarted("after the idle worker was killed", started+1)
 }
