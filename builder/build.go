@@ -141,10 +141,11 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	for i, key := range keys {
 		g.Go(func() error {
 			chartDir := filepath.Join(work, "charts", key)
-			if err := assemble(gctx, dir, r, key, fetched, chartDir); err != nil {
+			as, err := assemble(gctx, dir, r, key, fetched, chartDir, b.workDir != "")
+			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
-			a, err := Pack(chartDir, key, ChartVersion(r), b.epoch)
+			a, err := as.pack(key, ChartVersion(r), b.epoch)
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}

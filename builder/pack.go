@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -86,7 +88,50 @@ func Pack(dir, name, version string, epoch time.Time) (*Archive, error) {
 		return nil, err
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	entries := make([]packEntry, len(files))
+	for i, f := range files {
+		entries[i] = packEntry{rel: f.rel, mode: f.mode}
+	}
+	return writeArchive(name, version, epoch, entries, func(rel string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	})
+}
 
+// packTree packs an assembled chart from memory into the same archive Pack
+// writes for the chart written to a directory: .helmignore (with Helm's
+// defaults) leaves out what it matches, an ignored directory with all in
+// it.
+func packTree(t chartTree, name, version string, epoch time.Time) (*Archive, error) {
+	rules := ignore.Empty()
+	if f := t[ignore.HelmIgnore]; f != nil && !f.dir {
+		var err error
+		if rules, err = ignore.Parse(bytes.NewReader(f.data)); err != nil {
+			return nil, fmt.Errorf("chart %s: %s: %w", name, ignore.HelmIgnore, err)
+		}
+	}
+	rules.AddDefaults()
+	var entries []packEntry
+	for _, rel := range slices.Sorted(maps.Keys(t)) {
+		if f := t[rel]; !f.dir && !ignored(rules, rel) {
+			mode := int64(0o644)
+			if f.mode&0o111 != 0 {
+				mode = 0o755
+			}
+			entries = append(entries, packEntry{rel: rel, mode: mode})
+		}
+	}
+	return writeArchive(name, version, epoch, entries, func(rel string) ([]byte, error) { return t[rel].data, nil })
+}
+
+// packEntry is one file of an archive: its path in the chart and tar mode.
+type packEntry struct {
+	rel  string
+	mode int64
+}
+
+// writeArchive writes entries, sorted by path, as the chart archive
+// (see Pack), reading each file's content with read.
+func writeArchive(name, version string, epoch time.Time, entries []packEntry, read func(rel string) ([]byte, error)) (*Archive, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzipLevel)
 	if err != nil {
@@ -96,8 +141,8 @@ func Pack(dir, name, version string, epoch time.Time) (*Archive, error) {
 	// no name and no time.
 	tw := tar.NewWriter(zw)
 	mtime := epoch.UTC()
-	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.rel)))
+	for _, f := range entries {
+		data, err := read(f.rel)
 		if err != nil {
 			return nil, err
 		}
