@@ -56,7 +56,6 @@ func TestRenderBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{"templates/a.yaml": good["templates/a.yaml"], "templates/_helpers.tpl": good["templates/_helpers.tpl"], "templates/bomb.yaml": tc.template}
 			_, err := renderChart(t, files)
-			t.Logf("%s: %v", tc.name, err)
 			if !errors.Is(err, ErrRenderBudget) || !strings.Contains(err.Error(), "chart demo: template "+tc.want) {
 				t.Fatalf("Render(%s) = %v, want ErrRenderBudget naming the template (%q)", tc.name, err, tc.want)
 			}
