@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"helm.sh/helm/v3/pkg/ignore"
@@ -22,6 +23,16 @@ import (
 // gzipLevel is the one compression level every chart archive is written
 // with; changing it changes every digest.
 const gzipLevel = gzip.BestCompression
+
+// gzipWriters keeps gzip writers for reuse: a compressor at gzipLevel
+// is some 600 KiB to allocate, more than many charts it packs.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, err := gzip.NewWriterLevel(nil, gzipLevel)
+	if err != nil {
+		panic(err) // gzipLevel is a valid level
+	}
+	return zw
+}}
 
 // maxChartSize caps the packed size of one chart.
 const maxChartSize = 256 << 20
@@ -133,12 +144,11 @@ type packEntry struct {
 // (see Pack), reading each file's content with read.
 func writeArchive(name, version string, epoch time.Time, entries []packEntry, read func(rel string) ([]byte, error)) (*Archive, error) {
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzipLevel)
-	if err != nil {
-		return nil, err
-	}
-	// gzip.Writer leaves Name empty and ModTime zero, so the header carries
-	// no name and no time.
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	// A reset writer is a new one: Name empty and ModTime zero, so the
+	// header carries no name and no time.
+	zw.Reset(&buf)
 	tw := tar.NewWriter(zw)
 	mtime := epoch.UTC()
 	for _, f := range entries {
