@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"helm.sh/helm/v3/pkg/ignore"
@@ -24,15 +24,30 @@ import (
 // with; changing it changes every digest.
 const gzipLevel = gzip.BestCompression
 
-// gzipWriters keeps gzip writers for reuse: a compressor at gzipLevel
-// is some 600 KiB to allocate, more than many charts it packs.
-var gzipWriters = sync.Pool{New: func() any {
-	zw, err := gzip.NewWriterLevel(nil, gzipLevel)
-	if err != nil {
-		panic(err) // gzipLevel is a valid level
+// gzipWriters keeps gzip writers for reuse: a compressor at gzipLevel is
+// some 600 KiB to allocate, more than most charts it packs. (A sync.Pool
+// loses them at every collection, which building runs often.)
+var gzipWriters = make(chan *gzip.Writer, 16)
+
+func getGzipWriter(w io.Writer) *gzip.Writer {
+	select {
+	case zw := <-gzipWriters:
+		// A reset writer is a new one: Name empty and ModTime zero, so
+		// the header carries no name and no time.
+		zw.Reset(w)
+		return zw
+	default:
+		zw, _ := gzip.NewWriterLevel(w, gzipLevel) // gzipLevel is valid
+		return zw
 	}
-	return zw
-}}
+}
+
+func putGzipWriter(zw *gzip.Writer) {
+	select {
+	case gzipWriters <- zw:
+	default:
+	}
+}
 
 // maxChartSize caps the packed size of one chart.
 const maxChartSize = 256 << 20
@@ -144,11 +159,10 @@ type packEntry struct {
 // (see Pack), reading each file's content with read.
 func writeArchive(name, version string, epoch time.Time, entries []packEntry, read func(rel string) ([]byte, error)) (*Archive, error) {
 	var buf bytes.Buffer
-	zw := gzipWriters.Get().(*gzip.Writer)
-	defer gzipWriters.Put(zw)
-	// A reset writer is a new one: Name empty and ModTime zero, so the
-	// header carries no name and no time.
-	zw.Reset(&buf)
+	// gzip.Writer leaves Name empty and ModTime zero, so the header carries
+	// no name and no time.
+	zw := getGzipWriter(&buf)
+	defer putGzipWriter(zw)
 	tw := tar.NewWriter(zw)
 	mtime := epoch.UTC()
 	for _, f := range entries {
