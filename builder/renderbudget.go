@@ -149,6 +149,12 @@ func (p *workerPool) put(w *renderWorker, healthy bool) {
 	<-p.slots
 }
 
+// StopRenderWorkers ends the idle rendering workers and waits for them, so
+// that their CPU time is counted as the caller's (a worker also ends by
+// itself when the process that started it exits). Render starts new ones
+// as needed.
+func StopRenderWorkers() { renderWorkers.close() }
+
 // close ends the idle workers (busy ones end when given back).
 func (p *workerPool) close() {
 	p.mu.Lock()

@@ -77,6 +77,7 @@ Examples:
 			// time of building 20 charts (bench/README.md).
 			tuneGC(env)
 			results, err := b.Build(ctx, dirs)
+			builder.StopRenderWorkers()
 			return (&reporter{env: env}).builds(results, err, func(d string) string { return d }, "")
 		},
 	}
