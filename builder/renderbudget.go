@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"text/template/parse"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -353,6 +354,7 @@ func renderOne(req renderRequest, enc *gob.Encoder) error {
 		return enc.Encode(renderMessage{Err: err.Error()})
 	}
 	size := 0
+	set := newTemplateSet(ch)
 	for _, name := range templateNames(ch, "") {
 		if err := enc.Encode(renderMessage{Start: name}); err != nil {
 			return err
@@ -361,7 +363,7 @@ func renderOne(req renderRequest, enc *gob.Encoder) error {
 		if err != nil {
 			return enc.Encode(renderMessage{Err: err.Error()})
 		}
-		out, err := renderTemplate(ch, name, vals)
+		out, err := set.render(name, vals)
 		if err != nil {
 			return enc.Encode(renderMessage{Err: "render: " + err.Error()})
 		}
@@ -434,29 +436,82 @@ func templateNames(ch *chart.Chart, parent string) []string {
 // renderTemplate renders the template name of ch alone (see only), with
 // random seeds of its own (see randomSeeds).
 func renderTemplate(ch *chart.Chart, name string, vals chartutil.Values) (map[string]string, error) {
-	return engine.RenderWithClientProvider(only(ch, "", name), vals, newRandomSeeds(name))
+	return newTemplateSet(ch).render(name, vals)
+}
+
+// templateSet renders the templates of one chart one at a time (see only).
+type templateSet struct {
+	ch *chart.Chart
+	// skip holds, for every executed template, the partial that stands
+	// for it while another one renders (see includable).
+	skip map[*chart.File]*chart.File
+}
+
+func newTemplateSet(ch *chart.Chart) *templateSet {
+	s := &templateSet{ch: ch, skip: map[*chart.File]*chart.File{}}
+	s.prepare(ch, "")
+	return s
+}
+
+func (s *templateSet) prepare(ch *chart.Chart, parent string) {
+	prefix := path.Join(parent, ch.Name())
+	for _, t := range ch.Templates {
+		if !strings.HasPrefix(path.Base(t.Name), "_") {
+			s.skip[t] = &chart.File{Name: path.Join(path.Dir(t.Name), "_kbuild-skip-"+path.Base(t.Name)), Data: includable(path.Join(prefix, t.Name), t.Data)}
+		}
+	}
+	for _, d := range ch.Dependencies() {
+		s.prepare(d, path.Join(prefix, "charts"))
+	}
+}
+
+// render renders the template name alone, with random seeds of its own
+// (see randomSeeds).
+func (s *templateSet) render(name string, vals chartutil.Values) (map[string]string, error) {
+	return engine.RenderWithClientProvider(s.only(s.ch, "", name), vals, newRandomSeeds(name))
 }
 
 // only returns a copy of the chart tree in which every executed template
-// but keep is renamed into a partial: still parsed (its defines stay
-// available) but not executed.
-func only(ch *chart.Chart, parent, keep string) *chart.Chart {
+// but keep is replaced by its partial: still parsed (its defines stay
+// available, and so does its body under its own name, for charts that
+// include a template file, as in {{ include (print $.Template.BasePath
+// "/configmap.yaml") . | sha256sum }}) but not executed.
+func (s *templateSet) only(ch *chart.Chart, parent, keep string) *chart.Chart {
 	prefix := path.Join(parent, ch.Name())
 	cp := *ch
 	cp.Templates = make([]*chart.File, len(ch.Templates))
 	for i, t := range ch.Templates {
 		cp.Templates[i] = t
-		if full := path.Join(prefix, t.Name); full != keep && !strings.HasPrefix(path.Base(t.Name), "_") {
-			cp.Templates[i] = &chart.File{Name: path.Join(path.Dir(t.Name), "_kbuild-skip-"+path.Base(t.Name)), Data: t.Data}
+		if skip := s.skip[t]; skip != nil && path.Join(prefix, t.Name) != keep {
+			cp.Templates[i] = skip
 		}
 	}
 	deps := ch.Dependencies()
 	copies := make([]*chart.Chart, len(deps))
 	for i, d := range deps {
-		copies[i] = only(d, path.Join(prefix, "charts"), keep)
+		copies[i] = s.only(d, path.Join(prefix, "charts"), keep)
 	}
 	cp.SetDependencies(copies...)
 	return &cp
+}
+
+// includable returns the text of the template file full with its body
+// also defined under its own name, so that a partial holding it can still
+// be included as the file. Text that does not parse is returned as it is:
+// rendering the file itself reports the error.
+func includable(full string, data []byte) []byte {
+	t := parse.New(full)
+	t.Mode = parse.SkipFuncCheck
+	trees := map[string]*parse.Tree{}
+	if _, err := t.Parse(string(data), "", "", trees); err != nil {
+		return data
+	}
+	body := ""
+	if tr := trees[full]; tr != nil && tr.Root != nil {
+		body = tr.Root.String()
+	}
+	out := append([]byte(nil), data...)
+	return fmt.Appendf(out, "{{define %q}}%s{{end}}", full, body)
 }
 
 // limitedBuffer keeps the first n bytes written to it.

@@ -1,14 +1,20 @@
 package builder
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/engine"
 )
 
-// renderChart packs files as a chart named demo and renders it.
-func renderChart(t *testing.T, files map[string]string) (*Rendered, error) {
+// packChart packs files as a chart named demo, with a Chart.yaml and a
+// values.yaml of replicas: 2 unless files has its own.
+func packChart(t *testing.T, files map[string]string) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	all := map[string]string{"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.0.0\n", "values.yaml": "replicas: 2\n"}
@@ -20,7 +26,14 @@ func renderChart(t *testing.T, files map[string]string) (*Rendered, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Render(a.Data, "ns")
+	return a.Data
+}
+
+// renderChart packs files as a chart named demo (see packChart) and
+// renders it.
+func renderChart(t *testing.T, files map[string]string) (*Rendered, error) {
+	t.Helper()
+	return Render(packChart(t, files), "ns")
 }
 
 // TestRenderBudget: a template that would use gigabytes (repeat) or
@@ -157,4 +170,50 @@ func TestRenderWorkerRestarts(t *testing.T) {
 	idle.kill()
 	renderGood("after the idle worker was killed")
 	wantStarted("after the idle worker was killed", started+1)
+}
+
+// TestRenderIncludesTemplateFile: a template that includes another
+// template file by its name, as charts do for a checksum of their
+// ConfigMap, renders as Helm renders it, although each template renders
+// alone.
+func TestRenderIncludesTemplateFile(t *testing.T) {
+	files := map[string]string{
+		"templates/_helpers.tpl":    `{{ define "demo.labels" }}app: demo{{ end }}`,
+		"templates/configmap.yaml":  "{{ define \"demo.inner\" }}inner{{ end }}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\n  labels: {{ include \"demo.labels\" . | nindent 4 }}\ndata: {replicas: \"{{ .Values.replicas }}\"}\n",
+		"templates/deploy.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deploy\n  annotations:\n    checksum/config: {{ include (print $.Template.BasePath \"/configmap.yaml\") . | sha256sum }}\n    inner: {{ include \"demo.inner\" . }}\n",
+		"templates/empty.yaml":      "{{/* nothing */}}",
+		"templates/uses-empty.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: uses-empty\n  annotations: {empty: \"{{ include (print $.Template.BasePath \"/empty.yaml\") . }}\"}\n",
+	}
+	r, err := renderChart(t, files)
+	if err != nil {
+		t.Fatalf("Render = %v", err)
+	}
+	ch, err := loader.LoadArchive(bytes.NewReader(packChart(t, files)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := renderValues(ch, "ns", DefaultKubeVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm, err := engine.Render(ch, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := decodeDocuments(helm["demo/templates/deploy.yaml"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	for _, o := range r.Objects {
+		if o["metadata"].(map[string]any)["name"] == "deploy" {
+			got = o
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want[0]) {
+		t.Errorf("deploy.yaml rendered\n%v\nHelm renders\n%v", got, want[0])
+	}
+	if len(r.Objects) != 3 {
+		t.Errorf("rendered %d objects, want 3 (config, deploy, uses-empty)", len(r.Objects))
+	}
 }
