@@ -45,9 +45,10 @@ func (a assembled) pack(name, version string, epoch time.Time) (*Archive, error)
 // is read, plain manifests are split, filtered, patched and wrapped; then
 // values, overlay, remove and steps are applied and Chart.yaml gets its
 // name and version. The chart stays in memory unless an overlay, remove or
-// step needs it on disk: then it is written to dst and changed there. keep
-// writes a chart assembled in memory to dst too (--work-dir).
-func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key string, fetched map[string]*sources.Result, dst string, keep bool) (assembled, error) {
+// step needs it on disk: then it is written to the directory chartDir
+// returns and changed there. keep writes a chart assembled in memory there
+// too (--work-dir).
+func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key string, fetched map[string]*sources.Result, chartDir func() (string, error), keep bool) (assembled, error) {
 	c := r.Spec.Charts[key]
 	var charts, manifests []string
 	for _, from := range c.From {
@@ -135,13 +136,21 @@ func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key strin
 		}
 		cf.data = data
 		if keep {
-			if err := tree.write(dst); err != nil {
+			dst, err := chartDir()
+			if err == nil {
+				err = tree.write(dst)
+			}
+			if err != nil {
 				return assembled{}, fmt.Errorf("chart %s: work dir: %w", key, err)
 			}
 		}
 		return assembled{tree: tree}, nil
 	}
-	if err := tree.write(dst); err != nil {
+	dst, err := chartDir()
+	if err == nil {
+		err = tree.write(dst)
+	}
+	if err != nil {
 		return assembled{}, fmt.Errorf("chart %s: %w", key, err)
 	}
 	if c.Overlay != "" {
