@@ -229,7 +229,7 @@ func (b *Builder) Fetch(ctx context.Context, dir string) ([]spec.ResolvedSource,
 	if l.Recipe == nil {
 		return nil, l.Err()
 	}
-	work := &lazyDir{make: func() (string, error) { return os.MkdirTemp("", "kbuild-fetch-") }}
+	work := &lazyDir{make: func() (string, error) { return os.MkdirTemp("", "kbuild-fetch-") }, temporary: true}
 	defer work.remove()
 	fetched, err := b.fetchAll(ctx, l, work)
 	if err != nil {

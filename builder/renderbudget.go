@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path"
 	"runtime"
-	"runtime/debug"
 	"runtime/metrics"
 	"slices"
 	"sort"
@@ -316,13 +315,6 @@ func (w *renderWorker) render(req renderRequest, chartName string) (out map[stri
 // (ulimit -v); a single allocation over them ends it at once, which the
 // parent reports as the memory budget.
 func renderChild(in io.Reader, w io.Writer) error {
-	if os.Getenv("GOGC") == "" {
-		// Collect less often, but hard before the watchdog's limit: what
-		// counts against RenderMemory is then what a chart keeps, not the
-		// garbage it left.
-		debug.SetGCPercent(400)
-		debug.SetMemoryLimit(RenderMemory / 2)
-	}
 	dec, enc := gob.NewDecoder(in), gob.NewEncoder(w)
 	parent := os.Getppid()
 	for {
