@@ -71,11 +71,7 @@ func Pack(dir, name, version string, epoch time.Time) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	type file struct {
-		rel  string
-		mode int64
-	}
-	var files []file
+	var files []packEntry
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -107,18 +103,14 @@ func Pack(dir, name, version string, epoch time.Time) (*Archive, error) {
 		if fi.Mode()&0o111 != 0 {
 			mode = 0o755
 		}
-		files = append(files, file{rel, mode})
+		files = append(files, packEntry{rel, mode})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
-	entries := make([]packEntry, len(files))
-	for i, f := range files {
-		entries[i] = packEntry{rel: f.rel, mode: f.mode}
-	}
-	return writeArchive(name, version, epoch, entries, func(rel string) ([]byte, error) {
+	return writeArchive(name, version, epoch, files, func(rel string) ([]byte, error) {
 		return os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 	})
 }
