@@ -487,10 +487,12 @@ func (s *templateSet) only(ch *chart.Chart, parent, keep string) *chart.Chart {
 	return &cp
 }
 
-// includable returns the text of the template file full with its body
-// also defined under its own name, so that a partial holding it can still
-// be included as the file. Text that does not parse is returned as it is:
-// rendering the file itself reports the error.
+// includable returns the text of a partial that stands for the template
+// file full: its defines, and its body defined under its own name, so that
+// the file can still be included. It is written back from the parse tree
+// (as deterministicTemplates writes), about as long as the file, so the
+// engine parses no more than before. Text that does not parse is returned
+// as it is: rendering the file itself reports the error.
 func includable(full string, data []byte) []byte {
 	t := parse.New(full)
 	t.Mode = parse.SkipFuncCheck
@@ -498,12 +500,18 @@ func includable(full string, data []byte) []byte {
 	if _, err := t.Parse(string(data), "", "", trees); err != nil {
 		return data
 	}
-	body := ""
-	if tr := trees[full]; tr != nil && tr.Root != nil {
-		body = tr.Root.String()
+	if _, ok := trees[full]; !ok {
+		trees[full] = nil // a file of defines only includes as ""
 	}
-	out := append([]byte(nil), data...)
-	return fmt.Appendf(out, "{{define %q}}%s{{end}}", full, body)
+	var out []byte
+	for _, name := range slices.Sorted(maps.Keys(trees)) {
+		body := ""
+		if tr := trees[name]; tr != nil && tr.Root != nil {
+			body = tr.Root.String()
+		}
+		out = fmt.Appendf(out, "{{define %q}}%s{{end}}", name, body)
+	}
+	return out
 }
 
 // limitedBuffer keeps the first n bytes written to it.
