@@ -435,25 +435,47 @@ func renderTemplate(ch *chart.Chart, name string, vals chartutil.Values) (map[st
 type templateSet struct {
 	ch *chart.Chart
 	// skip holds, for every executed template, the partial that stands
-	// for it while another one renders (see includable).
+	// for it while another one renders (see includable), or nil for one
+	// that is left out then: it defines nothing, and no file of the chart
+	// names it, so nothing can include it.
 	skip map[*chart.File]*chart.File
 }
 
 func newTemplateSet(ch *chart.Chart) *templateSet {
 	s := &templateSet{ch: ch, skip: map[*chart.File]*chart.File{}}
-	s.prepare(ch, "")
+	var text [][]byte
+	collectRaw(ch, &text)
+	s.prepare(ch, "", text)
 	return s
 }
 
-func (s *templateSet) prepare(ch *chart.Chart, parent string) {
+// collectRaw appends the text of every file of the chart tree as it came
+// in the archive: templates, values, other files.
+func collectRaw(ch *chart.Chart, into *[][]byte) {
+	for _, f := range ch.Raw {
+		*into = append(*into, f.Data)
+	}
+	for _, d := range ch.Dependencies() {
+		collectRaw(d, into)
+	}
+}
+
+func (s *templateSet) prepare(ch *chart.Chart, parent string, text [][]byte) {
 	prefix := path.Join(parent, ch.Name())
 	for _, t := range ch.Templates {
-		if !strings.HasPrefix(path.Base(t.Name), "_") {
-			s.skip[t] = &chart.File{Name: path.Join(path.Dir(t.Name), "_kbuild-skip-"+path.Base(t.Name)), Data: includable(path.Join(prefix, t.Name), t.Data)}
+		if strings.HasPrefix(path.Base(t.Name), "_") {
+			continue
+		}
+		data, defines := includable(path.Join(prefix, t.Name), t.Data)
+		named := slices.ContainsFunc(text, func(b []byte) bool { return bytes.Contains(b, []byte(path.Base(t.Name))) })
+		if defines || named {
+			s.skip[t] = &chart.File{Name: path.Join(path.Dir(t.Name), "_kbuild-skip-"+path.Base(t.Name)), Data: data}
+		} else {
+			s.skip[t] = nil
 		}
 	}
 	for _, d := range ch.Dependencies() {
-		s.prepare(d, path.Join(prefix, "charts"))
+		s.prepare(d, path.Join(prefix, "charts"), text)
 	}
 }
 
@@ -467,15 +489,20 @@ func (s *templateSet) render(name string, vals chartutil.Values) (map[string]str
 // but keep is replaced by its partial: still parsed (its defines stay
 // available, and so does its body under its own name, for charts that
 // include a template file, as in {{ include (print $.Template.BasePath
-// "/configmap.yaml") . | sha256sum }}) but not executed.
+// "/configmap.yaml") . | sha256sum }}) but not executed. A template that
+// defines nothing and that no file names is left out: parsing every
+// template for the render of each one was a fifth of a build's time.
 func (s *templateSet) only(ch *chart.Chart, parent, keep string) *chart.Chart {
 	prefix := path.Join(parent, ch.Name())
 	cp := *ch
-	cp.Templates = make([]*chart.File, len(ch.Templates))
-	for i, t := range ch.Templates {
-		cp.Templates[i] = t
-		if skip := s.skip[t]; skip != nil && path.Join(prefix, t.Name) != keep {
-			cp.Templates[i] = skip
+	cp.Templates = make([]*chart.File, 0, len(ch.Templates))
+	for _, t := range ch.Templates {
+		skip, executed := s.skip[t]
+		switch {
+		case !executed || path.Join(prefix, t.Name) == keep:
+			cp.Templates = append(cp.Templates, t)
+		case skip != nil:
+			cp.Templates = append(cp.Templates, skip)
 		}
 	}
 	deps := ch.Dependencies()
@@ -489,16 +516,17 @@ func (s *templateSet) only(ch *chart.Chart, parent, keep string) *chart.Chart {
 
 // includable returns the text of a partial that stands for the template
 // file full: its defines, and its body defined under its own name, so that
-// the file can still be included. It is written back from the parse tree
-// (as deterministicTemplates writes), about as long as the file, so the
-// engine parses no more than before. Text that does not parse is returned
-// as it is: rendering the file itself reports the error.
-func includable(full string, data []byte) []byte {
+// the file can still be included; defines reports whether the file defines
+// templates. The text is written back from the parse tree (as
+// deterministicTemplates writes), about as long as the file, so the engine
+// parses no more than before. Text that does not parse is returned as it
+// is (and counts as defining): rendering the file itself reports the error.
+func includable(full string, data []byte) (text []byte, defines bool) {
 	t := parse.New(full)
 	t.Mode = parse.SkipFuncCheck
 	trees := map[string]*parse.Tree{}
 	if _, err := t.Parse(string(data), "", "", trees); err != nil {
-		return data
+		return data, true
 	}
 	if _, ok := trees[full]; !ok {
 		trees[full] = nil // a file of defines only includes as ""
@@ -511,7 +539,7 @@ func includable(full string, data []byte) []byte {
 		}
 		out = fmt.Appendf(out, "{{define %q}}%s{{end}}", name, body)
 	}
-	return out
+	return out, len(trees) > 1
 }
 
 // limitedBuffer keeps the first n bytes written to it.
