@@ -52,8 +52,10 @@ func RenderKubeVersion(v string) RenderOption {
 
 // Render loads a packed chart and renders it with Helm v3's engine, default
 // values and the given release namespace, against the Kubernetes version
-// KubeVersionFor picks and the API set APIVersions, in a child process
-// bounded in time, memory and output (see renderIsolated).
+// KubeVersionFor picks and the API set APIVersions, in a rendering worker
+// process bounded per chart in time, memory and output (see
+// renderIsolated); the workers, at most one per CPU, are kept for the next
+// chart and replaced when a chart breaks a budget.
 //
 // The render is deterministic: calls of Sprig's random functions in the
 // templates give values derived from the chart, the call and how many times
