@@ -32,6 +32,7 @@ type authRegistry struct {
 	reg    http.Handler
 	mu     sync.Mutex
 	pings  int
+	heads  int // HEADs of a manifest that reached the registry
 	tokens int
 	url    string
 }
@@ -62,6 +63,11 @@ func (a *authRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
+	if r.Method == http.MethodHead && strings.Contains(r.URL.Path, "/manifests/") {
+		a.mu.Lock()
+		a.heads++ // one that passed the auth check
+		a.mu.Unlock()
+	}
 	a.reg.ServeHTTP(w, r)
 }
 
@@ -69,15 +75,15 @@ func (a *authRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // through a RegistryTarget, against a registry without auth, with basic
 // auth and with bearer tokens: every push and lookup works, and a registry
 // that wants no bearer token is pinged twice in all instead of before
-// every request.
+// every request, nor asked again for the tag it was just asked for.
 func TestRegistryTargetAuth(t *testing.T) {
 	for _, tc := range []struct {
-		scheme   string
-		maxPings int
+		scheme          string
+		maxPings, heads int
 	}{
-		{"", 2},
-		{"basic", 2},
-		{"bearer", 10}, // one to learn the scheme, then one per lookup and push (3 charts × 3), as go-containerregistry does
+		{"", 2, 6},
+		{"basic", 2, 6},
+		{"bearer", 10, 9}, // one ping to learn the scheme, then one per lookup and push (3 charts × 3), as go-containerregistry does; remote.Write looks at the tag again
 	} {
 		t.Run(cmp.Or(tc.scheme, "anonymous"), func(t *testing.T) {
 			a := &authRegistry{scheme: tc.scheme, reg: registry.New(registry.Logger(log.New(io.Discard, "", 0)))}
@@ -115,7 +121,10 @@ func TestRegistryTargetAuth(t *testing.T) {
 					t.Fatalf("Lookup after the push = %s, %v, %v; want %s", got, ok, err, want)
 				}
 			}
-			t.Logf("%d pings, %d tokens", a.pings, a.tokens)
+			t.Logf("%d pings, %d manifest HEADs, %d tokens", a.pings, a.heads, a.tokens)
+			if a.heads != tc.heads {
+				t.Errorf("%d HEAD requests for manifests, want %d (two lookups per chart, and remote.Write's own with a bearer registry)", a.heads, tc.heads)
+			}
 			if a.pings > tc.maxPings {
 				t.Errorf("registry pinged %d times, want at most %d", a.pings, tc.maxPings)
 			}

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
@@ -237,16 +238,43 @@ func (r *RegistryTarget) Lookup(ctx context.Context, repo, tag string) (v1.Hash,
 	return desc.Digest, true, nil
 }
 
-// Push implements Target.
+// Push implements Target. Publish looks every tag up before it pushes, so
+// with a shared transport (see sharedTransport) the blobs are uploaded and
+// the manifest put without remote.Write's second look at the tag; pushing
+// the same manifest again rewrites the same bytes.
 func (r *RegistryTarget) Push(ctx context.Context, repo, tag string, img v1.Image) error {
 	t, err := r.tag(repo, tag)
 	if err != nil {
 		return err
 	}
-	if err := remote.Write(t, img, r.options(ctx)...); err != nil {
+	if r.sharedTransport(ctx) == nil {
+		err = remote.Write(t, img, r.options(ctx)...)
+	} else {
+		err = putImage(t, img, r.options(ctx))
+	}
+	if err != nil {
 		return fmt.Errorf("push %s: %w", t, err)
 	}
 	return nil
+}
+
+// putImage uploads the config and layers of img that the repository of t
+// lacks, then puts its manifest at t.
+func putImage(t name.Tag, img v1.Image, opts []remote.Option) error {
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	config, err := partial.ConfigLayer(img)
+	if err != nil {
+		return err
+	}
+	for _, l := range append([]v1.Layer{config}, layers...) {
+		if err := remote.WriteLayer(t.Context(), l, opts...); err != nil {
+			return err
+		}
+	}
+	return remote.Put(t, img, opts...)
 }
 
 // PushReferrer implements Target. Registries without the referrers API get
