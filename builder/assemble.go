@@ -26,17 +26,35 @@ var stepTimeout = 5 * time.Minute
 // manifestExtensions are the files of a manifest source that are wrapped.
 var manifestExtensions = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
-// assemble makes chart key of r in dst from the fetched sources: a chart
-// source is copied, plain manifests are split, filtered, patched and
-// wrapped; then values, overlay, remove and steps are applied and Chart.yaml
-// gets its name and version.
-func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key string, fetched map[string]*sources.Result, dst string) error {
+// assembled is a chart ready to pack: in memory (tree), or written to
+// dir when an overlay, remove or step changed it on disk.
+type assembled struct {
+	tree chartTree
+	dir  string
+}
+
+// pack packs the assembled chart (see Pack).
+func (a assembled) pack(name, version string, epoch time.Time) (*Archive, error) {
+	if a.tree != nil {
+		return packTree(a.tree, name, version, epoch)
+	}
+	return Pack(a.dir, name, version, epoch)
+}
+
+// assemble makes chart key of r from the fetched sources: a chart source
+// is read, plain manifests are split, filtered, patched and wrapped; then
+// values, overlay, remove and steps are applied and Chart.yaml gets its
+// name and version. The chart stays in memory unless an overlay, remove or
+// step needs it on disk: then it is written to the directory chartDir
+// returns and changed there. keep writes a chart assembled in memory there
+// too (--work-dir).
+func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key string, fetched map[string]*sources.Result, chartDir func() (string, error), keep bool) (assembled, error) {
 	c := r.Spec.Charts[key]
 	var charts, manifests []string
 	for _, from := range c.From {
 		res := fetched[from]
 		if res == nil || res.Path == "" {
-			return fmt.Errorf("chart %s: source %s has no files", key, from)
+			return assembled{}, fmt.Errorf("chart %s: source %s has no files", key, from)
 		}
 		if isChartDir(res.Path) {
 			charts = append(charts, from)
@@ -44,80 +62,120 @@ func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key strin
 			manifests = append(manifests, from)
 		}
 	}
+	var tree chartTree
 	switch {
 	case len(charts) > 1 || (len(charts) == 1 && len(manifests) > 0):
-		return fmt.Errorf("chart %s: from mixes chart source %s with %s; a chart is made of one chart source or of plain manifests only", key, strings.Join(charts, ", "), strings.Join(append(charts[1:], manifests...), ", "))
+		return assembled{}, fmt.Errorf("chart %s: from mixes chart source %s with %s; a chart is made of one chart source or of plain manifests only", key, strings.Join(charts, ", "), strings.Join(append(charts[1:], manifests...), ", "))
 	case len(charts) == 1:
 		if len(c.Exclude) > 0 || len(c.Patches) > 0 || c.CRDsDir {
-			return fmt.Errorf("chart %s: exclude, patches and crdsDir apply to wrapped manifests, and source %s is a Helm chart; change it with values or overlay", key, charts[0])
+			return assembled{}, fmt.Errorf("chart %s: exclude, patches and crdsDir apply to wrapped manifests, and source %s is a Helm chart; change it with values or overlay", key, charts[0])
 		}
-		if err := copyTree(fetched[charts[0]].Path, dst); err != nil {
-			return fmt.Errorf("chart %s: %w", key, err)
+		var err error
+		if tree, err = readTree(fetched[charts[0]].Path); err != nil {
+			return assembled{}, fmt.Errorf("chart %s: %w", key, err)
 		}
 	default:
 		var objs []*patches.Object
 		for _, from := range manifests {
 			files, err := manifestFiles(fetched[from].Path)
 			if err != nil {
-				return fmt.Errorf("chart %s: source %s: %w", key, from, err)
+				return assembled{}, fmt.Errorf("chart %s: source %s: %w", key, from, err)
 			}
 			for _, f := range files {
 				data, err := os.ReadFile(f.path)
 				if err != nil {
-					return err
+					return assembled{}, err
 				}
 				o, err := patches.Split(from+"/"+f.rel, data)
 				if err != nil {
-					return fmt.Errorf("chart %s: %w", key, err)
+					return assembled{}, fmt.Errorf("chart %s: %w", key, err)
 				}
 				objs = append(objs, o...)
 			}
 		}
 		var err error
 		if objs, err = patches.Exclude(objs, c.Exclude); err != nil {
-			return fmt.Errorf("chart %s: %w", key, err)
+			return assembled{}, fmt.Errorf("chart %s: %w", key, err)
 		}
 		if err := patches.Apply(objs, c.Patches); err != nil {
-			return fmt.Errorf("chart %s: %w", key, err)
+			return assembled{}, fmt.Errorf("chart %s: %w", key, err)
 		}
-		if err := patches.Wrap(dst, key, objs, patches.WrapOptions{CRDsDir: c.CRDsDir}); err != nil {
-			return fmt.Errorf("chart %s: %w", key, err)
+		files, err := patches.WrapFiles(key, objs, patches.WrapOptions{CRDsDir: c.CRDsDir})
+		if err != nil {
+			return assembled{}, fmt.Errorf("chart %s: %w", key, err)
 		}
+		tree = filesTree(files)
 	}
 	if len(c.Values) > 0 {
-		vf := filepath.Join(dst, "values.yaml")
-		old, err := os.ReadFile(vf)
-		if err != nil && !os.IsNotExist(err) {
-			return err
+		vf := tree["values.yaml"]
+		if vf != nil && vf.dir {
+			return assembled{}, fmt.Errorf("chart %s: values.yaml is a directory", key)
+		}
+		var old []byte
+		if vf != nil {
+			old = vf.data
 		}
 		merged, err := patches.MergeValues(old, c.Values)
 		if err != nil {
-			return fmt.Errorf("chart %s: values: %w", key, err)
+			return assembled{}, fmt.Errorf("chart %s: values: %w", key, err)
 		}
-		if err := os.WriteFile(vf, merged, 0o644); err != nil {
-			return err
+		if vf == nil {
+			vf = &treeFile{mode: 0o644}
+			tree["values.yaml"] = vf
 		}
+		vf.data = merged
+	}
+	if c.Overlay == "" && len(c.Remove) == 0 && len(c.Steps) == 0 {
+		cf := tree["Chart.yaml"]
+		if cf == nil || cf.dir {
+			return assembled{}, fmt.Errorf("chart %s: Chart.yaml: missing", key)
+		}
+		data, err := setChartMetaData(cf.data, key, ChartVersion(r))
+		if err != nil {
+			return assembled{}, err
+		}
+		cf.data = data
+		if keep {
+			dst, err := chartDir()
+			if err == nil {
+				err = tree.write(dst)
+			}
+			if err != nil {
+				return assembled{}, fmt.Errorf("chart %s: work dir: %w", key, err)
+			}
+		}
+		return assembled{tree: tree}, nil
+	}
+	dst, err := chartDir()
+	if err == nil {
+		err = tree.write(dst)
+	}
+	if err != nil {
+		return assembled{}, fmt.Errorf("chart %s: %w", key, err)
 	}
 	if c.Overlay != "" {
 		dir, err := insideDir(recipeDir, c.Overlay)
 		if err != nil {
-			return fmt.Errorf("chart %s: overlay: %w", key, err)
+			return assembled{}, fmt.Errorf("chart %s: overlay: %w", key, err)
 		}
 		if err := patches.Overlay(dst, dir); err != nil {
-			return fmt.Errorf("chart %s: overlay %s: %w", key, c.Overlay, err)
+			return assembled{}, fmt.Errorf("chart %s: overlay %s: %w", key, c.Overlay, err)
 		}
 	}
 	if len(c.Remove) > 0 {
 		if err := patches.Remove(dst, c.Remove); err != nil {
-			return fmt.Errorf("chart %s: remove: %w", key, err)
+			return assembled{}, fmt.Errorf("chart %s: remove: %w", key, err)
 		}
 	}
 	for i, s := range c.Steps {
 		if err := runStep(ctx, recipeDir, dst, s); err != nil {
-			return fmt.Errorf("chart %s: steps[%d] %s: %w", key, i, s.Plugin, err)
+			return assembled{}, fmt.Errorf("chart %s: steps[%d] %s: %w", key, i, s.Plugin, err)
 		}
 	}
-	return setChartMeta(dst, key, ChartVersion(r))
+	if err := setChartMeta(dst, key, ChartVersion(r)); err != nil {
+		return assembled{}, err
+	}
+	return assembled{dir: dst}, nil
 }
 
 // ChartVersion is the version every chart of a build gets:
@@ -178,47 +236,38 @@ func insideDir(dir, rel string) (string, error) {
 	return p, nil
 }
 
-// copyTree copies the regular files and directories of src into dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s is not a regular file; charts carry plain files only", rel)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, fi.Mode().Perm()|0o600)
-	})
-}
-
-// setChartMeta sets Chart.yaml's name and version, keeping its other
-// fields, comments and order.
+// setChartMeta sets Chart.yaml's name and version in the chart in dir,
+// keeping its other fields, comments and order (see setChartMetaData).
 func setChartMeta(dir, chartName, version string) error {
 	p := filepath.Join(dir, "Chart.yaml")
-	node, err := kyaml.ReadFile(p)
+	data, err := os.ReadFile(p)
 	if err != nil {
 		return fmt.Errorf("chart %s: Chart.yaml: %w", chartName, err)
 	}
-	if err := node.PipeE(kyaml.SetField("name", kyaml.NewStringRNode(chartName))); err != nil {
+	if data, err = setChartMetaData(data, chartName, version); err != nil {
 		return err
+	}
+	return os.WriteFile(p, data, 0o600)
+}
+
+// setChartMetaData sets the name and version of the Chart.yaml data,
+// keeping its other fields, comments and order.
+func setChartMetaData(data []byte, chartName, version string) ([]byte, error) {
+	node, err := kyaml.Parse(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: Chart.yaml: %w", chartName, err)
+	}
+	if err := node.PipeE(kyaml.SetField("name", kyaml.NewStringRNode(chartName))); err != nil {
+		return nil, err
 	}
 	if err := node.PipeE(kyaml.SetField("version", kyaml.NewStringRNode(version))); err != nil {
-		return err
+		return nil, err
 	}
-	return kyaml.WriteFile(node, p)
+	out, err := node.String()
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
 }
 
 // runStep runs a step plugin (kubepkg-step-NAME or kbuild-step-NAME on

@@ -117,9 +117,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	if err != nil {
 		return nil, err
 	}
-	if b.workDir == "" {
-		defer os.RemoveAll(work)
-	}
+	defer work.remove()
 
 	fetched, err := b.fetchAll(ctx, l, work)
 	if err != nil {
@@ -140,11 +138,15 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 	g.SetLimit(b.jobs)
 	for i, key := range keys {
 		g.Go(func() error {
-			chartDir := filepath.Join(work, "charts", key)
-			if err := assemble(gctx, dir, r, key, fetched, chartDir); err != nil {
+			chartDir := func() (string, error) {
+				w, err := work.get()
+				return filepath.Join(w, "charts", key), err
+			}
+			as, err := assemble(gctx, dir, r, key, fetched, chartDir, b.workDir != "")
+			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
-			a, err := Pack(chartDir, key, ChartVersion(r), b.epoch)
+			a, err := as.pack(key, ChartVersion(r), b.epoch)
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
@@ -173,7 +175,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 // error names every source that failed, sorted by name, each with the
 // recipe file and line that declares it (an offline error also says how to
 // fetch it).
-func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[string]*sources.Result, error) {
+func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work *lazyDir) (map[string]*sources.Result, error) {
 	r := l.Recipe
 	info := sources.PluginInfo{Package: r.Metadata.Name, Version: r.Spec.Version}
 	names := slices.Sorted(maps.Keys(r.Spec.Sources))
@@ -183,7 +185,16 @@ func (b *Builder) fetchAll(ctx context.Context, l *Loaded, work string) (map[str
 	g.SetLimit(b.jobs)
 	for i, n := range names {
 		g.Go(func() error {
-			results[i], errs[i] = b.fetcher.Fetch(ctx, l.Dir, filepath.Join(work, "src", n), n, r.Spec.Sources[n], info)
+			src, out := r.Spec.Sources[n], ""
+			if src.Dir == "" { // a dir source is read where it is
+				w, err := work.get()
+				if err != nil {
+					errs[i] = err
+					return nil
+				}
+				out = filepath.Join(w, "src", n)
+			}
+			results[i], errs[i] = b.fetcher.Fetch(ctx, l.Dir, out, n, src, info)
 			return nil
 		})
 	}
@@ -218,11 +229,8 @@ func (b *Builder) Fetch(ctx context.Context, dir string) ([]spec.ResolvedSource,
 	if l.Recipe == nil {
 		return nil, l.Err()
 	}
-	work, err := os.MkdirTemp("", "kbuild-fetch-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(work)
+	work := &lazyDir{make: func() (string, error) { return os.MkdirTemp("", "kbuild-fetch-") }, temporary: true}
+	defer work.remove()
 	fetched, err := b.fetchAll(ctx, l, work)
 	if err != nil {
 		return nil, err
@@ -573,19 +581,54 @@ func (e *BuildErrors) Error() string {
 	return fmt.Sprintf("%d of %d recipes failed", len(e.Failed), e.Total)
 }
 
-// makeWorkDir returns a fresh directory to build package name in: under
-// the work directory when one is set (kept afterwards), else a temporary
-// one.
-func (b *Builder) makeWorkDir(name string) (string, error) {
+// makeWorkDir returns the directory to build package name in: under the
+// work directory when one is set (made fresh now, and kept afterwards),
+// else a temporary one made only if a source or chart needs one (a recipe
+// of local charts is built in memory) and removed by remove.
+func (b *Builder) makeWorkDir(name string) (*lazyDir, error) {
 	if b.workDir == "" {
-		return os.MkdirTemp("", "kbuild-"+name+"-")
+		return &lazyDir{make: func() (string, error) { return os.MkdirTemp("", "kbuild-"+name+"-") }, temporary: true}, nil
 	}
 	work := filepath.Join(b.workDir, name)
 	if err := os.RemoveAll(work); err != nil {
-		return "", fmt.Errorf("work dir: %w", err)
+		return nil, fmt.Errorf("work dir: %w", err)
 	}
 	if err := os.MkdirAll(work, 0o755); err != nil {
-		return "", fmt.Errorf("work dir: %w", err)
+		return nil, fmt.Errorf("work dir: %w", err)
 	}
-	return work, nil
+	return &lazyDir{path: work, made: true}, nil
+}
+
+// lazyDir is a directory made on first use.
+type lazyDir struct {
+	make      func() (string, error)
+	temporary bool // remove removes it
+
+	mu   sync.Mutex
+	made bool
+	path string
+	err  error
+}
+
+// get returns the directory, making it the first time.
+func (d *lazyDir) get() (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.made {
+		d.made = true
+		d.path, d.err = d.make()
+		if d.err != nil {
+			d.err = fmt.Errorf("work dir: %w", d.err)
+		}
+	}
+	return d.path, d.err
+}
+
+// remove removes a temporary directory that was made.
+func (d *lazyDir) remove() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.temporary && d.path != "" {
+		_ = os.RemoveAll(d.path)
+	}
 }

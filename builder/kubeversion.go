@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,22 @@ const oldestKubeMinor = 16
 // reports kinds the same way; "helm template" alone knows only the
 // group/versions, removed ones included, so charts asking for
 // "policy/v1/PodDisruptionBudget" take their fallback branch there.
+//
+// The set of each version is computed once (walking the scheme takes about
+// as long as rendering a small template) and each call returns a copy.
 func APIVersions(kube string) []string {
+	if v, ok := apiVersionSets.Load(kube); ok {
+		return slices.Clone(v.([]string))
+	}
+	v := apiVersions(kube)
+	apiVersionSets.Store(kube, v)
+	return slices.Clone(v)
+}
+
+// apiVersionSets memoizes apiVersions by Kubernetes version.
+var apiVersionSets sync.Map
+
+func apiVersions(kube string) []string {
 	minor := 0
 	if kv, err := chartutil.ParseKubeVersion(kube); err == nil {
 		minor, _ = strconv.Atoi(strings.TrimRight(kv.Minor, "+"))

@@ -7,9 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +23,31 @@ import (
 // gzipLevel is the one compression level every chart archive is written
 // with; changing it changes every digest.
 const gzipLevel = gzip.BestCompression
+
+// gzipWriters keeps gzip writers for reuse: a compressor at gzipLevel is
+// some 600 KiB to allocate, more than most charts it packs. (A sync.Pool
+// loses them at every collection, which building runs often.)
+var gzipWriters = make(chan *gzip.Writer, 16)
+
+func getGzipWriter(w io.Writer) *gzip.Writer {
+	select {
+	case zw := <-gzipWriters:
+		// A reset writer is a new one: Name empty and ModTime zero, so
+		// the header carries no name and no time.
+		zw.Reset(w)
+		return zw
+	default:
+		zw, _ := gzip.NewWriterLevel(w, gzipLevel) // gzipLevel is valid
+		return zw
+	}
+}
+
+func putGzipWriter(zw *gzip.Writer) {
+	select {
+	case gzipWriters <- zw:
+	default:
+	}
+}
 
 // maxChartSize caps the packed size of one chart.
 const maxChartSize = 256 << 20
@@ -43,11 +71,7 @@ func Pack(dir, name, version string, epoch time.Time) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	type file struct {
-		rel  string
-		mode int64
-	}
-	var files []file
+	var files []packEntry
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -79,25 +103,62 @@ func Pack(dir, name, version string, epoch time.Time) (*Archive, error) {
 		if fi.Mode()&0o111 != 0 {
 			mode = 0o755
 		}
-		files = append(files, file{rel, mode})
+		files = append(files, packEntry{rel, mode})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	return writeArchive(name, version, epoch, files, func(rel string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	})
+}
 
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzipLevel)
-	if err != nil {
-		return nil, err
+// packTree packs an assembled chart from memory into the same archive Pack
+// writes for the chart written to a directory: .helmignore (with Helm's
+// defaults) leaves out what it matches, an ignored directory with all in
+// it.
+func packTree(t chartTree, name, version string, epoch time.Time) (*Archive, error) {
+	rules := ignore.Empty()
+	if f := t[ignore.HelmIgnore]; f != nil && !f.dir {
+		var err error
+		if rules, err = ignore.Parse(bytes.NewReader(f.data)); err != nil {
+			return nil, fmt.Errorf("chart %s: %s: %w", name, ignore.HelmIgnore, err)
+		}
 	}
+	rules.AddDefaults()
+	var entries []packEntry
+	for _, rel := range slices.Sorted(maps.Keys(t)) {
+		if f := t[rel]; !f.dir && !ignored(rules, rel) {
+			mode := int64(0o644)
+			if f.mode&0o111 != 0 {
+				mode = 0o755
+			}
+			entries = append(entries, packEntry{rel: rel, mode: mode})
+		}
+	}
+	return writeArchive(name, version, epoch, entries, func(rel string) ([]byte, error) { return t[rel].data, nil })
+}
+
+// packEntry is one file of an archive: its path in the chart and tar mode.
+type packEntry struct {
+	rel  string
+	mode int64
+}
+
+// writeArchive writes entries, sorted by path, as the chart archive
+// (see Pack), reading each file's content with read.
+func writeArchive(name, version string, epoch time.Time, entries []packEntry, read func(rel string) ([]byte, error)) (*Archive, error) {
+	var buf bytes.Buffer
 	// gzip.Writer leaves Name empty and ModTime zero, so the header carries
 	// no name and no time.
+	zw := getGzipWriter(&buf)
+	defer putGzipWriter(zw)
 	tw := tar.NewWriter(zw)
 	mtime := epoch.UTC()
-	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.rel)))
+	for _, f := range entries {
+		data, err := read(f.rel)
 		if err != nil {
 			return nil, err
 		}

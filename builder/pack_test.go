@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,5 +183,69 @@ func TestCompareArchives(t *testing.T) {
 		if err != nil || file != tc.file || !strings.Contains(how, tc.want) {
 			t.Errorf("%s: CompareArchives = %q, %q, %v; want %q, %q", tc.name, file, how, err, tc.file, tc.want)
 		}
+	}
+}
+
+// TestPackTreeMatchesPack: a chart packed from memory has the bytes of the
+// same chart written to a directory and packed from there, whatever its
+// .helmignore says (names, paths, directories, negations, the defaults)
+// and with executable files and empty directories.
+func TestPackTreeMatchesPack(t *testing.T) {
+	files := map[string]string{
+		"Chart.yaml":                 "apiVersion: v2\nname: demo\nversion: 1.0.0-1\n",
+		"values.yaml":                "a: 1\n",
+		"templates/cm.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+		"templates/.hidden.yaml":     "dotfile in templates/: ignored by Helm's defaults",
+		"templates/notes.swp":        "editor junk",
+		"templates/tests/t.yaml":     "test",
+		"docs/keep/README.md":        "kept by a negation",
+		"docs/drop/README.md":        "dropped",
+		"ci/values.yaml":             "ci",
+		"charts/sub/Chart.yaml":      "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+		"charts/sub/templates/a.md":  "x",
+		"charts/sub/ci/x.yaml":       "nested ci",
+		"scripts/run.sh":             "#!/bin/sh\n",
+		"files/tests/not-a-dir-rule": "x",
+	}
+	for _, tc := range []struct{ name, ignore string }{
+		{"none", ""},
+		{"name glob", "*.swp\n*.md\n"},
+		{"directory rule", "tests/\nci/\n"},
+		{"rooted path", "/ci\ndocs/drop\n"},
+		{"negations", "docs/*\n!docs/keep\n"},
+		{"negated directory rule", "!tests/\n"},
+		{"comments and blanks", "# a comment\n\n  *.sh  \n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			all := maps.Clone(files)
+			if tc.ignore != "" {
+				all[".helmignore"] = tc.ignore
+			}
+			dir := t.TempDir()
+			writeChart(t, dir, all)
+			if err := os.Chmod(filepath.Join(dir, "scripts/run.sh"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(dir, "empty/dir"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tree, err := readTree(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			epoch := time.Unix(1700000000, 0)
+			want, err := Pack(dir, "demo", "1.0.0-1", epoch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := packTree(tree, "demo", "1.0.0-1", epoch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Digest != want.Digest {
+				file, how, _ := CompareArchives(want.Data, got.Data)
+				t.Fatalf("packTree digest %s, Pack of the directory %s: %s %s", got.Digest, want.Digest, file, how)
+			}
+		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"path"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -53,8 +52,10 @@ func RenderKubeVersion(v string) RenderOption {
 
 // Render loads a packed chart and renders it with Helm v3's engine, default
 // values and the given release namespace, against the Kubernetes version
-// KubeVersionFor picks and the API set APIVersions, in a child process
-// bounded in time, memory and output (see renderIsolated).
+// KubeVersionFor picks and the API set APIVersions, in a rendering worker
+// process bounded per chart in time, memory and output (see
+// renderIsolated); the workers, at most one per CPU, are kept for the next
+// chart and replaced when a chart breaks a budget.
 //
 // The render is deterministic: calls of Sprig's random functions in the
 // templates give values derived from the chart, the call and how many times
@@ -136,22 +137,21 @@ func renderValues(ch *chart.Chart, namespace, kube string) (chartutil.Values, er
 	return vals, nil
 }
 
-// decodeDocuments reads a rendered stream the way Helm does: split with
-// releaseutil.SplitManifests and each document parsed on its own with
-// sigs.k8s.io/yaml, as Helm's manifest sorter does before installing, then
-// decoded into a map. Empty documents are dropped.
+// decodeDocuments reads a rendered stream the way Helm does: split as
+// releaseutil.SplitManifests splits it (see splitManifests) and each
+// document parsed on its own with sigs.k8s.io/yaml, as Helm's manifest
+// sorter does before installing, then decoded into a map. Empty documents
+// are dropped.
 func decodeDocuments(s string) ([]map[string]any, error) {
-	docs := releaseutil.SplitManifests(s)
-	keys := slices.Collect(maps.Keys(docs))
-	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	var objs []map[string]any
-	for i, k := range keys {
+	for i, doc := range splitManifests(s) {
+		data := []byte(doc)
 		var head releaseutil.SimpleHead
-		if err := k8syaml.Unmarshal([]byte(docs[k]), &head); err != nil {
+		if err := k8syaml.Unmarshal(data, &head); err != nil {
 			return nil, fmt.Errorf("document %d: Helm cannot read it: %w; each document must stand alone (an alias cannot refer to another document's anchor)", i+1, err)
 		}
 		var o map[string]any
-		if err := yaml.Unmarshal([]byte(docs[k]), &o); err != nil {
+		if err := yaml.Unmarshal(data, &o); err != nil {
 			return nil, fmt.Errorf("document %d: %w", i+1, err)
 		}
 		if len(o) > 0 {

@@ -24,7 +24,11 @@ import (
 func packTestdata(t *testing.T, name, kubeVersion string) []byte {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
-	if err := copyTree(filepath.Join("../testdata/corpus", name, "chart"), dir); err != nil {
+	tree, err := readTree(filepath.Join("../testdata/corpus", name, "chart"))
+	if err == nil {
+		err = tree.write(dir)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	if kubeVersion != "" {

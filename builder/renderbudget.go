@@ -2,18 +2,23 @@ package builder
 
 import (
 	"bytes"
-	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
+	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
+	"text/template/parse"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -41,7 +46,7 @@ const (
 // input must finish within the fuzzer's 10 seconds).
 var renderTimeout = RenderTimeout
 
-// renderChildEnv marks the child process that renders a chart.
+// renderChildEnv marks the child process that renders charts.
 const renderChildEnv = "KBUILD_RENDER_CHILD"
 
 // ErrRenderBudget is wrapped by the error of a chart whose rendering ran
@@ -49,8 +54,9 @@ const renderChildEnv = "KBUILD_RENDER_CHILD"
 var ErrRenderBudget = errors.New("chart rendering exceeded its budget")
 
 // Any binary that links this package (kbuild, its test binaries) becomes
-// the rendering child when started with renderChildEnv set: Render runs
-// os.Executable() so, before main or the tests start.
+// a rendering worker when started with renderChildEnv set: Render runs
+// os.Executable() so, before main or the tests start. The worker renders
+// one chart after another until its standard input closes.
 func init() {
 	if os.Getenv(renderChildEnv) == "" {
 		return
@@ -62,115 +68,276 @@ func init() {
 	os.Exit(0)
 }
 
-// renderRequest is what the parent sends the child.
+// renderRequest is what the parent sends the worker for one chart.
 type renderRequest struct {
 	Archive     []byte
 	Namespace   string
 	KubeVersion string
-	// Timeout is the parent's deadline; the child ends itself a little
+	// Timeout is the parent's deadline; the worker ends itself a little
 	// after it even if the parent could not kill it.
 	Timeout time.Duration
 }
 
-// renderMessage is one message of the child: a template it starts, one it
-// rendered, an error, or the end.
+// renderMessage is one message of the worker: a template it starts, one
+// it rendered, an error, the output budget passed, or the end of a chart.
 type renderMessage struct {
-	Start string
-	Name  string
-	Out   string
-	Err   string
-	Done  bool
+	Start  string
+	Name   string
+	Out    string
+	Err    string
+	Budget bool // the output passed RenderOutputBudget in template Start
+	Done   bool
+	// Held is, with Done, the memory the worker's runtime holds after the
+	// chart (see retireAbove).
+	Held uint64
 }
 
-// renderIsolated renders the chart archive data in a child process (this
-// executable) and returns each template's output. Templates are rendered
-// one at a time, so when the child exceeds RenderTimeout, RenderMemory or
-// RenderOutputBudget the error names the template that was rendering.
-// kube is the Kubernetes version the templates see (see renderValues).
-func renderIsolated(data []byte, chartName, namespace, kube string) (map[string]string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("chart %s: render: %w", chartName, err)
+// retireAbove is the memory a worker may hold after a chart and still
+// render the next one. A worker that needed more is ended, so that what a
+// large chart left behind does not count against the next chart's
+// RenderMemory.
+const retireAbove = 64 << 20
+
+// renderWorkers are the rendering processes Render uses: at most
+// GOMAXPROCS at once, each kept for the next chart while it stays healthy.
+var renderWorkers = newWorkerPool(runtime.GOMAXPROCS(0))
+
+// workerPool starts rendering workers on demand, up to a limit, and keeps
+// the healthy ones for the next chart. A worker that broke a budget, died
+// or held too much memory is killed and a fresh one started when needed.
+type workerPool struct {
+	slots   chan struct{} // one token per worker that may be busy
+	mu      sync.Mutex
+	idle    []*renderWorker
+	started atomic.Int64 // workers started, for tests and measurements
+}
+
+func newWorkerPool(limit int) *workerPool {
+	return &workerPool{slots: make(chan struct{}, max(limit, 1))}
+}
+
+// get returns an idle worker or starts one, waiting while limit workers
+// are busy.
+func (p *workerPool) get() (*renderWorker, error) {
+	p.slots <- struct{}{}
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return w, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), renderTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), renderChildEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	var req bytes.Buffer
-	if err := gob.NewEncoder(&req).Encode(renderRequest{Archive: data, Namespace: namespace, KubeVersion: kube, Timeout: renderTimeout}); err != nil {
+	p.mu.Unlock()
+	w, err := startWorker()
+	if err != nil {
+		<-p.slots
 		return nil, err
 	}
-	cmd.Stdin = &req
-	var stderr bytes.Buffer
-	cmd.Stderr = &limitedBuffer{b: &stderr, n: 64 << 10}
+	p.started.Add(1)
+	return w, nil
+}
+
+// put gives back a worker: kept when healthy, else ended.
+func (p *workerPool) put(w *renderWorker, healthy bool) {
+	if healthy {
+		p.mu.Lock()
+		p.idle = append(p.idle, w)
+		p.mu.Unlock()
+	} else {
+		w.stop()
+	}
+	<-p.slots
+}
+
+// StopRenderWorkers ends the idle rendering workers and waits for them, so
+// that their CPU time is counted as the caller's (a worker also ends by
+// itself when the process that started it exits). Render starts new ones
+// as needed.
+func StopRenderWorkers() { renderWorkers.close() }
+
+// close ends the idle workers (busy ones end when given back).
+func (p *workerPool) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, w := range idle {
+		w.stop()
+	}
+}
+
+// renderWorker is one rendering process and its pipes. Messages are gob
+// streams in both directions, one renderRequest and its renderMessages
+// per chart.
+type renderWorker struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	enc    *gob.Encoder
+	dec    *gob.Decoder
+	stderr *tailBuffer
+	// renders counts the charts rendered; answered is whether the worker
+	// sent anything for the current one.
+	renders  int
+	answered bool
+}
+
+// startWorker starts this executable as a rendering worker in its own
+// process group (so that killing it kills all it started).
+func startWorker() (*renderWorker, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("start the rendering process: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), renderChildEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = time.Second
+	w := &renderWorker{cmd: cmd, stderr: &tailBuffer{n: 64 << 10}}
+	cmd.Stderr = w.stderr
+	if w.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("chart %s: start the rendering process: %w", chartName, err)
+		return nil, fmt.Errorf("start the rendering process: %w", err)
 	}
-	out := map[string]string{}
-	current, size := "", 0
-	var childErr string
-	done := false
-	dec := gob.NewDecoder(stdout)
+	w.enc, w.dec = gob.NewEncoder(w.stdin), gob.NewDecoder(stdout)
+	return w, nil
+}
+
+// kill ends the worker's process group at once.
+func (w *renderWorker) kill() { _ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL) }
+
+// stop kills the worker and reaps it; it returns the worker's exit error.
+func (w *renderWorker) stop() error {
+	w.kill()
+	_ = w.stdin.Close()
+	return w.cmd.Wait()
+}
+
+// renderIsolated renders the chart archive data in a rendering worker
+// and returns each template's output. Templates are rendered one at a
+// time, so when the worker exceeds RenderTimeout, RenderMemory or
+// RenderOutputBudget the error names the template that was rendering; the
+// worker is then killed and the next chart gets a fresh one. kube is the
+// Kubernetes version the templates see (see renderValues).
+func renderIsolated(data []byte, chartName, namespace, kube string) (map[string]string, error) {
+	return renderWorkers.render(renderRequest{Archive: data, Namespace: namespace, KubeVersion: kube, Timeout: renderTimeout}, chartName)
+}
+
+func (p *workerPool) render(req renderRequest, chartName string) (map[string]string, error) {
 	for {
-		var m renderMessage
-		if err := dec.Decode(&m); err != nil {
-			break
+		w, err := p.get()
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", chartName, err)
 		}
-		switch {
-		case m.Start != "":
-			current = m.Start
-		case m.Err != "":
-			childErr = m.Err
-		case m.Done:
-			done = true
-		default:
-			size += len(m.Out)
-			out[m.Name] = m.Out
-		}
-		if size > RenderOutputBudget {
-			cancel()
-			break
+		out, healthy, err := w.render(req, chartName)
+		// A kept worker that died while idle (killed from outside) fails
+		// before it answers at all: the chart gets a fresh worker.
+		retry := err != nil && w.renders > 0 && !w.answered
+		w.renders++
+		p.put(w, healthy)
+		if !retry {
+			return out, err
 		}
 	}
-	io.Copy(io.Discard, stdout)
-	werr := cmd.Wait()
+}
+
+// render sends one chart to the worker and reads what it renders, killing
+// the worker when it passes req.Timeout. healthy reports whether the
+// worker may render the next chart.
+func (w *renderWorker) render(req renderRequest, chartName string) (out map[string]string, healthy bool, err error) {
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(req.Timeout, func() { timedOut.Store(true); w.kill() })
+	defer timer.Stop()
+	out = map[string]string{}
+	current, size := "", 0
+	var m renderMessage
+	ended := false
+	w.answered = false
+	if err := w.enc.Encode(req); err == nil {
+		for !ended {
+			m = renderMessage{}
+			if err := w.dec.Decode(&m); err != nil {
+				break
+			}
+			w.answered = true
+			if m.Start != "" {
+				current = m.Start
+			}
+			switch {
+			case m.Err != "" || m.Budget || m.Done:
+				ended = true
+			case m.Start != "":
+			default:
+				size += len(m.Out)
+				out[m.Name] = m.Out
+			}
+			if size > RenderOutputBudget {
+				m.Budget, ended = true, true
+			}
+		}
+	}
 	where := fmt.Sprintf("chart %s: render", chartName)
 	if current != "" {
 		where = fmt.Sprintf("chart %s: template %s", chartName, current)
 	}
 	switch {
-	case size > RenderOutputBudget:
-		return nil, fmt.Errorf("%s: output passed the budget of %d MiB: %w", where, RenderOutputBudget>>20, ErrRenderBudget)
-	case ctx.Err() != nil:
-		return nil, fmt.Errorf("%s: still rendering after %s: %w", where, renderTimeout, ErrRenderBudget)
-	case childErr != "":
-		return nil, fmt.Errorf("chart %s: %s", chartName, childErr)
-	case strings.Contains(stderr.String(), "out of memory") || strings.Contains(stderr.String(), "cannot allocate memory"):
-		return nil, fmt.Errorf("%s: needed more than %d MiB of memory: %w", where, RenderMemory>>20, ErrRenderBudget)
-	case werr != nil || !done:
-		return nil, fmt.Errorf("%s: the rendering process failed: %v; it said: %s", where, werr, head(stderr.String(), 2000))
+	case ended && timer.Stop() && !timedOut.Load():
+		// The chart ended within its time: a template error leaves the
+		// worker as good as before; a budget passed, not.
+		switch {
+		case m.Budget:
+			return nil, false, fmt.Errorf("%s: output passed the budget of %d MiB: %w", where, RenderOutputBudget>>20, ErrRenderBudget)
+		case m.Err != "":
+			return nil, true, fmt.Errorf("chart %s: %s", chartName, m.Err)
+		}
+		return out, m.Held <= retireAbove, nil
 	}
-	return out, nil
+	// The worker is gone, or killed for its time: reap it and say why.
+	werr := w.stop()
+	stderr := w.stderr.String()
+	switch {
+	case timedOut.Load():
+		return nil, false, fmt.Errorf("%s: still rendering after %s: %w", where, req.Timeout, ErrRenderBudget)
+	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
+		return nil, false, fmt.Errorf("%s: needed more than %d MiB of memory: %w", where, RenderMemory>>20, ErrRenderBudget)
+	}
+	return nil, false, fmt.Errorf("%s: the rendering process failed: %v; it said: %s", where, werr, head(stderr, 2000))
 }
 
-// renderChild is the child's side: it watches its own memory, reads a
-// renderRequest from in and writes renderMessages to w. It inherits the
-// parent's limits (ulimit -v); a single allocation over them ends it at
-// once, which the parent reports as the memory budget.
+// renderChild is the worker's side: it reads renderRequests from in until
+// in closes and answers each with renderMessages on w, watching its own
+// memory and time while it renders. It inherits the parent's limits
+// (ulimit -v); a single allocation over them ends it at once, which the
+// parent reports as the memory budget.
 func renderChild(in io.Reader, w io.Writer) error {
-	var req renderRequest
-	if err := gob.NewDecoder(in).Decode(&req); err != nil {
-		return err
+	dec, enc := gob.NewDecoder(in), gob.NewEncoder(w)
+	parent := os.Getppid()
+	for {
+		var req renderRequest
+		if err := dec.Decode(&req); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil // the parent is done
+			}
+			return err
+		}
+		done := make(chan struct{})
+		go watch(req.Timeout+time.Second, parent, done)
+		err := renderOne(req, enc)
+		close(done)
+		if err != nil {
+			return err // the parent stopped reading
+		}
 	}
-	go watch(req.Timeout+time.Second, os.Getppid())
-	enc := gob.NewEncoder(w)
+}
+
+// renderOne renders the chart of req, template by template, onto enc. It
+// returns an error only when enc fails.
+func renderOne(req renderRequest, enc *gob.Encoder) error {
 	ch, err := loader.LoadArchive(bytes.NewReader(req.Archive))
 	if err != nil {
 		return enc.Encode(renderMessage{Err: "load chart: " + err.Error()})
@@ -179,6 +346,7 @@ func renderChild(in io.Reader, w io.Writer) error {
 		return enc.Encode(renderMessage{Err: err.Error()})
 	}
 	size := 0
+	set := newTemplateSet(ch)
 	for _, name := range templateNames(ch, "") {
 		if err := enc.Encode(renderMessage{Start: name}); err != nil {
 			return err
@@ -187,39 +355,55 @@ func renderChild(in io.Reader, w io.Writer) error {
 		if err != nil {
 			return enc.Encode(renderMessage{Err: err.Error()})
 		}
-		out, err := renderTemplate(ch, name, vals)
+		out, err := set.render(name, vals)
 		if err != nil {
 			return enc.Encode(renderMessage{Err: "render: " + err.Error()})
 		}
-		for n, o := range out {
-			size += len(o)
+		for _, n := range slices.Sorted(maps.Keys(out)) {
+			size += len(out[n])
 			if size > RenderOutputBudget {
-				return enc.Encode(renderMessage{Start: name}) // the parent reports the budget
+				return enc.Encode(renderMessage{Start: name, Budget: true})
 			}
-			if err := enc.Encode(renderMessage{Name: n, Out: o}); err != nil {
+			if err := enc.Encode(renderMessage{Name: n, Out: out[n]}); err != nil {
 				return err
 			}
 		}
 	}
-	return enc.Encode(renderMessage{Done: true})
+	return enc.Encode(renderMessage{Done: true, Held: heldMemory()})
 }
 
-// memoryExceeded is what the child prints when the watchdog ends it.
+// memoryExceeded is what the worker prints when the watchdog ends it.
 const memoryExceeded = "out of memory: over the rendering budget"
 
-// watch ends the child when the runtime holds more than RenderMemory, when
-// it outlives timeout, or when its parent is gone (kbuild was killed).
-func watch(timeout time.Duration, parent int) {
-	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+var memorySamples = []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+
+// heldMemory is the memory the runtime holds from the system and has not
+// given back.
+func heldMemory() uint64 {
+	s := slices.Clone(memorySamples)
+	metrics.Read(s)
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}
+
+// watch ends the worker when the runtime holds more than RenderMemory,
+// when the chart outlives timeout, or when its parent is gone (kbuild was
+// killed); it returns when done closes.
+func watch(timeout time.Duration, parent int, done <-chan struct{}) {
 	end := time.Now().Add(timeout)
-	for now := range time.Tick(5 * time.Millisecond) {
-		if now.After(end) || os.Getppid() != parent {
-			os.Exit(4)
-		}
-		metrics.Read(samples)
-		if samples[0].Value.Uint64()-samples[1].Value.Uint64() > RenderMemory {
-			fmt.Fprintln(os.Stderr, memoryExceeded)
-			os.Exit(3)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			if now.After(end) || os.Getppid() != parent {
+				os.Exit(4)
+			}
+			if heldMemory() > RenderMemory {
+				fmt.Fprintln(os.Stderr, memoryExceeded)
+				os.Exit(3)
+			}
 		}
 	}
 }
@@ -244,29 +428,118 @@ func templateNames(ch *chart.Chart, parent string) []string {
 // renderTemplate renders the template name of ch alone (see only), with
 // random seeds of its own (see randomSeeds).
 func renderTemplate(ch *chart.Chart, name string, vals chartutil.Values) (map[string]string, error) {
-	return engine.RenderWithClientProvider(only(ch, "", name), vals, newRandomSeeds(name))
+	return newTemplateSet(ch).render(name, vals)
+}
+
+// templateSet renders the templates of one chart one at a time (see only).
+type templateSet struct {
+	ch *chart.Chart
+	// skip holds, for every executed template, the partial that stands
+	// for it while another one renders (see includable), or nil for one
+	// that is left out then: it defines nothing, and no file of the chart
+	// names it, so nothing can include it.
+	skip map[*chart.File]*chart.File
+}
+
+func newTemplateSet(ch *chart.Chart) *templateSet {
+	s := &templateSet{ch: ch, skip: map[*chart.File]*chart.File{}}
+	var text [][]byte
+	collectRaw(ch, &text)
+	s.prepare(ch, "", text)
+	return s
+}
+
+// collectRaw appends the text of every file of the chart tree as it came
+// in the archive: templates, values, other files.
+func collectRaw(ch *chart.Chart, into *[][]byte) {
+	for _, f := range ch.Raw {
+		*into = append(*into, f.Data)
+	}
+	for _, d := range ch.Dependencies() {
+		collectRaw(d, into)
+	}
+}
+
+func (s *templateSet) prepare(ch *chart.Chart, parent string, text [][]byte) {
+	prefix := path.Join(parent, ch.Name())
+	for _, t := range ch.Templates {
+		if strings.HasPrefix(path.Base(t.Name), "_") {
+			continue
+		}
+		data, defines := includable(path.Join(prefix, t.Name), t.Data)
+		named := slices.ContainsFunc(text, func(b []byte) bool { return bytes.Contains(b, []byte(path.Base(t.Name))) })
+		if defines || named {
+			s.skip[t] = &chart.File{Name: path.Join(path.Dir(t.Name), "_kbuild-skip-"+path.Base(t.Name)), Data: data}
+		} else {
+			s.skip[t] = nil
+		}
+	}
+	for _, d := range ch.Dependencies() {
+		s.prepare(d, path.Join(prefix, "charts"), text)
+	}
+}
+
+// render renders the template name alone, with random seeds of its own
+// (see randomSeeds).
+func (s *templateSet) render(name string, vals chartutil.Values) (map[string]string, error) {
+	return engine.RenderWithClientProvider(s.only(s.ch, "", name), vals, newRandomSeeds(name))
 }
 
 // only returns a copy of the chart tree in which every executed template
-// but keep is renamed into a partial: still parsed (its defines stay
-// available) but not executed.
-func only(ch *chart.Chart, parent, keep string) *chart.Chart {
+// but keep is replaced by its partial: still parsed (its defines stay
+// available, and so does its body under its own name, for charts that
+// include a template file, as in {{ include (print $.Template.BasePath
+// "/configmap.yaml") . | sha256sum }}) but not executed. A template that
+// defines nothing and that no file names is left out: parsing every
+// template for the render of each one was a fifth of a build's time.
+func (s *templateSet) only(ch *chart.Chart, parent, keep string) *chart.Chart {
 	prefix := path.Join(parent, ch.Name())
 	cp := *ch
-	cp.Templates = make([]*chart.File, len(ch.Templates))
-	for i, t := range ch.Templates {
-		cp.Templates[i] = t
-		if full := path.Join(prefix, t.Name); full != keep && !strings.HasPrefix(path.Base(t.Name), "_") {
-			cp.Templates[i] = &chart.File{Name: path.Join(path.Dir(t.Name), "_kbuild-skip-"+path.Base(t.Name)), Data: t.Data}
+	cp.Templates = make([]*chart.File, 0, len(ch.Templates))
+	for _, t := range ch.Templates {
+		skip, executed := s.skip[t]
+		switch {
+		case !executed || path.Join(prefix, t.Name) == keep:
+			cp.Templates = append(cp.Templates, t)
+		case skip != nil:
+			cp.Templates = append(cp.Templates, skip)
 		}
 	}
 	deps := ch.Dependencies()
 	copies := make([]*chart.Chart, len(deps))
 	for i, d := range deps {
-		copies[i] = only(d, path.Join(prefix, "charts"), keep)
+		copies[i] = s.only(d, path.Join(prefix, "charts"), keep)
 	}
 	cp.SetDependencies(copies...)
 	return &cp
+}
+
+// includable returns the text of a partial that stands for the template
+// file full: its defines, and its body defined under its own name, so that
+// the file can still be included; defines reports whether the file defines
+// templates. The text is written back from the parse tree (as
+// deterministicTemplates writes), about as long as the file, so the engine
+// parses no more than before. Text that does not parse is returned as it
+// is (and counts as defining): rendering the file itself reports the error.
+func includable(full string, data []byte) (text []byte, defines bool) {
+	t := parse.New(full)
+	t.Mode = parse.SkipFuncCheck
+	trees := map[string]*parse.Tree{}
+	if _, err := t.Parse(string(data), "", "", trees); err != nil {
+		return data, true
+	}
+	if _, ok := trees[full]; !ok {
+		trees[full] = nil // a file of defines only includes as ""
+	}
+	var out []byte
+	for _, name := range slices.Sorted(maps.Keys(trees)) {
+		body := ""
+		if tr := trees[name]; tr != nil && tr.Root != nil {
+			body = tr.Root.String()
+		}
+		out = fmt.Appendf(out, "{{define %q}}%s{{end}}", name, body)
+	}
+	return out, len(trees) > 1
 }
 
 // limitedBuffer keeps the first n bytes written to it.
@@ -280,6 +553,30 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.b.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// tailBuffer keeps the last n bytes written to it: a worker's stderr,
+// whose end says why it died. It is safe for concurrent use.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+	n  int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.n; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }
 
 func head(s string, n int) string {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -18,6 +21,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
@@ -60,6 +64,10 @@ type RegistryTarget struct {
 	plainHTTP bool
 	keychain  authn.Keychain
 	transport http.RoundTripper
+
+	mu     sync.Mutex
+	shared http.RoundTripper // see sharedTransport
+	plain  bool              // the registry asks for no bearer token
 }
 
 // RegistryOption configures a RegistryTarget.
@@ -104,7 +112,10 @@ const DefaultRegistryTimeout = 60 * time.Second
 // (netdeadline.Budget). A registry that stalls fails the request, which
 // go-containerregistry retries a bounded number of times.
 func (r *RegistryTarget) SetTimeout(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.transport = netdeadline.Transport(remote.DefaultTransport, d)
+	r.shared, r.plain = nil, false
 }
 
 func (r *RegistryTarget) tag(repo, tag string) (name.Tag, error) {
@@ -116,7 +127,78 @@ func (r *RegistryTarget) tag(repo, tag string) (name.Tag, error) {
 }
 
 func (r *RegistryTarget) options(ctx context.Context) []remote.Option {
+	if t := r.sharedTransport(ctx); t != nil {
+		return []remote.Option{remote.WithContext(ctx), remote.WithTransport(t)}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(r.keychain), remote.WithTransport(r.transport)}
+}
+
+// sharedTransport returns one authenticated transport for every request to
+// a registry that wants no bearer token (anonymous or basic auth, such as
+// a registry on loopback), or nil for one that does. go-containerregistry
+// otherwise pings the registry before every lookup and push, and for a
+// plain-HTTP registry each ping first tries TLS: two pings and two failed
+// TLS handshakes per chart. A bearer token is scoped to one repository and
+// to pull or push, so those registries keep a transport per call as
+// go-containerregistry makes it. A failed ping returns nil, and the
+// request that follows reports the error.
+func (r *RegistryTarget) sharedTransport(ctx context.Context) http.RoundTripper {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shared != nil || r.plain {
+		return r.shared
+	}
+	opts := []name.Option{name.StrictValidation}
+	if r.plainHTTP {
+		opts = append(opts, name.Insecure)
+	}
+	reg, err := name.NewRegistry(strings.SplitN(r.base, "/", 2)[0], opts...)
+	if err != nil {
+		return nil
+	}
+	ch, err := transport.Ping(ctx, reg, r.transport)
+	if err != nil {
+		return nil
+	}
+	if strings.EqualFold(ch.Scheme, "bearer") {
+		r.plain = true // not shareable; remember, so as not to ask again
+		return nil
+	}
+	auth, err := r.keychain.Resolve(reg)
+	if err != nil {
+		return nil
+	}
+	// What go-containerregistry wraps a transport in unless it is already
+	// authenticated (remote.WithTransport): retries of network errors and
+	// of the status codes registries answer when they are busy.
+	inner := transport.NewRetry(r.transport,
+		transport.WithRetryBackoff(remote.Backoff{Duration: time.Second, Factor: 3, Jitter: 0.1, Steps: 3}),
+		transport.WithRetryPredicate(retryable),
+		transport.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout))
+	t, err := transport.NewWithContext(ctx, reg, auth, inner, nil)
+	if err != nil {
+		return nil
+	}
+	r.shared = t
+	return t
+}
+
+// retryable reports whether a request that failed with err is worth
+// repeating: a temporary network error, or a connection cut short (as
+// go-containerregistry decides by default).
+func retryable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var temp interface{ Temporary() bool }
+	if errors.As(err, &temp) && temp.Temporary() {
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }
 
 // Repository implements Target.
@@ -156,16 +238,43 @@ func (r *RegistryTarget) Lookup(ctx context.Context, repo, tag string) (v1.Hash,
 	return desc.Digest, true, nil
 }
 
-// Push implements Target.
+// Push implements Target. Publish looks every tag up before it pushes, so
+// with a shared transport (see sharedTransport) the blobs are uploaded and
+// the manifest put without remote.Write's second look at the tag; pushing
+// the same manifest again rewrites the same bytes.
 func (r *RegistryTarget) Push(ctx context.Context, repo, tag string, img v1.Image) error {
 	t, err := r.tag(repo, tag)
 	if err != nil {
 		return err
 	}
-	if err := remote.Write(t, img, r.options(ctx)...); err != nil {
+	if r.sharedTransport(ctx) == nil {
+		err = remote.Write(t, img, r.options(ctx)...)
+	} else {
+		err = putImage(t, img, r.options(ctx))
+	}
+	if err != nil {
 		return fmt.Errorf("push %s: %w", t, err)
 	}
 	return nil
+}
+
+// putImage uploads the config and layers of img that the repository of t
+// lacks, then puts its manifest at t.
+func putImage(t name.Tag, img v1.Image, opts []remote.Option) error {
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	config, err := partial.ConfigLayer(img)
+	if err != nil {
+		return err
+	}
+	for _, l := range append([]v1.Layer{config}, layers...) {
+		if err := remote.WriteLayer(t.Context(), l, opts...); err != nil {
+			return err
+		}
+	}
+	return remote.Put(t, img, opts...)
 }
 
 // PushReferrer implements Target. Registries without the referrers API get

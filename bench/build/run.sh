@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Build+push the same 20 generated charts with kbuild, and with
 # `helm package` + `helm push`, into one local registry; print both wall
-# times and the ratio. Results go into bench/README.md by hand.
+# times, the CPU time (user+sys, children included) of each, and the
+# ratios. Results go into bench/README.md by hand.
 #
 #   bench/build/run.sh            # starts its own docker-registry on loopback
 #   REGISTRY=127.0.0.1:5000 bench/build/run.sh
+#   KEEP=1 bench/build/run.sh     # keep the work dir (recipes, kbuild) to profile
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -13,7 +15,7 @@ helm=${HELM:-$TOOLS/helm}
 N=${N:-20}
 work=$(mktemp -d)
 pid=""
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; if [ -n "${KEEP:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi' EXIT
 
 if [ -z "${REGISTRY:-}" ]; then
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -63,23 +65,27 @@ now() { date +%s.%N; }
 export HELM_CONFIG_HOME="$work/helm-config" HELM_CACHE_HOME="$work/helm-cache"
 
 t0=$(now)
-"$work/kbuild" build "$work/recipes" --registry "oci://$REGISTRY/kbuild-bench-$$" --plain-http -o "$work/dist" --cache-dir "$work/cache" >/dev/null
+/usr/bin/time -f '%U %S' -o "$work/kbuild.cpu" \
+	"$work/kbuild" build "$work/recipes" --registry "oci://$REGISTRY/kbuild-bench-$$" --plain-http -o "$work/dist" --cache-dir "$work/cache" >/dev/null
 t1=$(now)
 mkdir -p "$work/pkgs"
-for d in "$work"/recipes/*/chart; do
-	"$helm" package "$d" -d "$work/pkgs" >/dev/null
-done
-for p in "$work"/pkgs/*.tgz; do
-	"$helm" push "$p" "oci://$REGISTRY/helm-bench-$$" --plain-http >/dev/null 2>&1
-done
+export helm work REGISTRY
+/usr/bin/time -f '%U %S' -o "$work/helm.cpu" bash -c '
+	for d in "$work"/recipes/*/chart; do
+		"$helm" package "$d" -d "$work/pkgs" >/dev/null
+	done
+	for p in "$work"/pkgs/*.tgz; do
+		"$helm" push "$p" "oci://$REGISTRY/helm-bench-'$$'" --plain-http >/dev/null 2>&1
+	done'
 t2=$(now)
 
-python3 - "$t0" "$t1" "$t2" "$N" <<'PY'
+python3 - "$t0" "$t1" "$t2" "$N" "$work/kbuild.cpu" "$work/helm.cpu" <<'PY'
 import sys
-t0, t1, t2, n = map(float, sys.argv[1:])
+t0, t1, t2, n = map(float, sys.argv[1:5])
+kc, hc = (sum(map(float, open(f).read().split()[-2:])) for f in sys.argv[5:7])
 k, h = t1 - t0, t2 - t1
 print(f"charts: {int(n)}")
-print(f"kbuild build+push: {k:.2f} s")
-print(f"helm package+push: {h:.2f} s")
-print(f"ratio kbuild/helm: {k/h:.2f}")
+print(f"kbuild build+push: {k:.2f} s wall, {kc:.2f} s CPU")
+print(f"helm package+push: {h:.2f} s wall, {hc:.2f} s CPU")
+print(f"ratio kbuild/helm: {k/h:.2f} wall, {kc/hc:.2f} CPU")
 PY

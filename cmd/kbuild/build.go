@@ -72,7 +72,12 @@ Examples:
 			if err != nil {
 				return err
 			}
+			// Building allocates much short-lived data (archives, parsed
+			// documents): collecting less often saved a sixth of the CPU
+			// time of building 20 charts (bench/README.md).
+			tuneGC(env)
 			results, err := b.Build(ctx, dirs)
+			builder.StopRenderWorkers()
 			return (&reporter{env: env}).builds(results, err, func(d string) string { return d }, "")
 		},
 	}
