@@ -2,6 +2,7 @@ package publish
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -129,6 +130,20 @@ func TestSiteKeep(t *testing.T) {
 	out, err := exec.Command(oras, "discover", "--plain-http", "--format", "tree", subject).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), SBOMArtifactType) {
 		t.Errorf("oras discover %s: %v, want an %s referrer:\n%s", subject, err, SBOMArtifactType, out)
+	}
+
+	// The page shows 10 versions in full: a publish reads the build info
+	// of those only (the one of 1.1.0 is not even parsed), and the 13th
+	// version moves 1.3.0 out of the newest 10.
+	if err := os.WriteFile(filepath.Join(siteDir, filepath.FromSlash(BuildInfoFile("alpha", version(1), 1))), []byte("not: [a build info"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.recipe("alpha", version(13), 1)
+	if _, err := f.publish("site", nil, WithSiteKeep(10)); err != nil {
+		t.Fatalf("publish of the 13th version read the build info of a version its page does not show in full: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(siteDir, filepath.FromSlash(SBOMFile("alpha", version(3), 1)))); err == nil {
+		t.Errorf("%s is in the site after the 13th version", SBOMFile("alpha", version(3), 1))
 	}
 }
 
@@ -261,4 +276,65 @@ func checkSiteLinks(t *testing.T, siteDir string) {
 			}
 		}
 	}
+}
+
+// TestSiteKeepPages keeps 2 of 3 versions: the page of the package names,
+// for the version shown in full whose files the site removed, the oras
+// command that lists them in the registry. A withdrawal then moves that
+// version among the newest 2: its files are not brought back, and still
+// nothing links what the site lacks. With --site-keep 0 nothing is removed.
+func TestSiteKeepPages(t *testing.T) {
+	f := newFixture(t)
+	for _, v := range []string{"1.1.0", "1.2.0", "1.3.0"} {
+		f.recipe("alpha", v, 1)
+		if err := os.Rename(filepath.Join(f.work, "recipes", "alpha"), filepath.Join(f.work, "recipes", "alpha-"+v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := t.TempDir()
+	if err := os.CopyFS(all, os.DirFS(filepath.Join(f.work, "recipes"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.publish("site", nil, WithSiteKeep(2)); err != nil {
+		t.Fatalf("%v\n%s", err, &f.stderr)
+	}
+	siteDir := filepath.Join(f.work, "site")
+	if _, err := os.Stat(filepath.Join(siteDir, filepath.FromSlash(SBOMFile("alpha", "1.1.0", 1)))); err == nil {
+		t.Fatal("the oldest of 3 versions kept its SBOM with --site-keep 2")
+	}
+	info := readBuildInfo(t, siteDir, "alpha", "1.1.0")
+	page, err := os.ReadFile(filepath.Join(siteDir, "packages", "alpha.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := info.Charts[0]
+	want := "oras discover " + strings.TrimPrefix(c.Ref[:strings.LastIndexByte(c.Ref, ':')], "oci://") + "@" + c.Manifest
+	if !strings.Contains(string(page), want) {
+		t.Errorf("packages/alpha.html does not say where the SBOM of 1.1.0 is (%q)", want)
+	}
+	if strings.Count(string(page), "oras discover ") != 1 {
+		t.Errorf("packages/alpha.html names %d oras commands, want 1 (only 1.1.0 lacks its files)", strings.Count(string(page), "oras discover "))
+	}
+	checkSiteLinks(t, siteDir)
+
+	if _, _, err := f.publisher("site", nil).Withdraw(context.Background(), "alpha", "1.3.0", 1, "broken upgrade"); err != nil {
+		t.Fatal(err)
+	}
+	checkSiteLinks(t, siteDir)
+
+	f.work = t.TempDir()
+	if err := os.CopyFS(filepath.Join(f.work, "recipes"), os.DirFS(all)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.publish("site", nil, WithSiteKeep(0)); err != nil {
+		t.Fatalf("%v\n%s", err, &f.stderr)
+	}
+	for _, v := range []string{"1.1.0", "1.2.0", "1.3.0"} {
+		for _, file := range []string{SBOMFile("alpha", v, 1), ProvenanceFile("alpha", v, 1)} {
+			if _, err := os.Stat(filepath.Join(f.work, "site", filepath.FromSlash(file))); err != nil {
+				t.Errorf("--site-keep 0: %v", err)
+			}
+		}
+	}
+	checkSiteLinks(t, filepath.Join(f.work, "site"))
 }
