@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
@@ -30,6 +29,11 @@ type VersionBOM struct {
 // its charts as an OCI referrer.
 const ReferrerArtifactType = "application/vnd.cyclonedx+json"
 
+// referrerComment says what a chart reference of type bom means; a reader
+// lists the referrers with, e.g., oras discover --artifact-type
+// ReferrerArtifactType REGISTRY/REPOSITORY/CHART:TAG.
+const referrerComment = "attached to this chart as an OCI referrer, artifactType " + ReferrerArtifactType
+
 // bomRefs returns the external references to v's own BOM: the file, or
 // else each chart it is an OCI referrer of.
 func (v *VersionBOM) bomRefs() (*[]cdx.ExternalReference, error) {
@@ -42,7 +46,7 @@ func (v *VersionBOM) bomRefs() (*[]cdx.ExternalReference, error) {
 	refs := make([]cdx.ExternalReference, len(v.Referrers))
 	for i, r := range v.Referrers {
 		refs[i] = cdx.ExternalReference{Type: cdx.ERTypeBOM, URL: r,
-			Comment: "an OCI referrer (artifactType " + ReferrerArtifactType + ") of this chart's manifest: oras discover --artifact-type " + ReferrerArtifactType + " " + strings.TrimPrefix(r, "oci://")}
+			Comment: referrerComment}
 	}
 	return &refs, nil
 }
