@@ -179,13 +179,9 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 					published = append(published, f)
 				}
 			}
-			key := dist.Key(name, v.Version, v.Build)
-			info := w.info[key]
-			if info == nil {
-				var err error
-				if info, err = w.readInfo(BuildInfoFile(name, v.Version, v.Build)); err != nil {
-					return err
-				}
+			info, err := w.buildInfo(name, v.Version, v.Build)
+			if err != nil {
+				return err
 			}
 			if info != nil {
 				for _, ch := range info.Charts {

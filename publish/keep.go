@@ -3,7 +3,9 @@ package publish
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -15,7 +17,6 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/spec"
@@ -144,18 +145,14 @@ func (p *Publisher) planRemovals(ctx context.Context, w *siteWriter, cat *catalo
 // one the build info names.
 func (p *Publisher) ensureSBOMReferrers(ctx context.Context, w *siteWriter, name string, v index.IndexVersion) error {
 	if p.target == nil {
-		return fmt.Errorf("no registry to confirm its SBOM is attached to its charts")
+		return errors.New("no registry to confirm its SBOM is attached to its charts")
 	}
-	key := dist.Key(name, v.Version, v.Build)
-	info := w.info[key]
+	info, err := w.buildInfo(name, v.Version, v.Build)
+	if err != nil {
+		return err
+	}
 	if info == nil {
-		var err error
-		if info, err = w.readInfo(BuildInfoFile(name, v.Version, v.Build)); err != nil {
-			return err
-		}
-		if info == nil {
-			return fmt.Errorf("the site has no %s, which names its chart manifests", BuildInfoFile(name, v.Version, v.Build))
-		}
+		return fmt.Errorf("the site has no %s, which names its chart manifests", BuildInfoFile(name, v.Version, v.Build))
 	}
 	f := SBOMFile(name, v.Version, v.Build)
 	if !w.exists(f) {
@@ -223,7 +220,7 @@ func (p *Publisher) removeMarked(w *siteWriter) {
 	slices.Sort(files)
 	n := 0
 	for _, f := range files {
-		if err := os.Remove(w.path(f)); err != nil && !os.IsNotExist(err) {
+		if err := os.Remove(w.path(f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			p.warnf("%v; it is no longer referenced, remove it by hand", err)
 			continue
 		}

@@ -154,6 +154,15 @@ func (w *siteWriter) copyOf(digest string) bool {
 	return err == nil && d == digest
 }
 
+// buildInfo returns the build info of name version build: this run's,
+// or else the site's file; nil when the site has none.
+func (w *siteWriter) buildInfo(name, version string, build int) (*spec.BuildInfo, error) {
+	if info := w.info[dist.Key(name, version, build)]; info != nil {
+		return info, nil
+	}
+	return w.readInfo(BuildInfoFile(name, version, build))
+}
+
 // readInfo returns the build info at rel in the site, nil when absent.
 func (w *siteWriter) readInfo(rel string) (*spec.BuildInfo, error) {
 	data, err := fetchsite.ReadFile(w.path(rel), maxSidecarSize)
