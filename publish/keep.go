@@ -17,6 +17,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/spec"
@@ -158,7 +159,7 @@ func (p *Publisher) ensureSBOMReferrers(ctx context.Context, w *siteWriter, name
 	if !w.exists(f) {
 		return nil
 	}
-	data, err := os.ReadFile(w.path(f))
+	data, err := fetchsite.ReadFile(w.path(f), maxSidecarSize)
 	if err != nil {
 		return err
 	}
