@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/builder"
@@ -337,4 +339,102 @@ func TestSiteKeepPages(t *testing.T) {
 		}
 	}
 	checkSiteLinks(t, filepath.Join(f.work, "site"))
+}
+
+// sbomReferrers is a target that handles the pushes of SBOM referrers
+// with push: nil drops them (a registry written by a kbuild before SBOMs
+// were referrers), an error fails them.
+type sbomReferrers struct {
+	builder.Target
+	err error
+}
+
+func (s sbomReferrers) PushReferrer(ctx context.Context, repo string, img v1.Image) error {
+	m, err := img.Manifest()
+	if err != nil {
+		return err
+	}
+	if len(m.Layers) == 1 && string(m.Layers[0].MediaType) == SBOMArtifactType {
+		return s.err
+	}
+	return s.Target.PushReferrer(ctx, repo, img)
+}
+
+// TestSiteKeepAttachesBeforeRemoving: a version published when SBOMs were
+// not referrers gets its SBOM attached, from the site's file, before the
+// file goes; when the registry refuses that, the files stay and publish
+// warns, and the next publish that can attach it removes them.
+func TestSiteKeepAttachesBeforeRemoving(t *testing.T) {
+	f := newFixture(t)
+	f.recipe("alpha", "1.1.0", 1)
+	if _, err := f.publish("site", func(t builder.Target) builder.Target { return sbomReferrers{Target: t} }); err != nil {
+		t.Fatal(err)
+	}
+	siteDir := filepath.Join(f.work, "site")
+	file := filepath.Join(siteDir, filepath.FromSlash(SBOMFile("alpha", "1.1.0", 1)))
+	old, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := readBuildInfo(t, siteDir, "alpha", "1.1.0").Charts[0]
+	if n := len(referrerLayers(t, c)[SBOMArtifactType]); n != 0 {
+		t.Fatalf("the legacy publish attached %d SBOMs", n)
+	}
+
+	f.recipe("alpha", "1.2.0", 1)
+	refuse := func(t builder.Target) builder.Target {
+		return sbomReferrers{Target: t, err: errors.New("denied: quota exceeded")}
+	}
+	if _, err := f.publish("site", refuse, WithSiteKeep(1)); err == nil {
+		t.Fatal("a publish whose new version's SBOM cannot be attached succeeded")
+	}
+	// The new version's SBOM must be attached, or publish stops. With a
+	// working registry, the old version's SBOM is attached, then its file
+	// removed.
+	if _, err := f.publish("site", nil, WithSiteKeep(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Fatalf("%s is still in the site after its SBOM was attached", file)
+	}
+	layers := referrerLayers(t, c)[SBOMArtifactType]
+	if len(layers) != 1 || !bytes.Equal(layers[0], old) {
+		t.Fatalf("alpha 1.1.0 has %d SBOM referrers, want one holding the site's former file", len(layers))
+	}
+	checkSiteLinks(t, siteDir)
+
+	// A registry that refuses the attachment: the files stay, with a
+	// warning naming the version.
+	g := newFixture(t)
+	g.recipe("alpha", "1.1.0", 1)
+	if _, err := g.publish("site", func(t builder.Target) builder.Target { return sbomReferrers{Target: t} }); err != nil {
+		t.Fatal(err)
+	}
+	g.recipe("alpha", "1.2.0", 1)
+	onlyOld := func(t builder.Target) builder.Target { return &refuseOld{Target: t} }
+	if _, err := g.publish("site", onlyOld, WithSiteKeep(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(g.work, "site", filepath.FromSlash(SBOMFile("alpha", "1.1.0", 1)))); err != nil {
+		t.Errorf("the SBOM of 1.1.0 was removed although the registry refused to hold it: %v", err)
+	}
+	if !strings.Contains(g.stderr.String(), "alpha 1.1.0 build 1: keeping its SBOM and provenance in the site") || !strings.Contains(g.stderr.String(), "quota exceeded") {
+		t.Errorf("no warning naming the version and the registry's refusal:\n%s", &g.stderr)
+	}
+	checkSiteLinks(t, filepath.Join(g.work, "site"))
+}
+
+// refuseOld refuses SBOM referrers of charts tagged 1.1.0-1 only.
+type refuseOld struct{ builder.Target }
+
+func (r *refuseOld) PushReferrer(ctx context.Context, repo string, img v1.Image) error {
+	if repo == "alpha/alpha" {
+		m, err := img.Manifest()
+		if err == nil && string(m.Layers[0].MediaType) == SBOMArtifactType && m.Annotations["org.opencontainers.image.created"] != "" {
+			if h, _, err := r.Target.Lookup(ctx, repo, "1.1.0-1"); err == nil && m.Subject != nil && m.Subject.Digest == h {
+				return errors.New("denied: quota exceeded")
+			}
+		}
+	}
+	return r.Target.PushReferrer(ctx, repo, img)
 }
