@@ -133,6 +133,14 @@ func TestSiteKeep(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), SBOMArtifactType) {
 		t.Errorf("oras discover %s: %v, want an %s referrer:\n%s", subject, err, SBOMArtifactType, out)
 	}
+	// and fetches the SBOM of 1.2.0, byte for byte the file the site held.
+	c = readBuildInfo(t, siteDir, "alpha", version(2)).Charts[0]
+	repo := strings.TrimPrefix(c.Ref[:strings.LastIndexByte(c.Ref, ':')], "oci://")
+	layer := sbomLayerDigest(t, repo+"@"+c.Manifest)
+	out, err = exec.Command(oras, "blob", "fetch", "--plain-http", "--output", "-", repo+"@"+layer).Output()
+	if err != nil || !bytes.Equal(out, secondSBOM) {
+		t.Errorf("oras blob fetch %s@%s: %v; got %d bytes, want the %d of the site's former %s", repo, layer, err, len(out), len(secondSBOM), second)
+	}
 
 	// The page shows 10 versions in full: a publish reads the build info
 	// of those only (the one of 1.1.0 is not even parsed), and the 13th
@@ -197,6 +205,37 @@ func referrerLayers(t *testing.T, c spec.BuiltChart) map[string][][]byte {
 		out[d.ArtifactType] = append(out[d.ArtifactType], b)
 	}
 	return out
+}
+
+// sbomLayerDigest returns the digest of the layer of the SBOM referrer of
+// subject (REPOSITORY@DIGEST).
+func sbomLayerDigest(t *testing.T, subject string) string {
+	t.Helper()
+	d, err := name.NewDigest(subject, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := remote.Referrers(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := idx.IndexManifest()
+	for _, r := range m.Manifests {
+		if r.ArtifactType != SBOMArtifactType {
+			continue
+		}
+		img, err := remote.Image(d.Context().Digest(r.Digest.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mf, err := img.Manifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mf.Layers[0].Digest.String()
+	}
+	t.Fatalf("%s has no %s referrer", subject, SBOMArtifactType)
+	return ""
 }
 
 var hrefRE = regexp.MustCompile(`(?:href|src)="([^"]*)"`)
