@@ -62,13 +62,13 @@ date") unless --rebuild is given, and then its digests must equal the
 published ones; a withdrawn one ('kbuild repo withdraw') is skipped. With
 nothing new the base is re-signed with a fresh expiry.
 
-Every version's SBOM is also attached to its charts as an OCI referrer, so
-the registry holds every version's SBOM and provenance for good. The site
+Each version's SBOM is also attached to its charts as an OCI referrer, as
+its provenance is, so the registry keeps both as long as the charts. The site
 keeps those two files for the newest --site-keep versions of each package
 (10, the versions a package page shows in full; 0 keeps all): when a publish
 changes a package, the files of its older versions are removed after the new
-index is in place, once their SBOM is confirmed attached in the registry.
-Build info, index entries and tombstones stay for every version, and
+index is in place, once their SBOM is attached in the registry (a version
+published before SBOMs were referrers gets its referrer then). Build info, index entries and tombstones stay for every version, and
 sbom.cdx.json and the package pages point at the registry for the others.
 
 Publishing is incremental: the files of versions published before are left
