@@ -68,8 +68,9 @@ keeps those two files for the newest --site-keep versions of each package
 (10, the versions a package page shows in full; 0 keeps all): when a publish
 changes a package, the files of its older versions are removed after the new
 index is in place, once their SBOM is attached in the registry (a version
-published before SBOMs were referrers gets its referrer then). Build info, index entries and tombstones stay for every version, and
-sbom.cdx.json and the package pages point at the registry for the others.
+published before SBOMs were referrers gets its referrer then). Build info,
+index entries and tombstones stay for every version, and sbom.cdx.json and
+the package pages point at the registry for the others.
 
 Publishing is incremental: the files of versions published before are left
 as they are in --site, so --site must start as a copy of the published site
