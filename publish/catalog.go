@@ -53,7 +53,7 @@ func newCollector(w *siteWriter, keep func(string) bool) *collector {
 func (cl *collector) visit(name string, p *index.IndexPackage) error {
 	vs := make([]sbom.VersionBOM, len(p.Versions))
 	for i, v := range p.Versions {
-		vs[i] = sbom.VersionBOM{Name: strings.Clone(name), Version: strings.Clone(v.Version), Build: v.Build, Digest: strings.Clone(v.Digest), BOM: SBOMFile(name, v.Version, v.Build)}
+		vs[i] = sbom.VersionBOM{Name: strings.Clone(name), Version: strings.Clone(v.Version), Build: v.Build, Digest: strings.Clone(v.Digest), BOM: SBOMFile(name, v.Version, v.Build), Referrers: chartReferrerRefs(&v.Spec)}
 	}
 	full := cl.keep(name) || !cl.w.exists(site.PagePath(name))
 	kept := p.Versions
@@ -108,7 +108,7 @@ func (cl *collector) addBuilt(results []*builder.Result, inBase func(name, versi
 			pkg.Home = h
 		}
 		pkg.Versions = append(pkg.Versions, index.IndexVersion{Version: r.Version, Build: r.Build, Digest: digest, Spec: r.Record.Spec})
-		cl.c.versions = append(cl.c.versions, sbom.VersionBOM{Name: r.Name, Version: r.Version, Build: r.Build, Digest: digest, BOM: SBOMFile(r.Name, r.Version, r.Build)})
+		cl.c.versions = append(cl.c.versions, sbom.VersionBOM{Name: r.Name, Version: r.Version, Build: r.Build, Digest: digest, BOM: SBOMFile(r.Name, r.Version, r.Build), Referrers: chartReferrerRefs(&r.Record.Spec)})
 	}
 	return nil
 }
@@ -153,7 +153,10 @@ func readCatalog(data []byte, w *siteWriter, changed func(name string) bool) (*c
 }
 
 // catalog writes index.html and the pages of the packages c names,
-// linking the supply-chain files the site has for their versions.
+// linking the supply-chain files the site has (and keeps) for the
+// versions a page shows in full; for the others, and for those shown
+// whose files the site no longer holds, pages point at the OCI referrers
+// of their charts (site.WithReferrers).
 func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]string) error {
 	published := []string{SignatureFile}
 	for _, f := range []string{RootFile, ScanFile} {
@@ -166,19 +169,19 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 		if pkg == nil {
 			continue
 		}
-		for _, v := range pkg.Versions {
+		// A page shows its newest site.MaxDetailed versions in full, with
+		// their files and charts by digest; the others are rows of its
+		// versions table, for which nothing is read.
+		shown, _ := Retain(pkg.Versions, site.MaxDetailed)
+		for _, v := range shown {
 			for _, f := range []string{SBOMFile(name, v.Version, v.Build), ProvenanceFile(name, v.Version, v.Build)} {
 				if w.exists(f) {
 					published = append(published, f)
 				}
 			}
-			key := dist.Key(name, v.Version, v.Build)
-			info := w.info[key]
-			if info == nil {
-				var err error
-				if info, err = w.readInfo(BuildInfoFile(name, v.Version, v.Build)); err != nil {
-					return err
-				}
+			info, err := w.buildInfo(name, v.Version, v.Build)
+			if err != nil {
+				return err
 			}
 			if info != nil {
 				for _, ch := range info.Charts {
@@ -191,7 +194,7 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 	if err != nil {
 		return err
 	}
-	opts := []site.Option{site.WithPublished(published...), site.WithManifestDigests(manifests), site.WithPages(c.pages...), site.WithVersionCounts(c.counts), keys}
+	opts := []site.Option{site.WithPublished(published...), site.WithManifestDigests(manifests), site.WithPages(c.pages...), site.WithVersionCounts(c.counts), site.WithReferrers(), keys}
 	if p.title != "" {
 		opts = append(opts, site.WithTitle(p.title))
 	}
@@ -258,7 +261,7 @@ func (p *Publisher) Recatalog(ctx context.Context, names []string) (found bool, 
 	case err != nil:
 		return true, fmt.Errorf("index %s: %w; its catalog was not rewritten", s.Location(s.IndexName()), err)
 	}
-	w := &siteWriter{dir: p.site, written: map[string]bool{}}
+	w := newSiteWriter(p.site)
 	c := &catalogData{idx: v.Index}
 	for _, n := range names {
 		if v.Index.Packages[n] != nil || slices.ContainsFunc(v.Index.Withdrawn, func(t index.Withdrawal) bool { return t.Package == n }) {

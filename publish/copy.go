@@ -114,7 +114,7 @@ func (p *Publisher) Copy(ctx context.Context, from *Published, versions []Versio
 			s.discard()
 		}
 	}()
-	w := &siteWriter{dir: p.site, written: map[string]bool{}}
+	w := newSiteWriter(p.site)
 	var fetch []string
 	for _, v := range res.Copied {
 		for _, f := range []string{BuildInfoFile(v.Package, v.Version, v.Build), ProvenanceFile(v.Package, v.Version, v.Build), SBOMFile(v.Package, v.Version, v.Build)} {

@@ -12,7 +12,9 @@
 // for what writes a site and what reads one.
 //
 // What a reader sees while a publish runs: files are added or replaced,
-// each whole (a temporary file and a rename), and none is removed; the
+// each whole (a temporary file and a rename), and none is removed before
+// the new index is in place (then the SBOM and provenance files of
+// versions beyond WithSiteKeep, which nothing written references); the
 // catalog pages may show new versions a moment before index.yaml lists
 // them. The signature of the new index is first written as
 // by-hash/sha256/<hex>.sig, named by the sha256 of the index it signs,

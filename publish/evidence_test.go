@@ -79,8 +79,8 @@ func TestAttachEvidence(t *testing.T) {
 			found++
 		}
 	}
-	if len(m.Manifests) != 2 || found != 1 {
-		t.Fatalf("referrers of %s: %d (want provenance and evidence), %d holding the evidence", refs[0], len(m.Manifests), found)
+	if len(m.Manifests) != 3 || found != 1 {
+		t.Fatalf("referrers of %s: %d (want provenance, SBOM and evidence), %d holding the evidence", refs[0], len(m.Manifests), found)
 	}
 	if _, err := AttachEvidence(ctx, pub, []VersionRef{{"alpha", "2.0.0", 1}}, env, f.epoch, true, 0); err == nil || !strings.Contains(err.Error(), "alpha 2.0.0 build 1 is not in the index") {
 		t.Fatalf("attaching to a version the index lacks: %v", err)

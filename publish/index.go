@@ -169,7 +169,7 @@ func (p *Publisher) Withdraw(ctx context.Context, name, version string, build in
 			s.discard()
 		}
 	}()
-	w := &siteWriter{dir: p.site, written: map[string]bool{}}
+	w := newSiteWriter(p.site)
 	cat, err := readCatalog(s.data, w, func(n string) bool { return n == name })
 	if err != nil {
 		return nil, nil, err

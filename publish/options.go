@@ -41,6 +41,7 @@ type Publisher struct {
 	stdout     io.Writer
 	stderr     io.Writer
 	suites     *site.Suites
+	keep       int
 }
 
 // Option configures New.
@@ -138,6 +139,7 @@ func New(opts ...Option) (*Publisher, error) {
 		site: "_site", expires: 30 * 24 * time.Hour, timeout: 60 * time.Second,
 		tool: [2]string{"kbuild", "devel"}, getenv: func(string) string { return "" },
 		display: func(s string) string { return s }, stdout: io.Discard, stderr: io.Discard,
+		keep: DefaultSiteKeep,
 	}
 	for _, o := range opts {
 		o(p)

@@ -82,7 +82,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 			names[l.Recipe.Metadata.Name] = true
 		}
 	}
-	w := &siteWriter{dir: p.site, written: map[string]bool{}}
+	w := newSiteWriter(p.site)
 	cl := newCollector(w, func(name string) bool { return names[name] })
 
 	b := index.NewBuilder(index.Compact())
@@ -200,6 +200,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if err := s.commit(&start); err != nil {
 		return nil, err
 	}
+	p.removeMarked(w)
 	return &Result{Index: indexPath, Packages: pkgs, Versions: versions, Built: results}, nil
 }
 
@@ -422,6 +423,13 @@ type siteWriter struct {
 	dir     string
 	written map[string]bool
 	info    map[string]*spec.BuildInfo
+	// removing are files removed once the index is committed
+	// (planRemovals): exists already reports them absent.
+	removing map[string]bool
+}
+
+func newSiteWriter(dir string) *siteWriter {
+	return &siteWriter{dir: dir, written: map[string]bool{}, removing: map[string]bool{}}
 }
 
 func (w *siteWriter) write(rel string, data []byte) error {
@@ -435,8 +443,11 @@ func (w *siteWriter) write(rel string, data []byte) error {
 func (w *siteWriter) path(rel string) string { return filepath.Join(w.dir, filepath.FromSlash(rel)) }
 
 // exists reports whether the site has the file rel, written by this run
-// or before.
+// or before, and keeps it (it is not marked for removal).
 func (w *siteWriter) exists(rel string) bool {
+	if w.removing[rel] {
+		return false
+	}
 	if w.written[rel] {
 		return true
 	}

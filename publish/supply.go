@@ -25,8 +25,11 @@ const fetchWorkers = 16
 const maxSidecarSize = 16 << 20
 
 // supplyChain writes the build info and SBOM of each version this run
-// built, and the repository SBOM, which lists every version of the index
-// with a reference to its own SBOM (sbom/<key>.cdx.json) rather than
+// built (attaching the SBOM to its charts as an OCI referrer), marks the
+// files of versions beyond WithSiteKeep for removal (planRemovals), and
+// writes the repository SBOM, which lists every version of the index with
+// a reference to its own SBOM (sbom/<key>.cdx.json, or for a version whose
+// file the site does not hold, its charts in the registry) rather than
 // inlining them. A version published before keeps the files the site
 // already has: nothing is rewritten for it. Only when the base is another
 // site (WithMerge) and the site directory is not a copy of it (its
@@ -44,6 +47,11 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 		for _, f := range files {
 			if err := w.write(f.Path, f.Data); err != nil {
 				return err
+			}
+			if f.Path == SBOMFile(r.Name, r.Version, r.Build) {
+				if err := p.attachSBOM(ctx, r, f.Data); err != nil {
+					return err
+				}
 			}
 		}
 		w.info[dist.Key(r.Name, r.Version, r.Build)] = &r.Info
@@ -64,6 +72,17 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 		}
 		if err := p.fetchAll(ctx, w, base, fetch); err != nil {
 			return err
+		}
+	}
+	if err := p.planRemovals(ctx, w, cat, results); err != nil {
+		return err
+	}
+	// A version whose SBOM the site does not hold (older than the newest
+	// WithSiteKeep of its package) is referenced through its charts, of
+	// which the SBOM is an OCI referrer.
+	for i := range cat.versions {
+		if v := &cat.versions[i]; len(v.Referrers) > 0 && !w.exists(v.BOM) {
+			v.BOM = ""
 		}
 	}
 	bom, err := sbom.ForRepositoryRefs(IndexFile, cat.versions, sbom.WithTimestamp(p.generated), sbom.WithTool(p.tool[0], p.tool[1]))
@@ -133,6 +152,15 @@ func (w *siteWriter) copyOf(digest string) bool {
 	}
 	d, err := fileDigest(w.path(IndexFile))
 	return err == nil && d == digest
+}
+
+// buildInfo returns the build info of name version build: this run's,
+// or else the site's file; nil when the site has none.
+func (w *siteWriter) buildInfo(name, version string, build int) (*spec.BuildInfo, error) {
+	if info := w.info[dist.Key(name, version, build)]; info != nil {
+		return info, nil
+	}
+	return w.readInfo(BuildInfoFile(name, version, build))
 }
 
 // readInfo returns the build info at rel in the site, nil when absent.

@@ -84,6 +84,9 @@ type packagePage struct {
 	Older    bool
 	// HasSuites is whether the repository has suites (WithSuites).
 	HasSuites bool
+	// Referrers is whether every version's SBOM and provenance are OCI
+	// referrers of its charts (WithReferrers).
+	Referrers bool
 }
 
 // MaxDetailed is how many of a package's versions, newest first, its page
@@ -117,7 +120,11 @@ type versionView struct {
 	Variants    []variantView
 	Images      []imageView
 	Files       []link
-	Snippet     snippet
+	// Discover are the oras commands that list the version's SBOM and
+	// provenance in the registry, when the site does not hold them
+	// (WithReferrers).
+	Discover []string
+	Snippet  snippet
 }
 
 type permissionsView struct {
@@ -219,6 +226,7 @@ func newPackagePage(idx *index.RepositoryIndex, name string, o *options) package
 		Home:        pkg.Home,
 		HomeLink:    strings.HasPrefix(pkg.Home, "https://") || strings.HasPrefix(pkg.Home, "http://"),
 		HasSuites:   o.suites != nil,
+		Referrers:   o.referrers,
 	}
 	for i, v := range pkg.Versions {
 		vv := versionView{ID: fmt.Sprintf("v%s-%d", v.Version, v.Build), Version: v.Version, Build: v.Build, Digest: v.Digest, Rollback: newRollback(v.Spec.Rollback)}
@@ -276,6 +284,20 @@ func newVersionView(name string, v index.IndexVersion, newest bool, o *options) 
 	} {
 		if o.published[f.path] {
 			vv.Files = append(vv.Files, link{Href: "../" + f.path, Text: f.text})
+		}
+	}
+	if o.referrers && !o.published["sbom/"+key+".cdx.json"] {
+		for _, va := range vv.Variants {
+			for _, c := range va.Components {
+				if c.Chart == nil {
+					continue
+				}
+				ref := c.Chart.DigestRef
+				if ref == "" {
+					ref = c.Chart.TagRef
+				}
+				vv.Discover = append(vv.Discover, "oras discover "+shellQuote(strings.TrimPrefix(ref, "oci://")))
+			}
 		}
 	}
 	return vv

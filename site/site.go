@@ -28,6 +28,7 @@ type options struct {
 	pages         map[string]bool // nil: every package's page
 	counts        map[string]int
 	suites        *Suites
+	referrers     bool
 }
 
 // WithPages limits the package pages Write writes to those of the packages
@@ -58,6 +59,14 @@ func WithVersionCounts(counts map[string]int) Option {
 		}
 	}
 }
+
+// WithReferrers says that the SBOM and provenance of every version are
+// OCI referrers of its charts in the registry: a version shown in full
+// whose SBOM the site does not hold (WithPublished) names the charts to
+// list them from (oras discover), and a page with versions not shown in
+// full says where theirs are. The default is to say nothing of the
+// registry.
+func WithReferrers() Option { return func(o *options) { o.referrers = true } }
 
 // WithTitle sets the repository's name, shown in page titles and headers
 // and used as the name of the kubepkg Repository object in snippets. The

@@ -9,11 +9,14 @@
 // verify ≤ 2 s, peak RSS ≤ 1 GiB), then kbuild publish over that index
 // (one new recipe and nothing new, the base in --site and behind --index
 // URL; ≤ 15 s, ≤ 1 GiB) and the whole site by kind of file: apparent
-// bytes, file count and gzip'd tar against index.yaml (≤ 2.5 ×).
+// bytes, file count and gzip'd tar against index.yaml (≤ 2.5 ×). The SBOM
+// and provenance files are those kbuild publish --site-keep leaves
+// (-site-keep, default 10; 0 writes them for every version).
 //
 //	go run ./bench/index                      # in a temporary directory
 //	go run ./bench/index -dir /tmp/kb -keep   # keep the records and site
 //	go run ./bench/index -packages 100        # a tenth of the size
+//	go run ./bench/index -site-keep 0         # every version's SBOM and provenance
 //
 // Peak RSS comes from /usr/bin/time -v when it is installed, otherwise
 // from the child's rusage. It exits 1 when a target is missed.
@@ -40,6 +43,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -51,6 +55,7 @@ var (
 	versions = flag.Int("versions", 100, "versions per package")
 	kbuild   = flag.String("kbuild", "", "kbuild binary (default: built from ./cmd/kbuild)")
 	pub      = flag.Bool("publish", true, "also measure kbuild publish over the index")
+	siteKeep = flag.Int("site-keep", publish.DefaultSiteKeep, "kbuild publish --site-keep: the newest N versions of each package keep their SBOM and provenance in the site (0: every version)")
 )
 
 // Targets on the reference machine (2 cores).
@@ -121,7 +126,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "wrote the build info, SBOM and provenance of %d versions (%.0f MB) in %s\n", n, float64(fileBytes)/1e6, time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "wrote the build info of %d versions and the SBOM and provenance of the newest %d of each package (-site-keep; 0: all) (%.0f MB) in %s\n", n, *siteKeep, float64(fileBytes)/1e6, time.Since(t0).Round(time.Millisecond))
 
 	// Warm the page cache so that both runs measure kbuild, not the disk.
 	if _, err := measure(env, "cat-dist", "sh", "-c", "find "+distDir+" -name '*.yaml' -exec cat {} + > /dev/null"); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -54,7 +55,10 @@ func benchPublish(bin, work, site, keyFile, pubFile string, env []string) ([]pub
 		return nil
 	}
 	publish := func(name, siteDir string, extra ...string) (*measurement, error) {
-		args := append([]string{bin, "publish", recipes, "--site", siteDir, "--sign-key", keyFile, "-o", filepath.Join(work, "pubdist"), "--cache-dir", filepath.Join(work, "cache")}, extra...)
+		args := append([]string{bin, "publish", recipes, "--site", siteDir, "--sign-key", keyFile, "-o", filepath.Join(work, "pubdist"), "--cache-dir", filepath.Join(work, "cache"), "--site-keep", strconv.Itoa(*siteKeep),
+			// One index at the site root: not the suites.yaml of the
+			// repository the bench runs in.
+			"--suites", filepath.Join(work, "no-suites.yaml")}, extra...)
 		return measure(env, name, args...)
 	}
 	var runs []publishRun

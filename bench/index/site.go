@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/trust"
 )
@@ -37,7 +39,10 @@ var ciEnv = map[string]string{
 // publish writes for a version it built: the build info and SBOM of
 // publish.VersionFiles and the signed provenance of publish.ProvenanceFor,
 // the same functions, so that the site measured is the one a repository
-// holds once every version went through kbuild publish.
+// holds once every version went through kbuild publish. The SBOM and
+// provenance are written only for the versions publish.Retain keeps with
+// -site-keep, as kbuild publish --site-keep leaves them; the build info
+// of every version.
 func writeVersionFiles(site string, epoch time.Time, signer trust.Signer) (int64, error) {
 	for _, d := range []string{"build", "sbom", "provenance"} {
 		if err := os.MkdirAll(filepath.Join(site, d), 0o755); err != nil {
@@ -58,6 +63,7 @@ func writeVersionFiles(site string, epoch time.Time, signer trust.Signer) (int64
 			var n int64
 			err := func() error {
 				for p := range jobs {
+					kept := keptVersions(p)
 					for v := range *versions {
 						rec := record(p, v)
 						info := buildInfo(p, v, rec)
@@ -65,11 +71,16 @@ func writeVersionFiles(site string, epoch time.Time, signer trust.Signer) (int64
 						if err != nil {
 							return err
 						}
-						prov, err := publish.ProvenanceFor(info, id, invocation, epoch, signer)
-						if err != nil {
-							return err
+						if !kept[dist.Key(rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build)] {
+							files = files[:1] // the build info only
+						} else {
+							prov, err := publish.ProvenanceFor(info, id, invocation, epoch, signer)
+							if err != nil {
+								return err
+							}
+							files = append(files, prov)
 						}
-						for _, f := range append(files, prov) {
+						for _, f := range files {
 							if err := os.WriteFile(filepath.Join(site, filepath.FromSlash(f.Path)), f.Data, 0o644); err != nil {
 								return err
 							}
@@ -95,6 +106,22 @@ func writeVersionFiles(site string, epoch time.Time, signer trust.Signer) (int64
 	close(jobs)
 	wg.Wait()
 	return total, firstErr
+}
+
+// keptVersions returns the keys of the versions of package p whose SBOM
+// and provenance the site keeps with -site-keep (publish.Retain).
+func keptVersions(p int) map[string]bool {
+	vs := make([]index.IndexVersion, *versions)
+	for v := range vs {
+		rec := record(p, v)
+		vs[v] = index.IndexVersion{Version: rec.Spec.Version, Build: rec.Spec.Build}
+	}
+	kept, _ := publish.Retain(vs, *siteKeep)
+	keys := make(map[string]bool, len(kept))
+	for _, v := range kept {
+		keys[dist.Key(record(p, 0).Metadata.Name, v.Version, v.Build)] = true
+	}
+	return keys
 }
 
 // kind is one kind of file of a site: its bytes and how many there are.

@@ -29,16 +29,25 @@ func newVerifyProvenanceCmd() *Command {
 with an SLSA v1 provenance predicate, signed by the repository key, whose
 subjects include the sha256 of CHART.tgz. It prints what the chart was built
 from: the recipe, its commit, every upstream source with its digest and the
-builder. Provenance is published beside the index as
-provenance/<package>-<version>-<build>.intoto.json and attached to each chart
-in the registry as an OCI referrer (artifactType application/vnd.in-toto+json).
+builder. Provenance is attached to each chart in the registry as an OCI
+referrer (artifactType application/vnd.in-toto+json), for every version, and
+published beside the index as provenance/<package>-<version>-<build>.intoto.json
+for the newest 10 versions of each package (kbuild publish --site-keep).
 
 Examples:
   # check a pulled chart against the published provenance
   helm pull oci://ghcr.io/acme/packages/kubevirt/kubevirt-operator --version 1.9.0-1
   curl -sO https://acme.github.io/packages/provenance/kubevirt-1.9.0-1.intoto.json
   kbuild verify-provenance --archive kubevirt-operator-1.9.0-1.tgz \
-    --provenance kubevirt-1.9.0-1.intoto.json --public-key keys/index.pub`,
+    --provenance kubevirt-1.9.0-1.intoto.json --public-key keys/index.pub
+
+  # an older version, whose file the site no longer holds: from the registry
+  # (test evidence is in-toto too; the provenance's one layer is the envelope)
+  oras discover --artifact-type application/vnd.in-toto+json \
+    ghcr.io/acme/packages/kubevirt/kubevirt-operator:1.8.0-1
+  oras manifest fetch ghcr.io/acme/packages/kubevirt/kubevirt-operator@REFERRER
+  oras blob fetch --output kubevirt-1.8.0-1.intoto.json \
+    ghcr.io/acme/packages/kubevirt/kubevirt-operator@LAYER`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&archive, "archive", "", "the chart archive `FILE` (.tgz) to check")
 			fs.StringVar(&provenance, "provenance", "", "the DSSE envelope `FILE` (.intoto.json)")

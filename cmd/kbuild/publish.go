@@ -35,6 +35,7 @@ type publishFlags struct {
 	title      string
 	suites     string
 	evidence   string
+	siteKeep   int
 }
 
 func newPublishCmd() *Command {
@@ -60,6 +61,16 @@ recipe whose name@version build N is published is not rebuilt ("up to
 date") unless --rebuild is given, and then its digests must equal the
 published ones; a withdrawn one ('kbuild repo withdraw') is skipped. With
 nothing new the base is re-signed with a fresh expiry.
+
+Each version's SBOM is also attached to its charts as an OCI referrer, as
+its provenance is, so the registry keeps both as long as the charts. The site
+keeps those two files for the newest --site-keep versions of each package
+(10, the versions a package page shows in full; 0 keeps all): when a publish
+changes a package, the files of its older versions are removed after the new
+index is in place, once their SBOM is attached in the registry (a version
+published before SBOMs were referrers gets its referrer then). Build info,
+index entries and tombstones stay for every version, and sbom.cdx.json and
+the package pages point at the registry for the others.
 
 Publishing is incremental: the files of versions published before are left
 as they are in --site, so --site must start as a copy of the published site
@@ -111,6 +122,10 @@ Examples:
     --sign-key-env KBUILD_SIGN_KEY --site _site \
     --index https://acme.github.io/packages/index.yaml --public-key keys/index.pub
 
+  # keep every version's SBOM and provenance file in the site
+  kbuild publish recipes/ --registry oci://ghcr.io/acme/packages \
+    --sign-key-env KBUILD_SIGN_KEY --site-keep 0
+
   # with suites.yaml and evidence/ in the repository: verify the evidence
   # against the root's qa role, publish into unstable, attach the evidence
   kbuild publish recipes/ --registry oci://ghcr.io/acme/packages --sign-key-env KBUILD_SIGN_KEY \
@@ -125,6 +140,7 @@ Examples:
 			fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild published versions too; their digests must not change")
 			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan --format json report `FILE` to publish as scan.json")
 			fs.StringVar(&f.title, "title", "", "title of the catalog (default: kubepkg repository)")
+			fs.IntVar(&f.siteKeep, "site-keep", publish.DefaultSiteKeep, "keep the SBOM and provenance files of the newest `N` versions of each package in the site (0: every version); older ones stay OCI referrers of their charts")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, new builds go into SITE/<first suite>/")
 			fs.StringVar(&f.evidence, "evidence", suite.EvidenceDir, "directory `DIR` of test evidence in the repository (committed by pull request): new files are verified against --root's qa role, copied into SITE/evidence/ and attached to their charts")
 			f.buildFlags.addFlags(fs)
@@ -139,6 +155,9 @@ Examples:
 			}
 			if f.expires == 0 && !f.noExpiry {
 				return usagef("--expires 0 makes an index that never expires; say --no-expiry too if that is meant")
+			}
+			if f.siteKeep < 0 {
+				return usagef("--site-keep %d: expected a number of versions, 0 for every version", f.siteKeep)
 			}
 			return f.run(ctx, env, args)
 		},
@@ -182,7 +201,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	siteDir := f.site
 	opts := []publish.Option{publish.WithSigners(signers...), publish.WithRoot(f.root),
 		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithRebuild(f.rebuild), publish.WithTitle(f.title), publish.WithScanReport(f.scanReport),
-		publish.WithOutput(env.Stdout, env.Stderr)}
+		publish.WithSiteKeep(f.siteKeep), publish.WithOutput(env.Stdout, env.Stderr)}
 	c, found, err := suite.Load(f.suites)
 	if err != nil {
 		return err

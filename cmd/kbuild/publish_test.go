@@ -195,15 +195,19 @@ spec:
 			if got := "sha256:" + sha(helmPull(t, helm, "oci://"+repo+"@"+c.Manifest)); got != c.Digest {
 				t.Errorf("anonymous pull of %s: %s, want %s", repo, got, c.Digest)
 			}
-			// Its provenance is attached as a referrer.
+			// Its provenance and its SBOM are attached as referrers.
 			subject, _ := name.NewDigest(repo+"@"+c.Manifest, name.Insecure)
 			refs, err := remote.Referrers(subject)
 			if err != nil {
 				t.Fatalf("referrers of %s: %v", subject, err)
 			}
 			m, _ := refs.IndexManifest()
-			if len(m.Manifests) != 1 || m.Manifests[0].ArtifactType != "application/vnd.in-toto+json" {
-				t.Errorf("referrers of %s = %+v, want one in-toto envelope", subject, m.Manifests)
+			types := map[string]int{}
+			for _, d := range m.Manifests {
+				types[d.ArtifactType]++
+			}
+			if len(m.Manifests) != 2 || types["application/vnd.in-toto+json"] != 1 || types["application/vnd.cyclonedx+json"] != 1 {
+				t.Errorf("referrers of %s = %+v, want one in-toto envelope and one CycloneDX SBOM", subject, m.Manifests)
 			}
 		}
 	}

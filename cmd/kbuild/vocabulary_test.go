@@ -70,6 +70,7 @@ var vocabulary = map[string]term{
 	"no-expiry":   {"", "bool", "never expires"},
 	"title":       {"", "string", "title of the catalog"},
 	"scan-report": {"", "string", "kbuild scan --format json report"},
+	"site-keep":   {"", "int", "keep the SBOM and provenance files of the newest `N` versions"},
 	"build":       {"", "int", "build number of the version"},
 
 	// Command-specific flags: one command each.
