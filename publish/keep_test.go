@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -178,31 +177,9 @@ func referrerLayers(t *testing.T, c spec.BuiltChart) map[string][][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, err := remote.Referrers(subject)
-	if err != nil {
-		t.Fatalf("referrers of %s: %v", subject, err)
-	}
-	m, err := idx.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][][]byte{}
-	for _, d := range m.Manifests {
-		img, err := remote.Image(subject.Context().Digest(d.Digest.String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		layers, err := img.Layers()
-		if err != nil || len(layers) != 1 {
-			t.Fatalf("referrer %s of %s: %d layers, %v", d.Digest, subject, len(layers), err)
-		}
-		rc, err := layers[0].Uncompressed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(rc)
-		rc.Close()
-		out[d.ArtifactType] = append(out[d.ArtifactType], b)
+	for _, r := range testenv.Referrers(t, subject) {
+		out[r.ArtifactType] = append(out[r.ArtifactType], r.Payload)
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/internal/testenv"
@@ -107,32 +105,14 @@ func TestPublishEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	found := ""
-	refs, err := remote.Referrers(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := refs.IndexManifest()
-	for _, desc := range m.Manifests {
-		if desc.ArtifactType != publish.EvidenceArtifactType {
-			continue
-		}
-		img, err := remote.Image(d.Context().Digest(desc.Digest.String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		layers, _ := img.Layers()
-		rc, err := layers[0].Uncompressed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(rc)
-		rc.Close()
-		if string(b) == envelope {
-			found = desc.Digest.String()
+	refs := testenv.Referrers(t, d)
+	for _, ref := range refs {
+		if ref.ArtifactType == publish.EvidenceArtifactType && string(ref.Payload) == envelope {
+			found = ref.Digest
 		}
 	}
 	if found == "" {
-		t.Errorf("no referrer of %s holds the evidence (%d referrers)", subject, len(m.Manifests))
+		t.Errorf("no referrer of %s holds the evidence (%d referrers)", subject, len(refs))
 	}
 	out, err := exec.Command(oras, "discover", "--plain-http", "--format", "tree", subject).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), publish.EvidenceArtifactType) || !strings.Contains(string(out), found) {

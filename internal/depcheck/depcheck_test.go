@@ -83,7 +83,8 @@ var signing = append([]string{"filippo.io/edwards25519/..."}, leaf...)
 // may depend on, directly or not (a path ending in "/..." allows the tree
 // under it). The packages that fetch, build, review and publish (builder,
 // sources, patches, recipe/draft, internal/review, bundle, publish, suite,
-// internal/chartpin, sbom/trivytest) depend on Helm, kyaml and the
+// internal/chartpin, sbom/trivytest, and internal/testenv, which reads
+// referrers for the end-to-end tests) depend on Helm, kyaml and the
 // registry clients by design and are not held here.
 var outside = map[string][]string{
 	"spec":                 leaf,
@@ -104,7 +105,6 @@ var outside = map[string][]string{
 	"internal/netdeadline": {},
 	"internal/plainhttp":   {},
 	"internal/ociserve":    {},
-	"internal/testenv":     {},
 	"bundle/nodeconfig":    {"github.com/BurntSushi/toml/...", "go.yaml.in/yaml/v2", "sigs.k8s.io/yaml"},
 	"examples":             {},
 	"scripts/hostile":      {},
