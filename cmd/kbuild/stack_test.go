@@ -163,6 +163,8 @@ func helmTemplate(t *testing.T, helm, chartRef, manifest, release, namespace str
 type rendered struct {
 	objects map[string][]string
 	images  []string
+	// docs are the rendered objects by "Kind name".
+	docs map[string]string
 }
 
 var (
@@ -173,7 +175,7 @@ var (
 )
 
 func parseRendered(out string) rendered {
-	r := rendered{objects: map[string][]string{}}
+	r := rendered{objects: map[string][]string{}, docs: map[string]string{}}
 	for _, doc := range strings.Split(out, "\n---\n") {
 		k, n := kindRE.FindStringSubmatch(doc), nameRE.FindStringSubmatch(doc)
 		if k == nil || n == nil {
@@ -184,6 +186,7 @@ func parseRendered(out string) rendered {
 			c = m[1]
 		}
 		r.objects[c] = append(r.objects[c], k[1]+" "+n[1])
+		r.docs[k[1]+" "+n[1]] = doc
 		for _, m := range imageRE.FindAllStringSubmatch(doc, -1) {
 			if !slices.Contains(r.images, m[1]) {
 				r.images = append(r.images, m[1])
@@ -327,8 +330,25 @@ func TestForemanStack(t *testing.T) {
 			}
 		}
 	}
-	if got := renders["candlepin"].objects["candlepin"]; !slices.Equal(got, []string{"Service foreman-foreman-stack-candlepin", "Deployment foreman-foreman-stack-candlepin"}) {
-		t.Errorf("candlepin renders %v, want the Service and Deployment Foreman's katello.yaml names", got)
+	if got := renders["candlepin"].objects["candlepin"]; !slices.Equal(got, []string{"NetworkPolicy foreman-foreman-stack-candlepin-candlepin", "Service foreman-foreman-stack-candlepin", "Deployment foreman-foreman-stack-candlepin"}) {
+		t.Errorf("candlepin renders %v, want its NetworkPolicy and the Service and Deployment Foreman's katello.yaml names", got)
+	}
+	// Upstream's NetworkPolicies select the pods of its one release and
+	// stay with foreman; pulp and candlepin bring their own, selecting the
+	// pods of their release, and the ones Foreman calls admit Foreman's
+	// components from the foreman release only.
+	for _, tc := range []struct{ pkg, component, from string }{
+		{"pulp", "pulp-content", "kubernetes.io/metadata.name: ingress-nginx"},
+		{"pulp", "pulp-api", "app.kubernetes.io/component: pulp-control-proxy"},
+		{"pulp", "pulp-control-proxy", "{key: app.kubernetes.io/instance, operator: In, values: [foreman]}"},
+		{"candlepin", "candlepin", "{key: app.kubernetes.io/instance, operator: In, values: [foreman]}"},
+	} {
+		release := want[tc.pkg].release
+		doc := renders[tc.pkg].docs["NetworkPolicy foreman-foreman-stack-"+release+"-"+tc.component]
+		selects := fmt.Sprintf("  podSelector:\n    matchLabels:\n      app.kubernetes.io/instance: %s\n      app.kubernetes.io/component: %s\n", release, tc.component)
+		if !strings.Contains(doc, selects) || !strings.Contains(doc, tc.from) {
+			t.Errorf("%s has no NetworkPolicy selecting its %s pods and admitting %q:\n%s", tc.pkg, tc.component, tc.from, doc)
+		}
 	}
 	if got := renders["pulp"].objects["pulp-control-proxy"]; !slices.Contains(got, "Service foreman-foreman-stack-pulp-control") {
 		t.Errorf("pulp renders %v, want the control proxy Service Foreman's katello.yaml names", got)
