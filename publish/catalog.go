@@ -206,28 +206,45 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 
 // siteKeys returns the keys the catalog's Repository snippet pins: the
 // root keys of version 1 of the root (root/1.yaml beside WithRoot's file)
-// with their threshold, or else the public keys of the signers.
+// with their threshold, or else the public keys of the signers. Without
+// WithRoot, a site that already publishes a root chain (root/1.yaml, as
+// a publish with a root wrote it) keeps pinning its root keys, so a
+// withdrawal or a re-signing does not change what its pages tell
+// subscribers to trust; a root/1.yaml that does not parse is warned about
+// and the signers' keys are shown.
 func (p *Publisher) siteKeys() (site.Option, error) {
+	var r *trust.Root
 	if p.root == "" {
-		pems := make([]string, len(p.signers))
-		for i, s := range p.signers {
-			pems[i] = string(PublicOf(s).PEM())
+		first := filepath.Join(p.site, RootDir, "1.yaml")
+		data, err := os.ReadFile(first)
+		if err == nil {
+			if r, err = trust.ParseRoot(data); err != nil {
+				p.warnf("%s: %v; the catalog shows the signing keys instead of the root's", first, err)
+				r = nil
+			}
 		}
-		return site.WithPublicKeys(pems...), nil
-	}
-	data, err := os.ReadFile(p.root)
-	if err != nil {
-		return nil, err
-	}
-	r, err := trust.ParseRoot(data)
-	if err == nil && r.Signed.Version != 1 {
-		var first []byte
-		if first, err = os.ReadFile(filepath.Join(filepath.Dir(p.root), RootDir, "1.yaml")); err == nil {
-			r, err = trust.ParseRoot(first)
+		if r == nil {
+			pems := make([]string, len(p.signers))
+			for i, s := range p.signers {
+				pems[i] = string(PublicOf(s).PEM())
+			}
+			return site.WithPublicKeys(pems...), nil
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("--root %s: the catalog pins version 1 of the root: %w", p.root, err)
+	} else {
+		data, err := os.ReadFile(p.root)
+		if err != nil {
+			return nil, err
+		}
+		r, err = trust.ParseRoot(data)
+		if err == nil && r.Signed.Version != 1 {
+			var first []byte
+			if first, err = os.ReadFile(filepath.Join(filepath.Dir(p.root), RootDir, "1.yaml")); err == nil {
+				r, err = trust.ParseRoot(first)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--root %s: the catalog pins version 1 of the root: %w", p.root, err)
+		}
 	}
 	role := r.Signed.Roles[trust.RoleRoot]
 	pems := make([]string, 0, len(role.KeyIDs))

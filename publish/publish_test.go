@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"path/filepath"
@@ -597,5 +598,62 @@ func TestIncrementalCatalog(t *testing.T) {
 	}
 	if page, _ := os.ReadFile(filepath.Join(f.work, "site", "index.html")); !strings.Contains(string(page), "beta") {
 		t.Error("index.html lost the package it only summarized")
+	}
+}
+
+// TestCatalogKeepsRootKeys: pages written without WithRoot — by a
+// withdrawal, say — over a site that publishes a root chain keep pinning
+// the root's keys, as the publish with the root wrote them.
+func TestCatalogKeepsRootKeys(t *testing.T) {
+	f := newLayoutFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	f.recipe("beta", "1.1.0", 1)
+	rootKey, err := trust.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := trust.NewRoot(trust.RootConfig{Expires: f.epoch.AddDate(1, 0, 0), RootKeys: []*trust.PublicKey{rootKey.Public()}, RootThreshold: 1,
+		IndexKeys: []*trust.PublicKey{f.key.Public()}, IndexThreshold: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root.Sign(rootKey)
+	data, _ := root.Marshal()
+	rootFile := filepath.Join(t.TempDir(), "root.yaml")
+	if err := os.WriteFile(rootFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.publish("site", nil, WithRoot(rootFile)); err != nil {
+		t.Fatal(err)
+	}
+	// The base64 line of each key's PEM.
+	body := func(pem []byte) string { return strings.Split(strings.TrimSpace(string(pem)), "\n")[1] }
+	rootB64, indexB64 := body(rootKey.Public().PEM()), body(f.key.Public().PEM())
+	pinsRoot := func(when string, files ...string) {
+		t.Helper()
+		for _, file := range files {
+			b, err := os.ReadFile(filepath.Join(f.work, "site", filepath.FromSlash(file)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := html.UnescapeString(string(b)) // html/template writes + as &#43;
+			if !strings.Contains(page, "rootKeys:") || !strings.Contains(page, rootB64) || strings.Contains(page, indexB64) {
+				t.Errorf("%s: %s does not pin the root key alone", when, file)
+			}
+		}
+	}
+	pinsRoot("after the publish with the root", "index.html", "packages/beta.html")
+	p, err := New(WithSite(filepath.Join(f.work, "site")), WithSigners(f.key), WithGenerated(f.epoch.Add(time.Minute)), WithOutput(&f.stdout, &f.stderr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Withdraw(context.Background(), "beta", "1.1.0", 1, "broken"); err != nil {
+		t.Fatal(err)
+	}
+	// The withdrawal rewrites the catalog's front page and beta's page,
+	// which has no version left to subscribe to.
+	pinsRoot("after a withdrawal without the root", "index.html")
+	if b, _ := os.ReadFile(filepath.Join(f.work, "site", "packages", "beta.html")); strings.Contains(html.UnescapeString(string(b)), indexB64) {
+		t.Error("after a withdrawal without the root, packages/beta.html pins the signing key")
 	}
 }
