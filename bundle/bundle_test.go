@@ -688,3 +688,28 @@ func checkLayout(t *testing.T, file string) {
 		t.Errorf("the bundle index lists %v", kinds)
 	}
 }
+
+// TestMaxBlobSize: a blob over WithMaxBlobSize is refused, by Create
+// before the bundle is written and by a reader of the bundle, with both
+// sizes named.
+func TestMaxBlobSize(t *testing.T) {
+	f := newFixture(t, 1, generated.Add(30*24*time.Hour))
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.tar")
+	f.create(t, good)
+	if _, err := Inspect(context.Background(), good, WithMaxBlobSize(64)); err == nil || !strings.Contains(err.Error(), "more than the 64 allowed") {
+		t.Errorf("Inspect with a 64-byte cap: %v", err)
+	}
+	if _, err := Inspect(context.Background(), good); err != nil {
+		t.Errorf("Inspect with the default cap: %v", err)
+	}
+	small := filepath.Join(dir, "small.tar")
+	_, err := Create(context.Background(), small, f.site, f.trust, []Want{{Name: "web"}},
+		WithPlainHTTP(true), WithNow(now), WithImageSource("oci://"+f.src), WithMaxBlobSize(64))
+	if err == nil || !strings.Contains(err.Error(), "more than the 64 allowed") {
+		t.Errorf("Create with a 64-byte cap: %v", err)
+	}
+	if _, err := os.Stat(small); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused Create left %s (%v)", small, err)
+	}
+}
