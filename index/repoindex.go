@@ -112,19 +112,25 @@ func newer(a *semver.Version, av IndexVersion, b *semver.Version, bv IndexVersio
 // SortVersions orders every package's versions newest first.
 func (x *RepositoryIndex) SortVersions() {
 	for _, p := range x.Packages {
-		keys := make(map[string]*semver.Version, len(p.Versions))
-		for _, v := range p.Versions {
-			sv, err := spec.ParseVersion(v.Version)
-			if err != nil {
-				sv = spec.ZeroVersion
-			}
-			keys[v.Version] = sv
-		}
-		sort.SliceStable(p.Versions, func(i, j int) bool {
-			a, b := p.Versions[i], p.Versions[j]
-			return newer(keys[a.Version], a, keys[b.Version], b)
-		})
+		SortNewestFirst(p.Versions)
 	}
+}
+
+// SortNewestFirst orders versions, of one package, newest first, as the
+// index lists them: semver precedence, then higher build.
+func SortNewestFirst(versions []IndexVersion) {
+	keys := make(map[string]*semver.Version, len(versions))
+	for _, v := range versions {
+		sv, err := spec.ParseVersion(v.Version)
+		if err != nil {
+			sv = spec.ZeroVersion
+		}
+		keys[v.Version] = sv
+	}
+	sort.SliceStable(versions, func(i, j int) bool {
+		a, b := versions[i], versions[j]
+		return newer(keys[a.Version], a, keys[b.Version], b)
+	})
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)

@@ -68,9 +68,8 @@ func SBOMReferrer(subject v1.Descriptor, data []byte) (v1.Image, error) {
 // keep is 0 or less — and the older ones, each newest first. versions is
 // not modified.
 func Retain(versions []index.IndexVersion, keep int) (kept, older []index.IndexVersion) {
-	x := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{"": {Versions: slices.Clone(versions)}}}
-	x.SortVersions()
-	vs := x.Packages[""].Versions
+	vs := slices.Clone(versions)
+	index.SortNewestFirst(vs)
 	if keep <= 0 || len(vs) <= keep {
 		return vs, nil
 	}
