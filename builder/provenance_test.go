@@ -24,11 +24,13 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 
 	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 type testSigner struct {
 	priv ed25519.PrivateKey
 	der  []byte
+	pub  *trust.PublicKey
 }
 
 func newTestSigner(t *testing.T) *testSigner {
@@ -37,13 +39,19 @@ func newTestSigner(t *testing.T) *testSigner {
 		t.Fatal(err)
 	}
 	der, _ := x509.MarshalPKIXPublicKey(pub)
-	return &testSigner{priv, der}
+	pk, err := trust.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testSigner{priv, der, pk}
 }
 
 func (s *testSigner) KeyID() string {
 	sum := sha256.Sum256(s.der)
 	return hex.EncodeToString(sum[:])
 }
+
+func (s *testSigner) Public() *trust.PublicKey { return s.pub }
 
 func (s *testSigner) Sign(b []byte) ([]byte, error) { return ed25519.Sign(s.priv, b), nil }
 

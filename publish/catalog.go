@@ -226,7 +226,7 @@ func (p *Publisher) siteKeys() (site.Option, error) {
 		if r == nil {
 			pems := make([]string, len(p.signers))
 			for i, s := range p.signers {
-				pems[i] = string(PublicOf(s).PEM())
+				pems[i] = string(s.Public().PEM())
 			}
 			return site.WithPublicKeys(pems...), nil
 		}

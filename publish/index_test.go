@@ -149,6 +149,7 @@ func TestIndexMerge(t *testing.T) {
 type wrappedKey struct{ k *trust.PrivateKey }
 
 func (w wrappedKey) KeyID() string                 { return w.k.KeyID() }
+func (w wrappedKey) Public() *trust.PublicKey      { return w.k.Public() }
 func (w wrappedKey) Sign(m []byte) ([]byte, error) { return w.k.Sign(m) }
 
 // TestIndexSignedFiles checks the files Index writes, signed while the

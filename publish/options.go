@@ -184,14 +184,5 @@ func (p *Publisher) baseTrust() *trust.Trust {
 	if p.merge != "" {
 		return p.trust
 	}
-	t := &trust.Trust{}
-	for _, k := range p.signers {
-		t.IndexKeys = append(t.IndexKeys, PublicOf(k))
-	}
-	return t
-}
-
-// PublicOf returns a signer's public key.
-func PublicOf(s trust.Signer) *trust.PublicKey {
-	return s.(interface{ Public() *trust.PublicKey }).Public()
+	return trust.SignedBy(p.signers...)
 }

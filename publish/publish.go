@@ -333,7 +333,7 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 // writeKeys publishes the public keys of the signers.
 func (p *Publisher) writeKeys(w *siteWriter) error {
 	for _, k := range p.signers {
-		pub := PublicOf(k).PEM()
+		pub := k.Public().PEM()
 		if err := w.write(KeyFile(k.KeyID()), pub); err != nil {
 			return err
 		}

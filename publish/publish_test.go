@@ -657,3 +657,27 @@ func TestCatalogKeepsRootKeys(t *testing.T) {
 		t.Error("after a withdrawal without the root, packages/beta.html pins the signing key")
 	}
 }
+
+// TestPublishWithAnySigner publishes, and publishes again over the first
+// site, with a Signer that is not a *trust.PrivateKey (as a KMS-backed key
+// is): the keys, catalog and base verification take its public half from
+// the Signer itself.
+func TestPublishWithAnySigner(t *testing.T) {
+	f := newLayoutFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	kms := WithSigners(wrappedKey{f.key})
+	if _, err := f.publish("site", nil, kms); err != nil {
+		t.Fatal(err)
+	}
+	f.recipe("beta", "1.0.0", 1)
+	if _, err := f.publish("site", nil, kms); err != nil {
+		t.Fatalf("second publish over the first: %v", err)
+	}
+	if got := versionsOf(f.verified("site")); len(got) != 2 {
+		t.Errorf("the index holds %v, want alpha and beta", got)
+	}
+	pub, err := os.ReadFile(filepath.Join(f.work, "site", KeyFile(f.key.KeyID())))
+	if err != nil || !bytes.Equal(pub, f.key.Public().PEM()) {
+		t.Errorf("%s: %v; want the signer's public key", KeyFile(f.key.KeyID()), err)
+	}
+}

@@ -54,7 +54,7 @@ func TestVersionFilesAreWhatPublishWrites(t *testing.T) {
 			t.Errorf("%s is not compact JSON with one final newline:\n%s", sf.Path, sf.Data)
 		}
 	}
-	pub, err := x509.MarshalPKIXPublicKey(PublicOf(f.key).Key())
+	pub, err := x509.MarshalPKIXPublicKey(f.key.Public().Key())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,11 +50,7 @@ func (pg *Pages) Holdings(ctx context.Context, this string) (*site.Suites, error
 		if name == this {
 			continue
 		}
-		tr := &trust.Trust{}
-		for _, k := range pg.Signers {
-			tr.IndexKeys = append(tr.IndexKeys, publish.PublicOf(k))
-		}
-		pub, err := publish.ReadIndexAt(ctx, filepath.Join(pg.Site, name), tr, pg.Now)
+		pub, err := publish.ReadIndexAt(ctx, filepath.Join(pg.Site, name), trust.SignedBy(pg.Signers...), pg.Now)
 		var ve *trust.VerificationError
 		switch {
 		case errors.Is(err, fetchsite.ErrNotFound):

@@ -24,6 +24,9 @@ const (
 type Signer interface {
 	// KeyID returns the hex sha256 of the signing key's PKIX public key.
 	KeyID() string
+	// Public returns the public half of the signing key, which the site
+	// publishes and verifiers pin.
+	Public() *PublicKey
 	// Sign returns the signature of message.
 	Sign(message []byte) ([]byte, error)
 }

@@ -55,6 +55,17 @@ type Trust struct {
 	Latest []byte
 }
 
+// SignedBy returns the Trust that accepts an index signed by any one of
+// signers: their public keys as index keys, with a threshold of one. It is
+// how a publisher verifies what it signed itself before extending it.
+func SignedBy(signers ...Signer) *Trust {
+	t := &Trust{IndexKeys: make([]*PublicKey, len(signers))}
+	for i, s := range signers {
+		t.IndexKeys[i] = s.Public()
+	}
+	return t
+}
+
 func (t *Trust) usesRoot() bool { return len(t.RootKeys) > 0 || t.TrustedRoot != nil }
 
 // State is what a subscriber recorded from the last index it accepted, to

@@ -293,10 +293,7 @@ func (f *publishFlags) checkEvidence(ctx context.Context, env *Env, siteDir stri
 	if err != nil {
 		return nil, err
 	}
-	ref, tr := siteDir, &trust.Trust{}
-	for _, s := range signers {
-		tr.IndexKeys = append(tr.IndexKeys, publish.PublicOf(s))
-	}
+	ref, tr := siteDir, trust.SignedBy(signers...)
 	if f.ref != "" {
 		ref = f.ref
 		if tr, err = f.mergeTrust(signers); err != nil {
