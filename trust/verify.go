@@ -591,6 +591,13 @@ func walkChain(t *Trust, opts VerifyOptions) (*Root, *RootChain, []string, error
 		return nil, nil, nil, refuse("root.yaml", ErrMalformed, "%v", err)
 	}
 	n := latest.Signed.Version
+	total := len(t.Latest)
+	for _, b := range t.Roots {
+		total += len(b)
+	}
+	if total > MaxRootChainSize {
+		return nil, nil, nil, refuse("root.yaml", ErrTooLarge, "the root chain (root.yaml and root/1.yaml … root/%d.yaml) is %d bytes, more than the %d a reader accepts (MaxRootChainSize); a root of trust needs a few KiB a version", n, total, MaxRootChainSize)
+	}
 	if len(t.Roots) < n {
 		return nil, nil, nil, refuse(fmt.Sprintf("root/%d.yaml", len(t.Roots)+1), ErrRootChain, "missing: root.yaml is version %d, so root/1.yaml … root/%d.yaml must all be published", n, n)
 	}

@@ -481,14 +481,21 @@ func (s *Site) Roots(ctx context.Context, tr *trust.Trust, first int) error {
 	}
 	tr.Roots = make([][]byte, n)
 	chain := trust.NewRootChain(tr, trust.VerifyOptions{})
+	total := int64(len(latest))
 	for v := max(first, 1); v <= n; v++ {
-		b, err := s.Fetch(ctx, fmt.Sprintf("root/%d.yaml", v), trust.MaxRootSize)
+		name := fmt.Sprintf("root/%d.yaml", v)
+		b, err := s.Fetch(ctx, name, min(trust.MaxRootSize, trust.MaxRootChainSize-total))
+		var ve *trust.VerificationError
+		if errors.As(err, &ve) && errors.Is(err, trust.ErrTooLarge) && total+trust.MaxRootSize > trust.MaxRootChainSize {
+			return &trust.VerificationError{What: s.Location(name), Err: trust.ErrTooLarge, Detail: fmt.Sprintf("the root chain up to version %d (root.yaml and root/1.yaml … root/%d.yaml) is more than the %d bytes a reader accepts (MaxRootChainSize); a root of trust needs a few KiB a version", v, v, trust.MaxRootChainSize)}
+		}
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+		total += int64(len(b))
 		tr.Roots[v-1] = b
 		if v == chain.Next() {
 			if chain.Add(b) != nil {

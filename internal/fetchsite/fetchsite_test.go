@@ -334,3 +334,87 @@ func TestVerifyReadsIndexYamlSig(t *testing.T) {
 }
 
 func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// TestRootChainBounds: a validly signed root chain is refused, before its
+// roots are parsed or held, when one root is over trust.MaxRootSize or the
+// chain over trust.MaxRootChainSize (a thousand roots of 0.9 MiB made a
+// reader run out of memory), and a root listing more than
+// trust.MaxRootKeys keys is refused before its keys are parsed.
+func TestRootChainBounds(t *testing.T) {
+	rootKey, err := trust.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexKey, err := trust.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expires := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	cfg := trust.RootConfig{Expires: expires, RootKeys: []*trust.PublicKey{rootKey.Public()}, RootThreshold: 1, IndexKeys: []*trust.PublicKey{indexKey.Public()}, IndexThreshold: 1}
+	// chain writes n validly signed versions, each padded with YAML
+	// comments (which the signatures do not cover) to pad bytes.
+	chain := func(t *testing.T, n, pad int) string {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "root"), 0o755)
+		var r *trust.Root
+		for v := 1; v <= n; v++ {
+			if r == nil {
+				r, err = trust.NewRoot(cfg)
+			} else {
+				r, err = r.Next(cfg)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Sign(rootKey); err != nil {
+				t.Fatal(err)
+			}
+			b, err := r.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < pad {
+				b = append(b, strings.Repeat("# padding, not signed\n", (pad-len(b))/22)...)
+			}
+			os.WriteFile(filepath.Join(dir, "root", fmt.Sprintf("%d.yaml", v)), b, 0o644)
+			if v == n {
+				os.WriteFile(filepath.Join(dir, "root.yaml"), b, 0o644)
+			}
+		}
+		os.WriteFile(filepath.Join(dir, "index.yaml"), []byte("apiVersion: kubepkg.dev/v1\n"), 0o644)
+		return dir
+	}
+	manyKeys := func(t *testing.T) string {
+		dir := chain(t, 1, 0)
+		var b strings.Builder
+		b.WriteString("signed:\n  version: 1\n  expires: " + expires.Format(time.RFC3339) + "\n  keys:\n")
+		for i := 0; i <= trust.MaxRootKeys; i++ {
+			fmt.Fprintf(&b, "    \"%064x\": x\n", i)
+		}
+		b.WriteString("  roles: {}\nsignatures: []\n")
+		os.WriteFile(filepath.Join(dir, "root", "1.yaml"), []byte(b.String()), 0o644)
+		return dir
+	}
+	for _, tc := range []struct {
+		name string
+		dir  func(*testing.T) string
+		want string
+	}{
+		{"a chain of three small roots", func(t *testing.T) string { return chain(t, 3, 0) }, "index.yaml.sig is missing"},
+		{"one root over MaxRootSize", func(t *testing.T) string { return chain(t, 2, trust.MaxRootSize+100) }, fmt.Sprintf("more than the %d allowed", trust.MaxRootSize)},
+		{"a chain over MaxRootChainSize", func(t *testing.T) string { return chain(t, trust.MaxRootChainSize/(100<<10)+2, 100<<10) }, "MaxRootChainSize"},
+		{"a root over MaxRootKeys", manyKeys, "MaxRootKeys"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(tc.dir(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Verify(context.Background(), &trust.Trust{RootKeys: []*trust.PublicKey{rootKey.Public()}}, trust.VerifyOptions{Now: time.Now()})
+			var ve *trust.VerificationError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Verify = %v, want a refusal saying %q", err, tc.want)
+			}
+		})
+	}
+}
