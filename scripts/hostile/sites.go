@@ -76,7 +76,9 @@ func rootChain(dir string, n, pad int) {
 	}
 	expires := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
 	keys := map[string]string{rootID: publicPEM(rootKey), indexID: publicPEM(indexKey)}
-	indent := func(p string) string { return "      " + strings.ReplaceAll(strings.TrimSuffix(p, "\n"), "\n", "\n      ") + "\n" }
+	indent := func(p string) string {
+		return "      " + strings.ReplaceAll(strings.TrimSuffix(p, "\n"), "\n", "\n      ") + "\n"
+	}
 	os.MkdirAll(filepath.Join(dir, "site", "root"), 0o755)
 	for v := 1; v <= n; v++ {
 		s := signed{Version: v, Expires: expires, Keys: keys, Roles: map[string]role{"index": {[]string{indexID}, 1}, "root": {[]string{rootID}, 1}}}
