@@ -713,3 +713,49 @@ func TestMaxBlobSize(t *testing.T) {
 		t.Errorf("a refused Create left %s (%v)", small, err)
 	}
 }
+
+// TestInspectImportOneRule: Inspect and Import apply one rule to a blob
+// whose content is not what its name says: both refuse the bundle, and
+// for a blob nothing refers to (inspect refused it and import used to
+// push the rest as verified) with the same message.
+func TestInspectImportOneRule(t *testing.T) {
+	f := newFixture(t, 3, generated.Add(2*time.Hour))
+	good := filepath.Join(t.TempDir(), "good.tar")
+	f.create(t, good)
+	liar := mustHash(sha256Hex([]byte("what the name says"))).String()
+	for _, tc := range []struct {
+		name   string
+		damage func([]entry) []entry
+		same   bool // the two messages are identical
+	}{
+		{"an extra blob nothing refers to, whose name lies", func(es []entry) []entry {
+			return append(es, entry{tar.Header{Name: blobName(liar), Mode: 0o644, Typeflag: tar.TypeReg}, []byte("something else")})
+		}, true},
+		{"the chart blob altered", func(es []entry) []entry {
+			for i := range es {
+				if es[i].hdr.Name == blobName(f.chart) {
+					es[i].data = append(es[i].data, '!')
+				}
+			}
+			return es
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "bad.tar")
+			writeTar(t, file, tc.damage(readTar(t, good)))
+			_, ierr := Inspect(context.Background(), file)
+			_, merr := Import(context.Background(), file, f.trust, "oci://"+newRegistry(t)+"/airgap", t.TempDir(), WithPlainHTTP(true), WithNow(now))
+			if ierr == nil || merr == nil {
+				t.Fatalf("Inspect = %v, Import = %v; want both to refuse", ierr, merr)
+			}
+			if tc.same && ierr.Error() != merr.Error() {
+				t.Errorf("Inspect and Import refuse differently:\n%v\n%v", ierr, merr)
+			}
+			for _, err := range []error{ierr, merr} {
+				if !strings.Contains(err.Error(), "the bundle was changed after it was made") {
+					t.Errorf("refusal does not say the bundle was changed: %v", err)
+				}
+			}
+		})
+	}
+}

@@ -91,6 +91,9 @@ func Import(ctx context.Context, file string, trust *trust.Trust, mirror, site s
 	if err != nil {
 		return nil, err
 	}
+	if err := b.checkAllBlobs(); err != nil {
+		return nil, err
+	}
 	res := &Imported{Contents: &b.c, Verified: vb.v, Locations: Locations{Mirror: "oci://" + host + "/" + mpath}}
 	p := &pusher{b: b, o: o, pushed: map[string]name.Repository{}}
 	for _, bl := range append(vb.charts, vb.images...) {

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -100,6 +102,17 @@ func (b *opened) check(d v1.Descriptor, what string) error {
 	}
 	if b.sizes[dg] != d.Size {
 		return bad(b.file, "%s: blob %s is %d bytes, its descriptor says %d", what, dg, b.sizes[dg], d.Size)
+	}
+	return nil
+}
+
+// checkAllBlobs refuses the bundle when a blob holds content other than
+// its name says, whether or not anything refers to it: the last check of
+// Inspect and of Import (before anything is pushed) alike, after the
+// blobs that are referred to were checked and named with what uses them.
+func (b *opened) checkAllBlobs() error {
+	for _, dg := range slices.Sorted(maps.Keys(b.actual)) {
+		return bad(b.file, "blob %s holds content with sha256 %s; the bundle was changed after it was made (nothing in it refers to that blob, but a bundle must be exactly what was made): copy it again from where it was made", dg, b.actual[dg])
 	}
 	return nil
 }

@@ -24,10 +24,15 @@ type UnknownField struct {
 	Build            int
 	// Path is the field's path, e.g. "spec.variants[0].retries".
 	Path string
-	// Dropped is true when the field is in a spec: that version is left out
-	// of the index read, as kubepkg leaves it out (its digest covers the
-	// field, so it cannot be checked without knowing the field).
+	// Dropped is true when the field is in a spec whose digest does not
+	// match the fields kbuild knows: that version is left out of the index
+	// read, as kubepkg leaves it out (the digest covers the field, so it
+	// cannot be checked without knowing it). A spec field whose version's
+	// digest still matches is ignored and the version kept, as kubepkg
+	// keeps it (InSpec).
 	Dropped bool
+	// InSpec is true when the field is in a spec.
+	InSpec bool
 
 	entry bool // in a version entry (Version may be empty in a bad one)
 }
@@ -59,7 +64,10 @@ func (u UnknownField) String() string {
 		where = "package " + u.Package
 	}
 	if u.Dropped {
-		return fmt.Sprintf("%s: field %s is not known to kbuild (written by a newer kubepkg or kbuild?); this version is left out, as kubepkg leaves it out", where, u.Path)
+		return fmt.Sprintf("%s: field %s is not known to kbuild (written by a newer kubepkg or kbuild?) and the digest does not match the spec without it; this version is left out, as kubepkg leaves it out", where, u.Path)
+	}
+	if u.InSpec {
+		return fmt.Sprintf("%s: field %s is not known to kbuild, but the digest matches the spec without it; this version is kept without the field, as kubepkg keeps it", where, u.Path)
 	}
 	return fmt.Sprintf("%s: field %s is not known to kbuild; ignored, as kubepkg ignores it", where, u.Path)
 }
@@ -121,7 +129,7 @@ func readLenient(b []byte) (*RepositoryIndex, error) {
 		for i, raw := range vl {
 			v := p.Versions[i]
 			vm, _ := raw.(map[string]any)
-			unknown, dropped := versionUnknowns(vm, name, v.Version, v.Build)
+			unknown, dropped := versionUnknowns(vm, name, &v)
 			found = append(found, unknown...)
 			if !dropped {
 				kept = append(kept, v)
@@ -165,11 +173,16 @@ func typeError(top map[string]any, err error) error {
 // versionUnknowns lists the unknown fields of vm, version version build
 // build of package name as decoded generically, and reports whether one is
 // in the spec, which leaves the version out.
-func versionUnknowns(vm map[string]any, name, version string, build int) (found []UnknownField, dropped bool) {
+func versionUnknowns(vm map[string]any, name string, v *IndexVersion) (found []UnknownField, dropped bool) {
+	matches := false
+	if d, err := v.Spec.Digest(); err == nil && d == v.Digest {
+		matches = true
+	}
 	for _, k := range slices.Sorted(maps.Keys(vm)) {
 		for _, u := range unknownFields(vm[k], reflect.TypeFor[IndexVersion](), k, true) {
-			u.Package, u.Version, u.Build, u.entry = name, version, build, true
-			u.Dropped = strings.HasPrefix(u.Path, "spec.")
+			u.Package, u.Version, u.Build, u.entry = name, v.Version, v.Build, true
+			u.InSpec = strings.HasPrefix(u.Path, "spec.")
+			u.Dropped = u.InSpec && !matches
 			dropped = dropped || u.Dropped
 			found = append(found, u)
 		}

@@ -927,7 +927,7 @@ func (r *yreader) versionUnknowns(text string, v *IndexVersion) (bool, error) {
 	if err := yaml3.Unmarshal([]byte(text), &items); err != nil || len(items) != 1 {
 		return false, r.Bailf("%s build %d: cannot read the entry again to name the fields kbuild does not know (%v)", v.Version, v.Build, err)
 	}
-	found, dropped := versionUnknowns(items[0], "", v.Version, v.Build)
+	found, dropped := versionUnknowns(items[0], "", v)
 	r.found = append(r.found, found...)
 	return dropped, nil
 }

@@ -38,42 +38,47 @@ var ErrNoBase = errors.New("no published index")
 // each, when not nil, is given every package of the base as it is added
 // (see index.Builder.AddVerifiedFunc).
 func LoadBase(ctx context.Context, ref string, tr *trust.Trust, allowNew bool, b *index.Builder, each func(string, *index.IndexPackage) error, opts ...fetchsite.Option) (*Base, error) {
-	// The index's digest names its signature; it is computed once.
-	var hexSum string
-	site, err := fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(func(b []byte) string {
-		hexSum = hexDigest(b)
-		return byHashSignatureOf(hexSum)
-	}))...)
+	site, err := fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(byHashSignatureOf))...)
 	if err != nil {
 		return nil, err
 	}
 	loc := site.Location(site.IndexName())
-	data, sig, err := site.Index(ctx)
+	var rerr error
+	switch {
+	case tr.TrustedRoot != nil:
+		rerr = site.Roots(ctx, tr, tr.TrustedRoot.Signed.Version)
+	case len(tr.RootKeys) > 0 && tr.Latest == nil:
+		rerr = site.Roots(ctx, tr, 1)
+	}
+	if rerr != nil {
+		return nil, fmt.Errorf("the published index %s: %w", loc, rerr)
+	}
+	vopts := trust.VerifyOptions{Now: time.Now(), AllowExpired: true}
+	// index.yaml.sig first, as kubepkg reads it: a missing, malformed or
+	// foreign one is refused before the index is read.
+	data, sig, err := site.IndexChecked(ctx, func(sig []byte) error { return trust.PrecheckIndexSignature(sig, tr, vopts) })
+	var ve *trust.VerificationError
 	switch {
 	case errors.Is(err, fetchsite.ErrNotFound) && allowNew:
 		return nil, nil
 	case errors.Is(err, fetchsite.ErrNotFound):
 		return nil, fmt.Errorf("the published index %s does not exist; check the URL, or pass --allow-new to start a new repository (only for the first publication): %w", loc, ErrNoBase)
+	case errors.As(err, &ve):
+		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed (its body was not read): %w", loc, site.Explain(ctx, nil, err))
 	case err != nil:
 		return nil, fmt.Errorf("reading the published index: %w", err)
 	}
 	defer fetchsite.Release(data) // the compact Builder keeps nothing of it
-	if hexSum == "" {
-		hexSum = hexDigest(data)
-	}
-	digest := "sha256:" + hexSum
-	if tr.TrustedRoot != nil {
-		if err := site.Roots(ctx, tr, tr.TrustedRoot.Signed.Version); err != nil {
-			return nil, fmt.Errorf("the published index %s: %w", loc, err)
-		}
-	}
-	v, err := trust.AddVerifiedFunc(b, data, sig, tr, trust.VerifyOptions{Now: time.Now(), AllowExpired: true}, each)
-	var ve *trust.VerificationError
+	digest := "sha256:" + hexDigest(data)
+	v, err := trust.AddVerifiedFunc(b, data, sig, tr, vopts, each)
 	if errors.As(err, &ve) {
-		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed: %w", loc, err)
+		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed: %w", loc, site.Explain(ctx, data, err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the published index %s: %w", loc, err)
+	}
+	if err := site.CheckByHash(ctx, data, v); err != nil {
+		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed: %w", loc, err)
 	}
 	return &Base{Site: site, Verified: v, Digest: digest}, nil
 }

@@ -49,12 +49,12 @@ func ReadIndexAt(ctx context.Context, ref string, tr *trust.Trust, now time.Time
 }
 
 // Open returns the site at ref (a directory, a path of its index.yaml or
-// an http(s) URL) for reading as a subscriber: its Index takes the
-// signature by the index's digest (ByHashSignatureFile) when the site has
-// one, so a reader that fetches while a publish replaces index.yaml and
-// index.yaml.sig never pairs one index with another's signature.
+// an http(s) URL) for reading as a subscriber: its Verify checks
+// index.yaml.sig as kubepkg does, and the signature by the index's digest
+// (ByHashSignatureFile) too when the site has one — an extra check, never
+// a substitute.
 func Open(ref string, opts ...fetchsite.Option) (*fetchsite.Site, error) {
-	return fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(ByHashSignatureFile), fetchsite.WithSignatureForSHA256(byHashSignatureOf))...)
+	return fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(byHashSignatureOf))...)
 }
 
 // BuildInfo returns the build info of a version from beside the index,

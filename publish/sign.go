@@ -2,6 +2,7 @@ package publish
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"kbuild.dev/kbuild/index"
@@ -162,11 +165,93 @@ func (s *signed) commit(expect *string) error {
 			return fmt.Errorf("%s changed while this publish ran (it was %s, it is %s): another publish wrote the site; nothing of this one was signed into place, run it again", s.path, was, now)
 		}
 	}
-	if err := atomicfile.WriteFile(s.path+".sig", s.sigData, 0o644); err != nil {
+	return switchIndex(s.path, s.sigData, s.tmp.Commit)
+}
+
+// switchIndex puts a new index at path, with its signature file sigData,
+// through renameIndex, so that index.yaml.sig signs index.yaml at every
+// instant, as kubepkg reads the pair (index.yaml, then index.yaml.sig):
+// when an index is in place, index.yaml.sig first holds the signatures of
+// the old index and of the new one (kubepkg and kbuild skip a signature
+// that does not verify and count one that does), then the new index is
+// renamed into place, and last index.yaml.sig holds the new signatures
+// only. Without an index in place the signature goes first. A publish
+// killed at any step leaves a pair that verifies; the next one puts back
+// the exact signature by digest (repairPair).
+func switchIndex(path string, sigData []byte, renameIndex func() error) error {
+	sigPath := path + ".sig"
+	if _, err := os.Stat(path); err != nil {
+		if err := atomicfile.WriteFile(sigPath, sigData, 0o644); err != nil {
+			return err
+		}
+		return renameIndex()
+	}
+	old, err := fetchsite.ReadFile(sigPath, index.MaxSignaturesSize)
+	if err == nil {
+		if both, ok := bothSignatures(old, sigData); ok {
+			if err := atomicfile.WriteFile(sigPath, both, 0o644); err != nil {
+				return err
+			}
+			pauseAt("both signatures")
+		}
+	}
+	if err := renameIndex(); err != nil {
 		return err
 	}
-	pauseAt("signature")
-	return s.tmp.Commit()
+	pauseAt("index")
+	return atomicfile.WriteFile(sigPath, sigData, 0o644)
+}
+
+// bothSignatures returns a signature file holding the signatures of old
+// and of now (both signature files), or false when old is not one.
+func bothSignatures(old, now []byte) ([]byte, bool) {
+	a, err := index.ParseSignatures(old)
+	if err != nil {
+		return nil, false
+	}
+	b, err := index.ParseSignatures(now)
+	if err != nil {
+		return nil, false
+	}
+	all := a
+	for _, s := range b {
+		if !slices.Contains(all, s) {
+			all = append(all, s)
+		}
+	}
+	out, err := index.MarshalSignatureList(all)
+	return out, err == nil
+}
+
+// repairPair makes index.yaml.sig in site the signature by digest of
+// site's index.yaml (by-hash/sha256/<hex>.sig, written before the index
+// and never changed) when they differ: a publish killed while it switched
+// the pair left both signatures in index.yaml.sig, or (before kbuild
+// kept them together) the new signature beside the old index. It reports
+// what it did, or "" when nothing was needed. Call it under the site's
+// lock.
+func repairPair(site string) (string, error) {
+	path := filepath.Join(site, IndexFile)
+	d, err := fileDigest(path)
+	if err != nil || d == "" {
+		return "", err
+	}
+	byHash := byHashSignatureOf(strings.TrimPrefix(d, "sha256:"))
+	want, err := fetchsite.ReadFile(filepath.Join(site, filepath.FromSlash(byHash)), index.MaxSignaturesSize)
+	if errors.Is(err, fetchsite.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	have, err := fetchsite.ReadFile(path+".sig", index.MaxSignaturesSize)
+	if err == nil && bytes.Equal(have, want) {
+		return "", nil
+	}
+	if err := atomicfile.WriteFile(path+".sig", want, 0o644); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s did not hold exactly the signature of %s (a publish was interrupted while it replaced them): restored it from %s", SignatureFile, IndexFile, byHash), nil
 }
 
 // fileID identifies the file at path — device, inode, size and

@@ -17,8 +17,19 @@ import (
 	"kbuild.dev/kbuild/internal/yamlscan"
 )
 
-// MaxRootSize caps a root file that ParseRoot reads.
-const MaxRootSize = 1 << 20
+// MaxRootSize caps a root file that ParseRoot reads: a root of
+// MaxRootKeys keys and their delegations takes a fraction of it.
+const MaxRootSize = 128 << 10
+
+// MaxRootKeys caps the keys a root may list; ParseRoot refuses more before
+// it parses any key.
+const MaxRootKeys = 256
+
+// MaxRootChainSize caps the bytes of a whole root chain (root.yaml and
+// root/1.yaml … root/N.yaml together) that a reader fetches and Verify
+// walks: a thousand versions of a root of a few keys fit, a thousand
+// roots of MaxRootSize do not.
+const MaxRootChainSize = 16 << 20
 
 // Role names of a root.
 const (
@@ -255,7 +266,7 @@ func (r *Root) Marshal() ([]byte, error) {
 // does not check signatures.
 func ParseRoot(b []byte) (*Root, error) {
 	if len(b) > MaxRootSize {
-		return nil, fmt.Errorf("root is %d bytes, more than the %d allowed", len(b), MaxRootSize)
+		return nil, fmt.Errorf("root is %d bytes, more than the %d allowed (MaxRootSize)", len(b), MaxRootSize)
 	}
 	r := &Root{}
 	if err := yamlscan.DecodeStrict(b, "root", r); err != nil {
@@ -278,6 +289,9 @@ func (r *Root) check() error {
 	}
 	if s.Expires.IsZero() {
 		return errors.New("root has no expires")
+	}
+	if len(s.Keys) > MaxRootKeys {
+		return fmt.Errorf("root lists %d keys, more than the %d allowed (MaxRootKeys)", len(s.Keys), MaxRootKeys)
 	}
 	for id, p := range s.Keys {
 		k, err := ParsePublicKey([]byte(p))

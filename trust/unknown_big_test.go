@@ -30,8 +30,11 @@ func insertAfter(t *testing.T, s, from, line, text string) string {
 // in YAML the fast reader does not handle itself (flow collections, a
 // folded scalar), do not make an index of more than 16 MiB unreadable:
 // each value is checked on its own (at most 16 MiB each) and skipped, and
-// the fields are reported as for a small index. A value that the slow
-// path refuses (an alias, a duplicate key) is still refused.
+// the fields are reported as for a small index. A version whose spec has
+// an unknown field is kept when its digest matches the spec without the
+// field and left out when it does not, as kubepkg's index.Parse does. A
+// value that the slow path refuses (an alias, a duplicate key) is still
+// refused.
 func TestUnknownFieldsInBigIndex(t *testing.T) {
 	x := realisticIndex(60, 90)
 	b, err := x.Marshal()
@@ -43,6 +46,13 @@ func TestUnknownFieldsInBigIndex(t *testing.T) {
 	s = insertAfter(t, s, "\n  package-0007:\n", "package-0007:", "    labels: {tier: core,\n      team: platform}\n")
 	s = insertAfter(t, s, "\n  package-0009:\n", "    - build: ", "      annotations: >\n        folded\n        text\n")
 	s = insertAfter(t, s, "\n  package-0011:\n", "      spec:\n", "        retries: {max: 3}\n")
+	// package-0013's newest version: a field and a digest over it.
+	v13 := x.Packages["package-0013"].Versions[0]
+	if strings.Count(s, v13.Digest) != 1 {
+		t.Fatalf("the digest of package-0013's version is not unique in the index")
+	}
+	s = strings.Replace(s, v13.Digest, "sha256:"+strings.Repeat("0", 64), 1)
+	s = insertAfter(t, s, "\n  package-0013:\n", "      spec:\n", "        retries: {max: 3}\n")
 	data := []byte(s)
 	if len(data) <= index.MaxSlowYAML {
 		t.Fatalf("the index is %d bytes, want more than %d", len(data), index.MaxSlowYAML)
@@ -63,16 +73,20 @@ func TestUnknownFieldsInBigIndex(t *testing.T) {
 	v11 := x.Packages["package-0011"].Versions[0]
 	want = append(want,
 		"package-0009 "+v9.Version+" build "+strconv.Itoa(v9.Build)+": field annotations is not known to kbuild; ignored, as kubepkg ignores it",
-		"package-0011 "+v11.Version+" build "+strconv.Itoa(v11.Build)+": field spec.retries is not known to kbuild (written by a newer kubepkg or kbuild?); this version is left out, as kubepkg leaves it out")
+		"package-0011 "+v11.Version+" build "+strconv.Itoa(v11.Build)+": field spec.retries is not known to kbuild, but the digest matches the spec without it; this version is kept without the field, as kubepkg keeps it",
+		"package-0013 "+v13.Version+" build "+strconv.Itoa(v13.Build)+": field spec.retries is not known to kbuild (written by a newer kubepkg or kbuild?) and the digest does not match the spec without it; this version is left out, as kubepkg leaves it out")
 	if !slices.Equal(fields, want) {
 		t.Errorf("unknown fields:\n%s\nwant:\n%s", strings.Join(fields, "\n"), strings.Join(want, "\n"))
 	}
-	if n, m := len(got.Packages["package-0011"].Versions), len(x.Packages["package-0011"].Versions); n != m-1 {
-		t.Errorf("package-0011 has %d versions, want %d (one left out)", n, m-1)
+	if n, m := len(got.Packages["package-0011"].Versions), len(x.Packages["package-0011"].Versions); n != m {
+		t.Errorf("package-0011 has %d versions, want %d (the one with a matching digest kept)", n, m)
+	}
+	if n, m := len(got.Packages["package-0013"].Versions), len(x.Packages["package-0013"].Versions); n != m-1 {
+		t.Errorf("package-0013 has %d versions, want %d (one left out)", n, m-1)
 	}
 	// Everything else reads as without the fields.
 	got.Unknown = nil
-	got.Packages["package-0011"] = x.Packages["package-0011"]
+	got.Packages["package-0013"] = x.Packages["package-0013"]
 	if b2, _ := got.Marshal(); string(b2) != string(b) {
 		t.Error("the index read differs from the one written, beyond the unknown fields")
 	}

@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,7 +146,8 @@ type Verified struct {
 	// Withdrawn are the index's tombstones (also in Index.Withdrawn).
 	Withdrawn []index.Withdrawal
 
-	all *index.RepositoryIndex // every version, for Merge
+	all  *index.RepositoryIndex // every version, for Merge
+	keys *signingKeys           // who may sign the index
 }
 
 // Verify checks index.yaml and index.yaml.sig as a subscriber does, in the
@@ -182,49 +184,18 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 	}
 
 	// 1. The root of trust.
-	var keys []Verifier
-	threshold := trust.Threshold
-	if trust.usesRoot() {
-		root, warnings, err := walkRoots(trust, opts)
-		if err != nil {
-			return nil, err
-		}
-		res.Root = root
-		res.Warnings = append(res.Warnings, warnings...)
-		role := root.Signed.Roles[RoleIndex]
-		keys = root.verifiers(role.KeyIDs)
-		threshold = role.Threshold
-		d, err := root.Digest()
-		if err != nil {
-			return nil, err
-		}
-		res.State.RootVersion, res.State.RootDigest = root.Signed.Version, d
-	} else {
-		if opts.State != nil && opts.State.RootVersion > 0 {
-			return nil, refuse("index.yaml", ErrRootChain, "the state was recorded under root version %d, but no root of trust was given; verify with the root keys", opts.State.RootVersion)
-		}
-		for _, k := range trust.IndexKeys {
-			keys = append(keys, k)
-		}
-		if threshold == 0 {
-			threshold = 1
-		}
+	ks, err := resolveKeys(trust, opts, res)
+	if err != nil {
+		return nil, err
 	}
-	distinct := map[string]bool{}
-	for _, k := range keys {
-		distinct[k.KeyID()] = true
-	}
-	res.Keys, res.Threshold = len(distinct), threshold
-	if threshold < 1 || threshold > len(distinct) {
-		return nil, fmt.Errorf("threshold %d cannot be met by %d trusted keys", threshold, len(distinct))
-	}
+	res.keys = ks
 
 	// 2. The signatures of the exact bytes, cheapest check first, all
 	// before anything of the content is parsed: the signature file's
 	// shape, then its key ids against the trusted keys, then the
 	// signatures over the bytes. A malformed or foreign signature of a
 	// huge index is refused without reading the index.
-	if err := checkIndexSignatures(indexBytes, sigBytes, keys, threshold, len(distinct), res); err != nil {
+	if err := checkIndexSignatures(indexBytes, sigBytes, ks, res); err != nil {
 		return nil, err
 	}
 
@@ -335,18 +306,119 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 	return res, nil
 }
 
-// checkIndexSignatures refuses index bytes that lack threshold valid
-// signatures by keys, in order of cost, and records who signed in res.
-func checkIndexSignatures(indexBytes, sigBytes []byte, keys []Verifier, threshold, distinct int, res *Verified) error {
+// signingKeys are the keys whose signatures of index.yaml count, and what
+// a refusal says about the others.
+type signingKeys struct {
+	keys      []Verifier
+	threshold int
+	distinct  int
+	// anyKeyID is set for plain index keys (no root): kubepkg then tries
+	// every signature of the file against every key, whatever keyid it
+	// names; under a root only signatures naming a key of the index role
+	// (or naming none) count.
+	anyKeyID bool
+	// root is the newest root's version, rootRole its root role's keyids
+	// and formerIndex the keyids of index roles of earlier versions, each
+	// with the last version that had it (root mode only).
+	root        int
+	rootRole    []Verifier
+	formerIndex map[string]formerKey
+}
+
+// formerKey is a key of the index role of an earlier root: the last
+// version that had it.
+type formerKey struct {
+	version int
+	key     Verifier
+}
+
+// resolveKeys walks the root of trust (when trust has one) and returns the
+// keys that may sign the index, recording the root in res.
+func resolveKeys(trust *Trust, opts VerifyOptions, res *Verified) (*signingKeys, error) {
+	ks := &signingKeys{threshold: trust.Threshold}
+	if trust.usesRoot() {
+		root, former, warnings, err := walkRoots(trust, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Root = root
+		res.Warnings = append(res.Warnings, warnings...)
+		role := root.Signed.Roles[RoleIndex]
+		ks.keys = root.verifiers(role.KeyIDs)
+		ks.threshold = role.Threshold
+		ks.root = root.Signed.Version
+		ks.rootRole = root.verifiers(root.Signed.Roles[RoleRoot].KeyIDs)
+		ks.formerIndex = former
+		d, err := root.Digest()
+		if err != nil {
+			return nil, err
+		}
+		res.State.RootVersion, res.State.RootDigest = root.Signed.Version, d
+	} else {
+		if opts.State != nil && opts.State.RootVersion > 0 {
+			return nil, refuse("index.yaml", ErrRootChain, "the state was recorded under root version %d, but no root of trust was given; verify with the root keys", opts.State.RootVersion)
+		}
+		for _, k := range trust.IndexKeys {
+			ks.keys = append(ks.keys, k)
+		}
+		if ks.threshold == 0 {
+			ks.threshold = 1
+		}
+		ks.anyKeyID = true
+	}
+	distinct := map[string]bool{}
+	for _, k := range ks.keys {
+		distinct[k.KeyID()] = true
+	}
+	ks.distinct = len(distinct)
+	res.Keys, res.Threshold = ks.distinct, ks.threshold
+	if ks.threshold < 1 || ks.threshold > ks.distinct {
+		return nil, fmt.Errorf("threshold %d cannot be met by %d trusted keys", ks.threshold, ks.distinct)
+	}
+	return ks, nil
+}
+
+// indexSigFile names the signature file in refusals.
+const indexSigFile = "index.yaml.sig"
+
+// PrecheckIndexSignature checks index.yaml.sig as far as it can be checked
+// without the index: the root chain (when trust has one), the file's form,
+// and that enough of its signatures name trusted keys. A reader calls it
+// before it reads a large index, so that a missing, malformed or foreign
+// signature is refused without the index in memory; Verify checks all of
+// it again over the bytes. A refusal is a *VerificationError.
+func PrecheckIndexSignature(sigBytes []byte, trust *Trust, opts VerifyOptions) error {
+	if trust == nil || !trust.usesRoot() && len(trust.IndexKeys) == 0 {
+		return errors.New("verify needs trusted index keys or root keys")
+	}
+	ks, err := resolveKeys(trust, opts, &Verified{})
+	if err != nil {
+		return err
+	}
+	_, err = precheckSignatures(sigBytes, ks)
+	return err
+}
+
+// precheckSignatures parses sigBytes and refuses it when fewer than the
+// threshold of its signatures could be by the trusted keys, saying whose
+// they are.
+func precheckSignatures(sigBytes []byte, ks *signingKeys) ([]index.Signature, error) {
+	const redo = "kubepkg reads the signature only from index.yaml.sig and refuses the index without a good one there, whatever else the site holds"
 	if len(sigBytes) == 0 {
-		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is missing or empty")
+		return nil, refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %s is missing or empty; %s: upload index.yaml.sig together with index.yaml, or publish again", indexSigFile, redo)
 	}
 	sigs, err := index.ParseSignatures(sigBytes)
 	if err != nil {
-		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig is malformed: %v", err)
+		return nil, refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %s is malformed: %v; %s: upload the index.yaml.sig that was published with index.yaml, or publish again", indexSigFile, err, redo)
+	}
+	if ks.anyKeyID {
+		if len(sigs) < ks.threshold {
+			return nil, refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %s has %d signature(s), %d needed", indexSigFile, len(sigs), ks.threshold)
+		}
+		return sigs, nil
 	}
 	trusted := map[string]bool{}
-	for _, k := range keys {
+	for _, k := range ks.keys {
 		trusted[k.KeyID()] = true
 	}
 	candidates := map[string]bool{}
@@ -358,14 +430,103 @@ func checkIndexSignatures(indexBytes, sigBytes []byte, keys []Verifier, threshol
 			candidates[sg.KeyID] = true
 		}
 	}
-	if len(candidates) < threshold {
-		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: index.yaml.sig has %d signature(s)%s, %d of them by the %d trusted key(s) (%s), %d needed; the others were made by other keys",
-			len(sigs), sigKeyIDs(sigs), len(candidates), distinct, shortIDs(keys), threshold)
+	if len(candidates) < ks.threshold {
+		return nil, refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %s has %d signature(s)%s, %d of them by the %d key(s) of the index role of root version %d (%s), %d needed%s; sign the index with a current index key (kbuild publish --key)",
+			indexSigFile, len(sigs), sigKeyIDs(sigs), len(candidates), ks.distinct, ks.root, shortIDs(ks.keys), ks.threshold, ks.whoSigned(sigs, trusted, nil))
 	}
-	res.SignedBy = checkSignatures(indexBytes, sigs, keys)
-	if len(res.SignedBy) < threshold {
-		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d trusted key(s) (%s), %d needed; index.yaml.sig has %d signature(s)%s — the file was changed after signing, the signature is for other bytes, or it was made by another key",
-			len(res.SignedBy), distinct, shortIDs(keys), threshold, len(sigs), sigKeyIDs(sigs))
+	return sigs, nil
+}
+
+// whoSigned says whose the signatures by keys that do not count are (a
+// root key, or an index key of an earlier root: rotated out), by keyid or,
+// given the index bytes, by trying the keys.
+func (ks *signingKeys) whoSigned(sigs []index.Signature, trusted map[string]bool, indexBytes []byte) string {
+	var out []string
+	for _, sg := range sigs {
+		if trusted[sg.KeyID] || ks.root == 0 {
+			continue
+		}
+		raw, err := base64.StdEncoding.Strict().DecodeString(sg.Sig)
+		if err != nil {
+			continue
+		}
+		made := func(k Verifier) bool {
+			return k.KeyID() == sg.KeyID || sg.KeyID == "" && indexBytes != nil && k.Verify(indexBytes, raw)
+		}
+		found := false
+		for _, k := range ks.rootRole {
+			if made(k) && !found {
+				found = true
+				out = append(out, fmt.Sprintf("keyid %s is a root key of root version %d: root keys sign roots, and kubepkg counts only the index role's keys for index.yaml", short(k.KeyID()), ks.root))
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(ks.formerIndex)) {
+			if f := ks.formerIndex[id]; made(f.key) && !found {
+				found = true
+				out = append(out, fmt.Sprintf("keyid %s was an index key up to root version %d and was rotated out: kubepkg counts only the index role of the newest root (version %d)", short(id), f.version, ks.root))
+			}
+		}
+		if !found && sg.KeyID != "" {
+			out = append(out, fmt.Sprintf("keyid %s is no key of root version %d", short(sg.KeyID), ks.root))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(out, "; ") + ")"
+}
+
+// checkIndexSignatures refuses index bytes that lack threshold valid
+// signatures by the keys, in order of cost, and records who signed in res.
+func checkIndexSignatures(indexBytes, sigBytes []byte, ks *signingKeys, res *Verified) error {
+	sigs, err := precheckSignatures(sigBytes, ks)
+	if err != nil {
+		return err
+	}
+	res.SignedBy = ks.check(indexBytes, sigs)
+	if len(res.SignedBy) < ks.threshold {
+		trusted := map[string]bool{}
+		for _, id := range res.SignedBy {
+			trusted[id] = true
+		}
+		if who := ks.whoSigned(sigs, trusted, indexBytes); who != "" {
+			return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d key(s) of the index role (%s), %d needed; %s has %d signature(s)%s%s; sign the index with a current index key (kbuild publish --key)",
+				len(res.SignedBy), ks.distinct, shortIDs(ks.keys), ks.threshold, indexSigFile, len(sigs), sigKeyIDs(sigs), who)
+		}
+		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d trusted key(s) (%s), %d needed; %s has %d signature(s)%s — index.yaml was changed after signing, the signature is for other bytes (an index.yaml and index.yaml.sig of different publishes?), or it was made by another key; upload the index.yaml.sig published with this index.yaml, or publish again",
+			len(res.SignedBy), ks.distinct, shortIDs(ks.keys), ks.threshold, indexSigFile, len(sigs), sigKeyIDs(sigs))
+	}
+	return nil
+}
+
+// check returns the keyids of the keys with a valid signature of message
+// in sigs, as kubepkg counts them.
+func (ks *signingKeys) check(message []byte, sigs []index.Signature) []string {
+	if ks.anyKeyID {
+		anon := make([]index.Signature, len(sigs))
+		for i, s := range sigs {
+			anon[i] = index.Signature{Sig: s.Sig}
+		}
+		sigs = anon
+	}
+	return checkSignatures(message, sigs, ks.keys)
+}
+
+// CheckSignatureFile checks that sigBytes, another signature file of the
+// index v was verified from (by-hash/sha256/<hex>.sig), carries the
+// threshold of signatures of indexBytes by the keys that verified it. It is
+// an extra check for readers that use that file, never a substitute for
+// index.yaml.sig. A refusal is a *VerificationError naming what.
+func (v *Verified) CheckSignatureFile(indexBytes, sigBytes []byte, what string) error {
+	if v.keys == nil {
+		return errors.New("CheckSignatureFile needs a result of Verify")
+	}
+	sigs, err := index.ParseSignatures(sigBytes)
+	if err != nil {
+		return refuse(what, ErrNotSigned, "malformed: %v; it must hold the signature of index.yaml (publish again to rewrite it)", err)
+	}
+	if got := v.keys.check(indexBytes, sigs); len(got) < v.keys.threshold {
+		return refuse(what, ErrNotSigned, "holds %d valid signature(s) of index.yaml by the trusted keys (%s), %d needed, although index.yaml.sig is good: a reader that fetches the signature by digest refuses this index; publish again to rewrite it", len(got), shortIDs(v.keys.keys), v.keys.threshold)
 	}
 	return nil
 }
@@ -404,46 +565,75 @@ func delegate(name string, p *index.IndexPackage, d *Delegation, root *Root) pkg
 	return pr
 }
 
-// walkRoots verifies the root chain and returns the newest root.
-func walkRoots(t *Trust, opts VerifyOptions) (*Root, []string, error) {
+// walkRoots verifies the root chain and returns the newest root and the
+// keyids that earlier roots of the chain had in their index role and the
+// newest has not, each with the last version that had it.
+func walkRoots(t *Trust, opts VerifyOptions) (*Root, map[string]formerKey, []string, error) {
+	root, c, warnings, err := walkChain(t, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	former := map[string]formerKey{}
+	if c != nil {
+		for id, f := range c.indexKeys {
+			if f.version < root.Signed.Version {
+				former[id] = f
+			}
+		}
+	}
+	return root, former, warnings, nil
+}
+
+// walkChain verifies the root chain and returns the newest root and the
+// chain walked (nil when only the trusted root was given).
+func walkChain(t *Trust, opts VerifyOptions) (*Root, *RootChain, []string, error) {
 	var warnings []string
 	if t.Latest == nil && t.TrustedRoot != nil {
 		// Nothing published beside the index: the trusted root is the
 		// newest.
-		return checkFinalRoot(t.TrustedRoot, opts, warnings)
+		r, w, err := checkFinalRoot(t.TrustedRoot, opts, warnings)
+		return r, nil, w, err
 	}
 	if t.Latest == nil {
-		return nil, nil, refuse("root.yaml", ErrRootChain, "root.yaml is missing; a site verified with root keys publishes root.yaml and root/1.yaml … root/N.yaml")
+		return nil, nil, nil, refuse("root.yaml", ErrRootChain, "root.yaml is missing; a site verified with root keys publishes root.yaml and root/1.yaml … root/N.yaml")
 	}
 	latest, err := ParseRoot(t.Latest)
 	if err != nil {
-		return nil, nil, refuse("root.yaml", ErrMalformed, "%v", err)
+		return nil, nil, nil, refuse("root.yaml", ErrMalformed, "%v", err)
 	}
 	n := latest.Signed.Version
+	total := len(t.Latest)
+	for _, b := range t.Roots {
+		total += len(b)
+	}
+	if total > MaxRootChainSize {
+		return nil, nil, nil, refuse("root.yaml", ErrTooLarge, "the root chain (root.yaml and root/1.yaml … root/%d.yaml) is %d bytes, more than the %d a reader accepts (MaxRootChainSize); a root of trust needs a few KiB a version", n, total, MaxRootChainSize)
+	}
 	if len(t.Roots) < n {
-		return nil, nil, refuse(fmt.Sprintf("root/%d.yaml", len(t.Roots)+1), ErrRootChain, "missing: root.yaml is version %d, so root/1.yaml … root/%d.yaml must all be published", n, n)
+		return nil, nil, nil, refuse(fmt.Sprintf("root/%d.yaml", len(t.Roots)+1), ErrRootChain, "missing: root.yaml is version %d, so root/1.yaml … root/%d.yaml must all be published", n, n)
 	}
 	c := NewRootChain(t, opts)
 	for v := c.Next(); v <= n; v = c.Next() {
 		if t.Roots[v-1] == nil {
-			return nil, nil, refuse(fmt.Sprintf("root/%d.yaml", v), ErrRootChain, "missing: the root chain skips version %d (root.yaml is version %d)", v, n)
+			return nil, nil, nil, refuse(fmt.Sprintf("root/%d.yaml", v), ErrRootChain, "missing: the root chain skips version %d (root.yaml is version %d)", v, n)
 		}
 		if err := c.Add(t.Roots[v-1]); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	prev := c.Last()
 	final := prev
 	if final == nil {
-		return nil, nil, refuse("root/1.yaml", ErrRootChain, "no root is published")
+		return nil, nil, nil, refuse("root/1.yaml", ErrRootChain, "no root is published")
 	}
 	if final.Signed.Version == n {
 		fd, _ := final.Digest()
 		if ld, _ := latest.Digest(); ld != fd {
-			return nil, nil, refuse("root.yaml", ErrFork, "version %d (%s) differs from root/%d.yaml (%s): the site publishes two roots of one version", n, ld, n, fd)
+			return nil, nil, nil, refuse("root.yaml", ErrFork, "version %d (%s) differs from root/%d.yaml (%s): the site publishes two roots of one version", n, ld, n, fd)
 		}
 	}
-	return checkFinalRoot(final, opts, warnings)
+	r, w, err := checkFinalRoot(final, opts, warnings)
+	return r, c, w, err
 }
 
 // RootChain checks a published root chain one version at a time, so that a
@@ -456,16 +646,20 @@ type RootChain struct {
 	prev  *Root
 	start int // the trusted root's version, or 0
 	next  int
+	// indexKeys are the keyids of the index roles of the roots accepted,
+	// each with the last version that had it.
+	indexKeys map[string]formerKey
 }
 
 // NewRootChain starts a chain from t's pinned root keys (at version 1) or
 // its trusted root (at the trusted root's version, which must be
 // republished unchanged). opts.State, when set, refuses forks.
 func NewRootChain(t *Trust, opts VerifyOptions) *RootChain {
-	c := &RootChain{t: t, opts: opts, next: 1}
+	c := &RootChain{t: t, opts: opts, next: 1, indexKeys: map[string]formerKey{}}
 	if t.TrustedRoot != nil {
 		c.prev, c.start = t.TrustedRoot, t.TrustedRoot.Signed.Version
 		c.next = max(c.start, 1)
+		c.noteIndexKeys(c.prev)
 	}
 	return c
 }
@@ -513,7 +707,14 @@ func (c *RootChain) Add(b []byte) error {
 		return err
 	}
 	c.prev = r
+	c.noteIndexKeys(r)
 	return nil
+}
+
+func (c *RootChain) noteIndexKeys(r *Root) {
+	for _, k := range r.verifiers(r.Signed.Roles[RoleIndex].KeyIDs) {
+		c.indexKeys[k.KeyID()] = formerKey{r.Signed.Version, k}
+	}
 }
 
 // checkFinalRoot refuses a newest root older than the recorded one, or

@@ -17,6 +17,7 @@
 //	go run ./bench/index -dir /tmp/kb -keep   # keep the records and site
 //	go run ./bench/index -packages 100        # a tenth of the size
 //	go run ./bench/index -site-keep 0         # every version's SBOM and provenance
+//	go run ./bench/index -dir /tmp/b -base 100000 [-base-small]  # only a signed base index
 //
 // Peak RSS comes from /usr/bin/time -v when it is installed, otherwise
 // from the child's rusage. It exits 1 when a target is missed.
@@ -67,6 +68,17 @@ const (
 
 func main() {
 	flag.Parse()
+	if *base > 0 {
+		if *dir == "" {
+			fmt.Fprintln(os.Stderr, "bench: -base needs -dir")
+			os.Exit(2)
+		}
+		if err := writeBase(*dir, *base, *baseSmall); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -55,7 +55,15 @@ publicKeys never reads expires, so for it an old signed index stays valid
 until its key is rotated. Indexes kubepkg writes are read as kubepkg reads
 them: build 0, versions with a leading v, no generated time or apiVersion,
 and unknown fields (ignored with a warning; a version whose spec has one is
-left out, with a warning naming the package, version and field).
+kept without it when its digest matches the spec without the field, and
+left out otherwise, as kubepkg does, with a warning naming the package,
+version and field).
+
+The signature checked is index.yaml.sig, the only one kubepkg reads: a
+site whose index.yaml.sig is missing, malformed, or made by a root key or
+a rotated-out index key is refused, even when by-hash/sha256/<digest>.sig
+holds a good signature (that file is checked too when present, never
+instead).
 
 Exit status: 0 verified, 1 refused (the message says why; a file over its
 documented size limit is refused too), 3 the site could not be read (no

@@ -40,9 +40,7 @@ type Site struct {
 	remote bool
 	index  string // "index.yaml"
 	client *http.Client
-	sigFor func(index []byte) string
-	// sigForSHA256 is sigFor by the index's sha256 in hex, when known.
-	sigForSHA256 func(hex string) string
+	sigFor func(sha256Hex string) string
 }
 
 // Option configures New.
@@ -56,21 +54,14 @@ func WithTimeout(d time.Duration) Option {
 	return func(s *Site) { s.client.Transport = netdeadline.Transport(http.DefaultTransport, d) }
 }
 
-// WithSignatureFor makes Index look for the signature of an index first at
-// name(index) — a file named by the index's digest, which a publisher
-// writes before it replaces index.yaml and never changes — and only when
-// that is missing at index.yaml.sig. A reader then never pairs an index
-// with the signature of another one while a publish replaces both.
-func WithSignatureFor(name func(index []byte) string) Option {
+// WithSignatureFor names, for the sha256 (hex) of an index, the other file a publisher
+// writes its signature to (by-hash/sha256/<hex>.sig, never changed once
+// written). Verify checks that file too when the site has it — an extra
+// check for readers that fetch the signature by digest, never a
+// substitute for index.yaml.sig, which is the only signature kubepkg
+// reads — and names it when index.yaml.sig is refused.
+func WithSignatureFor(name func(sha256Hex string) string) Option {
 	return func(s *Site) { s.sigFor = name }
-}
-
-// WithSignatureForSHA256 is WithSignatureFor with the name given by the
-// index's sha256 in hex, which lets Verify find the signature of a large
-// local index without reading the index into memory (see Verify). Give it
-// together with WithSignatureFor, naming the same file.
-func WithSignatureForSHA256(name func(hex string) string) Option {
-	return func(s *Site) { s.sigForSHA256 = name }
 }
 
 // New returns the site of ref: a directory, a path to its index.yaml, an
@@ -309,24 +300,159 @@ func tooLarge(loc, format string, args ...any) error {
 	return &trust.VerificationError{What: loc, Err: trust.ErrTooLarge, Detail: fmt.Sprintf(format, args...)}
 }
 
-// Index returns the index file and its signature file; a missing
-// signature file gives a nil signature (for Verify to refuse).
+// Index returns the index file and its signature file, index.yaml.sig —
+// the only one kubepkg reads; a missing signature file gives a nil
+// signature (for Verify to refuse).
 func (s *Site) Index(ctx context.Context) (indexBytes, sigBytes []byte, err error) {
+	return s.IndexChecked(ctx, nil)
+}
+
+// IndexChecked is Index that fetches index.yaml.sig first and, when
+// precheck is not nil, gives it to precheck before the index is read: a
+// missing, malformed or foreign signature (trust.PrecheckIndexSignature)
+// is refused without the index in memory. A missing index still gives an
+// error wrapping ErrNotFound, whatever precheck says.
+func (s *Site) IndexChecked(ctx context.Context, precheck func(sig []byte) error) (indexBytes, sigBytes []byte, err error) {
+	sigBytes, err = s.Fetch(ctx, s.index+".sig", index.MaxSignaturesSize)
+	if errors.Is(err, ErrNotFound) {
+		sigBytes, err = nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if precheck != nil {
+		if perr := precheck(sigBytes); perr != nil {
+			if err := s.exists(ctx, s.index); err != nil {
+				return nil, nil, err
+			}
+			return nil, nil, perr
+		}
+	}
 	indexBytes, err = s.Fetch(ctx, s.index, index.MaxIndexSize)
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.sigFor != nil {
-		sigBytes, err = s.Fetch(ctx, s.sigFor(indexBytes), index.MaxSignaturesSize)
-		if !errors.Is(err, ErrNotFound) {
-			return indexBytes, sigBytes, err
+	return indexBytes, sigBytes, nil
+}
+
+// exists returns nil when the site has the file name, an error wrapping
+// ErrNotFound when it has not, and other errors as Fetch does; only the
+// headers of a remote file are fetched.
+func (s *Site) exists(ctx context.Context, name string) error {
+	loc := s.Location(name)
+	if !s.remote {
+		_, err := os.Stat(loc)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", loc, ErrNotFound)
 		}
+		return err
 	}
-	sigBytes, err = s.Fetch(ctx, s.index+".sig", index.MaxSignaturesSize)
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, loc, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("HEAD %s: %w", loc, err)
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		return fmt.Errorf("HEAD %s: %s: %w", loc, resp.Status, ErrNotFound)
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("HEAD %s: %s", loc, resp.Status)
+	}
+	return nil
+}
+
+// ByHashSignature returns the other signature file of the index named by
+// WithSignatureFor and its location, or nil when the site has none (or no
+// name was given). data is the index, or nil to hash it as it streams
+// from the site without holding it.
+func (s *Site) ByHashSignature(ctx context.Context, data []byte) (sig []byte, loc string, err error) {
+	if s.sigFor == nil {
+		return nil, "", nil
+	}
+	var sum []byte
+	if data != nil {
+		h := sha256.Sum256(data)
+		sum = h[:]
+	} else if sum, err = s.hashIndex(ctx); err != nil {
+		return nil, "", err
+	}
+	name := s.sigFor(hex.EncodeToString(sum))
+	sig, err = s.Fetch(ctx, name, index.MaxSignaturesSize)
 	if errors.Is(err, ErrNotFound) {
-		return indexBytes, nil, nil
+		return nil, s.Location(name), nil
 	}
-	return indexBytes, sigBytes, err
+	return sig, s.Location(name), err
+}
+
+// hashIndex returns the sha256 of the index file as it streams, holding
+// none of it (at most MaxIndexSize bytes are read).
+func (s *Site) hashIndex(ctx context.Context) ([]byte, error) {
+	loc := s.Location(s.index)
+	var r io.ReadCloser
+	if s.remote {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("GET %s: %w", loc, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, fmt.Errorf("GET %s: %s", loc, resp.Status)
+		}
+		r = resp.Body
+	} else {
+		f, err := os.Open(loc)
+		if err != nil {
+			return nil, err
+		}
+		r = f
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(r, index.MaxIndexSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	if n > index.MaxIndexSize {
+		return nil, tooLarge(loc, "more than the %d bytes allowed", int64(index.MaxIndexSize))
+	}
+	return h.Sum(nil), nil
+}
+
+// CheckByHash is the extra check of the signature by digest after v, the
+// verification of data with index.yaml.sig, succeeded: when the site has
+// one, it must sign data too. A refused one is a *trust.VerificationError
+// naming the file.
+func (s *Site) CheckByHash(ctx context.Context, data []byte, v *trust.Verified) error {
+	sig, loc, err := s.ByHashSignature(ctx, data)
+	if err != nil || sig == nil {
+		return err
+	}
+	return v.CheckSignatureFile(data, sig, loc)
+}
+
+// Explain adds to err, a refusal of the index for its index.yaml.sig, that
+// the site holds a signature of the index by digest, which kubepkg never
+// reads. data is the index, or nil when it was refused before it was read.
+func (s *Site) Explain(ctx context.Context, data []byte, err error) error {
+	var ve *trust.VerificationError
+	if !errors.As(err, &ve) || !errors.Is(err, trust.ErrNotSigned) {
+		return err
+	}
+	sig, loc, ferr := s.ByHashSignature(ctx, data)
+	if ferr != nil || sig == nil {
+		return err
+	}
+	cp := *ve
+	cp.Detail += fmt.Sprintf(" (%s, the signature a publish wrote for exactly these bytes, is present, but kubepkg never reads it: copy it over %s if it is good, or publish again)", loc, s.Location(s.index+".sig"))
+	return &cp
 }
 
 // Roots fills trust.Latest with root.yaml and trust.Roots with root/1.yaml
@@ -355,14 +481,21 @@ func (s *Site) Roots(ctx context.Context, tr *trust.Trust, first int) error {
 	}
 	tr.Roots = make([][]byte, n)
 	chain := trust.NewRootChain(tr, trust.VerifyOptions{})
+	total := int64(len(latest))
 	for v := max(first, 1); v <= n; v++ {
-		b, err := s.Fetch(ctx, fmt.Sprintf("root/%d.yaml", v), trust.MaxRootSize)
+		name := fmt.Sprintf("root/%d.yaml", v)
+		b, err := s.Fetch(ctx, name, min(trust.MaxRootSize, trust.MaxRootChainSize-total))
+		var ve *trust.VerificationError
+		if errors.As(err, &ve) && errors.Is(err, trust.ErrTooLarge) && total+trust.MaxRootSize > trust.MaxRootChainSize {
+			return &trust.VerificationError{What: s.Location(name), Err: trust.ErrTooLarge, Detail: fmt.Sprintf("the root chain up to version %d (root.yaml and root/1.yaml … root/%d.yaml) is more than the %d bytes a reader accepts (MaxRootChainSize); a root of trust needs a few KiB a version", v, v, trust.MaxRootChainSize)}
+		}
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+		total += int64(len(b))
 		tr.Roots[v-1] = b
 		if v == chain.Next() {
 			if chain.Add(b) != nil {
@@ -373,19 +506,16 @@ func (s *Site) Roots(ctx context.Context, tr *trust.Trust, first int) error {
 	return nil
 }
 
-// Verify fetches the index and its signature — and, when trust uses a root
-// of trust, root.yaml and the root versions after the trusted ones — and
-// verifies them with index.Verify. A missing index gives an error wrapping
-// ErrNotFound; a refusal is an *index.VerificationError; anything else is
-// a fetch error.
+// Verify fetches — when trust uses a root of trust — root.yaml and the
+// root versions after the trusted ones, then index.yaml.sig and, when
+// trust.PrecheckIndexSignature accepts it, the index, and verifies them
+// with trust.Verify as kubepkg does: the signature is index.yaml.sig,
+// whatever else the site holds. A signature by digest (WithSignatureFor)
+// is then checked too when present, and named when index.yaml.sig is
+// refused. A missing index gives an error wrapping ErrNotFound; a refusal
+// is a *trust.VerificationError; anything else is a fetch error.
 func (s *Site) Verify(ctx context.Context, tr *trust.Trust, opts trust.VerifyOptions) (*trust.Verified, error) {
-	data, sig, ok, err := s.largeLocalIndex(ctx)
-	if err == nil && !ok {
-		data, sig, err = s.Index(ctx)
-	}
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	switch {
 	case tr.TrustedRoot != nil:
 		err = s.Roots(ctx, tr, tr.TrustedRoot.Signed.Version)
@@ -395,72 +525,16 @@ func (s *Site) Verify(ctx context.Context, tr *trust.Trust, opts trust.VerifyOpt
 	if err != nil {
 		return nil, err
 	}
-	return trust.Verify(data, sig, tr, opts)
-}
-
-// largeLocalIndex is Index for a large local index, in the order that
-// keeps a malformed signature cheap: the file is hashed as it streams, the
-// signature (by that digest, else index.yaml.sig) fetched, and a
-// malformed one returned with no index bytes, refused for its form alone
-// without the index ever in memory (a 256 MiB index under a malformed
-// signature costs one streamed hash). Otherwise the index is read from the
-// same open file, once, and the signature is not fetched again. ok is
-// false, and Index is to be used, for remote or small indexes and when the
-// signature's name needs the bytes (no WithSignatureForSHA256).
-func (s *Site) largeLocalIndex(ctx context.Context) (data, sig []byte, ok bool, err error) {
-	if s.remote || (s.sigFor != nil && s.sigForSHA256 == nil) {
-		return nil, nil, false, nil
-	}
-	path := s.Location(s.index)
-	f, err := os.Open(path)
+	data, sig, err := s.IndexChecked(ctx, func(sig []byte) error { return trust.PrecheckIndexSignature(sig, tr, opts) })
 	if err != nil {
-		return nil, nil, false, nil // Index reports it
+		return nil, s.Explain(ctx, nil, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < spoolMinSize || fi.Size() > index.MaxIndexSize {
-		return nil, nil, false, nil
+	v, err := trust.Verify(data, sig, tr, opts)
+	if err != nil {
+		return nil, s.Explain(ctx, data, err)
 	}
-	var names []string
-	if s.sigForSHA256 != nil {
-		h := sha256.New()
-		if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
-			return nil, nil, false, fmt.Errorf("%s: %w", path, err)
-		}
-		names = append(names, s.sigForSHA256(hex.EncodeToString(h.Sum(nil))))
+	if err := s.CheckByHash(ctx, data, v); err != nil {
+		return nil, err
 	}
-	for _, name := range append(names, s.index+".sig") {
-		b, err := s.Fetch(ctx, name, index.MaxSignaturesSize)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, false, err
-		}
-		if _, perr := index.ParseSignatures(b); perr != nil {
-			return []byte{}, b, true, nil
-		}
-		sig = b
-		break
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, nil, false, fmt.Errorf("%s: %w", path, err)
-	}
-	if data, err = readRegular(f, path, fi.Size()); err != nil {
-		return nil, nil, false, err
-	}
-	return data, sig, true, nil
-}
-
-// ctxReader stops reading once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
+	return v, nil
 }

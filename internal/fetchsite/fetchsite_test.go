@@ -248,67 +248,17 @@ func TestFetchEndlessBody(t *testing.T) {
 	}
 }
 
-// TestVerifyMalformedSignatureFirst: the malformed signature of a large
-// local index is refused for its form, whether it is named by the index's
-// digest or is index.yaml.sig; a well-formed signature goes the usual
-// way. That the index is then not held in memory is shown by the hostile
-// corpus ("malformed signature of a big index", 256 MiB under a 1 GiB
-// address-space cap).
-func TestVerifyMalformedSignatureFirst(t *testing.T) {
-	defer func(n int64) { spoolMinSize = n }(spoolMinSize)
-	spoolMinSize = 1 << 10
+// TestVerifyReadsIndexYamlSig: Verify checks index.yaml.sig, the only
+// signature kubepkg reads; the signature by digest is an extra check when
+// present and never stands in for a missing or bad index.yaml.sig, which
+// is refused before the index is read (a malformed one even over an index
+// that is not YAML).
+func TestVerifyReadsIndexYamlSig(t *testing.T) {
 	k, err := trust.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &trust.Trust{IndexKeys: []*trust.PublicKey{k.Public()}}
-	opts := trust.VerifyOptions{Now: time.Now()}
-	for _, tc := range []struct {
-		name, sigFile string
-		sig           string
-		want          string
-	}{
-		{"malformed index.yaml.sig", "index.yaml.sig", "signatures: [{keyid: nothex, sig: \"!!\"}]\n", "index.yaml.sig is malformed"},
-		{"malformed by-hash signature", "by-hash", "signatures: [{keyid: nothex, sig: \"!!\"}]\n", "index.yaml.sig is malformed"},
-		{"well-formed signature of garbage", "index.yaml.sig", "c2lnbmF0dXJl\n", "not signed by a trusted key"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			data := []byte(strings.Repeat("\x00not yaml\n", 1<<10))
-			if err := os.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			sigName := tc.sigFile
-			if sigName == "by-hash" {
-				sigName = "by-hash/" + fmt.Sprintf("%x", sha256Sum(data)) + ".sig"
-				os.MkdirAll(filepath.Join(dir, "by-hash"), 0o755)
-			}
-			if err := os.WriteFile(filepath.Join(dir, sigName), []byte(tc.sig), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			s, err := New(dir, WithSignatureFor(func(b []byte) string { return fmt.Sprintf("by-hash/%x.sig", sha256Sum(b)) }),
-				WithSignatureForSHA256(func(hex string) string { return "by-hash/" + hex + ".sig" }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = s.Verify(context.Background(), tr, opts)
-			var ve *trust.VerificationError
-			if !errors.As(err, &ve) || !errors.Is(err, trust.ErrNotSigned) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Verify = %v, want a refusal saying %q", err, tc.want)
-			}
-		})
-	}
-}
-
-func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }
-
-// TestVerifyLargeLocalIndex: a large local index under a good signature,
-// by its digest or as index.yaml.sig, verifies through the path that
-// hashes it first and then reads it from the same open file.
-func TestVerifyLargeLocalIndex(t *testing.T) {
-	defer func(n int64) { spoolMinSize = n }(spoolMinSize)
-	spoolMinSize = 64
-	k, err := trust.GenerateKey(nil)
+	other, err := trust.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,35 +270,151 @@ func TestVerifyLargeLocalIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sigs, err := trust.Sign(data, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := index.MarshalSignatures(sigs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, byHash := range []bool{true, false} {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		name := "index.yaml.sig"
-		if byHash {
-			name = fmt.Sprintf("by-hash/%x.sig", sha256Sum(data))
-			os.MkdirAll(filepath.Join(dir, "by-hash"), 0o755)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), sig, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(dir, WithSignatureFor(func(b []byte) string { return fmt.Sprintf("by-hash/%x.sig", sha256Sum(b)) }),
-			WithSignatureForSHA256(func(hex string) string { return "by-hash/" + hex + ".sig" }))
+	sigOf := func(b []byte, key *trust.PrivateKey) string {
+		sigs, err := trust.Sign(b, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := s.Verify(context.Background(), &trust.Trust{IndexKeys: []*trust.PublicKey{k.Public()}}, trust.VerifyOptions{Now: time.Date(2026, 10, 11, 0, 0, 0, 0, time.UTC)})
-		if err != nil || len(v.SignedBy) != 1 {
-			t.Fatalf("by-hash %v: Verify = %+v, %v; want it signed by the key", byHash, v, err)
+		out, err := index.MarshalSignatures(sigs)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return string(out)
+	}
+	good, byOther := sigOf(data, k), sigOf(data, other)
+	garbage := "signatures: [{keyid: nothex, sig: \"!!\"}]\n"
+	notYAML := []byte(strings.Repeat("\x00not yaml\n", 1<<10))
+	for _, tc := range []struct {
+		name        string
+		index       []byte
+		sig, byHash string // "" for none
+		want        string // "" for accepted
+	}{
+		{"good index.yaml.sig", data, good, "", ""},
+		{"good index.yaml.sig and by-hash", data, good, good, ""},
+		{"missing index.yaml.sig, good by-hash", data, "", good, "index.yaml.sig is missing or empty"},
+		{"garbage index.yaml.sig, good by-hash", data, garbage, good, "index.yaml.sig is malformed"},
+		{"index.yaml.sig by another key, good by-hash", data, byOther, good, "by-hash/"},
+		{"good index.yaml.sig, garbage by-hash", data, good, garbage, "malformed"},
+		{"good index.yaml.sig, by-hash by another key", data, good, byOther, "holds 0 valid signature(s)"},
+		{"garbage index.yaml.sig over an index that is not YAML", notYAML, garbage, "", "index.yaml.sig is malformed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "index.yaml"), tc.index, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.sig != "" {
+				if err := os.WriteFile(filepath.Join(dir, "index.yaml.sig"), []byte(tc.sig), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.byHash != "" {
+				os.MkdirAll(filepath.Join(dir, "by-hash"), 0o755)
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("by-hash/%x.sig", sha256Sum(tc.index))), []byte(tc.byHash), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := New(dir, WithSignatureFor(func(hex string) string { return "by-hash/" + hex + ".sig" }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Verify(context.Background(), &trust.Trust{IndexKeys: []*trust.PublicKey{k.Public()}}, trust.VerifyOptions{Now: time.Date(2026, 10, 11, 0, 0, 0, 0, time.UTC)})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Verify = %v, want accepted", err)
+				}
+				return
+			}
+			if !errors.Is(err, trust.ErrNotSigned) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Verify = %v, want a refusal (ErrNotSigned) saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// TestRootChainBounds: a validly signed root chain is refused, before its
+// roots are parsed or held, when one root is over trust.MaxRootSize or the
+// chain over trust.MaxRootChainSize (a thousand roots of 0.9 MiB made a
+// reader run out of memory), and a root listing more than
+// trust.MaxRootKeys keys is refused before its keys are parsed.
+func TestRootChainBounds(t *testing.T) {
+	rootKey, err := trust.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexKey, err := trust.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expires := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	cfg := trust.RootConfig{Expires: expires, RootKeys: []*trust.PublicKey{rootKey.Public()}, RootThreshold: 1, IndexKeys: []*trust.PublicKey{indexKey.Public()}, IndexThreshold: 1}
+	// chain writes n validly signed versions, each padded with YAML
+	// comments (which the signatures do not cover) to pad bytes.
+	chain := func(t *testing.T, n, pad int) string {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "root"), 0o755)
+		var r *trust.Root
+		for v := 1; v <= n; v++ {
+			if r == nil {
+				r, err = trust.NewRoot(cfg)
+			} else {
+				r, err = r.Next(cfg)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Sign(rootKey); err != nil {
+				t.Fatal(err)
+			}
+			b, err := r.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < pad {
+				b = append(b, strings.Repeat("# padding, not signed\n", (pad-len(b))/22)...)
+			}
+			os.WriteFile(filepath.Join(dir, "root", fmt.Sprintf("%d.yaml", v)), b, 0o644)
+			if v == n {
+				os.WriteFile(filepath.Join(dir, "root.yaml"), b, 0o644)
+			}
+		}
+		os.WriteFile(filepath.Join(dir, "index.yaml"), []byte("apiVersion: kubepkg.dev/v1\n"), 0o644)
+		return dir
+	}
+	manyKeys := func(t *testing.T) string {
+		dir := chain(t, 1, 0)
+		var b strings.Builder
+		b.WriteString("signed:\n  version: 1\n  expires: " + expires.Format(time.RFC3339) + "\n  keys:\n")
+		for i := 0; i <= trust.MaxRootKeys; i++ {
+			fmt.Fprintf(&b, "    \"%064x\": x\n", i)
+		}
+		b.WriteString("  roles: {}\nsignatures: []\n")
+		os.WriteFile(filepath.Join(dir, "root", "1.yaml"), []byte(b.String()), 0o644)
+		return dir
+	}
+	for _, tc := range []struct {
+		name string
+		dir  func(*testing.T) string
+		want string
+	}{
+		{"a chain of three small roots", func(t *testing.T) string { return chain(t, 3, 0) }, "index.yaml.sig is missing"},
+		{"one root over MaxRootSize", func(t *testing.T) string { return chain(t, 2, trust.MaxRootSize+100) }, fmt.Sprintf("more than the %d allowed", trust.MaxRootSize)},
+		{"a chain over MaxRootChainSize", func(t *testing.T) string { return chain(t, trust.MaxRootChainSize/(100<<10)+2, 100<<10) }, "MaxRootChainSize"},
+		{"a root over MaxRootKeys", manyKeys, "MaxRootKeys"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(tc.dir(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Verify(context.Background(), &trust.Trust{RootKeys: []*trust.PublicKey{rootKey.Public()}}, trust.VerifyOptions{Now: time.Now()})
+			var ve *trust.VerificationError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Verify = %v, want a refusal saying %q", err, tc.want)
+			}
+		})
 	}
 }

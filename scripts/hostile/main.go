@@ -43,6 +43,9 @@ type hostileCase struct {
 	// code is the exit status of the refusal when not 1 (the documented
 	// status of a refusal).
 	code int
+	// says is a substring the output must hold, whether the command
+	// succeeds or not ("" for none).
+	says string
 }
 
 // corpus holds what the cases share: the kbuild binary and the servers.
@@ -82,7 +85,7 @@ func main() {
 	defer close(c.release)
 	failed := 0
 	ran := 0
-	for _, hc := range cases {
+	for _, hc := range append(cases, siteCases...) {
 		if !match.MatchString(hc.name) {
 			continue
 		}
@@ -163,6 +166,9 @@ func judge(hc hostileCase, r result) string {
 		if len(l) > 4096 {
 			return fmt.Sprintf("printed a line of %d bytes", len(l))
 		}
+	}
+	if hc.says != "" && !strings.Contains(r.stderr, hc.says) {
+		return fmt.Sprintf("did not say %q", hc.says)
 	}
 	if hc.want == "" {
 		if r.code != 0 {
