@@ -37,7 +37,7 @@ func (b *Builder) CheckSets(dirs []string, published *index.RepositoryIndex, whe
 			continue // reported by Validate
 		}
 		r := l.Recipe
-		spec := spec.PackageSpec{Version: r.Spec.Version, Build: r.Spec.Build, Provides: r.Spec.Package.Provides, Images: r.Spec.Package.Images, Variants: r.Spec.Package.Variants}
+		spec := spec.PackageSpec{Version: spec.CanonicalVersion(r.Spec.Version), Build: r.Spec.Build, Provides: r.Spec.Package.Provides, Images: r.Spec.Package.Images, Variants: r.Spec.Package.Variants}
 		if x.Find(r.Metadata.Name, spec.Version, spec.Build) == nil {
 			p := x.Packages[r.Metadata.Name]
 			if p == nil {

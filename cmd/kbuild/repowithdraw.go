@@ -13,6 +13,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/trust"
 )
@@ -77,10 +78,10 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		return usagef("withdraw takes one NAME@VERSION")
 	}
 	pkg, ver, _ := strings.Cut(args[0], "@")
-	ver = strings.TrimPrefix(ver, "v")
+	ver = spec.CanonicalVersion(ver) // the published spelling: v1.2.3 is 1.2.3
 	switch {
 	case f.build < 1:
-		return usagef("--build N is required: the build number of %s to withdraw", args[0])
+		return usagef("--build N is required: the build number of %s@%s to withdraw", pkg, ver)
 	case strings.TrimSpace(f.reason) == "":
 		return usagef("--reason TEXT is required: it is shown to users in the catalog")
 	case len(f.keys.files) == 0 && f.keys.env == "":
@@ -117,7 +118,7 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		}
 		err := f.withdraw(ctx, env, dir, pkg, ver, signers, generated)
 		if errors.Is(err, index.ErrNotPublished) {
-			fmt.Fprintf(env.Stdout, "suite %s does not hold %s build %d\n", s, args[0], f.build)
+			fmt.Fprintf(env.Stdout, "suite %s does not hold %s@%s build %d\n", s, pkg, ver, f.build)
 			continue
 		}
 		if err != nil {
@@ -126,12 +127,12 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		done++
 	}
 	if done == 0 {
-		return fmt.Errorf("no suite of %s holds %s build %d (suites: %s); nothing to withdraw", f.site, args[0], f.build, strings.Join(c.Names(), ", "))
+		return fmt.Errorf("no suite of %s holds %s@%s build %d (suites: %s); nothing to withdraw", f.site, pkg, ver, f.build, strings.Join(c.Names(), ", "))
 	}
 	// Every suite's page of the package says where the build is withdrawn.
 	pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Now: time.Now(), Stderr: env.Stderr}
 	if _, err := pages.Refresh(ctx, "", []string{pkg}); err != nil {
-		return fmt.Errorf("%s build %d is withdrawn and the indexes signed, but the catalog pages were not all rewritten, and some may still show it held: %w", args[0], f.build, err)
+		return fmt.Errorf("%s@%s build %d is withdrawn and the indexes signed, but the catalog pages were not all rewritten, and some may still show it held: %w", pkg, ver, f.build, err)
 	}
 	return mirrorRoot(env, c, f.site, "")
 }

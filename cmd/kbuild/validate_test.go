@@ -41,3 +41,16 @@ func TestValidateSets(t *testing.T) {
 		t.Fatalf("--index without trust: %s", r)
 	}
 }
+
+// TestValidateSetsVersionSpelling: a member whose recipe says
+// "version: v0.2.2" is published as 0.2.2, and a set may pin it as
+// "=0.2.2+build.1" or "=v0.2.2+build.1": one version, two spellings.
+func TestValidateSetsVersionSpelling(t *testing.T) {
+	dir := filepath.Join("testdata", "sets-vspelling")
+	for _, set := range []string{"set-plain", "set-v"} {
+		r := runInProcess("validate", "--offline", filepath.Join(dir, "virt-template"), filepath.Join(dir, set))
+		if r.code != 0 || !strings.Contains(r.stdout, "0 of 2 recipes failed") {
+			t.Errorf("validate %s: %s", set, r)
+		}
+	}
+}
