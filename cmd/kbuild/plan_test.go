@@ -32,7 +32,7 @@ func planIndex(t *testing.T, recipes string, releases ...string) string {
 		rec := &spec.PackageSource{
 			APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
 			Metadata: spec.RecordMetadata{Name: name},
-			Spec: spec.PackageSpec{Version: version, Build: build, Variants: []spec.Variant{{Name: "default", Components: []spec.Component{{Name: name, Chart: chart(name)}}}}},
+			Spec:     spec.PackageSpec{Version: version, Build: build, Variants: []spec.Variant{{Name: "default", Components: []spec.Component{{Name: name, Chart: chart(name)}}}}},
 		}
 		// A release the recipe in recipes makes is published as that
 		// recipe builds it, so that it is up to date.
