@@ -35,6 +35,9 @@ type Result struct {
 	Unsigned bool
 	// Built are the versions this run built and pushed.
 	Built []*builder.Result
+	// Left is, after Withdraw, the withdrawn package's versions left in
+	// the index (nil when none is).
+	Left *index.IndexPackage
 }
 
 // errNoSigner is returned by Publish and Withdraw without WithSigners.

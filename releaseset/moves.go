@@ -105,3 +105,30 @@ func Moves(x *index.RepositoryIndex) []Move {
 	})
 	return out
 }
+
+// Follower is what one kubepkg Package running a withdrawn build does:
+// with spec.version Constraint, the operator moves it to To, or keeps
+// running the withdrawn build when To is nil (nothing left meets the
+// constraint; the charts stay in the registry).
+type Follower struct {
+	Constraint string
+	To         *index.IndexVersion
+}
+
+// AfterWithdrawal returns what clusters running a withdrawn build of name
+// at version do once x (the index after the withdrawal) is what they see:
+// for a Package with spec.version Follow(version), as 'kubepkg install'
+// writes it, and for one with "=version", as a release set pins it or an
+// install asked for exactly that version, the build the operator moves it
+// to — the newest left meeting the constraint, another build of the
+// version or another patch release, older or newer — or none.
+func AfterWithdrawal(x *index.RepositoryIndex, name, version string) []Follower {
+	var out []Follower
+	for _, c := range []string{Follow(version), "=" + spec.CanonicalVersion(version)} {
+		if c == "" || c == "=" {
+			continue
+		}
+		out = append(out, Follower{Constraint: c, To: Selects(x, name, c)})
+	}
+	return out
+}

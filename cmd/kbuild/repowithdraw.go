@@ -13,6 +13,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/releaseset"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/trust"
@@ -50,10 +51,18 @@ page of the package then says where the build is withdrawn, and with
 rootSuite the site root's copy of the first suite is renewed.
 
 The index is verified first, with the signing keys (or --public-key,
---root-key or --index-root for an --index elsewhere). The charts stay in the registry:
-clusters that installed the version keep running it, and subscribers'
+--root-key or --index-root for an --index elsewhere). Subscribers'
 rollback protection is unaffected (the new index is newer). kubepkg
-clients ignore the "withdrawn:" key and simply no longer see the version.
+clients ignore the "withdrawn:" key and simply no longer see the build,
+so a cluster running it does not keep it: kubepkg's operator moves each
+Package running it to the newest build left that meets the Package's
+spec.version — another build of the same version, or another patch
+release within ~MAJOR.MINOR (what 'kubepkg install' writes), older or
+newer, so possibly a downgrade. Only when nothing left meets spec.version
+does the cluster keep running the withdrawn build (its charts stay in the
+registry), and a fresh install with that constraint then finds no
+version. withdraw prints what happens for spec.version ~MAJOR.MINOR and
+=VERSION.
 
 Examples:
   # a chart of kubevirt 1.9.0 build 4 breaks upgrades
@@ -157,6 +166,17 @@ func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ve
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "withdrew %s (digest %s): %s\n", w, w.Digest, w.Reason)
+	left := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{}}
+	if res.Left != nil {
+		left.Packages[pkg] = res.Left
+	}
+	for _, fl := range releaseset.AfterWithdrawal(left, pkg, ver) {
+		if fl.To == nil {
+			fmt.Fprintf(env.Stdout, "kubepkg clusters running it with spec.version %q keep running it: no build left meets %s, and fresh installs of %s find none\n", fl.Constraint, fl.Constraint, fl.Constraint)
+			continue
+		}
+		fmt.Fprintf(env.Stdout, "kubepkg clusters running it with spec.version %q move to %s %s build %d\n", fl.Constraint, pkg, fl.To.Version, fl.To.Build)
+	}
 	printSigned(env, res, signers)
 	return nil
 }
