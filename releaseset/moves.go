@@ -37,19 +37,25 @@ func Follow(version string) string {
 // Selects returns the entry of name in x that a kubepkg operator runs for
 // a Package with spec.version constraint: the newest version and build
 // meeting it, as kubepkg checks constraints (Masterminds semver; a
-// pre-release meets only a constraint naming one). It returns nil when
+// pre-release meets only a constraint naming one; "" meets any). It returns nil when
 // none does; the operator then keeps what it runs.
 func Selects(x *index.RepositoryIndex, name, constraint string) *index.IndexVersion {
 	p := x.Packages[name]
 	if p == nil {
 		return nil
 	}
+	vs := slices.Clone(p.Versions)
+	index.SortNewestFirst(vs)
+	if strings.TrimSpace(constraint) == "" { // kubepkg: any version
+		if len(vs) == 0 {
+			return nil
+		}
+		return x.Find(name, vs[0].Version, vs[0].Build)
+	}
 	c, err := semver.NewConstraint(constraint)
 	if err != nil {
 		return nil
 	}
-	vs := slices.Clone(p.Versions)
-	index.SortNewestFirst(vs)
 	for i := range vs {
 		if sv, err := spec.ParseVersion(vs[i].Version); err == nil && c.Check(sv) {
 			return x.Find(name, vs[i].Version, vs[i].Build)
