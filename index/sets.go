@@ -242,7 +242,7 @@ func (x *RepositoryIndex) CheckSets(all bool) error {
 			return fmt.Errorf("sets: %s lists %d members, its spec pins %d", set, len(s.Members), len(want))
 		}
 		for j, m := range s.Members {
-			if w := want[j]; w.Package != m.Package || w.Version != m.Version || w.Build != m.Build {
+			if w := want[j]; w.Package != m.Package || !spec.SameVersion(w.Version, m.Version) || w.Build != m.Build {
 				return fmt.Errorf("sets: %s lists member %s where its spec pins %s", set, m, w)
 			}
 			me := x.Find(m.Package, m.Version, m.Build)
