@@ -1,8 +1,9 @@
 package builder
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
-	"strings"
 
 	"kbuild.dev/kbuild/index"
 )
@@ -25,9 +26,12 @@ type Shard struct {
 // plan) into those whose version and build published already holds (none
 // when published is nil) and those to build, dealt round-robin into at
 // most n non-empty shards. A recipe that does not decode is planned for
-// building, which reports why, and warnf (when not nil) is told.
+// building, which reports why, and warnf (when not nil) is told. A recipe
+// whose version and build are published with another spec (SpecChange) is
+// an error: it is neither up to date nor buildable under that build.
 func PlanBuilds(dirs []string, published *index.RepositoryIndex, n int, warnf func(format string, args ...any)) (*Plan, error) {
 	var build, upToDate []string
+	var changed []error
 	for _, d := range dirs {
 		l, err := Load(d)
 		if err != nil {
@@ -42,13 +46,29 @@ func PlanBuilds(dirs []string, published *index.RepositoryIndex, n int, warnf fu
 			continue
 		}
 		r := l.Recipe
-		if published != nil && published.Find(r.Metadata.Name, strings.TrimPrefix(r.Spec.Version, "v"), r.Spec.Build) != nil {
+		if pub := findPublished(published, r.Metadata.Name, r.Spec.Version, r.Spec.Build); pub != nil {
+			if err := SpecChange(r, pub); err != nil {
+				changed = append(changed, fmt.Errorf("recipe %s: %w", slash, err))
+				continue
+			}
 			upToDate = append(upToDate, slash)
 		} else {
 			build = append(build, slash)
 		}
 	}
+	if len(changed) > 0 {
+		return nil, errors.Join(changed...)
+	}
 	return planShards(build, upToDate, n), nil
+}
+
+// findPublished returns the entry of name version build in published
+// (nil when published is nil or lacks it).
+func findPublished(published *index.RepositoryIndex, name, version string, build int) *index.IndexVersion {
+	if published == nil {
+		return nil
+	}
+	return published.Find(name, version, build)
 }
 
 // planShards deals the sorted recipes to build round-robin into at most n

@@ -9,6 +9,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 )
 
 // Want is a package asked for: a name and a semver constraint (empty for
@@ -168,7 +169,7 @@ func newest(p *index.IndexPackage, cs []constraint) (index.IndexVersion, error) 
 		desc = append(desc, fmt.Sprintf("%s (%s)", c.expr, c.from))
 	}
 	for _, v := range p.Versions { // newest first
-		sv, err := semver.StrictNewVersion(v.Version)
+		sv, err := spec.ParseVersion(v.Version) // "v1.2.3" is 1.2.3, as kubepkg reads it
 		if err != nil {
 			continue
 		}
@@ -228,7 +229,7 @@ func same(a, b map[string]Selected) bool {
 	}
 	for k, v := range a {
 		w, ok := b[k]
-		if !ok || w.Version.Version != v.Version.Version || w.Version.Build != v.Version.Build {
+		if !ok || !spec.SameVersion(w.Version.Version, v.Version.Version) || w.Version.Build != v.Version.Build {
 			return false
 		}
 	}

@@ -90,3 +90,21 @@ func TestParseWant(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveVersionSpelling: a version published as "v2.0.0" (as kubepkg's
+// own indexer keeps it) is the version 2.0.0, not one to skip.
+func TestResolveVersionSpelling(t *testing.T) {
+	x := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{
+		"lib": {Versions: []index.IndexVersion{{Version: "v2.0.0", Build: 1}, {Version: "1.0.0", Build: 1}}},
+	}}
+	for _, tc := range []struct{ want, got string }{{"lib", "v2.0.0"}, {"lib@~2.0", "v2.0.0"}, {"lib@v1.0.0", "1.0.0"}} {
+		w, err := ParseWant(tc.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Resolve(x, []Want{w})
+		if err != nil || len(res.Packages) != 1 || res.Packages[0].Version.Version != tc.got {
+			t.Errorf("Resolve(%s) = %+v, %v; want lib %s", tc.want, res, err, tc.got)
+		}
+	}
+}

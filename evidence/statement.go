@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -89,7 +90,8 @@ type Target struct {
 func (t Target) String() string { return fmt.Sprintf("%s %s build %d", t.Package, t.Version, t.Build) }
 
 // ParseTarget parses NAME@VERSION as given on a command line; the build
-// comes separately.
+// comes separately. VERSION is kept in its published spelling
+// (spec.CanonicalVersion): foreman@v3.15.0 is foreman 3.15.0.
 func ParseTarget(s string, build int) (Target, error) {
 	name, version, ok := strings.Cut(s, "@")
 	if !ok || name == "" || version == "" {
@@ -101,7 +103,7 @@ func ParseTarget(s string, build int) (Target, error) {
 	if build < 1 {
 		return Target{}, fmt.Errorf("%s: --build must be 1 or more, got %d", s, build)
 	}
-	return Target{Package: name, Version: version, Build: build}, nil
+	return Target{Package: name, Version: spec.CanonicalVersion(version), Build: build}, nil
 }
 
 // Attestation is what a test run says.

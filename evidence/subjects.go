@@ -37,7 +37,7 @@ func Subjects(x *index.RepositoryIndex, t Target) ([]Subject, error) {
 		return nil, fmt.Errorf("%s is not in the index; attest a version the index publishes: %w", t, ErrNotInIndex)
 	}
 	entries := []*index.IndexVersion{e}
-	names := []Target{t}
+	names := []Target{{Package: t.Package, Version: e.Version, Build: t.Build}} // the published spelling
 	if _, isSet, _ := releaseset.Members(&e.Spec); isSet {
 		r, err := releaseset.Resolve(x, t.Package, t.Version, t.Build)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -81,7 +82,7 @@ func Verify(envelope []byte, root *trust.Root, x *index.RepositoryIndex, now tim
 			if err != nil {
 				return nil, fmt.Errorf("%w: configuration %s: build %q is not a number", ErrRefused, TargetConfig, a["build"])
 			}
-			v.Target = Target{Package: a["package"], Version: a["version"], Build: build}
+			v.Target = Target{Package: a["package"], Version: spec.CanonicalVersion(a["version"]), Build: build}
 			if v.Issued, err = time.Parse(time.RFC3339, a["issued"]); err != nil {
 				return nil, fmt.Errorf("%w: configuration %s: issued: %v", ErrRefused, TargetConfig, err)
 			}

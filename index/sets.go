@@ -57,10 +57,10 @@ func ExactBuild(version string, build int) string {
 // whether spec is a set at all (some package requirement pins an exact
 // build). A set whose other package requirements are not exact, with an
 // optional member, or pinning one package to two builds is an error.
-func SetMembers(spec *spec.PackageSpec) ([]SetMember, bool, error) {
+func SetMembers(ps *spec.PackageSpec) ([]SetMember, bool, error) {
 	var out []SetMember
 	var loose []string
-	for _, v := range spec.Variants {
+	for _, v := range ps.Variants {
 		for _, r := range v.Requires {
 			if r.Package == "" {
 				continue
@@ -74,7 +74,7 @@ func SetMembers(spec *spec.PackageSpec) ([]SetMember, bool, error) {
 				return nil, true, fmt.Errorf("variant %s: %s is optional; a release set pins every member, so drop optional", v.Name, r.Package)
 			}
 			build, _ := strconv.Atoi(m[2])
-			out = append(out, SetMember{Package: r.Package, Version: m[1], Build: build})
+			out = append(out, SetMember{Package: r.Package, Version: spec.CanonicalVersion(m[1]), Build: build})
 		}
 	}
 	if len(out) == 0 {
@@ -194,14 +194,15 @@ func readSets(r *yreader) ([]SetDigest, error) {
 	return out, err
 }
 
-// Find returns the entry of name version build in x, or nil.
+// Find returns the entry of name version build in x, or nil. version is
+// compared as a version (spec.SameVersion): "v0.2.2" finds "0.2.2".
 func (x *RepositoryIndex) Find(name, version string, build int) *IndexVersion {
 	p := x.Packages[name]
 	if p == nil {
 		return nil
 	}
 	for i := range p.Versions {
-		if v := &p.Versions[i]; v.Version == version && v.Build == build {
+		if v := &p.Versions[i]; v.Build == build && spec.SameVersion(v.Version, version) {
 			return v
 		}
 	}
@@ -241,7 +242,7 @@ func (x *RepositoryIndex) CheckSets(all bool) error {
 			return fmt.Errorf("sets: %s lists %d members, its spec pins %d", set, len(s.Members), len(want))
 		}
 		for j, m := range s.Members {
-			if w := want[j]; w.Package != m.Package || w.Version != m.Version || w.Build != m.Build {
+			if w := want[j]; w.Package != m.Package || !spec.SameVersion(w.Version, m.Version) || w.Build != m.Build {
 				return fmt.Errorf("sets: %s lists member %s where its spec pins %s", set, m, w)
 			}
 			me := x.Find(m.Package, m.Version, m.Build)

@@ -280,7 +280,7 @@ func (b *Builder) KeepWithdrawn(t Withdrawal) (removed bool, err error) {
 // when x has not withdrawn it.
 func (x *RepositoryIndex) FindWithdrawn(name, version string, build int) *Withdrawal {
 	for i := range x.Withdrawn {
-		if w := &x.Withdrawn[i]; w.Package == name && w.Version == version && w.Build == build {
+		if w := &x.Withdrawn[i]; w.Package == name && w.Build == build && spec.SameVersion(w.Version, version) {
 			return w
 		}
 	}

@@ -165,7 +165,7 @@ func (in *Builds) Select(args []string) ([]sbom.Build, error) {
 	var out []sbom.Build
 	for _, arg := range args {
 		name, ver, hasVer := strings.Cut(arg, "@")
-		ver = strings.TrimPrefix(ver, "v")
+		ver = spec.CanonicalVersion(ver)
 		cands := byName[name]
 		if len(cands) == 0 {
 			names := make([]string, 0, len(byName))
@@ -177,7 +177,7 @@ func (in *Builds) Select(args []string) ([]sbom.Build, error) {
 		}
 		n := 0
 		for _, b := range cands {
-			if hasVer && b.Spec.Version != ver {
+			if hasVer && !spec.SameVersion(b.Spec.Version, ver) {
 				continue
 			}
 			n++

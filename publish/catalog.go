@@ -48,6 +48,17 @@ func newCollector(w *siteWriter, keep func(string) bool) *collector {
 		c: &catalogData{idx: &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{}}, counts: map[string]int{}}}
 }
 
+// published returns the published entry of name version build, in full
+// when name is a package the collector keeps (one with a recipe), or nil.
+func (cl *collector) published(name, version string, build int) *index.IndexVersion {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if !cl.keep(name) {
+		return nil
+	}
+	return cl.c.idx.Find(name, version, build)
+}
+
 // visit takes what the catalog needs of package name; p's memory may be
 // used again once it returns, so what is kept is copied.
 func (cl *collector) visit(name string, p *index.IndexPackage) error {

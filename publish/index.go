@@ -187,5 +187,5 @@ func (p *Publisher) Withdraw(ctx context.Context, name, version string, build in
 	if err := s.commit(&start); err != nil {
 		return nil, nil, err
 	}
-	return t, &Result{Index: indexPath, Packages: pkgs, Versions: versions}, nil
+	return t, &Result{Index: indexPath, Packages: pkgs, Versions: versions, Left: cat.idx.Packages[name]}, nil
 }

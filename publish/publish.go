@@ -35,6 +35,9 @@ type Result struct {
 	Unsigned bool
 	// Built are the versions this run built and pushed.
 	Built []*builder.Result
+	// Left is, after Withdraw, the withdrawn package's versions left in
+	// the index (nil when none is).
+	Left *index.IndexPackage
 }
 
 // errNoSigner is returned by Publish and Withdraw without WithSigners.
@@ -98,6 +101,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	}
 
 	var todo []string
+	var changed []error
 	for _, ra := range recipes {
 		d := ra.dir
 		if r := ra.r; r != nil && !p.rebuild {
@@ -107,11 +111,20 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 				continue
 			}
 			if b.Has(r.Metadata.Name, v, r.Spec.Build) {
+				if pub := cl.published(r.Metadata.Name, v, r.Spec.Build); pub != nil {
+					if err := builder.SpecChange(r, pub); err != nil {
+						changed = append(changed, fmt.Errorf("%s: %w", p.display(d), err))
+						continue
+					}
+				}
 				p.printf("%s: up to date (%s %s build %d is published)", p.display(d), r.Metadata.Name, v, r.Spec.Build)
 				continue
 			}
 		}
 		todo = append(todo, d)
+	}
+	if len(changed) > 0 {
+		return nil, errors.Join(changed...)
 	}
 	var results []*builder.Result
 	if len(todo) > 0 {

@@ -681,3 +681,41 @@ func TestPublishWithAnySigner(t *testing.T) {
 		t.Errorf("%s: %v; want the signer's public key", KeyFile(f.key.KeyID()), err)
 	}
 }
+
+// TestPublishRefusesChangedRecipe: a recipe changed since its version and
+// build were published (here it gains a capability a release set needs)
+// is refused, naming the field and saying to bump spec.build, rather
+// than reported up to date while the old spec stays published; nothing
+// is written. With the build bumped it publishes.
+func TestPublishRefusesChangedRecipe(t *testing.T) {
+	f := newLayoutFixture(t)
+	f.recipe("alpha", "1.0.0", 1)
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	file := filepath.Join(f.work, "recipes", "alpha", "recipe.yaml")
+	data, _ := os.ReadFile(file)
+	changed := strings.Replace(string(data), "    rollback: {safe: true}\n", "    rollback: {safe: true}\n    provides: [\"build:alpha@1.0.0+build.1\"]\n", 1)
+	if err := os.WriteFile(file, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.publish("site", nil)
+	want := `alpha 1.0.0 build 1 is published with spec.provides absent, the recipe now says ["build:alpha@1.0.0+build.1"]; published versions never change (kubepkg clients keep the published spec), so bump spec.build`
+	if !errors.Is(err, builder.ErrSpecChanged) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("publish of a changed recipe = %v\nwant %q", err, want)
+	}
+	if strings.Contains(f.stdout.String(), "up to date") {
+		t.Errorf("a changed recipe was reported up to date: %s", f.stdout.String())
+	}
+	if after, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile)); !bytes.Equal(after, before) {
+		t.Error("a refused publish changed index.yaml")
+	}
+	f.recipe("alpha", "1.0.0", 2)
+	if err := os.WriteFile(file, []byte(strings.Replace(strings.Replace(changed, "build: 1\n", "build: 2\n", 1), "+build.1", "+build.2", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.publish("site", nil); err != nil {
+		t.Fatalf("publish with the build bumped: %v", err)
+	}
+}

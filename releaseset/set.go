@@ -16,11 +16,14 @@
 // the index, which lists each whole set with its set digest
 // (index.SetDigest).
 //
-// kubepkg reads neither the build nor the set digest, and installs the
+// kubepkg reads neither the build nor the set digest, and plans the
 // newest build of the version. A set that also requires each member's
 // build capability (BuildCapability), which each member provides, is
-// refused by kubepkg when the build it would install is not the pinned
-// one; Resolve checks those capabilities agree with the pins.
+// refused by a fresh 'kubepkg install' when the build it would plan is
+// not the pinned one; Resolve checks those capabilities agree with the
+// pins. Once installed, each member follows ~MAJOR.MINOR on its own
+// (Follow, Moves): kbuild keeps the builds it would move to out of a
+// suite that holds the set.
 package releaseset
 
 import (

@@ -166,7 +166,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	} else if !errors.Is(err, fetchsite.ErrNotFound) {
 		return out, fmt.Errorf("%w: suite %s: %w", ErrRefused, pr.To, err)
 	}
-	if err := checkSetsResolve(pr.To, held0, x, refs); err != nil {
+	if err := checkSetsFollow(pr.To, held0, x, refs); err != nil {
 		return out, err
 	}
 	pages := &Pages{Site: pr.Site, Config: c, Signers: pr.Signers, Root: pr.Root, Title: pr.Title, Now: pr.Now, Stderr: pr.Stderr}

@@ -404,8 +404,8 @@ func TestPromoteWithdrawn(t *testing.T) {
 
 // TestPromoteKeepsSetsResolving: a member build promoted alone into a
 // suite whose release set pins an older build of the same version would
-// leave the set unresolvable there (kubepkg installs the newest build), so
-// it is refused; a newer build of the set that pins the new member build
+// move the set's members to it (kubepkg's operator runs the newest build
+// meeting ~MAJOR.MINOR), so it is refused; a newer build of the set that pins the new member build
 // moves it, superseding the older set build.
 func TestPromoteKeepsSetsResolving(t *testing.T) {
 	dist := stacktest.CopyDist(t, append(all, "foreman-3.15.0-2")...)
@@ -431,7 +431,7 @@ func TestPromoteKeepsSetsResolving(t *testing.T) {
 	foreman2 := evidence.Target{Package: "foreman", Version: "3.15.0", Build: 2}
 	r.attest(r.x, foreman2, evidence.Pass, env, late, r.qa)
 	_, err = r.promote("testing", foreman2, gen)
-	want := "release set foreman-stack 3.15.0 build 1 pins foreman 3.15.0 build 1, but testing would hold foreman 3.15.0 build 2; a kubepkg client installs the newest build of a version"
+	want := "in testing, release set foreman-stack 3.15.0 build 1 pins foreman 3.15.0 build 1, but members installed with it (spec.version \"~3.15\") move to foreman 3.15.0 build 2; 'kubepkg install' writes spec.version ~MAJOR.MINOR on each member"
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("promoting a member build alone: %v\nwant %q", err, want)
 	}

@@ -39,9 +39,12 @@ most one and the same recipes always give the same shards. No shard is
 empty: fewer recipes than N give fewer shards, and none to build gives
 "shards": []. Guard a matrix job on that, as GitHub refuses an empty matrix.
 
-Being up to date says nothing about content: a recipe changed without a new
-build number is up to date here; 'kbuild diff --index REF
---fail-on-immutable-change' catches it, and publishing refuses it.
+A recipe whose name@version build N is published with another spec (a
+capability, requirement, image or install setting changed without a new
+build number) is neither: plan exits 1 naming the field that changed, and
+says to bump spec.build, as publish does. A change inside a chart's files
+needs a build to see: 'kbuild diff --index REF --fail-on-immutable-change'
+or 'kbuild rebuild-check'.
 
 --format json prints {"shards":[{"index":0,"recipes":["recipes/a",...]},...],
 "upToDate":[...]} for fromJSON(...) in a workflow's strategy.matrix.

@@ -17,7 +17,7 @@ import (
 
 // planIndex writes an index publishing the given name@version+build
 // releases and returns its path.
-func planIndex(t *testing.T, releases ...string) string {
+func planIndex(t *testing.T, recipes string, releases ...string) string {
 	t.Helper()
 	b := index.NewBuilder()
 	for i, rel := range releases {
@@ -26,13 +26,25 @@ func planIndex(t *testing.T, releases ...string) string {
 		if _, err := fmt.Sscanf(strings.NewReplacer("@", " ", "+", " ").Replace(rel), "%s %s %d", &name, &version, &build); err != nil {
 			t.Fatalf("release %q: %v", rel, err)
 		}
+		chart := func(n string) *spec.ChartRef {
+			return &spec.ChartRef{Repository: "oci://127.0.0.1:1/p/" + n, Name: n, Version: fmt.Sprintf("%s-%d", version, build), Digest: fmt.Sprintf("sha256:%064x", i+1)}
+		}
 		rec := &spec.PackageSource{
 			APIVersion: spec.RecordAPIVersion, Kind: spec.RecordKind,
 			Metadata: spec.RecordMetadata{Name: name},
-			Spec: spec.PackageSpec{Version: version, Build: build, Variants: []spec.Variant{{Name: "default", Components: []spec.Component{{
-				Name:  name,
-				Chart: &spec.ChartRef{Repository: "oci://127.0.0.1:1/p/" + name, Name: name, Version: fmt.Sprintf("%s-%d", version, build), Digest: fmt.Sprintf("sha256:%064x", i+1)},
-			}}}}},
+			Spec:     spec.PackageSpec{Version: version, Build: build, Variants: []spec.Variant{{Name: "default", Components: []spec.Component{{Name: name, Chart: chart(name)}}}}},
+		}
+		// A release the recipe in recipes makes is published as that
+		// recipe builds it, so that it is up to date.
+		if l, err := builder.Load(filepath.Join(recipes, name)); err == nil && l.Recipe != nil && l.Recipe.Spec.Version == version && l.Recipe.Spec.Build == build {
+			charts := map[string]*spec.ChartRef{}
+			for _, v := range l.Recipe.Spec.Package.Variants {
+				for _, c := range v.Components {
+					charts[c.Path] = chart(c.Name)
+				}
+			}
+			r := builder.Record(l.Recipe, charts)
+			rec = &r
 		}
 		if err := b.Add(rel, rec, nil); err != nil {
 			t.Fatal(err)
@@ -66,7 +78,7 @@ func TestPlan(t *testing.T) {
 	os.WriteFile(filepath.Join(work, "recipes", "broken", "recipe.yaml"), []byte("apiVersion: kubepkg.dev/v1\nkind: Recipe\nspec: {bogus: 1}\n"), 0o644)
 	// smart-proxy 3.14.0 build 1 and virt-stack 1.0.0 build 1 are
 	// published; virt-template only in another build.
-	idx := planIndex(t, "smart-proxy@3.14.0+1", "virt-stack@1.0.0+1", "virt-template@0.2.2+2", "gone@1.0.0+1")
+	idx := planIndex(t, filepath.Join(work, "recipes"), "smart-proxy@3.14.0+1", "virt-stack@1.0.0+1", "virt-template@0.2.2+2", "gone@1.0.0+1")
 	pub := signIndex(t, idx)
 
 	tests := []struct {
@@ -114,6 +126,20 @@ func TestPlan(t *testing.T) {
 	want := "shard 0: recipes/broken\nshard 1: recipes/virt-template\nup to date: recipes/smart-proxy\nup to date: recipes/virt-stack\n"
 	if r.code != 0 || r.stdout != want || !strings.Contains(r.stderr, "2 to build in 2 shards, 2 up to date\n") || !strings.Contains(r.stderr, "warning: recipe recipes/broken does not decode") {
 		t.Errorf("kbuild plan (text) = %s\nwant stdout:\n%s", r, want)
+	}
+
+	// A recipe changed since its version and build were published is
+	// neither up to date nor buildable: plan names the field and says to
+	// bump spec.build.
+	file := filepath.Join(work, "recipes", "smart-proxy", "recipe.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(file, []byte(strings.Replace(string(data), "provides: [smart-proxy]", "provides: [smart-proxy, \"build:smart-proxy@3.14.0+build.1\"]", 1)), 0o644)
+	r = kbuild(t, work, nil, "plan", "recipes/", "--index", idx, "--public-key", pub)
+	if want := `error: recipe recipes/smart-proxy: the recipe changed since its version and build were published: smart-proxy 3.14.0 build 1 is published with spec.provides ["smart-proxy"], the recipe now says ["smart-proxy","build:smart-proxy@3.14.0+build.1"]; published versions never change (kubepkg clients keep the published spec), so bump spec.build`; r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, want) {
+		t.Errorf("kbuild plan with a changed recipe = %s\nwant code 1 and %q", r, want)
 	}
 }
 

@@ -41,6 +41,14 @@ digests the index pins, not expired, no failure, and passes on the
 Kubernetes minors and architectures the policy names. Evidence that does
 not count is listed with why.
 
+A release set in SUITE stays what its clusters run: 'kubepkg install'
+writes spec.version ~MAJOR.MINOR on each member and kubepkg's operator
+runs the newest build meeting it, so promote refuses a member build or
+version (a newer build, a patch release) that members installed with a
+set SUITE holds would move to, naming the set, the pinned build and the
+build they would move to. Promote a new build of the set that pins it
+instead: it brings its members with it.
+
 The previous suite is read as a subscriber reads it, from root version 1
 through the chain published beside it; SUITE's index is then re-signed
 (it must be signed by the root's index keys) with its root chain, keys,

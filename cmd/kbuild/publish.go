@@ -59,7 +59,11 @@ other build records in the output directory are ignored with a warning, and
 every new chart's manifest is confirmed in the registry before signing. A
 recipe whose name@version build N is published is not rebuilt ("up to
 date") unless --rebuild is given, and then its digests must equal the
-published ones; a withdrawn one ('kbuild repo withdraw') is skipped. With
+published ones; a withdrawn one ('kbuild repo withdraw') is skipped. A
+recipe published under its version and build with another spec (a
+capability, requirement, image or install setting changed without a new
+build number) is refused before anything is built, naming the field: bump
+spec.build, since kubepkg clients would keep the published spec. With
 nothing new the base is re-signed with a fresh expiry.
 
 Each version's SBOM is also attached to its charts as an OCI referrer, as

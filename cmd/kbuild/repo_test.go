@@ -16,6 +16,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/kubepkgmodel"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -386,5 +387,68 @@ func TestRepoWithdraw(t *testing.T) {
 	r = repoIndex(t, distDir, filepath.Join(dir, "again"), "--sign-key", key+".key", "--index", filepath.Join(site, "index.yaml"), "--public-key", key+".pub")
 	if r.code == 0 || !strings.Contains(r.stderr, "kubevirt 1.9.0 build 4 was withdrawn on") {
 		t.Fatalf("repo index of a withdrawn record: %s", r)
+	}
+}
+
+// TestRepoWithdrawSubscribers: withdraw says what kubepkg clusters running
+// the withdrawn build do, for a Package following ~MAJOR.MINOR (what
+// 'kubepkg install' writes) and one pinned to =VERSION, and each line
+// agrees with the independent model of kubepkg's operator: it moves to
+// the newest build left meeting spec.version, or keeps running the
+// withdrawn build when none does.
+func TestRepoWithdrawSubscribers(t *testing.T) {
+	type rel struct {
+		version string
+		build   int
+	}
+	for _, tc := range []struct {
+		name     string
+		releases []rel
+		withdraw rel
+	}{
+		{"another build of the version", []rel{{"1.9.0", 3}, {"1.9.0", 4}, {"1.8.2", 1}}, rel{"1.9.0", 4}},
+		{"an older patch release", []rel{{"1.9.0", 4}, {"1.9.1", 1}}, rel{"1.9.1", 1}},
+		{"nothing left in the minor", []rel{{"1.9.0", 4}, {"1.10.0", 1}}, rel{"1.9.0", 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			key := keygen(t, dir, "index")
+			distDir := filepath.Join(dir, "dist")
+			os.MkdirAll(distDir, 0o755)
+			var model []kubepkgmodel.Release
+			for _, r := range tc.releases {
+				writeRecord(t, distDir, "kubevirt", r.version, r.build, "oci://127.0.0.1:5000/kubevirt", hexDigest([]byte("chart")))
+				model = append(model, kubepkgmodel.Release{Package: "kubevirt", Version: r.version, Build: r.build})
+			}
+			epochEnv(t, time.Hour)
+			site := filepath.Join(dir, "site")
+			if r := repoIndex(t, distDir, site, "--sign-key", key+".key"); r.code != 0 {
+				t.Fatal(r)
+			}
+			r := runInProcess("repo", "withdraw", "kubevirt@v"+tc.withdraw.version, "--build", strconv.Itoa(tc.withdraw.build), "--reason", "bad", "--sign-key", key+".key", "--site", site)
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			before := kubepkgmodel.NewIndex(model...)
+			after := before.Without("kubevirt", tc.withdraw.version, tc.withdraw.build)
+			for _, c := range []string{kubepkgmodel.DefaultConstraint(tc.withdraw.version), "=" + tc.withdraw.version} {
+				cl, err := kubepkgmodel.Install(before, "kubevirt", c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := cl.Runs("kubevirt"); got.Version != tc.withdraw.version || got.Build != tc.withdraw.build {
+					t.Fatalf("the model runs %s with %s before the withdrawal", got, c)
+				}
+				cl.Reconcile(after)
+				got, _ := cl.Runs("kubevirt")
+				want := fmt.Sprintf("kubepkg clusters running it with spec.version %q move to kubevirt %s build %d\n", c, got.Version, got.Build)
+				if got.Version == tc.withdraw.version && got.Build == tc.withdraw.build {
+					want = fmt.Sprintf("kubepkg clusters running it with spec.version %q keep running it: no build left meets %s", c, c)
+				}
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("withdraw printed:\n%s\nwant (as the model of kubepkg does) %q", r.stdout, want)
+				}
+			}
+		})
 	}
 }

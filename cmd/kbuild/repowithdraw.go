@@ -13,6 +13,8 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/releaseset"
+	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/trust"
 )
@@ -49,10 +51,18 @@ page of the package then says where the build is withdrawn, and with
 rootSuite the site root's copy of the first suite is renewed.
 
 The index is verified first, with the signing keys (or --public-key,
---root-key or --index-root for an --index elsewhere). The charts stay in the registry:
-clusters that installed the version keep running it, and subscribers'
+--root-key or --index-root for an --index elsewhere). Subscribers'
 rollback protection is unaffected (the new index is newer). kubepkg
-clients ignore the "withdrawn:" key and simply no longer see the version.
+clients ignore the "withdrawn:" key and simply no longer see the build,
+so a cluster running it does not keep it: kubepkg's operator moves each
+Package running it to the newest build left that meets the Package's
+spec.version — another build of the same version, or another patch
+release within ~MAJOR.MINOR (what 'kubepkg install' writes), older or
+newer, so possibly a downgrade. Only when nothing left meets spec.version
+does the cluster keep running the withdrawn build (its charts stay in the
+registry), and a fresh install with that constraint then finds no
+version. withdraw prints what happens for spec.version ~MAJOR.MINOR and
+=VERSION.
 
 Examples:
   # a chart of kubevirt 1.9.0 build 4 breaks upgrades
@@ -77,10 +87,10 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		return usagef("withdraw takes one NAME@VERSION")
 	}
 	pkg, ver, _ := strings.Cut(args[0], "@")
-	ver = strings.TrimPrefix(ver, "v")
+	ver = spec.CanonicalVersion(ver) // the published spelling: v1.2.3 is 1.2.3
 	switch {
 	case f.build < 1:
-		return usagef("--build N is required: the build number of %s to withdraw", args[0])
+		return usagef("--build N is required: the build number of %s@%s to withdraw", pkg, ver)
 	case strings.TrimSpace(f.reason) == "":
 		return usagef("--reason TEXT is required: it is shown to users in the catalog")
 	case len(f.keys.files) == 0 && f.keys.env == "":
@@ -117,7 +127,7 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		}
 		err := f.withdraw(ctx, env, dir, pkg, ver, signers, generated)
 		if errors.Is(err, index.ErrNotPublished) {
-			fmt.Fprintf(env.Stdout, "suite %s does not hold %s build %d\n", s, args[0], f.build)
+			fmt.Fprintf(env.Stdout, "suite %s does not hold %s@%s build %d\n", s, pkg, ver, f.build)
 			continue
 		}
 		if err != nil {
@@ -126,12 +136,12 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		done++
 	}
 	if done == 0 {
-		return fmt.Errorf("no suite of %s holds %s build %d (suites: %s); nothing to withdraw", f.site, args[0], f.build, strings.Join(c.Names(), ", "))
+		return fmt.Errorf("no suite of %s holds %s@%s build %d (suites: %s); nothing to withdraw", f.site, pkg, ver, f.build, strings.Join(c.Names(), ", "))
 	}
 	// Every suite's page of the package says where the build is withdrawn.
 	pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Now: time.Now(), Stderr: env.Stderr}
 	if _, err := pages.Refresh(ctx, "", []string{pkg}); err != nil {
-		return fmt.Errorf("%s build %d is withdrawn and the indexes signed, but the catalog pages were not all rewritten, and some may still show it held: %w", args[0], f.build, err)
+		return fmt.Errorf("%s@%s build %d is withdrawn and the indexes signed, but the catalog pages were not all rewritten, and some may still show it held: %w", pkg, ver, f.build, err)
 	}
 	return mirrorRoot(env, c, f.site, "")
 }
@@ -156,6 +166,17 @@ func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ve
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "withdrew %s (digest %s): %s\n", w, w.Digest, w.Reason)
+	left := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{}}
+	if res.Left != nil {
+		left.Packages[pkg] = res.Left
+	}
+	for _, fl := range releaseset.AfterWithdrawal(left, pkg, ver) {
+		if fl.To == nil {
+			fmt.Fprintf(env.Stdout, "kubepkg clusters running it with spec.version %q keep running it: no build left meets %s, and fresh installs of %s find none\n", fl.Constraint, fl.Constraint, fl.Constraint)
+			continue
+		}
+		fmt.Fprintf(env.Stdout, "kubepkg clusters running it with spec.version %q move to %s %s build %d\n", fl.Constraint, pkg, fl.To.Version, fl.To.Build)
+	}
 	printSigned(env, res, signers)
 	return nil
 }

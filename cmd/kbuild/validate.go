@@ -36,7 +36,12 @@ A release set (a meta package whose requirements pin exact builds,
 version "=VERSION+build.N") is checked against the recipes validated and,
 with --index, the published index (verified with --public-key, --root-key
 or --index-root): every member must exist there, and no two members may pin
-one image to two digests.
+one image to two digests. With --index (a suite's index), validate also
+reports what kubepkg would do there: a member build or version that
+members installed with a set of the suite would move to ('kubepkg
+install' writes spec.version ~MAJOR.MINOR on each member, and the
+operator runs the newest build meeting it), and a recipe whose version and
+build the index holds with another spec — bump spec.build.
 
 Examples:
   # check every recipe of the repository

@@ -56,6 +56,7 @@ var allowed = map[string][]string{
 	"internal/yamlbound":     {},
 	"internal/yamlscan":      {},
 	"scripts/hostile":        {},
+	"internal/kubepkgmodel":  {},
 }
 
 // leaf is what the packages at the bottom of the graph may depend on
@@ -110,6 +111,7 @@ var outside = map[string][]string{
 	"bundle/nodeconfig":      {"github.com/BurntSushi/toml/...", "go.yaml.in/yaml/v2", "sigs.k8s.io/yaml"},
 	"examples":               {},
 	"scripts/hostile":        {},
+	"internal/kubepkgmodel":  {"github.com/Masterminds/semver/v3"},
 }
 
 // pkg is one package of the build graph as go list reports it.
