@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"sync"
@@ -30,6 +31,8 @@ type Report struct {
 	Upstreams []Status `json:"upstreams,omitempty"`
 	// Error says why the recipe could not be checked.
 	Error string `json:"error,omitempty"`
+	// Unwatched is set when the recipe has no watch rule (Error says so).
+	Unwatched bool `json:"unwatched,omitempty"`
 }
 
 // Outdated reports whether an upstream has a newer allowed version.
@@ -83,6 +86,7 @@ func Check(ctx context.Context, l *Looker, targets []Target, jobs int) []Report 
 		reports[i] = Report{Recipe: t.Dir}
 		if t.Err != nil {
 			reports[i].Error = t.Err.Error()
+			reports[i].Unwatched = errors.Is(t.Err, ErrNoRule)
 			continue
 		}
 		reports[i].Package = t.Recipe.Metadata.Name

@@ -169,7 +169,10 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // limitedBody fails a read past its limit with ErrTooLarge.
 type limitedBody struct {
-	rc          interface{ Read([]byte) (int, error); Close() error }
+	rc interface {
+		Read([]byte) (int, error)
+		Close() error
+	}
 	left, limit int64
 	what        string
 }

@@ -273,3 +273,21 @@ func (l *Looker) listing(ctx context.Context, li *ListingUpstream) ([]Candidate,
 	}
 	return out, nil
 }
+
+// GitTag returns the commit tag points at in the git repository at url
+// (an annotated tag's peeled commit).
+func (l *Looker) GitTag(ctx context.Context, url, tag string) (string, error) {
+	if l.offline {
+		return "", fmt.Errorf("git %s: %w", redact(url), ErrOffline)
+	}
+	tags, err := l.gitTags(ctx, &GitUpstream{URL: url})
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w", redact(url), err)
+	}
+	for _, c := range tags {
+		if c.Tag == tag {
+			return c.Commit, nil
+		}
+	}
+	return "", fmt.Errorf("git %s has no tag %q", redact(url), tag)
+}
