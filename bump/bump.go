@@ -206,11 +206,6 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.File, err)
 	}
-	if len(e.images) > 0 {
-		if after, err = recipe.RewriteImages(after, e.images); err != nil {
-			return nil, fmt.Errorf("%s: %w", l.File, err)
-		}
-	}
 	pl.after = after
 	res.Changes = e.changes
 	res.Changed = true
@@ -371,9 +366,8 @@ func (b *Bumper) images(ctx context.Context, r *recipe.Recipe, rule *watch.Rule,
 			if err != nil {
 				return err
 			}
-			if ok && im.String() != it.Value {
-				e.images = append(e.images, recipe.ImageLine{Old: it.Value, New: im.String()})
-				e.changes = append(e.changes, fmt.Sprintf("spec.package.images: %s -> %s", it.Value, im))
+			if ok {
+				e.edit(it, "spec.package.images", im.String())
 			}
 		}
 	}
@@ -438,7 +432,6 @@ type editor struct {
 	file    string
 	root    *yaml.Node
 	edits   []scalarEdit
-	images  []recipe.ImageLine
 	changes []string
 	err     error
 }
