@@ -397,13 +397,17 @@ func (b *Bumper) images(ctx context.Context, r *recipe.Recipe, rule *watch.Rule,
 			if err != nil {
 				return
 			}
-			// A whole reference.
-			if im, ok, rerr := resolve(n.Value); rerr != nil || ok {
-				err = rerr
-				if ok {
-					e.edit(n, field, im.String())
+			// A whole reference, with its tag or digest (a bare
+			// repository beside a tag is not one).
+			if explicit(n.Value) {
+				im, ok, rerr := resolve(n.Value)
+				if rerr != nil || ok {
+					err = rerr
+					if ok {
+						e.edit(n, field, im.String())
+					}
+					return
 				}
-				return
 			}
 			// A tag beside its repository: tag: "TAG@DIGEST" or tag: TAG.
 			if key != "tag" || parent == nil {
@@ -425,6 +429,13 @@ func (b *Bumper) images(ctx context.Context, r *recipe.Recipe, rule *watch.Rule,
 		}
 	}
 	return nil
+}
+
+// explicit reports whether value is an image reference with a tag or a
+// digest written out.
+func explicit(value string) bool {
+	im, err := recipe.ParseImage(value)
+	return err == nil && (im.Digest != "" || strings.HasSuffix(value, ":"+im.Tag))
 }
 
 // editor collects the edits of one recipe.

@@ -214,3 +214,120 @@ func TestBumpRelease(t *testing.T) {
 		t.Errorf("a second bump changed the recipe")
 	}
 }
+
+const chartRecipe = `apiVersion: kubepkg.dev/v1
+kind: Recipe
+metadata:
+  name: demo
+  annotations: {kubepkg.dev/description: "a chart"}
+spec:
+  version: 1.0.0
+  build: 2
+  sources:
+    up:
+      chart:
+        repository: %[1]s
+        name: demo
+        version: 1.0.0
+        digest: %[2]s
+    stack:
+      git: {url: "%[4]s", commit: %[5]s, path: chart}
+  charts:
+    demo:
+      from: [up]
+      values:
+        image:
+          repository: %[3]s
+          tag: '7.0@%[6]s' # from appVersion
+    stack:
+      from: [stack]
+  package:
+    rollback: {safe: true}
+    images:
+      - %[3]s:7.0@%[6]s
+    variants:
+      - name: default
+        components:
+          - {name: demo, path: demo}
+          - {name: stack, path: stack}
+`
+
+const chartRule = `apiVersion: kbuild.dev/v1alpha1
+kind: Watch
+upstream:
+  helm: {repository: %q, chart: demo}
+sources:
+  up: {chart: true}
+  stack: {gitTag: "v{version}"}
+images:
+  - {repository: %q, tag: "{appVersion}"}
+`
+
+// TestBumpChart bumps a recipe that follows a Helm repository: the chart
+// version and its verified digest, a git source to the tag of the same
+// version (git daemon), the image tag from the new chart's appVersion in
+// values and images. A chart whose index lies about its digest is refused.
+func TestBumpChart(t *testing.T) {
+	reg := testenv.Registry(t)
+	path := fmt.Sprintf("bump/%d/demo", time.Now().UnixNano())
+	image := reg + "/" + path
+	d70 := upstreamtest.PushImage(t, reg, path, "7.0", "linux/amd64")
+	d72 := upstreamtest.PushImage(t, reg, path, "7.2", "linux/amd64", "linux/arm64")
+	upstreamtest.PushImage(t, reg, path, "7.4", "linux/amd64")
+	helm := upstreamtest.HelmRepo(t, []upstreamtest.HelmChart{
+		{Name: "demo", Version: "1.0.0", AppVersion: "7.0"},
+		{Name: "demo", Version: "1.1.0", AppVersion: "7.2"},
+		{Name: "demo", Version: "1.2.0", AppVersion: "7.4", Lie: true},
+	})
+	gitURL, commits := upstreamtest.GitDaemon(t, []string{"v1.0.0", "v1.1.0", "v1.2.0"})
+	r := newRepo(t)
+	dir := r.add("demo", fmt.Sprintf(chartRecipe, helm, upstreamtest.Digest(upstreamtest.ChartArchive("demo", "1.0.0", "7.0")), image, gitURL, commits["v1.0.0"], d70), fmt.Sprintf(chartRule, helm, image))
+	file := filepath.Join(dir, "recipe.yaml")
+	before, _ := os.ReadFile(file)
+	b := bumper(t)
+	ctx := context.Background()
+
+	_, err := b.Bump(ctx, dir, "")
+	if err == nil || !strings.Contains(err.Error(), "digest") || !strings.Contains(err.Error(), "1.2.0") {
+		t.Errorf("Bump to the lying chart 1.2.0 = %v, want a digest mismatch", err)
+	}
+	if now, _ := os.ReadFile(file); !bytes.Equal(now, before) {
+		t.Fatalf("a refused bump changed the recipe")
+	}
+	res, err := b.Bump(ctx, dir, "1.1.0")
+	if err != nil {
+		t.Fatalf("Bump(1.1.0) = %v", err)
+	}
+	after, _ := os.ReadFile(file)
+	want := []string{
+		"version: 1.1.0",
+		"build: 1",
+		"version: 1.1.0",
+		"digest: " + upstreamtest.Digest(upstreamtest.ChartArchive("demo", "1.1.0", "7.2")),
+		`git: {url: "` + gitURL + `", commit: ` + commits["v1.1.0"] + `, path: chart}`,
+		"tag: '7.2@" + d72 + "' # from appVersion",
+		"- " + image + ":7.2@" + d72,
+	}
+	if got := changedLines(t, before, after); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changed lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The bumped recipe builds reproducibly: two builds, the same archives.
+	var digests [2]string
+	for i := range digests {
+		p, err := bumper(t).Builder.Prepare(ctx, dir)
+		if err != nil {
+			t.Fatalf("build %d of the bumped recipe: %v", i+1, err)
+		}
+		for _, c := range p.Charts {
+			digests[i] += c.Key + "=" + c.Archive.Digest + " "
+		}
+	}
+	if digests[0] != digests[1] || digests[0] == "" {
+		t.Errorf("two builds of the bumped recipe: %q and %q", digests[0], digests[1])
+	}
+	var text bytes.Buffer
+	res.Report.WriteText(&text)
+	if !strings.Contains(text.String(), `+  tag: v1.1.0`) || !strings.Contains(text.String(), `+  version: 1.1.0`) {
+		t.Errorf("diff does not show both charts' changes:\n%s", text.String())
+	}
+}
