@@ -256,8 +256,14 @@ func (l *Looker) listing(ctx context.Context, li *ListingUpstream) ([]Candidate,
 	}
 	var out []Candidate
 	seen := map[string]bool{}
-	for _, m := range hrefRe.FindAllSubmatch(body, -1) {
-		ref, err := base.Parse(html.UnescapeString(string(m[1])))
+	for rest := body; ; {
+		m := hrefRe.FindSubmatchIndex(rest)
+		if m == nil {
+			break
+		}
+		href := rest[m[2]:m[3]]
+		rest = rest[m[1]:]
+		ref, err := base.Parse(html.UnescapeString(string(href)))
 		if err != nil || ref.Host != base.Host {
 			continue
 		}
