@@ -136,6 +136,9 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 		return nil, err
 	}
 	r := l.Recipe
+	if err := rule.Against(filepath.Join(dir, watch.FileName), r); err != nil {
+		return nil, err
+	}
 	before, err := os.ReadFile(l.File)
 	if err != nil {
 		return nil, err
@@ -189,6 +192,9 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 		return nil, fmt.Errorf("recipe %s at %s: %w", dir, res.To, err)
 	}
 	if err := b.images(ctx, r, rule, sels, target, appVersion, e); err != nil {
+		return nil, fmt.Errorf("recipe %s at %s: %w", dir, res.To, err)
+	}
+	if err := requires(rule, sels, target, e); err != nil {
 		return nil, fmt.Errorf("recipe %s at %s: %w", dir, res.To, err)
 	}
 	oldCap := fmt.Sprintf("build:%s@%s+build.%d", r.Metadata.Name, r.Spec.Version, r.Spec.Build)
@@ -426,6 +432,42 @@ func (b *Bumper) images(ctx context.Context, r *recipe.Recipe, rule *watch.Rule,
 		})
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// requires sets the version constraint of every requirement a rule of
+// rule.Requires names, in every variant.
+func requires(rule *watch.Rule, sels map[string]watch.Selection, target watch.Candidate, e *editor) error {
+	variants := nodeAt(e.root, "spec", "package", "variants")
+	for _, q := range rule.Requires {
+		c := target
+		if q.From != "" {
+			var ok bool
+			if c, ok = sels[q.From].Newest(); !ok {
+				return fmt.Errorf("requirement on %s: upstream %s lists no allowed version", q.Package, q.From)
+			}
+		}
+		found := false
+		if variants != nil && variants.Kind == yaml.SequenceNode {
+			for _, v := range variants.Content {
+				reqs := nodeAt(v, "requires")
+				if reqs == nil || reqs.Kind != yaml.SequenceNode {
+					continue
+				}
+				for _, rq := range reqs.Content {
+					if p := nodeAt(rq, "package"); p != nil && p.Value == q.Package {
+						found = true
+						if n := nodeAt(rq, "version"); n != nil && n.Kind == yaml.ScalarNode {
+							e.edit(n, "spec.package.variants.requires", watch.Expand(q.Version, c, ""))
+						}
+					}
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("watch.yaml follows the requirement on %s, but no variant requires it", q.Package)
 		}
 	}
 	return nil

@@ -331,3 +331,52 @@ func TestBumpChart(t *testing.T) {
 		t.Errorf("diff does not show both charts' changes:\n%s", text.String())
 	}
 }
+
+// TestBumpRequires bumps a meta package along the minor releases of what
+// it requires: the version from one upstream, each requirement's
+// constraint from its own; every other line kept.
+func TestBumpRequires(t *testing.T) {
+	kv := upstreamtest.GitHubAPI(t, "kubevirt/kubevirt", []upstreamtest.Release{{Tag: "v1.10.1"}, {Tag: "v1.10.0"}, {Tag: "v1.9.0"}})
+	cdi := upstreamtest.Listing(t, []string{"v1.66.0/", "v1.67.0/", "v1.67.2/"})
+	r := newRepo(t)
+	dir := r.add("virt", `apiVersion: kubepkg.dev/v1
+kind: Recipe
+metadata:
+  name: virt
+  annotations: {kubepkg.dev/description: "both"}
+spec:
+  version: 1.9.0
+  build: 4
+  package:
+    rollback: {safe: false}
+    variants:
+      - name: default
+        requires:
+          - package: kubevirt
+            version: "~1.9"   # the operator
+          - package: cdi
+            version: "~1.66"
+`, fmt.Sprintf(`apiVersion: kbuild.dev/v1alpha1
+kind: Watch
+upstream:
+  github: {repository: kubevirt/kubevirt, api: %q}
+  versions: {pattern: '^v(\d+\.\d+\.0)$'}
+also:
+  cdi:
+    listing: {url: %q}
+    versions: {pattern: '^v(\d+\.\d+\.0)$'}
+requires:
+  - {package: kubevirt, version: "~{major}.{minor}"}
+  - {package: cdi, version: "~{major}.{minor}", from: cdi}
+`, kv, cdi))
+	file := filepath.Join(dir, "recipe.yaml")
+	before, _ := os.ReadFile(file)
+	if _, err := bumper(t).Bump(context.Background(), dir, ""); err != nil {
+		t.Fatalf("Bump = %v", err)
+	}
+	after, _ := os.ReadFile(file)
+	want := []string{"version: 1.10.0", "build: 1", `version: "~1.10"   # the operator`, `version: "~1.67"`}
+	if got := changedLines(t, before, after); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changed lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -2,6 +2,7 @@ package bump
 
 import (
 	"context"
+	"path/filepath"
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/watch"
 )
@@ -22,7 +23,9 @@ func Outdated(ctx context.Context, l *watch.Looker, dirs []string, jobs int) []w
 			t.Err = ld.Err()
 		default:
 			t.Recipe = ld.Recipe
-			t.Rule, t.Err = watch.Load(dir)
+			if t.Rule, t.Err = watch.Load(dir); t.Err == nil {
+				t.Err = t.Rule.Against(filepath.Join(dir, watch.FileName), t.Recipe)
+			}
 		}
 		targets[i] = t
 	}

@@ -54,9 +54,25 @@ type Rule struct {
 	// Images says how the recipe's image references follow; an image no
 	// rule matches keeps its reference.
 	Images []ImageRule `yaml:"images,omitempty"`
+	// Requires says how the version constraints of the recipe's
+	// requirements on other packages follow (a meta package moving to a
+	// new minor line of its members).
+	Requires []RequireRule `yaml:"requires,omitempty"`
 	// Platform is the OS/ARCH every re-pinned image must have a manifest
 	// for (default linux/amd64).
 	Platform string `yaml:"platform,omitempty"`
+}
+
+// RequireRule gives the requirements on a package (in every variant) a
+// new version constraint.
+type RequireRule struct {
+	// Package is the package required.
+	Package string `yaml:"package"`
+	// Version is the new constraint, a template, e.g. "~{major}.{minor}".
+	Version string `yaml:"version"`
+	// From names the upstream in also: the constraint follows (default
+	// the package's).
+	From string `yaml:"from,omitempty"`
 }
 
 // Upstream is one place upstream versions are listed. Exactly one of
@@ -243,6 +259,14 @@ func (v *validator) rule(r *Rule) {
 		if _, ok := r.Also[name]; name != "" && !ok {
 			v.bad(field, "no upstream %q under also:", name)
 		}
+	}
+	for i, q := range r.Requires {
+		f := fmt.Sprintf("requires.%d", i)
+		if q.Package == "" || q.Version == "" {
+			v.bad(f, "set package and version (a template such as ~{major}.{minor})")
+		}
+		v.template(f+".version", q.Version, false)
+		from(f+".from", q.From)
 	}
 	for _, n := range sortedKeys(r.Sources) {
 		s := r.Sources[n]

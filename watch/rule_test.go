@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"kbuild.dev/kbuild/recipe"
 )
 
 func TestParseGood(t *testing.T) {
@@ -94,5 +96,47 @@ func TestExpand(t *testing.T) {
 	got := Expand("https://x/{tag}/{major}.{minor}/op-{version}-{patch}.yaml?{appVersion}", c, "2.0")
 	if want := "https://x/v1.9.2/1.9/op-1.9.2-2.yaml?2.0"; got != want {
 		t.Errorf("Expand = %q, want %q", got, want)
+	}
+}
+
+// TestAgainst: a rule that does not fit its recipe is refused, naming
+// what does not fit.
+func TestAgainst(t *testing.T) {
+	rec, _, err := recipe.Parse("recipe.yaml", []byte(`apiVersion: kubepkg.dev/v1
+kind: Recipe
+metadata: {name: x}
+spec:
+  version: 1.0.0
+  build: 1
+  sources:
+    up: {url: "https://x/1.0.0/a.yaml", sha256: "`+strings.Repeat("a", 64)+`"}
+    stack: {git: {url: "https://x/s", commit: "`+strings.Repeat("b", 40)+`"}}
+    local: {dir: d}
+  package:
+    images: [quay.io/x/app:v1.0.0]
+    variants: [{name: default, requires: [{package: other, version: "~1"}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const head = "apiVersion: kbuild.dev/v1alpha1\nkind: Watch\nupstream: {git: {url: x}}\n"
+	for _, tc := range []struct{ name, rule, want string }{
+		{"fits", "sources: {up: {url: \"https://x/{version}/a.yaml\"}}\nkeep: [stack]\nimages: [{repository: quay.io/x/*, tag: \"v{version}\"}]\nrequires: [{package: other, version: \"~{major}\"}]\n", ""},
+		{"source left out", "sources: {up: {url: \"https://x/{version}/a.yaml\"}}\n", "source stack: neither followed"},
+		{"no such source", "sources: {nope: {url: \"https://x\"}}\nkeep: [up, stack]\n", "sources.nope: the recipe has no source nope"},
+		{"wrong kind", "sources: {stack: {url: \"https://x\"}}\nkeep: [up]\n", "sources.stack: url and asset follow a url source"},
+		{"image rule matching nothing", "keep: [up, stack]\nimages: [{repository: docker.io/*, tag: x}]\n", "images.0: docker.io/* matches no image"},
+		{"requirement not there", "keep: [up, stack]\nrequires: [{package: z, version: \"~{major}\"}]\n", "requires.0: no variant requires package z"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Parse("watch.yaml", []byte(head+tc.rule))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = r.Against("watch.yaml", rec)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Against = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
