@@ -16,7 +16,9 @@ import (
 // file names the rule in errors.
 func (r *Rule) Against(file string, rec *recipe.Recipe) error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("%s: "+format, append([]any{file}, args...)...)) }
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{file}, args...)...))
+	}
 	for _, name := range sortedKeys(rec.Spec.Sources) {
 		src := rec.Spec.Sources[name]
 		_, followed := r.Sources[name]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -22,6 +23,9 @@ type Looker struct {
 	keychain authn.Keychain
 	offline  bool
 	git      string
+
+	mu      sync.Mutex
+	indexes map[string]*indexEntry
 }
 
 // Option configures a Looker.
@@ -50,7 +54,7 @@ func WithGit(prog string) Option { return func(l *Looker) { l.git = prog } }
 
 // NewLooker returns a Looker configured by opts.
 func NewLooker(opts ...Option) *Looker {
-	l := &Looker{idle: netdeadline.DefaultIdle, keychain: authn.DefaultKeychain, git: "git"}
+	l := &Looker{idle: netdeadline.DefaultIdle, keychain: authn.DefaultKeychain, git: "git", indexes: map[string]*indexEntry{}}
 	for _, o := range opts {
 		o(l)
 	}

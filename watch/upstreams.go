@@ -12,6 +12,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -20,9 +21,40 @@ import (
 	"kbuild.dev/kbuild/internal/yamlbound"
 )
 
-// helm lists a chart's versions in a Helm repository's index.yaml.
+// helmIndex is a Helm repository index as the look-ups keep it: each
+// chart's versions.
+type helmIndex map[string][]Candidate
+
+// helm lists a chart's versions in a Helm repository's index.yaml. An
+// index is read once per Looker, however many charts of it are looked up.
 func (l *Looker) helm(ctx context.Context, h *HelmUpstream) ([]Candidate, error) {
 	u := strings.TrimSuffix(h.Repository, "/") + "/index.yaml"
+	l.mu.Lock()
+	e := l.indexes[u]
+	if e == nil {
+		e = &indexEntry{}
+		l.indexes[u] = e
+	}
+	l.mu.Unlock()
+	e.once.Do(func() { e.idx, e.err = l.readHelmIndex(ctx, u) })
+	if e.err != nil {
+		return nil, e.err
+	}
+	entries, ok := e.idx[h.Chart]
+	if !ok {
+		return nil, fmt.Errorf("%s lists no chart %q (%d charts)", redact(u), h.Chart, len(e.idx))
+	}
+	return entries, nil
+}
+
+// indexEntry is one index read, or being read.
+type indexEntry struct {
+	once sync.Once
+	idx  helmIndex
+	err  error
+}
+
+func (l *Looker) readHelmIndex(ctx context.Context, u string) (helmIndex, error) {
 	data, _, err := get(ctx, l.client, u, l.limits.Bytes, nil)
 	if err != nil {
 		return nil, err
@@ -44,17 +76,17 @@ func (l *Looker) helm(ctx context.Context, h *HelmUpstream) ([]Candidate, error)
 	if err := doc.Decode(&idx); err != nil {
 		return nil, fmt.Errorf("%s: not a Helm repository index: %w", redact(u), err)
 	}
-	entries, ok := idx.Entries[h.Chart]
-	if !ok {
-		return nil, fmt.Errorf("%s lists no chart %q (%d charts)", redact(u), h.Chart, len(idx.Entries))
-	}
-	out := make([]Candidate, 0, len(entries))
-	for _, e := range entries {
-		d := e.Digest
-		if d != "" && !strings.HasPrefix(d, "sha256:") {
-			d = "sha256:" + d
+	out := helmIndex{}
+	for name, entries := range idx.Entries {
+		cs := make([]Candidate, 0, len(entries))
+		for _, e := range entries {
+			d := e.Digest
+			if d != "" && !strings.HasPrefix(d, "sha256:") {
+				d = "sha256:" + d
+			}
+			cs = append(cs, Candidate{Tag: e.Version, Digest: d, AppVersion: e.AppVersion})
 		}
-		out = append(out, Candidate{Tag: e.Version, Digest: d, AppVersion: e.AppVersion})
+		out[name] = cs
 	}
 	return out, nil
 }
