@@ -96,7 +96,7 @@ func (b *Bumper) Bump(ctx context.Context, dir, to string) (*Result, error) {
 	}
 	probs, err := b.Builder.Validate(ctx, dir, false)
 	if err != nil {
-		return nil, restore(fmt.Errorf("recipe %s at %s: %w", dir, res.To, err))
+		return nil, restore(fmt.Errorf("bumped to %s, %w: %w", res.To, ErrInvalid, err))
 	}
 	if errs := probs.Errors(); len(errs) > 0 {
 		var lines []string
@@ -355,7 +355,7 @@ func (b *Bumper) images(ctx context.Context, r *recipe.Recipe, rule *watch.Rule,
 			}
 			tag := watch.Expand(ir.Tag, c, appVersion)
 			if strings.Contains(ir.Tag, "{appVersion}") && appVersion == "" {
-				return recipe.Image{}, false, fmt.Errorf("image %s: its tag follows {appVersion}, but no chart source is followed", ref)
+				return recipe.Image{}, false, fmt.Errorf("image %s: its tag follows {appVersion}, but no followed chart source's Chart.yaml has one", ref)
 			}
 			im, err := b.Looker.ResolveImage(ctx, old.Repository+":"+tag, rule.Platform)
 			if err != nil {

@@ -278,8 +278,9 @@ func TestBumpChart(t *testing.T) {
 		{Name: "demo", Version: "1.0.0", AppVersion: "7.0"},
 		{Name: "demo", Version: "1.1.0", AppVersion: "7.2"},
 		{Name: "demo", Version: "1.2.0", AppVersion: "7.4", Lie: true},
+		{Name: "demo", Version: "1.0.1", AppVersion: "7.0", Broken: true},
 	})
-	gitURL, commits := upstreamtest.GitDaemon(t, []string{"v1.0.0", "v1.1.0", "v1.2.0"})
+	gitURL, commits := upstreamtest.GitDaemon(t, []string{"v1.0.0", "v1.0.1", "v1.1.0", "v1.2.0"})
 	r := newRepo(t)
 	dir := r.add("demo", fmt.Sprintf(chartRecipe, helm, upstreamtest.Digest(upstreamtest.ChartArchive("demo", "1.0.0", "7.0")), image, gitURL, commits["v1.0.0"], d70), fmt.Sprintf(chartRule, helm, image))
 	file := filepath.Join(dir, "recipe.yaml")
@@ -293,6 +294,13 @@ func TestBumpChart(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(file); !bytes.Equal(now, before) {
 		t.Fatalf("a refused bump changed the recipe")
+	}
+	_, err = b.Bump(ctx, dir, "1.0.1")
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "put back as it was") {
+		t.Errorf("Bump to a chart that does not render = %v, want ErrInvalid", err)
+	}
+	if now, _ := os.ReadFile(file); !bytes.Equal(now, before) {
+		t.Fatalf("a bump that does not validate left the recipe changed:\n%s", now)
 	}
 	res, err := b.Bump(ctx, dir, "1.1.0")
 	if err != nil {

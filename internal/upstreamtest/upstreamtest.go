@@ -42,22 +42,34 @@ import (
 // ChartArchive returns a chart archive (.tgz) of chart name at version
 // with appVersion and one ConfigMap template, the same bytes every time.
 func ChartArchive(name, version, appVersion string) []byte {
-	files := []struct{ name, body string }{
+	return archive([][2]string{
 		{name + "/Chart.yaml", fmt.Sprintf("apiVersion: v2\nname: %s\nversion: %s\nappVersion: %q\n", name, version, appVersion)},
 		{name + "/values.yaml", "image:\n  repository: example\n  tag: latest\n"},
 		{name + "/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  version: " + strconv.Quote(version) + "\n"},
-	}
+	})
+}
+
+// archive returns a .tgz of files (name, body), with fixed times.
+func archive(files [][2]string) []byte {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	zw.ModTime = time.Unix(0, 0)
 	tw := tar.NewWriter(zw)
 	for _, f := range files {
-		tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg})
-		tw.Write([]byte(f.body))
+		tw.WriteHeader(&tar.Header{Name: f[0], Mode: 0o644, Size: int64(len(f[1])), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg})
+		tw.Write([]byte(f[1]))
 	}
 	tw.Close()
 	zw.Close()
 	return buf.Bytes()
+}
+
+// brokenChart is a chart archive whose template does not render.
+func brokenChart(name, version, appVersion string) []byte {
+	return archive([][2]string{
+		{name + "/Chart.yaml", fmt.Sprintf("apiVersion: v2\nname: %s\nversion: %s\nappVersion: %q\n", name, version, appVersion)},
+		{name + "/templates/cm.yaml", "{{ .Values.missing.deeper }}\n"},
+	})
 }
 
 // Digest returns "sha256:<hex>" of b.
@@ -71,6 +83,8 @@ type HelmChart struct {
 	Name, Version, AppVersion string
 	// Lie makes the index list a digest the archive does not have.
 	Lie bool
+	// Broken makes the chart's template fail to render.
+	Broken bool
 }
 
 // HelmRepo serves index.yaml and the archives of charts; it returns the
@@ -93,6 +107,9 @@ func HelmRepo(t testing.TB, charts []HelmChart) string {
 		for _, c := range byName[n] {
 			file := fmt.Sprintf("%s-%s.tgz", c.Name, c.Version)
 			data := ChartArchive(c.Name, c.Version, c.AppVersion)
+			if c.Broken {
+				data = brokenChart(c.Name, c.Version, c.AppVersion)
+			}
 			files[file] = data
 			d := strings.TrimPrefix(Digest(data), "sha256:")
 			if c.Lie {
