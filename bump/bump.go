@@ -325,7 +325,7 @@ func chartAppVersion(dir string) (string, error) {
 		AppVersion string `json:"appVersion"`
 	}
 	if err := sigsyaml.Unmarshal(data, &c); err != nil {
-		return "", fmt.Errorf("Chart.yaml: %w", err)
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, "Chart.yaml"), err)
 	}
 	return c.AppVersion, nil
 }

@@ -10,9 +10,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
-
-	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
 // Errors a look-up wraps.
@@ -50,16 +47,6 @@ func (l Limits) withDefaults() Limits {
 		l.Names = 100_000
 	}
 	return l
-}
-
-// newClient returns the HTTP client of the look-ups: every response
-// bounded in time by netdeadline (idle and a budget by size), and
-// redirects followed only as checkRedirect allows.
-func newClient(idle time.Duration) *http.Client {
-	return &http.Client{
-		Transport:     netdeadline.Transport(http.DefaultTransport, idle),
-		CheckRedirect: checkRedirect,
-	}
 }
 
 // checkRedirect follows a redirect only to the same host and port, never

@@ -265,7 +265,7 @@ func nextLink(cur, header string) (string, error) {
 	}
 	n, err := base.Parse(m[1])
 	if err != nil {
-		return "", fmt.Errorf("Link header of %s: %w", redact(cur), err)
+		return "", fmt.Errorf("the Link header of %s: %w", redact(cur), err)
 	}
 	if n.Scheme != base.Scheme || !strings.EqualFold(n.Host, base.Host) {
 		return "", fmt.Errorf("the next page of %s is on another host, %s: %w", redact(cur), n.Redacted(), ErrRedirect)

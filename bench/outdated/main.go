@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -85,7 +86,8 @@ func main() {
 			out, err := cmd.CombinedOutput()
 			d := time.Since(start)
 			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-			if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 4) {
+			var ee *exec.ExitError
+			if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 4) {
 				log.Fatalf("kbuild %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
 			if i == 0 && args[0] == "outdated" {
