@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 	"sync"
 
 	"kbuild.dev/kbuild/recipe"
@@ -131,14 +132,16 @@ func status(ctx context.Context, memo *lookups, t Target, name string) Status {
 	if c, ok := sel.Newest(); ok {
 		st.Newest, st.NewestTag = c.Version, c.Tag
 		curV := p.current(cur)
-		st.Outdated = curV == nil || c.semver.GreaterThan(curV)
+		st.Outdated = curV != nil && c.semver.GreaterThan(curV)
 	}
 	return st
 }
 
 // CurrentTag returns the recipe's current version of upstream name: the
 // recipe's spec.version for the package's upstream; for one under also:,
-// the tag of the first image in spec.package.images that follows it.
+// the tag of the first image in spec.package.images that follows it, else
+// the version in the constraint of the first requirement that follows it
+// ("~1.66" reads 1.66). "" when nothing follows it.
 func (r *Rule) CurrentTag(rec *recipe.Recipe, name string) string {
 	if name == PackageUpstream {
 		return rec.Spec.Version
@@ -154,6 +157,18 @@ func (r *Rule) CurrentTag(rec *recipe.Recipe, name string) string {
 			}
 			if ok, _ := path.Match(ir.Repository, im.Repository); ok {
 				return im.Tag
+			}
+		}
+	}
+	for _, q := range r.Requires {
+		if q.From != name {
+			continue
+		}
+		for _, v := range rec.Spec.Package.Variants {
+			for _, rq := range v.Requires {
+				if rq.Package == q.Package {
+					return strings.TrimLeft(rq.Version, "~^=<> ")
+				}
 			}
 		}
 	}

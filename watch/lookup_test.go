@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/internal/plainhttp"
+	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/internal/upstreamtest"
 )
@@ -241,5 +242,53 @@ func TestHostileUpstreams(t *testing.T) {
 	}
 	if _, err := NewLooker(WithOffline(true)).Lookup(context.Background(), Upstream{Listing: &ListingUpstream{URL: srv.URL}}); !errors.Is(err, ErrOffline) {
 		t.Errorf("offline: %v, want ErrOffline", err)
+	}
+}
+
+// TestCheck: the current version of each upstream (spec.version, an
+// image's tag, a requirement's constraint), the newest allowed, and a
+// recipe without a rule reported as unwatched.
+func TestCheck(t *testing.T) {
+	kv := upstreamtest.Listing(t, []string{"v1.9.0/", "v1.9.3/", "v1.10.0/"})
+	cdi := upstreamtest.Listing(t, []string{"v1.66.0/", "v1.67.0/"})
+	tpl := upstreamtest.Listing(t, []string{"v0.2.2/"})
+	rec, _, err := recipe.Parse("recipe.yaml", []byte(`apiVersion: kubepkg.dev/v1
+kind: Recipe
+metadata: {name: virt}
+spec:
+  version: 1.9.0
+  build: 1
+  package:
+    images: [quay.io/kubevirt/virt-template-api:v0.2.2]
+    variants: [{name: default, requires: [{package: cdi, version: "~1.66"}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, err := Parse("watch.yaml", []byte(fmt.Sprintf(`apiVersion: kbuild.dev/v1alpha1
+kind: Watch
+upstream: {listing: {url: %q}, versions: {strip: [v], constraint: "~1.9"}}
+also:
+  cdi: {listing: {url: %q}, versions: {strip: [v]}}
+  template: {listing: {url: %q}, versions: {strip: [v]}}
+images: [{repository: "quay.io/kubevirt/virt-template-*", tag: "v{version}", from: template}]
+requires: [{package: cdi, version: "~{major}.{minor}", from: cdi}]
+`, kv, cdi, tpl)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := Check(context.Background(), NewLooker(), []Target{
+		{Dir: "recipes/virt", Recipe: rec, Rule: rule},
+		{Dir: "recipes/plain", Err: fmt.Errorf("recipes/plain/watch.yaml: %w", ErrNoRule)},
+	}, 4)
+	var got []string
+	for _, s := range reports[0].Upstreams {
+		got = append(got, fmt.Sprintf("%s %s->%s %v", s.Name, s.Current, s.Newest, s.Outdated))
+	}
+	if want := "version 1.9.0->1.9.3 true|cdi 1.66.0->1.67.0 true|template 0.2.2->0.2.2 false"; strings.Join(got, "|") != want {
+		t.Errorf("statuses = %s, want %s", strings.Join(got, "|"), want)
+	}
+	if !reports[0].Outdated() || !reports[1].Unwatched || reports[1].Outdated() {
+		t.Errorf("reports = %+v", reports)
 	}
 }
