@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/internal/plainhttp"
-	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/internal/upstreamtest"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // versions returns the allowed versions of s, newest first.
