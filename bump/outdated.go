@@ -2,9 +2,10 @@ package bump
 
 import (
 	"context"
+	"path/filepath"
+
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/watch"
-	"path/filepath"
 )
 
 // Outdated loads the recipes in dirs and their watch rules and checks
