@@ -92,6 +92,8 @@ func commands() []*Command {
 		newCacheCmd(),
 		newImagesCmd(),
 		newDiffCmd(),
+		newOutdatedCmd(),
+		newBumpCmd(),
 		newPlanCmd(),
 		newRepoCmd(),
 		newTrustCmd(),

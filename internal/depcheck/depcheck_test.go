@@ -27,6 +27,8 @@ var allowed = map[string][]string{
 	"recipe/draft": {"builder", "internal/atomicfile", "recipe", "sources"},
 	"sources":      {"internal/atomicfile", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe", "spec"},
 	"patches":      {"internal/yamlbound", "recipe"},
+	"watch":        {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
+	"bump":         {"builder", "index", "internal/atomicfile", "internal/plainhttp", "internal/review", "recipe", "sources", "watch"},
 	"builder":      {"index", "internal/atomicfile", "internal/dist", "internal/netdeadline", "patches", "recipe", "releaseset", "sources", "spec", "trust"},
 	// What is published and how.
 	"sbom":              {"index", "spec"},
@@ -57,6 +59,7 @@ var allowed = map[string][]string{
 	"internal/yamlscan":      {},
 	"scripts/hostile":        {},
 	"internal/kubepkgmodel":  {},
+	"internal/upstreamtest":  {"internal/testenv"},
 }
 
 // leaf is what the packages at the bottom of the graph may depend on

@@ -90,6 +90,13 @@ func chartDir(dir, template string) {
 	write(dir, "recipe.yaml", recipe("{local: {dir: chart}}", "{c: {from: [local]}}", variant))
 }
 
+// watched writes a meta recipe and a watch rule with the upstream given
+// (a YAML flow mapping) beside it.
+func watched(dir, upstream string) {
+	write(dir, "recipe.yaml", recipe("{}", "{}", "    variants: [{name: default}]\n"))
+	write(dir, "watch.yaml", "apiVersion: kbuild.dev/v1alpha1\nkind: Watch\nupstream:\n  "+upstream+"\n")
+}
+
 // variant installs chart c.
 const variant = "    images: []\n    variants: [{name: default, components: [{name: c, path: c}]}]\n"
 
@@ -240,6 +247,40 @@ var cases = []hostileCase{
 	{name: "template range until 3000000", want: "templates/bomb.yaml", setup: func(c *corpus, dir string) []string {
 		chartDir(dir, "{{ range until 3000000 }}- {{ repeat 100 \"y\" }}\n{{ end }}")
 		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}
+	}},
+	{name: "outdated: endless listing", want: "more than the limit of", setup: func(c *corpus, dir string) []string {
+		watched(dir, fmt.Sprintf("listing: {url: %q}", c.base+"/endless/pub/"))
+		return []string{"outdated", "."}
+	}},
+	{name: "outdated: listing of 1,200,000 names", want: "more than 100000 entries", setup: func(c *corpus, dir string) []string {
+		var b bytes.Buffer
+		for i := 0; i < 1_200_000; i++ {
+			fmt.Fprintf(&b, "<a href=\"1.%d.0/\">\n", i)
+		}
+		c.files["many/"] = b.Bytes()
+		watched(dir, fmt.Sprintf("listing: {url: %q}", c.base+"/files/many/"))
+		return []string{"outdated", "."}
+	}},
+	{name: "outdated: endless release pages", want: "past 20 pages", setup: func(c *corpus, dir string) []string {
+		watched(dir, fmt.Sprintf("github: {repository: o/x, api: %q}", c.base+"/paged"))
+		return []string{"outdated", "."}
+	}},
+	{name: "outdated: redirect off loopback", want: "redirects off loopback", setup: func(c *corpus, dir string) []string {
+		watched(dir, fmt.Sprintf("listing: {url: %q}", c.base+"/away/"))
+		return []string{"outdated", "."}
+	}},
+	{name: "outdated: stalled upstream", want: "no data for 3s", setup: func(c *corpus, dir string) []string {
+		watched(dir, fmt.Sprintf("listing: {url: %q}", c.base+"/stall/pub/"))
+		return []string{"outdated", "--timeout", "3s", "."}
+	}},
+	{name: "outdated: names that are not versions", want: "", setup: func(c *corpus, dir string) []string {
+		c.files["junk/"] = []byte(`<a href="latest/">l</a><a href="nightly-20260101/">n</a><a href="main/">m</a>`)
+		watched(dir, fmt.Sprintf("listing: {url: %q}", c.base+"/files/junk/"))
+		return []string{"outdated", "."}
+	}},
+	{name: "bump: endless release pages", want: "past 20 pages", setup: func(c *corpus, dir string) []string {
+		watched(dir, fmt.Sprintf("github: {repository: o/x, api: %q}", c.base+"/paged"))
+		return []string{"bump", "--cache-dir", "cache", "."}
 	}},
 	{name: "a plain chart builds", want: "", setup: func(c *corpus, dir string) []string {
 		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")

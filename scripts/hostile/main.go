@@ -189,7 +189,8 @@ func judge(hc hostileCase, r result) string {
 }
 
 // serve starts the loopback server the cases use: /files/... serves
-// c.files, /stall/... sends headers and stalls, /endless/... never ends.
+// c.files, /stall/... sends headers and stalls, /endless/... never ends,
+// /paged/... paginates without end, /away/... redirects off loopback.
 func (c *corpus) serve() error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -231,6 +232,16 @@ func (c *corpus) serve() error {
 				return
 			}
 		}
+	})
+	// paged answers a GitHub-style releases API whose Link header always
+	// names one more page.
+	mux.HandleFunc("/paged/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", fmt.Sprintf("<%s%s?page=%d>; rel=\"next\"", c.base, r.URL.Path, len(r.URL.RawQuery)))
+		w.Write([]byte(`[{"tag_name":"v1.0.0","assets":[]}]`))
+	})
+	// away redirects off loopback.
+	mux.HandleFunc("/away/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://203.0.113.9/pub/", http.StatusFound)
 	})
 	go http.Serve(ln, mux)
 	return nil

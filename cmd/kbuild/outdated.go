@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/bump"
+	"kbuild.dev/kbuild/internal/plainhttp"
+	"kbuild.dev/kbuild/watch"
+)
+
+// exitOutdated is the exit status of kbuild outdated when every recipe
+// was checked and at least one has a newer allowed upstream version (1
+// means some recipe or upstream could not be checked).
+const exitOutdated = 4
+
+// lookupsAtOnce bounds the concurrent upstream look-ups of outdated: they
+// wait on the network, not the CPU.
+const lookupsAtOnce = 32
+
+// watchFlags are the flags of the commands that look upstream.
+type watchFlags struct {
+	timeoutFlag
+	plainHTTPFlag
+	plainHosts     []string
+	registryConfig string
+	offline        bool
+}
+
+func (f *watchFlags) addFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network (upstream answers are never cached, so this refuses)")
+	f.plainHTTPFlag.addFlags(fs, "")
+	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
+	f.timeoutFlag.addFlagsNote(fs, "an upstream server, registry or git remote", "a whole answer also gets 1 min + 1 s per MiB")
+	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
+}
+
+// looker returns the upstream look-ups the flags describe.
+func (f *watchFlags) looker() (*watch.Looker, error) {
+	kc, err := (&sourceFlags{registryConfig: f.registryConfig}).keychain()
+	if err != nil {
+		return nil, err
+	}
+	return watch.NewLooker(watch.WithTimeout(f.timeout), watch.WithOffline(f.offline), watch.WithKeychain(kc),
+		watch.WithPlainHTTP(plainhttp.Policy{Loopback: f.plainHTTP, Hosts: f.plainHosts})), nil
+}
+
+func newOutdatedCmd() *Command {
+	var (
+		f      watchFlags
+		format formatFlag
+	)
+	return &Command{
+		Name:    "outdated",
+		Usage:   "kbuild outdated [RECIPES...] [--format text|json]",
+		Summary: "List the recipes whose upstream has a newer version their watch rule allows.",
+		Help: `outdated reads each recipe's watch.yaml (docs/watch.md), looks at its
+upstreams (a Helm repository index, OCI tags, git tags, GitHub releases, an
+HTTP directory listing) concurrently (32 at once, each distinct upstream
+once), and prints per recipe and upstream the
+version the recipe has and the newest one the rule allows (its pattern,
+prefixes, semver constraint and pre-release policy). RECIPES are recipe
+directories or directories holding them (default: recipes).
+
+Every answer is bounded in size, pages and time (--timeout); a redirect to
+another host or off loopback is refused. A recipe without watch.yaml is
+listed as unwatched and does not fail the run.
+
+Exit status: 0 when everything is up to date, 4 when every recipe was
+checked and at least one is outdated, 1 when a recipe or upstream could not
+be checked. --offline refuses: upstream answers are never cached.
+
+Examples:
+  # what has a newer upstream release
+  kbuild outdated
+
+  # for a bot: one JSON document, exit 4 when there is work
+  kbuild outdated recipes/kubevirt recipes/cdi --format json`,
+		Flags: func(fs *pflag.FlagSet) {
+			format.addFlags(fs, false, "text", "json")
+			f.addFlags(fs)
+		},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			if f.offline {
+				return fmt.Errorf("outdated asks upstream for its versions and kbuild caches no upstream answers: %w; run it without --offline", watch.ErrOffline)
+			}
+			if len(args) == 0 {
+				args = []string{"recipes"}
+			}
+			dirs, err := builder.FindRecipes(args)
+			if err != nil {
+				return err
+			}
+			l, err := f.looker()
+			if err != nil {
+				return err
+			}
+			reports := bump.Outdated(ctx, l, dirs, lookupsAtOnce)
+			if format.format == "json" {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(reports); err != nil {
+					return err
+				}
+			} else {
+				printOutdated(env, reports)
+			}
+			return outdatedStatus(env, reports)
+		},
+	}
+}
+
+// printOutdated prints one row per recipe and upstream.
+func printOutdated(env *Env, reports []watch.Report) {
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RECIPE\tUPSTREAM\tCURRENT\tNEWEST\tSTATUS")
+	for _, r := range reports {
+		if r.Error != "" {
+			status := "error"
+			if r.Unwatched {
+				status = "unwatched"
+			}
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\n", r.Recipe, status)
+			continue
+		}
+		for _, s := range r.Upstreams {
+			name := r.Recipe
+			if s.Name != watch.PackageUpstream {
+				name += " (" + s.Name + ")"
+			}
+			status := "up to date"
+			switch {
+			case s.Error != "":
+				status = "error"
+			case s.Outdated:
+				status = "outdated"
+			case s.Newest == "":
+				status = "none allowed"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, s.Upstream, orDash(s.Current), orDash(s.Newest), status)
+		}
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// outdatedStatus prints the errors on stderr and returns the exit status.
+func outdatedStatus(env *Env, reports []watch.Report) error {
+	failed, outdated := 0, 0
+	for _, r := range reports {
+		if r.Error != "" && !r.Unwatched {
+			env.Warnf("error: %s: %s", r.Recipe, r.Error)
+			failed++
+		}
+		for _, s := range r.Upstreams {
+			if s.Error != "" {
+				env.Warnf("error: %s: %s", r.Recipe, s.Error)
+				failed++
+			}
+		}
+		if r.Outdated() {
+			outdated++
+		}
+	}
+	switch {
+	case failed > 0:
+		return &exitError{1}
+	case outdated > 0:
+		return &exitError{exitOutdated}
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The upstream watch (.github/workflows/outdated.yml): runs kbuild outdated
+# over the recipes, and for every recipe with a newer upstream version its
+# watch.yaml allows, runs kbuild bump on a branch of its own
+# (kbuild-bump/<recipe>) and opens one pull request per package with the
+# bump's changes and rendered diff in the body, or updates the one already
+# open for that branch (never a second). The outdated table goes to the
+# job summary; a recipe that cannot be checked or bumped is annotated and
+# the others still get their pull requests; the script exits 1 if any
+# failed.
+#
+# Run it from the root of the recipes repository, on the base branch, with
+# a clean work tree. Environment:
+#   BASE               the branch pull requests merge into (default main)
+#   RECIPES            the recipes directory (default recipes)
+#   KBUILD             the kbuild binary (default kbuild)
+#   KBUILD_CACHE_DIR   the source cache (default .cache/kbuild)
+#   KBUILD_INDEX       the published index to diff against (default: the
+#                      recipe at the base branch); with KBUILD_TRUST_KEY
+#                      (default keys/index.pub)
+#   KBUILD_PLAIN_HTTP  1 to talk plain HTTP to registries on loopback
+#   GH                 the GitHub CLI (default gh; GH_TOKEN in its env)
+#   GITHUB_STEP_SUMMARY  the file the summary is appended to
+set -euo pipefail
+
+BASE=${BASE:-main}
+RECIPES=${RECIPES:-recipes}
+RECIPES=${RECIPES%/}
+KBUILD=${KBUILD:-kbuild}
+GH=${GH:-gh}
+SUMMARY=${GITHUB_STEP_SUMMARY:-/dev/null}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+flags=(--cache-dir "${KBUILD_CACHE_DIR:-.cache/kbuild}")
+[ "${KBUILD_PLAIN_HTTP:-}" = 1 ] && flags+=(--plain-http)
+if [ -n "${KBUILD_INDEX:-}" ]; then
+	flags+=(--index "$KBUILD_INDEX" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
+fi
+git=(git -c user.name=kbuild-bot -c user.email=kbuild-bot@users.noreply.github.com)
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# annotate turns kbuild's error lines into workflow annotations.
+annotate() {
+	[ "${GITHUB_ACTIONS:-}" = true ] || return 0
+	grep '^error: ' "$1" | sed -e 's/%/%25/g' -e 's/^error: //' -e 's/^/::error title=kbuild::/' || true
+}
+
+failed=0
+
+# 1. What is outdated: exit 0 nothing, 4 something, 1 a recipe or upstream
+#    could not be checked (the others are still listed).
+set +e
+"$KBUILD" outdated "$RECIPES" >"$tmp/outdated.txt" 2>"$tmp/outdated.err"
+rc=$?
+set -e
+cat "$tmp/outdated.err" >&2
+annotate "$tmp/outdated.err"
+case $rc in
+0 | 4) ;;
+1) failed=1 ;;
+*) log "kbuild outdated failed (exit $rc)"; exit 1 ;;
+esac
+{
+	echo "## Upstream versions"
+	echo
+	echo '```'
+	cat "$tmp/outdated.txt"
+	echo '```'
+} >>"$SUMMARY"
+cat "$tmp/outdated.txt"
+# The recipe column of the rows whose status is "outdated".
+mapfile -t outdated < <(awk 'NR > 1 && $NF == "outdated" { print $1 }' "$tmp/outdated.txt" | sort -u)
+if ((${#outdated[@]} == 0)); then
+	log "every watched recipe is up to date"
+	exit "$failed"
+fi
+
+# 2. One branch and one pull request per package.
+for dir in "${outdated[@]}"; do
+	name=$(basename "$dir")
+	branch="kbuild-bump/$name"
+	log "bumping $dir on $branch"
+	"${git[@]}" checkout -q -B "$branch" "$BASE"
+	set +e
+	"$KBUILD" bump "$dir" "${flags[@]}" --format markdown >"$tmp/body.md" 2>"$tmp/bump.err"
+	rc=$?
+	set -e
+	cat "$tmp/bump.err" >&2
+	if ((rc != 0)); then
+		annotate "$tmp/bump.err"
+		failed=1
+		"${git[@]}" checkout -q -f "$BASE"
+		continue
+	fi
+	if ! grep -q '^Bumps `' "$tmp/body.md"; then
+		log "$dir: nothing to bump ($(head -n 1 "$tmp/body.md"))"
+		"${git[@]}" checkout -q "$BASE"
+		continue
+	fi
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
+	title=$(head -n 1 "$tmp/body.md" | sed -E 's/^Bumps `([^`]*)` from ([^ ]*) to ([^ ]*) .*/\1: bump to \3/')
+	"${git[@]}" add -- "$dir"
+	"${git[@]}" commit -q -m "$title" -m "$(head -n 1 "$tmp/body.md")"
+	"${git[@]}" push -q --force origin "HEAD:refs/heads/$branch"
+	number=$("$GH" pr list --head "$branch" --state open --json number --jq '.[0].number // empty')
+	if [ -n "$number" ]; then
+		log "updating pull request #$number"
+		"$GH" pr edit "$number" --title "$title" --body-file "$tmp/body.md"
+	else
+		log "opening a pull request for $branch"
+		"$GH" pr create --head "$branch" --base "$BASE" --title "$title" --body-file "$tmp/body.md"
+	fi
+	echo "- $title" >>"$SUMMARY"
+	"${git[@]}" checkout -q "$BASE"
+done
+exit "$failed"
