@@ -27,6 +27,7 @@ import (
 
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/internal/ocilimit"
 )
 
 // RefNameAnnotation names an image in an OCI layout's index.json.
@@ -79,6 +80,17 @@ func WithKeychain(k authn.Keychain) RegistryOption {
 	return func(r *RegistryTarget) { r.keychain = k }
 }
 
+// WithRegistryTimeout sets how long the registry may stay silent (see
+// SetTimeout), on lookups and pushes alike: kbuild passes --timeout.
+// Default DefaultRegistryTimeout.
+func WithRegistryTimeout(d time.Duration) RegistryOption {
+	return func(r *RegistryTarget) {
+		if d > 0 {
+			r.SetTimeout(d)
+		}
+	}
+}
+
 // NewRegistryTarget returns a target for "oci://HOST[/PATH]". plainHTTP
 // talks HTTP instead of HTTPS (for loopback registries in tests).
 func NewRegistryTarget(url string, plainHTTP bool, ropts ...RegistryOption) (*RegistryTarget, error) {
@@ -103,8 +115,8 @@ func NewRegistryTarget(url string, plainHTTP bool, ropts ...RegistryOption) (*Re
 }
 
 // DefaultRegistryTimeout bounds how long a registry may take to start
-// answering one request.
-const DefaultRegistryTimeout = 60 * time.Second
+// answering one request, or stay silent in one: --timeout's default.
+const DefaultRegistryTimeout = netdeadline.DefaultIdle
 
 // SetTimeout sets how long the registry may stay silent: to connect, to
 // start answering a request (its response headers), and in any gap of an
@@ -114,7 +126,7 @@ const DefaultRegistryTimeout = 60 * time.Second
 func (r *RegistryTarget) SetTimeout(d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.transport = netdeadline.Transport(remote.DefaultTransport, d)
+	r.transport = ocilimit.Transport(netdeadline.Transport(remote.DefaultTransport, d))
 	r.shared, r.plain = nil, false
 }
 

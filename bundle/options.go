@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/internal/ocilimit"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -105,7 +106,7 @@ func makeOptions(opts []Option) *options {
 	if o.timeout > 0 {
 		idle = o.timeout
 	}
-	o.transport = netdeadline.Transport(remote.DefaultTransport, idle)
+	o.transport = ocilimit.Transport(netdeadline.Transport(remote.DefaultTransport, idle))
 	if o.now.IsZero() {
 		o.now = time.Now()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -114,4 +115,70 @@ spec:
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// stallingPushRegistry is a registry that has nothing, takes uploads, and
+// then stalls: with patch, in the middle of a blob PATCH (it stops reading
+// the body); without, on the manifest PUT (it reads the manifest and never
+// answers; blobs are said to be there already).
+func stallingPushRegistry(t *testing.T, patch bool) *httptest.Server {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		hold := func() {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		switch {
+		case p == "/v2/":
+		case strings.Contains(p, "/manifests/") && r.Method == http.MethodPut:
+			io.Copy(io.Discard, r.Body)
+			hold()
+		case strings.Contains(p, "/manifests/"):
+			http.NotFound(w, r)
+		case strings.Contains(p, "/blobs/uploads/") && r.Method == http.MethodPost:
+			w.Header().Set("Location", strings.SplitAfter(p, "/uploads/")[0]+"u1")
+			w.WriteHeader(http.StatusAccepted)
+		case strings.Contains(p, "/blobs/uploads/") && r.Method == http.MethodPatch:
+			io.CopyN(io.Discard, r.Body, 16)
+			hold()
+		case strings.Contains(p, "/blobs/") && !patch:
+			w.Header().Set("Content-Length", "1")
+			w.Header().Set("Docker-Content-Digest", strings.SplitAfter(p, "/blobs/")[1])
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(func() {
+		close(release)
+		srv.Close()
+	})
+	return srv
+}
+
+// TestPushTimeoutFlag: --timeout bounds the push path too: a registry that
+// stops reading a blob PATCH half-way, or never answers a manifest PUT,
+// fails the build after --timeout (the target took a fixed minute
+// before), and the error says what stalled.
+func TestPushTimeoutFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		patch bool
+		want  string
+	}{
+		{"blob PATCH stalled half-way", true, "/blobs/uploads/u1\": no response within 500ms"},
+		{"manifest PUT never answered", false, "/manifests/3.14.0-1\": no response within 500ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := stallingPushRegistry(t, tc.patch)
+			reg := "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/charts"
+			r := runInProcess("build", filepath.Join("..", "..", "examples", "smart-proxy"), "--registry", reg, "--plain-http",
+				"--timeout", "500ms", "--cache-dir", t.TempDir(), "-o", t.TempDir())
+			if r.code == 0 || !strings.Contains(r.stdout+r.stderr, tc.want) {
+				t.Fatalf("kbuild build --timeout 500ms against a registry that stalls a push: %s", r)
+			}
+		})
+	}
 }
