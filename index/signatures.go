@@ -85,13 +85,7 @@ func ParseSignatures(b []byte) ([]Signature, error) {
 		return nil, errors.New("signature file lists no signatures")
 	}
 	for i, s := range f.Signatures {
-		// An entry without a keyid is a plain signature in the list, as
-		// kubepkg reads it: tried against every trusted key.
-		check := CheckSignature
-		if s.KeyID == "" {
-			check = func(s Signature) error { return checkSig(s.Sig) }
-		}
-		if err := check(s); err != nil {
+		if err := CheckSignature(s); err != nil {
 			return nil, fmt.Errorf("signature %d: %w", i+1, err)
 		}
 	}

@@ -88,14 +88,15 @@ func MirrorIndex(from, to string) (*MirrorResult, error) {
 		}
 		res.Files = append(res.Files, rel)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(to, filepath.FromSlash(byHash)), sig, 0o644); err != nil {
-		return nil, err
+	for _, f := range []struct {
+		rel  string
+		data []byte
+	}{{byHash, sig}, {SignatureFile, sig}, {IndexFile, data}} {
+		if err := atomicfile.WriteFile(filepath.Join(to, filepath.FromSlash(f.rel)), f.data, 0o644); err != nil {
+			return nil, err
+		}
+		res.Files = append(res.Files, f.rel)
 	}
-	indexPath := filepath.Join(to, IndexFile)
-	if err := switchIndex(indexPath, sig, func() error { return atomicfile.WriteFile(indexPath, data, 0o644) }); err != nil {
-		return nil, err
-	}
-	res.Files = append(res.Files, byHash, SignatureFile, IndexFile)
 	return res, nil
 }
 

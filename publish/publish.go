@@ -462,11 +462,14 @@ var now = time.Now
 // in; it does nothing outside tests.
 var pauseAt = func(phase string) {}
 
+// removeTemps removes the temporary files a killed publish left in the
+// site's top directory and in by-hash/ (the large ones: copies of the
+// index); the ones beside other files are small and replaced by the next
+// write of the same file.
 // beginWrite starts a write of the site's index: it checks the root of
 // trust against the signers (returning the root to publish, nil without
 // one), locks the site against other publishes, removes the temporary
-// files a killed one left, makes index.yaml.sig the exact signature of
-// index.yaml again if a killed one left them apart (repairPair), and notes the index as it is now (start), which
+// files a killed one left and notes the index as it is now (start), which
 // the final rename checks is still there. unlock releases the lock.
 func (p *Publisher) beginWrite() (rootData []byte, indexPath, start string, unlock func(), err error) {
 	if rootData, err = p.checkRoot(); err != nil {
@@ -475,15 +478,7 @@ func (p *Publisher) beginWrite() (rootData []byte, indexPath, start string, unlo
 	if unlock, err = lockSite(p.site); err != nil {
 		return nil, "", "", nil, err
 	}
-	if removed := removeTemps(p.site); len(removed) > 0 {
-		p.warnf("removed %d temporary file(s) an interrupted publish left in %s: %s", len(removed), p.site, strings.Join(removed[:min(len(removed), 5)], ", "))
-	}
-	if note, err := repairPair(p.site); err != nil {
-		unlock()
-		return nil, "", "", nil, err
-	} else if note != "" {
-		p.warnf("%s", note)
-	}
+	removeTemps(p.site)
 	indexPath = filepath.Join(p.site, IndexFile)
 	if start, err = fileID(indexPath); err != nil {
 		unlock()
@@ -492,40 +487,11 @@ func (p *Publisher) beginWrite() (rootData []byte, indexPath, start string, unlo
 	return rootData, indexPath, start, unlock, nil
 }
 
-// removeTemps removes the temporary files (".NAME.tmp-*", see
-// internal/atomicfile) that a killed publish left anywhere in the site:
-// beside the index, under by-hash/, provenance/, sbom/, the catalog. It
-// runs under the site's lock, so no other publish of this site writes one;
-// a directory below that is a site of its own (it has an index or a lock
-// file: a suite) is left to its own publishes.
-func removeTemps(site string) []string {
-	var removed []string
-	filepath.WalkDir(site, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
+func removeTemps(site string) {
+	for _, dir := range []string{site, filepath.Join(site, filepath.FromSlash(ByHashDir))} {
+		tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+		for _, t := range tmps {
+			os.Remove(t)
 		}
-		if d.IsDir() {
-			if path == site {
-				return nil
-			}
-			for _, own := range []string{IndexFile, LockFile} {
-				if _, err := os.Lstat(filepath.Join(path, own)); err == nil {
-					return filepath.SkipDir
-				}
-			}
-			return nil
-		}
-		if isTemp(d.Name()) && os.Remove(path) == nil {
-			rel, _ := filepath.Rel(site, path)
-			removed = append(removed, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	return removed
-}
-
-// isTemp reports whether name is that of a temporary file kbuild writes
-// (internal/atomicfile: ".NAME.tmp-RANDOM").
-func isTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+	}
 }
