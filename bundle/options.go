@@ -83,7 +83,7 @@ func WithResignKey(s ...trust.Signer) Option { return func(o *options) { o.resig
 // answer and any gap in a transfer each take at most d, and a whole
 // transfer is also bounded by its size (netdeadline.Budget). For Create
 // it also bounds the site's files. Default: 60 s (responseTimeout) for
-// registries, netdeadline.DefaultIdle (30 s) for the site.
+// registries, netdeadline.DefaultIdle (20 s) for the site.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // responseTimeout is the idle timeout of registry requests unless

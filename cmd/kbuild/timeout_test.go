@@ -37,6 +37,34 @@ func TestPluginTimeoutFlag(t *testing.T) {
 	}
 }
 
+// TestPluginTimeoutSteps: --plugin-timeout bounds step plugins too (they
+// had a fixed five minutes and no flag).
+func TestPluginTimeoutSteps(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "kubepkg-step-hang"), []byte("#!/bin/sh\nsleep 600 &\nsleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := oneSourceRecipe(t, "hang", "dir: chart")
+	recipe, _ := os.ReadFile(filepath.Join(dir, "recipe.yaml"))
+	recipe = []byte(strings.Replace(string(recipe), "hang: {from: [upstream]}", "hang: {from: [upstream], steps: [{plugin: hang}]}", 1))
+	recipe = append(recipe, "    images: []\n    variants: [{name: default, components: [{name: hang, path: hang}]}]\n"...)
+	for name, body := range map[string]string{
+		"recipe.yaml":             string(recipe),
+		"chart/Chart.yaml":        "apiVersion: v2\nname: hang\nversion: 1.0.0\n",
+		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runInProcess("build", "--cache-dir", t.TempDir(), "-o", t.TempDir(), "--plugin-timeout", "500ms", dir)
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "did not finish within 500ms") {
+		t.Fatalf("kbuild build --plugin-timeout 500ms with a hanging step plugin: %s", r)
+	}
+}
+
 // TestIndexTimeoutFlag: every command that reads a published index gives
 // up on a site that sends headers and then nothing after --timeout, and
 // says which file stalled.
