@@ -22,7 +22,9 @@ func TestStepTimeoutKillsGroup(t *testing.T) {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	done := make(chan error, 1)
-	go func() { done <- runStep(context.Background(), t.TempDir(), t.TempDir(), recipe.Step{Plugin: "hang"}, 500*time.Millisecond) }()
+	go func() {
+		done <- runStep(context.Background(), t.TempDir(), t.TempDir(), recipe.Step{Plugin: "hang"}, 500*time.Millisecond)
+	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "did not finish within 500ms") {
