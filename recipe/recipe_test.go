@@ -340,3 +340,25 @@ func TestValidateCutsLongNames(t *testing.T) {
 		})
 	}
 }
+
+// TestValueKeysBound: a recipe whose values set more keys than
+// MaxValueKeys (the hostile one set 190,000, and the merge of them ran
+// out of memory) is refused by Validate, naming the field and line.
+func TestValueKeysBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: kubepkg.dev/v1\nkind: Recipe\nmetadata: {name: many}\nspec:\n  version: v1.0.0\n  build: 1\n  sources: {s: {dir: chart}}\n  charts:\n    c:\n      from: [s]\n      values:\n")
+	for i := 0; i <= MaxValueKeys; i++ {
+		fmt.Fprintf(&b, "        k%d: %d\n", i, i)
+	}
+	r, pos, err := Parse("recipe.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := Validate(r, pos)
+	for _, p := range probs {
+		if p.Field == "spec.charts.c.values" && p.Line == 11 && strings.Contains(p.Message, "more than 10000 keys") {
+			return
+		}
+	}
+	t.Fatalf("Validate(recipe with %d value keys) = %v, want an error on spec.charts.c.values line 11", MaxValueKeys+1, probs)
+}

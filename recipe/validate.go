@@ -226,8 +226,43 @@ func (v *validator) localPath(field, p string) {
 	}
 }
 
+// MaxValueKeys bounds the keys and list items a chart's values may set
+// (counted through every level): real recipes set tens; a file of
+// generated settings belongs in the chart's values.yaml (an overlay).
+const MaxValueKeys = 10000
+
+// CountValueKeys counts the keys and list items of v at every level,
+// stopping once the count passes limit.
+func CountValueKeys(v any, limit int) int {
+	n := 0
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				if n++; n > limit {
+					return
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				if n++; n > limit {
+					return
+				}
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return n
+}
+
 func (v *validator) chart(field, n string, c Chart, sources map[string]Source) {
 	v.label(field, n, "chart name")
+	if CountValueKeys(c.Values, MaxValueKeys) > MaxValueKeys {
+		v.errorf(field+".values", "sets more than %d keys and list items, the most a recipe may set; put generated settings in the chart's values.yaml with an overlay", MaxValueKeys)
+	}
 	if len(c.From) == 0 {
 		v.errorf(field+".from", "from is required: name the sources this chart is made of")
 	}
