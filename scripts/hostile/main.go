@@ -18,6 +18,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"flag"
 	"fmt"
@@ -61,6 +62,10 @@ func main() {
 	flag.Parse()
 	if *kbuild == "" {
 		fmt.Fprintln(os.Stderr, "usage: hostile -kbuild BIN")
+		os.Exit(2)
+	}
+	if err := pureGo(*kbuild); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	match, err := regexp.Compile(*run)
@@ -108,6 +113,21 @@ func main() {
 	if failed > 0 {
 		os.Exit(1)
 	}
+}
+
+// pureGo refuses a kbuild binary built with cgo: the corpus tests the
+// binary users get, which is pure Go.
+func pureGo(bin string) error {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return fmt.Errorf("%s: %w", bin, err)
+	}
+	for _, s := range info.Settings {
+		if s.Key == "CGO_ENABLED" && s.Value != "0" {
+			return fmt.Errorf("%s was built with CGO_ENABLED=%s; build it with CGO_ENABLED=0, as users get it", bin, s.Value)
+		}
+	}
+	return nil
 }
 
 type result struct {
