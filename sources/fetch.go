@@ -271,6 +271,11 @@ func (f *Fetcher) fetchURL(ctx context.Context, recipeDir, out string, src recip
 	if err != nil {
 		return nil, err
 	}
+	if recipe.IsArchive(src.URL) {
+		if err := f.refusedBefore(digest, extractOptions{strip: src.Strip}); err != nil {
+			return nil, fmt.Errorf("%s: %w", redact(src.URL), err)
+		}
+	}
 	blob, err := f.blob(ctx, recipeDir, src.URL, digest, func(got string, n int64) error {
 		if got != digest {
 			return &DigestMismatchError{What: "download", URL: redact(src.URL), Expected: digest, Got: got, Size: n}
@@ -323,17 +328,25 @@ func (f *Fetcher) offlineError(recipeDir, what string) error {
 // extractBlob unpacks the cached archive blob (with the given digest) into
 // out with the Fetcher's limits. An archive that cannot be unpacked is
 // removed from the cache: hostile content is not kept even when it
-// matches its pin. On any failure, and when ctx is done, what was written
+// matches its pin; an unsafe or oversized one has its refusal remembered
+// (see refusedBefore), so that a re-run neither downloads nor extracts it
+// again. On any failure, and when ctx is done, what was written
 // under out is removed (out itself is left, empty).
 func (f *Fetcher) extractBlob(ctx context.Context, blob *os.File, digest, out string, o extractOptions) error {
 	fi, err := blob.Stat()
 	if err != nil {
 		return err
 	}
+	if err := f.refusedBefore(digest, o); err != nil {
+		return err
+	}
 	o.maxTotal, o.maxFile = f.maxExtract, f.maxFile
 	if err := extract(ctx, blob, fi.Size(), out, o); err != nil {
 		if ctx.Err() == nil {
 			f.cache.remove(digest)
+			if errors.Is(err, ErrUnsafe) || errors.Is(err, ErrTooLarge) {
+				f.rememberRefusal(digest, o, err)
+			}
 		}
 		if entries, rerr := os.ReadDir(out); rerr == nil {
 			for _, e := range entries {
