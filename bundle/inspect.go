@@ -34,7 +34,7 @@ func Inspect(ctx context.Context, file string, opts ...Option) (*Inspection, err
 	}
 	defer b.Close()
 	for _, dg := range slices.Sorted(maps.Keys(b.actual)) {
-		return nil, bad(file, "blob %s holds content with sha256 %s; the bundle was changed after it was made", dg, b.actual[dg])
+		return nil, bad(file, "blob %s holds content with digest %s; the bundle was changed after it was made", dg, b.actual[dg])
 	}
 	for _, d := range b.top.Manifests[1:] {
 		if _, err := verifyTree(b, d, d.Annotations[AnnotationKind]+" "+d.Annotations[AnnotationRef], true, o); err != nil {

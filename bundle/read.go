@@ -80,7 +80,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	v.h.Write(p[:n])
 	if err == io.EOF {
 		if got := "sha256:" + hex.EncodeToString(v.h.Sum(nil)); got != v.want {
-			return n, bad(v.file, "blob %s changed while it was pushed (now sha256 %s)", v.want, got)
+			return n, bad(v.file, "blob %s changed while it was pushed (now %s)", v.want, got)
 		}
 	}
 	return n, err
@@ -96,7 +96,7 @@ func (b *opened) check(d v1.Descriptor, what string) error {
 		return bad(b.file, "%s: blob %s is missing from the bundle", what, dg)
 	}
 	if got, ok := b.actual[dg]; ok {
-		return bad(b.file, "%s: blob %s holds content with sha256 %s; the bundle was changed after it was made", what, dg, got)
+		return bad(b.file, "%s: blob %s holds content with digest %s; the bundle was changed after it was made", what, dg, got)
 	}
 	if b.sizes[dg] != d.Size {
 		return bad(b.file, "%s: blob %s is %d bytes, its descriptor says %d", what, dg, b.sizes[dg], d.Size)
@@ -113,6 +113,13 @@ func (b *opened) readBlob(d v1.Descriptor, what string, limit int64) ([]byte, er
 		return nil, bad(b.file, "%s: blob %s is %d bytes, more than the %d allowed", what, d.Digest, d.Size, limit)
 	}
 	return io.ReadAll(b.blob(d.Digest.String()))
+}
+
+// isGzip reports whether f starts with the gzip magic bytes (magic is a
+// buffer of two).
+func isGzip(f *os.File, magic []byte) bool {
+	n, _ := f.ReadAt(magic, 0)
+	return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b
 }
 
 // open reads file through once, refusing anything but oci-layout,
@@ -140,6 +147,9 @@ func open(file string, o *options) (_ *opened, rerr error) {
 			break
 		}
 		if err != nil {
+			if isGzip(f, make([]byte, 2)) {
+				return nil, bad(file, "the file is gzip-compressed; a bundle is a plain tar: decompress it (gunzip) and import the .tar")
+			}
 			return nil, bad(file, "not a complete tar (%v); the file is truncated or not a bundle, copy it again", err)
 		}
 		n := h.Name
