@@ -510,6 +510,9 @@ func TestImportRefuses(t *testing.T) {
 		{name: "an entry with ..", damage: func(es []entry) []entry {
 			return append(es, entry{tar.Header{Name: "blobs/../../evil", Mode: 0o644, Typeflag: tar.TypeReg}, []byte("x")})
 		}, want: []string{`entry "blobs/../../evil" leaves the bundle`}},
+		{name: "an entry with a 300 KB name", damage: func(es []entry) []entry {
+			return append(es, entry{tar.Header{Name: "blobs/" + strings.Repeat("n", 300<<10), Mode: 0o644, Typeflag: tar.TypeReg, Format: tar.FormatPAX}, []byte("x")})
+		}, want: []string{`… (307206 bytes)`}},
 		{name: "a symlink", damage: func(es []entry) []entry {
 			return append(es, entry{tar.Header{Name: "blobs/sha256/link", Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink}, nil})
 		}, want: []string{`entry "blobs/sha256/link" is a link (to "/etc/passwd")`}},
@@ -559,6 +562,9 @@ func TestImportRefuses(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("Import error = %v\nwant it to contain %q", err, w)
 				}
+			}
+			if len(err.Error()) > 4096 {
+				t.Errorf("Import error is %d bytes long", len(err.Error()))
 			}
 			if strings.Contains(err.Error(), "sha256 sha256:") {
 				t.Errorf("Import error says the algorithm twice: %v", err)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -155,30 +156,30 @@ func open(file string, o *options) (_ *opened, rerr error) {
 		n := h.Name
 		clean := path.Clean(n)
 		if strings.HasPrefix(n, "/") || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(n, "\\") {
-			return nil, bad(file, "entry %q leaves the bundle; refusing to extract it", n)
+			return nil, bad(file, "entry %s leaves the bundle; refusing to extract it", quoteName(n))
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if clean != "blobs" && clean != "blobs/sha256" {
-				return nil, bad(file, "unexpected directory %q; a bundle holds only oci-layout, index.json and blobs/sha256/", n)
+				return nil, bad(file, "unexpected directory %s; a bundle holds only oci-layout, index.json and blobs/sha256/", quoteName(n))
 			}
 			continue
 		case tar.TypeReg:
 		case tar.TypeSymlink, tar.TypeLink:
-			return nil, bad(file, "entry %q is a link (to %q); a bundle holds only regular files", n, h.Linkname)
+			return nil, bad(file, "entry %s is a link (to %s); a bundle holds only regular files", quoteName(n), quoteName(h.Linkname))
 		default:
-			return nil, bad(file, "entry %q is of tar type %q; a bundle holds only regular files", n, string(h.Typeflag))
+			return nil, bad(file, "entry %s is of tar type %q; a bundle holds only regular files", quoteName(n), string(h.Typeflag))
 		}
 		for k := range h.PAXRecords {
 			if strings.HasPrefix(k, "GNU.sparse.") {
-				return nil, bad(file, "entry %q is a sparse file; a bundle holds only regular files", n)
+				return nil, bad(file, "entry %s is a sparse file; a bundle holds only regular files", quoteName(n))
 			}
 		}
 		if len(seen) >= maxEntries {
 			return nil, bad(file, "more than %d entries; not a bundle kbuild made", maxEntries)
 		}
 		if seen[clean] {
-			return nil, bad(file, "entry %q appears twice", n)
+			return nil, bad(file, "entry %s appears twice", quoteName(n))
 		}
 		seen[clean] = true
 		switch {
@@ -206,7 +207,7 @@ func open(file string, o *options) (_ *opened, rerr error) {
 				b.actual[dg] = got
 			}
 		default:
-			return nil, bad(file, "unexpected file %q; a bundle holds only oci-layout, index.json and blobs/sha256/<hex>", n)
+			return nil, bad(file, "unexpected file %s; a bundle holds only oci-layout, index.json and blobs/sha256/<hex>", quoteName(n))
 		}
 	}
 	if indexJSON == nil {
@@ -239,7 +240,7 @@ func open(file string, o *options) (_ *opened, rerr error) {
 	for _, l := range b.meta.Layers {
 		name := l.Annotations[AnnotationTitle]
 		if !metaName.MatchString(name) || b.files[name] != nil {
-			return nil, bad(file, "metadata layer %s is named %q: not a file a bundle carries, or named twice", l.Digest, name)
+			return nil, bad(file, "metadata layer %s is named %s: not a file a bundle carries, or named twice", l.Digest, quoteName(name))
 		}
 		limit := int64(maxSiteFile)
 		if name == "index.yaml" {
@@ -265,7 +266,7 @@ func open(file string, o *options) (_ *opened, rerr error) {
 
 func readEntry(tr *tar.Reader, h *tar.Header, limit int64, file string) ([]byte, error) {
 	if h.Size > limit {
-		return nil, bad(file, "%s is %d bytes, more than the %d allowed", h.Name, h.Size, limit)
+		return nil, bad(file, "%s is %d bytes, more than the %d allowed", cutName(h.Name), h.Size, limit)
 	}
 	data, err := io.ReadAll(tr)
 	if err != nil {
@@ -276,9 +277,9 @@ func readEntry(tr *tar.Reader, h *tar.Header, limit int64, file string) ([]byte,
 
 func truncated(file string, h *tar.Header, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return bad(file, "truncated in %s (%d bytes expected): the file was cut short, copy it again", h.Name, h.Size)
+		return bad(file, "truncated in %s (%d bytes expected): the file was cut short, copy it again", cutName(h.Name), h.Size)
 	}
-	return bad(file, "%s: %v", h.Name, err)
+	return bad(file, "%s: %v", cutName(h.Name), err)
 }
 
 // countingReader counts the bytes read through it.
@@ -291,4 +292,23 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// quoteName quotes a name from the bundle for a message, cut to 120 bytes
+// with its full length said, so that a hostile entry name (300 KB) cannot
+// fill a log line.
+func quoteName(s string) string {
+	if len(s) <= 120 {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:120]) + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// cutName is a name from the bundle cut to 120 bytes with its full length
+// said, unquoted.
+func cutName(s string) string {
+	if len(s) <= 120 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:120], "") + fmt.Sprintf("… (%d bytes)", len(s))
 }

@@ -36,6 +36,11 @@ const (
 // maxEntryName bounds the length of an entry name (Linux's PATH_MAX).
 const maxEntryName = 4096
 
+// maxDepth bounds how deep an entry may lie: real source trees nest a few
+// dozen directories; thousands make every later path long and slow to
+// resolve.
+const maxDepth = 128
+
 // maxLinkTarget bounds the length of a symlink target read from a zip body.
 const maxLinkTarget = 4096
 
@@ -301,6 +306,9 @@ func cleanName(name string, strip int) (string, error) {
 		default:
 			parts = append(parts, p)
 		}
+	}
+	if len(parts) > maxDepth {
+		return "", fmt.Errorf("entry %s is %d directories deep, more than the %d an archive may nest: %w", quoteName(name), len(parts), maxDepth, ErrUnsafe)
 	}
 	if len(parts) <= strip {
 		return "", nil

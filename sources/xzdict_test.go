@@ -166,3 +166,18 @@ func FuzzXZDictionaries(f *testing.F) {
 		}
 	})
 }
+
+// TestDeepArchive: an archive entry 2,000 directories deep is refused
+// before anything is created (it took 19 s and printed a 4 KB path).
+func TestDeepArchive(t *testing.T) {
+	deep := strings.Repeat("a/", 2000) + "f" // 4001 bytes, under the name limit
+	data := tarball(t, file(deep, "x"))
+	dst := t.TempDir()
+	err := extract(context.Background(), bytes.NewReader(data), int64(len(data)), dst, extractOptions{maxFile: 1 << 20, maxTotal: 1 << 21})
+	if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "is 2001 directories deep, more than the 128") || len(err.Error()) > 400 {
+		t.Fatalf("extract(entry 2,000 directories deep) = %v, want a short ErrUnsafe", err)
+	}
+	if left, _ := os.ReadDir(dst); len(left) != 0 {
+		t.Errorf("a refused archive left %d entries", len(left))
+	}
+}
