@@ -80,11 +80,11 @@ type Policy struct {
 // take.
 var reserved = []string{publish.EvidenceDir, publish.RootDir, publish.KeysDir, "by-hash", "sbom", "provenance", "build", "packages", MatrixDir}
 
-// Load reads and checks the suites file at path; found is false, with no
-// error, when there is none.
 // suiteName is a DNS-1123 label, as suite names are.
 var suiteName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
+// Load reads and checks the suites file at path; found is false, with no
+// error, when there is none.
 func Load(path string) (c *Config, found bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
