@@ -319,6 +319,23 @@ var cases = []hostileCase{
 		write(dir, "recipe.yaml", r)
 		return []string{"validate", "--offline", "--cache-dir", "cache", "."}
 	}},
+	{name: "archive 2,000 directories deep", want: "directories deep", setup: func(c *corpus, dir string) []string {
+		var tarball bytes.Buffer
+		zw := gzip.NewWriter(&tarball)
+		tw := tar.NewWriter(zw)
+		name := ""
+		for i := 0; i < 2000; i++ {
+			name += "d/"
+			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Typeflag: tar.TypeDir})
+		}
+		tw.WriteHeader(&tar.Header{Name: name + "f.yaml", Mode: 0o644, Typeflag: tar.TypeReg})
+		tw.Close()
+		zw.Close()
+		sum := sha256.Sum256(tarball.Bytes())
+		c.files["deep.tar.gz"] = tarball.Bytes()
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: \"sha256:%x\"}}", c.base+"/files/deep.tar.gz", sum), "{c: {from: [up]}}", variant))
+		return []string{"fetch", "--cache-dir", "cache", "."}
+	}},
 	{name: "a plain chart builds", want: "", setup: func(c *corpus, dir string) []string {
 		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
 		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}
