@@ -20,9 +20,6 @@ import (
 	"kbuild.dev/kbuild/sources"
 )
 
-// stepTimeout bounds one step plugin run (a variable for tests).
-var stepTimeout = 5 * time.Minute
-
 // manifestExtensions are the files of a manifest source that are wrapped.
 var manifestExtensions = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
@@ -48,7 +45,7 @@ func (a assembled) pack(name, version string, epoch time.Time) (*Archive, error)
 // step needs it on disk: then it is written to the directory chartDir
 // returns and changed there. keep writes a chart assembled in memory there
 // too (--work-dir).
-func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key string, fetched map[string]*sources.Result, chartDir func() (string, error), keep bool) (assembled, error) {
+func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key string, fetched map[string]*sources.Result, chartDir func() (string, error), keep bool, stepTimeout time.Duration) (assembled, error) {
 	c := r.Spec.Charts[key]
 	var charts, manifests []string
 	for _, from := range c.From {
@@ -168,7 +165,7 @@ func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key strin
 		}
 	}
 	for i, s := range c.Steps {
-		if err := runStep(ctx, recipeDir, dst, s); err != nil {
+		if err := runStep(ctx, recipeDir, dst, s, stepTimeout); err != nil {
 			return assembled{}, fmt.Errorf("chart %s: steps[%d] %s: %w", key, i, s.Plugin, err)
 		}
 	}
@@ -272,8 +269,9 @@ func setChartMetaData(data []byte, chartName, version string) ([]byte, error) {
 
 // runStep runs a step plugin (kubepkg-step-NAME or kbuild-step-NAME on
 // PATH) on the finished chart, with `with` as JSON on stdin and
-// KUBEPKG_CHART naming the chart directory.
-func runStep(ctx context.Context, recipeDir, chartDir string, s recipe.Step) error {
+// KUBEPKG_CHART naming the chart directory, for at most timeout (the
+// fetcher's plugin timeout, --plugin-timeout: one bound for every plugin).
+func runStep(ctx context.Context, recipeDir, chartDir string, s recipe.Step, timeout time.Duration) error {
 	var bin string
 	for _, n := range []string{"kubepkg-step-" + s.Plugin, "kbuild-step-" + s.Plugin} {
 		if p, err := exec.LookPath(n); err == nil {
@@ -284,7 +282,7 @@ func runStep(ctx context.Context, recipeDir, chartDir string, s recipe.Step) err
 	if bin == "" {
 		return fmt.Errorf("no program kubepkg-step-%s or kbuild-step-%s on PATH; install the step plugin", s.Plugin, s.Plugin)
 	}
-	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	in := []byte(s.With)
 	if len(in) == 0 {
@@ -312,7 +310,7 @@ func runStep(ctx context.Context, recipeDir, chartDir string, s recipe.Step) err
 			msg = "…" + msg[len(msg)-2000:]
 		}
 		if ctx.Err() == context.DeadlineExceeded {
-			return fmt.Errorf("%s did not finish within %s", bin, stepTimeout)
+			return fmt.Errorf("%s did not finish within %s (--plugin-timeout)", bin, timeout)
 		}
 		return fmt.Errorf("%s: %w: %s", bin, err, msg)
 	}

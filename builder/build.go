@@ -142,7 +142,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 				w, err := work.get()
 				return filepath.Join(w, "charts", key), err
 			}
-			as, err := assemble(gctx, dir, r, key, fetched, chartDir, b.workDir != "")
+			as, err := assemble(gctx, dir, r, key, fetched, chartDir, b.workDir != "", b.fetcher.PluginTimeout())
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}

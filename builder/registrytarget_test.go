@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,5 +133,30 @@ func TestRegistryTargetAuth(t *testing.T) {
 				t.Errorf("no token was fetched from the bearer registry")
 			}
 		})
+	}
+}
+
+// TestLookup5xx: a registry that answers every manifest HEAD with 503 is
+// asked lookupAttempts times, and the error says it retried and what to do.
+func TestLookup5xx(t *testing.T) {
+	var heads atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/" {
+			return
+		}
+		heads.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	tg, err := NewRegistryTarget("oci://"+strings.TrimPrefix(srv.URL, "http://")+"/charts", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = tg.Lookup(t.Context(), "web/web", "1.0.0-1")
+	if err == nil || !strings.Contains(err.Error(), "retried 2 times with backoff") || !strings.Contains(err.Error(), "run again later") {
+		t.Fatalf("Lookup against a registry answering 503 = %v, want a message saying it retried and what to do", err)
+	}
+	if n := heads.Load(); n != lookupAttempts {
+		t.Errorf("the registry was asked %d times, want %d", n, lookupAttempts)
 	}
 }

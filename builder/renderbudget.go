@@ -81,6 +81,8 @@ type renderRequest struct {
 // renderMessage is one message of the worker: a template it starts, one
 // it rendered, an error, the output budget passed, or the end of a chart.
 type renderMessage struct {
+	// Ready is the worker's first message: it started and reads requests.
+	Ready  bool
 	Start  string
 	Name   string
 	Out    string
@@ -181,14 +183,25 @@ type renderWorker struct {
 	answered bool
 }
 
+// ErrWorkerStart is wrapped by the error of a rendering process that did
+// not start (no chart was given to it): a limit of the machine, such as
+// ulimit -v below what a Go program needs to start, not the chart's fault.
+var ErrWorkerStart = errors.New("the rendering process did not start")
+
+// workerCommand is the command of a rendering worker: this executable (a
+// variable for tests, which start it under a limit).
+var workerCommand = func(exe string) *exec.Cmd { return exec.Command(exe) }
+
 // startWorker starts this executable as a rendering worker in its own
-// process group (so that killing it kills all it started).
+// process group (so that killing it kills all it started), and waits for
+// it to say it is ready: a worker that dies first is reported as not
+// started (ErrWorkerStart), never as a chart over its budget.
 func startWorker() (*renderWorker, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start the rendering process: %w", err)
 	}
-	cmd := exec.Command(exe)
+	cmd := workerCommand(exe)
 	cmd.Env = append(os.Environ(), renderChildEnv+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = time.Second
@@ -205,6 +218,11 @@ func startWorker() (*renderWorker, error) {
 		return nil, fmt.Errorf("start the rendering process: %w", err)
 	}
 	w.enc, w.dec = gob.NewEncoder(w.stdin), gob.NewDecoder(stdout)
+	var hello renderMessage
+	if err := w.dec.Decode(&hello); err != nil || !hello.Ready {
+		werr := w.stop()
+		return nil, fmt.Errorf("%w (%v); it said: %s; a Go program needs about 800 MiB of address space to start: check ulimit -v", ErrWorkerStart, werr, head(strings.TrimSpace(w.stderr.String()), 500))
+	}
 	return w, nil
 }
 
@@ -316,6 +334,9 @@ func (w *renderWorker) render(req renderRequest, chartName string) (out map[stri
 // parent reports as the memory budget.
 func renderChild(in io.Reader, w io.Writer) error {
 	dec, enc := gob.NewDecoder(in), gob.NewEncoder(w)
+	if err := enc.Encode(renderMessage{Ready: true}); err != nil {
+		return err
+	}
 	parent := os.Getppid()
 	for {
 		var req renderRequest

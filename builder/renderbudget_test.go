@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,22 @@ func TestRenderIncludesTemplateFile(t *testing.T) {
 	}
 	if len(r.Objects) != 3 {
 		t.Errorf("rendered %d objects, want 3 (config, deploy, uses-empty)", len(r.Objects))
+	}
+}
+
+// TestRenderWorkerCannotStart: a rendering worker that dies before it is
+// ready (here under ulimit -v 700000 KiB, below what the Go runtime needs
+// to start: "runtime: out of memory") is reported as a process that did
+// not start, never as a chart over its memory budget.
+func TestRenderWorkerCannotStart(t *testing.T) {
+	pool := newWorkerPool(1)
+	defer func(p *workerPool, c func(string) *exec.Cmd) { pool.close(); renderWorkers, workerCommand = p, c }(renderWorkers, workerCommand)
+	renderWorkers = pool
+	workerCommand = func(exe string) *exec.Cmd {
+		return exec.Command("sh", "-c", `ulimit -v 700000 && exec "$0"`, exe)
+	}
+	_, err := renderChart(t, map[string]string{"templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
+	if !errors.Is(err, ErrWorkerStart) || errors.Is(err, ErrRenderBudget) || !strings.Contains(err.Error(), "chart demo: the rendering process did not start") || !strings.Contains(err.Error(), "ulimit -v") {
+		t.Fatalf("Render with a worker that cannot start = %v, want ErrWorkerStart, not ErrRenderBudget", err)
 	}
 }

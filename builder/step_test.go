@@ -21,10 +21,10 @@ func TestStepTimeoutKillsGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	defer func(d time.Duration) { stepTimeout = d }(stepTimeout)
-	stepTimeout = 500 * time.Millisecond
 	done := make(chan error, 1)
-	go func() { done <- runStep(context.Background(), t.TempDir(), t.TempDir(), recipe.Step{Plugin: "hang"}) }()
+	go func() {
+		done <- runStep(context.Background(), t.TempDir(), t.TempDir(), recipe.Step{Plugin: "hang"}, 500*time.Millisecond)
+	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "did not finish within 500ms") {

@@ -27,6 +27,7 @@ import (
 
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/internal/ocilimit"
 )
 
 // RefNameAnnotation names an image in an OCI layout's index.json.
@@ -79,6 +80,22 @@ func WithKeychain(k authn.Keychain) RegistryOption {
 	return func(r *RegistryTarget) { r.keychain = k }
 }
 
+// lookupAttempts is how many times a request to a registry is made when it
+// answers 429 or 5xx or the connection fails (go-containerregistry's default
+// too).
+const lookupAttempts = 3
+
+// WithRegistryTimeout sets how long the registry may stay silent (see
+// SetTimeout), on lookups and pushes alike: kbuild passes --timeout.
+// Default DefaultRegistryTimeout.
+func WithRegistryTimeout(d time.Duration) RegistryOption {
+	return func(r *RegistryTarget) {
+		if d > 0 {
+			r.SetTimeout(d)
+		}
+	}
+}
+
 // NewRegistryTarget returns a target for "oci://HOST[/PATH]". plainHTTP
 // talks HTTP instead of HTTPS (for loopback registries in tests).
 func NewRegistryTarget(url string, plainHTTP bool, ropts ...RegistryOption) (*RegistryTarget, error) {
@@ -103,8 +120,8 @@ func NewRegistryTarget(url string, plainHTTP bool, ropts ...RegistryOption) (*Re
 }
 
 // DefaultRegistryTimeout bounds how long a registry may take to start
-// answering one request.
-const DefaultRegistryTimeout = 60 * time.Second
+// answering one request, or stay silent in one: --timeout's default.
+const DefaultRegistryTimeout = netdeadline.DefaultIdle
 
 // SetTimeout sets how long the registry may stay silent: to connect, to
 // start answering a request (its response headers), and in any gap of an
@@ -114,7 +131,7 @@ const DefaultRegistryTimeout = 60 * time.Second
 func (r *RegistryTarget) SetTimeout(d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.transport = netdeadline.Transport(remote.DefaultTransport, d)
+	r.transport = ocilimit.Transport(netdeadline.Transport(remote.DefaultTransport, d))
 	r.shared, r.plain = nil, false
 }
 
@@ -174,7 +191,7 @@ func (r *RegistryTarget) sharedTransport(ctx context.Context) http.RoundTripper 
 	// authenticated (remote.WithTransport): retries of network errors and
 	// of the status codes registries answer when they are busy.
 	inner := transport.NewRetry(r.transport,
-		transport.WithRetryBackoff(remote.Backoff{Duration: time.Second, Factor: 3, Jitter: 0.1, Steps: 3}),
+		transport.WithRetryBackoff(remote.Backoff{Duration: time.Second, Factor: 3, Jitter: 0.1, Steps: lookupAttempts}),
 		transport.WithRetryPredicate(retryable),
 		transport.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
 			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout))
@@ -231,6 +248,9 @@ func (r *RegistryTarget) Lookup(ctx context.Context, repo, tag string) (v1.Hash,
 	var terr *transport.Error
 	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
 		return v1.Hash{}, false, nil
+	}
+	if errors.As(err, &terr) && (terr.StatusCode >= 500 || terr.StatusCode == http.StatusTooManyRequests) {
+		return v1.Hash{}, false, fmt.Errorf("registry %s: look up %s: %w; the registry kept failing though each request was retried %d times with backoff: it is overloaded or down, so run again later or check its status (nothing was pushed or published)", r.base, t, err, lookupAttempts-1)
 	}
 	if err != nil {
 		return v1.Hash{}, false, fmt.Errorf("registry %s: %w", r.base, err)

@@ -3,6 +3,7 @@ package bundle
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -483,7 +484,7 @@ func TestImportRefuses(t *testing.T) {
 				}
 			}
 			return es
-		}, want: []string{"chart " + strings.TrimPrefix(c.Charts[0].Ref, ""), "the package pins " + f.chart, "sha256 " + sha256Hex(append([]byte("a chart archive of web 1.0.0-1"), '!'))}},
+		}, want: []string{"chart " + strings.TrimPrefix(c.Charts[0].Ref, ""), "the package pins " + f.chart, "digest " + sha256Hex(append([]byte("a chart archive of web 1.0.0-1"), '!'))}},
 		{name: "an image blob altered", damage: func(es []entry) []entry {
 			for i := range es {
 				if es[i].hdr.Name == blobName(layer) {
@@ -491,7 +492,7 @@ func TestImportRefuses(t *testing.T) {
 				}
 			}
 			return es
-		}, want: []string{"image quay.io/kubevirt/virt-api", "blob " + layer + " holds content with sha256"}},
+		}, want: []string{"image quay.io/kubevirt/virt-api", "blob " + layer + " holds content with digest sha256:"}},
 		{name: "a blob missing", damage: func(es []entry) []entry {
 			var out []entry
 			for _, e := range es {
@@ -505,9 +506,13 @@ func TestImportRefuses(t *testing.T) {
 		{name: "provenance not signed by an index key", file: badProv, want: []string{"provenance/web-1.0.0-1.intoto.json (web 1.0.0 build 1, chart web " + f.chart + ")", "no valid signature by key"}},
 		{name: "an expired index", now: generated.Add(3 * time.Hour), want: []string{"index expired at 2026-10-10T14:00:00Z"}},
 		{name: "truncated mid-blob", truncate: true, want: []string{"truncated in " + blobName(layer), "copy it again"}},
+		{name: "gzip-compressed", file: gzipFile(t, good), want: []string{"the file is gzip-compressed; a bundle is a plain tar: decompress it (gunzip)"}},
 		{name: "an entry with ..", damage: func(es []entry) []entry {
 			return append(es, entry{tar.Header{Name: "blobs/../../evil", Mode: 0o644, Typeflag: tar.TypeReg}, []byte("x")})
 		}, want: []string{`entry "blobs/../../evil" leaves the bundle`}},
+		{name: "an entry with a 300 KB name", damage: func(es []entry) []entry {
+			return append(es, entry{tar.Header{Name: "blobs/" + strings.Repeat("n", 300<<10), Mode: 0o644, Typeflag: tar.TypeReg, Format: tar.FormatPAX}, []byte("x")})
+		}, want: []string{`… (307206 bytes)`}},
 		{name: "a symlink", damage: func(es []entry) []entry {
 			return append(es, entry{tar.Header{Name: "blobs/sha256/link", Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink}, nil})
 		}, want: []string{`entry "blobs/sha256/link" is a link (to "/etc/passwd")`}},
@@ -557,6 +562,12 @@ func TestImportRefuses(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("Import error = %v\nwant it to contain %q", err, w)
 				}
+			}
+			if len(err.Error()) > 4096 {
+				t.Errorf("Import error is %d bytes long", len(err.Error()))
+			}
+			if strings.Contains(err.Error(), "sha256 sha256:") {
+				t.Errorf("Import error says the algorithm twice: %v", err)
 			}
 			var ve *trust.VerificationError
 			if !errors.Is(err, ErrBadBundle) && !errors.As(err, &ve) {
@@ -758,4 +769,22 @@ func TestInspectImportOneRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gzipFile writes a gzip-compressed copy of file and returns its name.
+func gzipFile(t *testing.T, file string) string {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(raw)
+	zw.Close()
+	out := filepath.Join(t.TempDir(), "bundle.tar.gz")
+	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

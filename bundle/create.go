@@ -294,7 +294,7 @@ func fetchImage(im *Image, o *options, ropts []remote.Option) (*artifact, error)
 			return fmt.Errorf("manifest %s is larger than %d bytes", dg, maxManifestSize)
 		}
 		if got := sha256Hex(d.Manifest); got != dg {
-			return fmt.Errorf("manifest %s: the registry served sha256 %s", dg, got)
+			return fmt.Errorf("manifest %s: the registry served %s", dg, got)
 		}
 		if top {
 			a.desc = d.Descriptor
@@ -517,7 +517,7 @@ func copyBlob(ctx context.Context, w io.Writer, ref name.Digest, d v1.Descriptor
 		return fmt.Errorf("the registry sent %d bytes, the manifest says %d", n, d.Size)
 	}
 	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != d.Digest.String() {
-		return fmt.Errorf("the registry sent content with sha256 %s", got)
+		return fmt.Errorf("the registry sent content with digest %s", got)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/internal/ocilimit"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -82,7 +83,7 @@ func WithResignKey(s ...trust.Signer) Option { return func(o *options) { o.resig
 // answer and any gap in a transfer each take at most d, and a whole
 // transfer is also bounded by its size (netdeadline.Budget). For Create
 // it also bounds the site's files. Default: 60 s (responseTimeout) for
-// registries, netdeadline.DefaultIdle (30 s) for the site.
+// registries, netdeadline.DefaultIdle (20 s) for the site.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // responseTimeout is the idle timeout of registry requests unless
@@ -105,7 +106,7 @@ func makeOptions(opts []Option) *options {
 	if o.timeout > 0 {
 		idle = o.timeout
 	}
-	o.transport = netdeadline.Transport(remote.DefaultTransport, idle)
+	o.transport = ocilimit.Transport(netdeadline.Transport(remote.DefaultTransport, idle))
 	if o.now.IsZero() {
 		o.now = time.Now()
 	}

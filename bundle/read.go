@@ -15,6 +15,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -82,7 +83,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	v.h.Write(p[:n])
 	if err == io.EOF {
 		if got := "sha256:" + hex.EncodeToString(v.h.Sum(nil)); got != v.want {
-			return n, bad(v.file, "blob %s changed while it was pushed (now sha256 %s)", v.want, got)
+			return n, bad(v.file, "blob %s changed while it was pushed (now %s)", v.want, got)
 		}
 	}
 	return n, err
@@ -98,7 +99,7 @@ func (b *opened) check(d v1.Descriptor, what string) error {
 		return bad(b.file, "%s: blob %s is missing from the bundle", what, dg)
 	}
 	if got, ok := b.actual[dg]; ok {
-		return bad(b.file, "%s: blob %s holds content with sha256 %s; the bundle was changed after it was made", what, dg, got)
+		return bad(b.file, "%s: blob %s holds content with digest %s; the bundle was changed after it was made", what, dg, got)
 	}
 	if b.sizes[dg] != d.Size {
 		return bad(b.file, "%s: blob %s is %d bytes, its descriptor says %d", what, dg, b.sizes[dg], d.Size)
@@ -112,7 +113,7 @@ func (b *opened) check(d v1.Descriptor, what string) error {
 // blobs that are referred to were checked and named with what uses them.
 func (b *opened) checkAllBlobs() error {
 	for _, dg := range slices.Sorted(maps.Keys(b.actual)) {
-		return bad(b.file, "blob %s holds content with sha256 %s; the bundle was changed after it was made (nothing in it refers to that blob, but a bundle must be exactly what was made): copy it again from where it was made", dg, b.actual[dg])
+		return bad(b.file, "blob %s holds content with digest %s; the bundle was changed after it was made (nothing in it refers to that blob, but a bundle must be exactly what was made): copy it again from where it was made", dg, b.actual[dg])
 	}
 	return nil
 }
@@ -126,6 +127,13 @@ func (b *opened) readBlob(d v1.Descriptor, what string, limit int64) ([]byte, er
 		return nil, bad(b.file, "%s: blob %s is %d bytes, more than the %d allowed", what, d.Digest, d.Size, limit)
 	}
 	return io.ReadAll(b.blob(d.Digest.String()))
+}
+
+// isGzip reports whether f starts with the gzip magic bytes (magic is a
+// buffer of two).
+func isGzip(f *os.File, magic []byte) bool {
+	n, _ := f.ReadAt(magic, 0)
+	return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b
 }
 
 // open reads file through once, refusing anything but oci-layout,
@@ -153,35 +161,38 @@ func open(file string, o *options) (_ *opened, rerr error) {
 			break
 		}
 		if err != nil {
+			if isGzip(f, make([]byte, 2)) {
+				return nil, bad(file, "the file is gzip-compressed; a bundle is a plain tar: decompress it (gunzip) and import the .tar")
+			}
 			return nil, bad(file, "not a complete tar (%v); the file is truncated or not a bundle, copy it again", err)
 		}
 		n := h.Name
 		clean := path.Clean(n)
 		if strings.HasPrefix(n, "/") || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(n, "\\") {
-			return nil, bad(file, "entry %q leaves the bundle; refusing to extract it", n)
+			return nil, bad(file, "entry %s leaves the bundle; refusing to extract it", quoteName(n))
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if clean != "blobs" && clean != "blobs/sha256" {
-				return nil, bad(file, "unexpected directory %q; a bundle holds only oci-layout, index.json and blobs/sha256/", n)
+				return nil, bad(file, "unexpected directory %s; a bundle holds only oci-layout, index.json and blobs/sha256/", quoteName(n))
 			}
 			continue
 		case tar.TypeReg:
 		case tar.TypeSymlink, tar.TypeLink:
-			return nil, bad(file, "entry %q is a link (to %q); a bundle holds only regular files", n, h.Linkname)
+			return nil, bad(file, "entry %s is a link (to %s); a bundle holds only regular files", quoteName(n), quoteName(h.Linkname))
 		default:
-			return nil, bad(file, "entry %q is of tar type %q; a bundle holds only regular files", n, string(h.Typeflag))
+			return nil, bad(file, "entry %s is of tar type %q; a bundle holds only regular files", quoteName(n), string(h.Typeflag))
 		}
 		for k := range h.PAXRecords {
 			if strings.HasPrefix(k, "GNU.sparse.") {
-				return nil, bad(file, "entry %q is a sparse file; a bundle holds only regular files", n)
+				return nil, bad(file, "entry %s is a sparse file; a bundle holds only regular files", quoteName(n))
 			}
 		}
 		if len(seen) >= maxEntries {
 			return nil, bad(file, "more than %d entries; not a bundle kbuild made", maxEntries)
 		}
 		if seen[clean] {
-			return nil, bad(file, "entry %q appears twice", n)
+			return nil, bad(file, "entry %s appears twice", quoteName(n))
 		}
 		seen[clean] = true
 		switch {
@@ -209,7 +220,7 @@ func open(file string, o *options) (_ *opened, rerr error) {
 				b.actual[dg] = got
 			}
 		default:
-			return nil, bad(file, "unexpected file %q; a bundle holds only oci-layout, index.json and blobs/sha256/<hex>", n)
+			return nil, bad(file, "unexpected file %s; a bundle holds only oci-layout, index.json and blobs/sha256/<hex>", quoteName(n))
 		}
 	}
 	if indexJSON == nil {
@@ -242,7 +253,7 @@ func open(file string, o *options) (_ *opened, rerr error) {
 	for _, l := range b.meta.Layers {
 		name := l.Annotations[AnnotationTitle]
 		if !metaName.MatchString(name) || b.files[name] != nil {
-			return nil, bad(file, "metadata layer %s is named %q: not a file a bundle carries, or named twice", l.Digest, name)
+			return nil, bad(file, "metadata layer %s is named %s: not a file a bundle carries, or named twice", l.Digest, quoteName(name))
 		}
 		limit := int64(maxSiteFile)
 		if name == "index.yaml" {
@@ -268,7 +279,7 @@ func open(file string, o *options) (_ *opened, rerr error) {
 
 func readEntry(tr *tar.Reader, h *tar.Header, limit int64, file string) ([]byte, error) {
 	if h.Size > limit {
-		return nil, bad(file, "%s is %d bytes, more than the %d allowed", h.Name, h.Size, limit)
+		return nil, bad(file, "%s is %d bytes, more than the %d allowed", cutName(h.Name), h.Size, limit)
 	}
 	data, err := io.ReadAll(tr)
 	if err != nil {
@@ -279,9 +290,9 @@ func readEntry(tr *tar.Reader, h *tar.Header, limit int64, file string) ([]byte,
 
 func truncated(file string, h *tar.Header, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return bad(file, "truncated in %s (%d bytes expected): the file was cut short, copy it again", h.Name, h.Size)
+		return bad(file, "truncated in %s (%d bytes expected): the file was cut short, copy it again", cutName(h.Name), h.Size)
 	}
-	return bad(file, "%s: %v", h.Name, err)
+	return bad(file, "%s: %v", cutName(h.Name), err)
 }
 
 // countingReader counts the bytes read through it.
@@ -294,4 +305,23 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// quoteName quotes a name from the bundle for a message, cut to 120 bytes
+// with its full length said, so that a hostile entry name (300 KB) cannot
+// fill a log line.
+func quoteName(s string) string {
+	if len(s) <= 120 {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:120]) + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// cutName is a name from the bundle cut to 120 bytes with its full length
+// said, unquoted.
+func cutName(s string) string {
+	if len(s) <= 120 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:120], "") + fmt.Sprintf("… (%d bytes)", len(s))
 }

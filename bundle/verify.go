@@ -60,7 +60,7 @@ func verifyBundle(b *opened, tr *trust.Trust, state *trust.State, o *options) (*
 		return nil, fmt.Errorf("%s: the bundle's %w", b.file, err)
 	}
 	if got := sha256Hex(b.files["index.yaml"]); got != b.c.Index {
-		return nil, bad(b.file, "%s names index sha256 %s, the bundle holds %s", ContentsFile, b.c.Index, got)
+		return nil, bad(b.file, "%s names index %s, the bundle holds %s", ContentsFile, b.c.Index, got)
 	}
 	var sel []Selected
 	for _, p := range b.c.Packages {
@@ -151,7 +151,7 @@ func verifyChart(b *opened, d v1.Descriptor, ch *Chart) (*pushable, error) {
 				return nil, bad(b.file, "%s: the bundle's chart archive is %s, the package pins %s", what, l.Digest, ch.Digest)
 			}
 			if got, ok := b.actual[ch.Digest]; ok {
-				return nil, bad(b.file, "%s: the bundle's chart archive has sha256 %s, the package pins %s; the bundle was changed after it was made", what, got, ch.Digest)
+				return nil, bad(b.file, "%s: the bundle's chart archive has digest %s, the package pins %s; the bundle was changed after it was made", what, got, ch.Digest)
 			}
 		}
 		if err := b.check(l, what); err != nil {

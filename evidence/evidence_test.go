@@ -161,6 +161,15 @@ func TestVerifyRefuses(t *testing.T) {
 		{"other predicate", resign(t, good, func(s *Statement) { s.PredicateType = "https://slsa.dev/provenance/v1" }, k.qa1), root, issued,
 			`predicate "https://slsa.dev/provenance/v1"`},
 		{"no root", good, nil, issued, "verified against a root of trust with a qa role"},
+		{"pass that lists failed tests", resign(t, good, func(s *Statement) { s.Predicate.FailedTests = []string{"install"} }, k.qa1), root, issued,
+			`says result pass but lists failedTests "install"`},
+		{"issued in 2099", resign(t, good, func(s *Statement) {
+			s.Predicate.Configuration[1].Annotations["issued"] = "2099-01-01T00:00:00Z"
+			s.Predicate.Configuration[1].Annotations["expires"] = "2099-06-01T00:00:00Z"
+		}, k.qa1), root, issued, "was issued on 2099-01-01T00:00:00Z, in the future"},
+		{"issued beyond the clock skew", resign(t, good, func(s *Statement) {
+			s.Predicate.Configuration[1].Annotations["issued"] = issued.Add(6 * time.Minute).Format(time.RFC3339)
+		}, k.qa1), root, issued, "in the future"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Verify(tc.env, tc.root, x, tc.now)

@@ -97,6 +97,12 @@ func Verify(envelope []byte, root *trust.Root, x *index.RepositoryIndex, now tim
 	if err := CheckEnv(v.Env); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrRefused, v.Target, err)
 	}
+	if v.Result == Pass && len(s.Predicate.FailedTests) > 0 {
+		return nil, fmt.Errorf("%w: the evidence for %s says result pass but lists failedTests %s; a pass cannot list failures: attest again with --result fail, or without the failed tests if they were not run", ErrRefused, v.Target, quoteCut(s.Predicate.FailedTests))
+	}
+	if v.Issued.After(now.Add(trust.MaxClockSkew)) {
+		return nil, fmt.Errorf("%w: the evidence for %s was issued on %s, in the future (now %s; clocks may differ by %s); check the clock of the machine that attested and attest again", ErrRefused, v.Target, fmtTime(v.Issued), fmtTime(now), trust.MaxClockSkew)
+	}
 	if now.After(v.Expires) {
 		return nil, fmt.Errorf("%w: the evidence for %s on %s expired on %s; run the tests again and attest", ErrRefused, v.Target, EnvString(v.Env), fmtTime(v.Expires))
 	}
@@ -108,6 +114,22 @@ func Verify(envelope []byte, root *trust.Root, x *index.RepositoryIndex, now tim
 		return nil, fmt.Errorf("%w: the evidence for %s is not about what the index pins: %w; attest the build the index publishes", ErrRefused, v.Target, err)
 	}
 	return v, nil
+}
+
+// quoteCut lists names quoted, at most five and each cut to 100 bytes.
+func quoteCut(names []string) string {
+	var q []string
+	for i, n := range names {
+		if i == 5 {
+			q = append(q, fmt.Sprintf("and %d more", len(names)-5))
+			break
+		}
+		if len(n) > 100 {
+			n = n[:100] + "…"
+		}
+		q = append(q, strconv.Quote(n))
+	}
+	return strings.Join(q, ", ")
 }
 
 // sameSubjects checks that have holds exactly the subjects of want.

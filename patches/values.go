@@ -8,6 +8,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"kbuild.dev/kbuild/internal/yamlbound"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // MergeValues deep-merges overrides (a recipe's values) over a chart's
@@ -19,6 +20,9 @@ import (
 func MergeValues(valuesYAML []byte, overrides map[string]any) ([]byte, error) {
 	if len(overrides) == 0 {
 		return bytes.Clone(valuesYAML), nil
+	}
+	if recipe.CountValueKeys(overrides, recipe.MaxValueKeys) > recipe.MaxValueKeys {
+		return nil, fmt.Errorf("values: more than %d keys and list items, the most a recipe may set", recipe.MaxValueKeys)
 	}
 	data := normalize(valuesYAML)
 	var doc yaml.Node

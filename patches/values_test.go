@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/recipe"
 )
 
 // Each case is a directory of testdata/values holding values.yaml (absent
@@ -82,13 +84,17 @@ func readValues(t *testing.T, file string) map[string]any {
 	return m
 }
 
-// manyKeys returns a values.yaml of n keys and overrides for all of them,
-// half changed, a quarter deleted and a quarter new.
-func manyKeys(n int) ([]byte, map[string]any) {
+// manyKeys returns a values.yaml of n keys and overrides for the first m
+// and the last four of them, half changed, a quarter deleted and a quarter
+// new.
+func manyKeys(n, m int) ([]byte, map[string]any) {
 	var b strings.Builder
 	over := map[string]any{}
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "k%d: %d\n", i, i)
+		if i >= m && i < n-4 {
+			continue
+		}
 		switch i % 4 {
 		case 0, 1:
 			over[fmt.Sprintf("k%d", i)] = "changed"
@@ -101,10 +107,11 @@ func manyKeys(n int) ([]byte, map[string]any) {
 	return []byte(b.String()), over
 }
 
-// TestMergeValuesManyKeys merges 190k keys (once over two minutes: each key
-// was found by a scan) and checks the result.
+// TestMergeValuesManyKeys merges the most keys a recipe may set into a
+// values.yaml of 190k keys (once over two minutes: each key was found by a
+// scan) and checks the result.
 func TestMergeValuesManyKeys(t *testing.T) {
-	values, over := manyKeys(190_000)
+	values, over := manyKeys(190_000, recipe.MaxValueKeys-4)
 	out, err := MergeValues(values, over)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +129,7 @@ func TestMergeValuesManyKeys(t *testing.T) {
 
 func BenchmarkMergeValues(b *testing.B) {
 	for _, n := range []int{1_000, 190_000} {
-		values, over := manyKeys(n)
+		values, over := manyKeys(n, min(n, recipe.MaxValueKeys-4))
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := MergeValues(values, over); err != nil {
@@ -130,5 +137,34 @@ func BenchmarkMergeValues(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestMergeValuesLinear: merging twice the keys allocates about twice as
+// much (no work per key that grows with the keys), and more keys than a
+// recipe may set are refused.
+func TestMergeValuesLinear(t *testing.T) {
+	allocs := func(n int) float64 {
+		m := map[string]any{}
+		for i := 0; i < n; i++ {
+			m[fmt.Sprintf("k%06d", i)] = map[string]any{"a": i}
+		}
+		base := []byte("a: 1\n")
+		return testing.AllocsPerRun(2, func() {
+			if _, err := MergeValues(base, m); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(1000), allocs(4000)
+	if large > 4.6*small {
+		t.Errorf("MergeValues allocates %.0f times for 1000 keys and %.0f for 4000: more than linear", small, large)
+	}
+	m := map[string]any{}
+	for i := 0; i <= recipe.MaxValueKeys; i++ {
+		m[fmt.Sprint(i)] = i
+	}
+	if _, err := MergeValues([]byte("a: 1\n"), m); err == nil || !strings.Contains(err.Error(), "more than 10000 keys") {
+		t.Errorf("MergeValues(%d keys) = %v, want a refusal", len(m), err)
 	}
 }

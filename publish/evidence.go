@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/internal/ocilimit"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -90,7 +91,7 @@ func attachOne(ctx context.Context, c spec.BuiltChart, envelope []byte, created 
 	if err != nil {
 		return "", err
 	}
-	rt := netdeadline.Transport(remote.DefaultTransport, timeout)
+	rt := ocilimit.Transport(netdeadline.Transport(remote.DefaultTransport, timeout))
 	desc, err := remote.Head(subject, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(rt))
 	if err != nil {
 		return "", err

@@ -46,6 +46,12 @@ func TestBadRecipes(t *testing.T) {
 	}{
 		{"unknown field", "  build: 3\n", "  build: 3\n  buidl: 4\n", 10, `spec.buidl: unknown field "buidl"; did you mean "build"?`},
 		{"wrong kind", "kind: Recipe", "kind: Chart", 2, `kind: expected "Recipe", got "Chart"`},
+		{"description with a bidi override", `description: "Redis"`, `description: "Redis \u202egnp.exe"`, 6, `metadata.annotations.kubepkg.dev/description: annotation "kubepkg.dev/description" holds U+202E at byte 6, an invisible formatting character`},
+		{"description with an isolate", `description: "Redis"`, `description: "Redis \u2066x"`, 6, "holds U+2066 at byte 6, an invisible formatting character"},
+		{"description with a zero-width space", `description: "Redis"`, `description: "Re\u200bdis"`, 6, "holds U+200B at byte 2"},
+		{"description with a control character", `description: "Redis"`, `description: "Redis\x07"`, 6, "holds U+0007 at byte 5, a control character"},
+		{"description on two lines", `description: "Redis"`, `description: "Redis\nDB"`, 6, "holds U+000A at byte 5"},
+		{"description of 2 KB", `description: "Redis"`, `description: "` + strings.Repeat("r", 2000) + `"`, 6, `annotation "kubepkg.dev/description" is 2000 bytes; at most 1024`},
 		{"wrong apiVersion", "kubepkg.dev/v1\n", "kubepkg.dev/v2\n", 1, "apiVersion: expected one of"},
 		{"non-semver version", "version: v7.2.4", "version: seven", 8, `"seven" is not an exact semver version`},
 		{"version as number", "version: v7.2.4", "version: 7.2", 8, "quote it"},
@@ -339,4 +345,26 @@ func TestValidateCutsLongNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestValueKeysBound: a recipe whose values set more keys than
+// MaxValueKeys (the hostile one set 190,000, and the merge of them ran
+// out of memory) is refused by Validate, naming the field and line.
+func TestValueKeysBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: kubepkg.dev/v1\nkind: Recipe\nmetadata: {name: many}\nspec:\n  version: v1.0.0\n  build: 1\n  sources: {s: {dir: chart}}\n  charts:\n    c:\n      from: [s]\n      values:\n")
+	for i := 0; i <= MaxValueKeys; i++ {
+		fmt.Fprintf(&b, "        k%d: %d\n", i, i)
+	}
+	r, pos, err := Parse("recipe.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := Validate(r, pos)
+	for _, p := range probs {
+		if p.Field == "spec.charts.c.values" && p.Line == 11 && strings.Contains(p.Message, "more than 10000 keys") {
+			return
+		}
+	}
+	t.Fatalf("Validate(recipe with %d value keys) = %v, want an error on spec.charts.c.values line 11", MaxValueKeys+1, probs)
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -85,6 +87,42 @@ func (v *validator) metadata(r *Recipe) {
 	if r.Description() == "" {
 		v.warnf("metadata.annotations", "no description; add the annotation %s so the index and catalog can show one", AnnotationDescription)
 	}
+	for _, k := range slices.Sorted(maps.Keys(r.Metadata.Annotations)) {
+		if err := CheckAnnotation(k, r.Metadata.Annotations[k]); err != nil {
+			v.errorf("metadata.annotations."+k, "%v", err)
+		}
+	}
+}
+
+// MaxAnnotationSize bounds an annotation's value: the index carries it and
+// the catalog shows it on every page that lists the package.
+const MaxAnnotationSize = 1024
+
+// CheckAnnotation checks an annotation as the index and catalog need it:
+// UTF-8, one line of printable characters, without control characters or
+// invisible formatting ones (bidirectional overrides and isolates such as
+// U+202E and U+2066, zero-width ones such as U+200B: text that displays as
+// something other than what it is), at most MaxAnnotationSize bytes.
+func CheckAnnotation(key, value string) error {
+	name := cut(key)
+	switch {
+	case len(value) > MaxAnnotationSize:
+		return fmt.Errorf("annotation %s is %d bytes; at most %d (the catalog shows it on every page that lists the package)", Quote(name), len(value), MaxAnnotationSize)
+	case !utf8.ValidString(key) || !utf8.ValidString(value):
+		return fmt.Errorf("annotation %s is not UTF-8", Quote(name))
+	}
+	for _, s := range []string{key, value} {
+		for i, r := range s {
+			if r != ' ' && !unicode.IsPrint(r) {
+				what := "a control character"
+				if unicode.Is(unicode.Cf, r) {
+					what = "an invisible formatting character (bidirectional or zero-width), which makes text display as something it is not"
+				}
+				return fmt.Errorf("annotation %s holds %U at byte %d, %s; use one line of printable text", Quote(name), r, i, what)
+			}
+		}
+	}
+	return nil
 }
 
 func (v *validator) label(field, s, what string) {
@@ -226,8 +264,43 @@ func (v *validator) localPath(field, p string) {
 	}
 }
 
+// MaxValueKeys bounds the keys and list items a chart's values may set
+// (counted through every level): real recipes set tens; a file of
+// generated settings belongs in the chart's values.yaml (an overlay).
+const MaxValueKeys = 10000
+
+// CountValueKeys counts the keys and list items of v at every level,
+// stopping once the count passes limit.
+func CountValueKeys(v any, limit int) int {
+	n := 0
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				if n++; n > limit {
+					return
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				if n++; n > limit {
+					return
+				}
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return n
+}
+
 func (v *validator) chart(field, n string, c Chart, sources map[string]Source) {
 	v.label(field, n, "chart name")
+	if CountValueKeys(c.Values, MaxValueKeys) > MaxValueKeys {
+		v.errorf(field+".values", "sets more than %d keys and list items, the most a recipe may set; put generated settings in the chart's values.yaml with an overlay", MaxValueKeys)
+	}
 	if len(c.From) == 0 {
 		v.errorf(field+".from", "from is required: name the sources this chart is made of")
 	}

@@ -6,7 +6,8 @@
 # Targets include the recipe decoder with aliases (FuzzParse), chart
 # repository indexes (FuzzParseChartIndex), the root chain (FuzzRootChain),
 # template rendering under its budget (FuzzRenderBudget), archives, signed
-# indexes, roots and signatures. Minimisation of a new input is capped at
+# indexes, roots and signatures, xz containers (FuzzXZDictionaries) and OCI
+# manifests (FuzzManifestLimit). Minimisation of a new input is capped at
 # 10s (Go's default of 60s per input stalls targets with large seeds).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -36,6 +36,11 @@ const (
 // maxEntryName bounds the length of an entry name (Linux's PATH_MAX).
 const maxEntryName = 4096
 
+// maxDepth bounds how deep an entry may lie: real source trees nest a few
+// dozen directories; thousands make every later path long and slow to
+// resolve.
+const maxDepth = 128
+
 // maxLinkTarget bounds the length of a symlink target read from a zip body.
 const maxLinkTarget = 4096
 
@@ -94,15 +99,20 @@ func extract(ctx context.Context, r io.ReaderAt, size int64, dst string, o extra
 // created: writing 200,000 empty files costs more than reading 600,000
 // headers twice.
 func (x *extractor) tarStream(r io.ReaderAt, size int64, magic []byte) error {
+	if bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) {
+		if err := checkXZDictionaries(r, size, MaxXZDictionary); err != nil {
+			return fmt.Errorf("read archive: %w", err)
+		}
+	}
 	open := func() (io.Reader, error) {
 		sr := io.NewSectionReader(r, 0, size)
 		switch {
 		case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
 			return gzip.NewReader(sr)
 		case bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
-			// The xz dictionary is sized by the stream header; its memory
-			// is only touched as output is produced, which maxTotal and
-			// the count's read limit bound.
+			// checkXZDictionaries bounded the dictionaries the block
+			// headers ask for; the output is bounded by maxTotal and the
+			// count's read limit.
 			return xz.NewReader(sr)
 		}
 		return sr, nil
@@ -296,6 +306,9 @@ func cleanName(name string, strip int) (string, error) {
 		default:
 			parts = append(parts, p)
 		}
+	}
+	if len(parts) > maxDepth {
+		return "", fmt.Errorf("entry %s is %d directories deep, more than the %d an archive may nest: %w", quoteName(name), len(parts), maxDepth, ErrUnsafe)
 	}
 	if len(parts) <= strip {
 		return "", nil

@@ -31,6 +31,9 @@ func (f *Fetcher) fetchChart(ctx context.Context, recipeDir, out string, c *reci
 	}
 	what := fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, redact(c.Repository))
 	var warnings []string
+	if err := f.refusedBefore(pin, extractOptions{noSymlinks: true}); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	blob, err := f.cache.open(pin)
 	if errors.Is(err, errNotCached) {
 		if f.offline {

@@ -71,7 +71,7 @@ func WithMaxExtractFile(n int64) Option { return func(f *Fetcher) { f.maxFile = 
 // whole body is further bounded by netdeadline.Budget (one minute plus one
 // second per MiB). A git fetch aborts when it transfers less than 1 KB/s
 // for this long, and a git command ends after 20 times this long. The
-// default is netdeadline.DefaultIdle (30 seconds).
+// default is netdeadline.DefaultIdle (20 seconds).
 func WithTimeout(d time.Duration) Option { return func(f *Fetcher) { f.timeout = d } }
 
 // WithRetries sets how often a download is retried after a 5xx response
@@ -103,9 +103,19 @@ func WithLogger(logf func(format string, args ...any)) Option {
 	return func(f *Fetcher) { f.logf = logf }
 }
 
-// WithPluginTimeout bounds one run of a source plugin. The default is 10
-// minutes.
+// DefaultPluginTimeout bounds one run of a plugin unless
+// WithPluginTimeout says otherwise: two minutes, ample for a plugin that
+// renders or fetches one thing, short enough that a hung one fails a CI
+// job long before the job's own limit.
+const DefaultPluginTimeout = 2 * time.Minute
+
+// WithPluginTimeout bounds one run of a plugin: source plugins here, and
+// step plugins in the builder, which reads it with PluginTimeout. Default
+// DefaultPluginTimeout.
 func WithPluginTimeout(d time.Duration) Option { return func(f *Fetcher) { f.pluginTimeout = d } }
+
+// PluginTimeout is how long one plugin run may take (WithPluginTimeout).
+func (f *Fetcher) PluginTimeout() time.Duration { return f.pluginTimeout }
 
 // New returns a Fetcher configured by opts.
 func New(opts ...Option) (*Fetcher, error) {
@@ -117,7 +127,7 @@ func New(opts ...Option) (*Fetcher, error) {
 		retries:       3,
 		backoff:       500 * time.Millisecond,
 		keychain:      authn.DefaultKeychain,
-		pluginTimeout: 10 * time.Minute,
+		pluginTimeout: DefaultPluginTimeout,
 		logf:          func(string, ...any) {},
 	}
 	for _, o := range opts {
@@ -261,6 +271,11 @@ func (f *Fetcher) fetchURL(ctx context.Context, recipeDir, out string, src recip
 	if err != nil {
 		return nil, err
 	}
+	if recipe.IsArchive(src.URL) {
+		if err := f.refusedBefore(digest, extractOptions{strip: src.Strip}); err != nil {
+			return nil, fmt.Errorf("%s: %w", redact(src.URL), err)
+		}
+	}
 	blob, err := f.blob(ctx, recipeDir, src.URL, digest, func(got string, n int64) error {
 		if got != digest {
 			return &DigestMismatchError{What: "download", URL: redact(src.URL), Expected: digest, Got: got, Size: n}
@@ -313,17 +328,25 @@ func (f *Fetcher) offlineError(recipeDir, what string) error {
 // extractBlob unpacks the cached archive blob (with the given digest) into
 // out with the Fetcher's limits. An archive that cannot be unpacked is
 // removed from the cache: hostile content is not kept even when it
-// matches its pin. On any failure, and when ctx is done, what was written
+// matches its pin; an unsafe or oversized one has its refusal remembered
+// (see refusedBefore), so that a re-run neither downloads nor extracts it
+// again. On any failure, and when ctx is done, what was written
 // under out is removed (out itself is left, empty).
 func (f *Fetcher) extractBlob(ctx context.Context, blob *os.File, digest, out string, o extractOptions) error {
 	fi, err := blob.Stat()
 	if err != nil {
 		return err
 	}
+	if err := f.refusedBefore(digest, o); err != nil {
+		return err
+	}
 	o.maxTotal, o.maxFile = f.maxExtract, f.maxFile
 	if err := extract(ctx, blob, fi.Size(), out, o); err != nil {
 		if ctx.Err() == nil {
 			f.cache.remove(digest)
+			if errors.Is(err, ErrUnsafe) || errors.Is(err, ErrTooLarge) {
+				f.rememberRefusal(digest, o, err)
+			}
 		}
 		if entries, rerr := os.ReadDir(out); rerr == nil {
 			for _, e := range entries {

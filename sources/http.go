@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/internal/ocilimit"
 )
 
 // Credentials for HTTP(S) downloads and chart repositories come, in this
@@ -34,12 +35,14 @@ func defaultClient(idle time.Duration, logf func(string, ...any)) *http.Client {
 	return &http.Client{Transport: netdeadline.Transport(http.DefaultTransport, idle, netdeadline.WithProgress(logf))}
 }
 
-// transport returns the round tripper of the Fetcher's client.
+// transport returns the round tripper of the Fetcher's client for
+// registry requests: manifests capped at ocilimit.MaxManifest before
+// go-containerregistry reads them.
 func (f *Fetcher) transport() http.RoundTripper {
 	if f.client.Transport != nil {
-		return f.client.Transport
+		return ocilimit.Transport(f.client.Transport)
 	}
-	return http.DefaultTransport
+	return ocilimit.Transport(http.DefaultTransport)
 }
 
 // statusError is an HTTP response that is not what was asked for.

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -79,6 +80,9 @@ type Policy struct {
 // take.
 var reserved = []string{publish.EvidenceDir, publish.RootDir, publish.KeysDir, "by-hash", "sbom", "provenance", "build", "packages", MatrixDir}
 
+// suiteName is a DNS-1123 label, as suite names are.
+var suiteName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
 // Load reads and checks the suites file at path; found is false, with no
 // error, when there is none.
 func Load(path string) (c *Config, found bool, err error) {
@@ -125,8 +129,12 @@ func (c *Config) check() error {
 	seen := map[string]bool{}
 	for i, s := range c.Suites {
 		at := fmt.Sprintf("suites[%d] (%s)", i, s.Name)
-		if err := index.CheckPackageName(s.Name); err != nil {
-			return fmt.Errorf("suites[%d]: name: %w", i, err)
+		if len(s.Name) > 63 || !suiteName.MatchString(s.Name) {
+			name := s.Name
+			if len(name) > 100 {
+				name = name[:100] + "…"
+			}
+			return fmt.Errorf("suites[%d]: name: suite name %q is not a DNS-1123 label (lowercase letters, digits and '-', at most 63): it names a directory of the site and a path in URLs", i, name)
 		}
 		if slices.Contains(reserved, s.Name) {
 			return fmt.Errorf("%s: the name is a directory of the site (%s); choose another", at, strings.Join(reserved, ", "))

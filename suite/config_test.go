@@ -40,7 +40,7 @@ func TestParseRefuses(t *testing.T) {
 		{"unknown arch", "architectures: [amd64]\n", "architectures: [x86]\n", `suites[1] (testing): policy: architectures: environment arch="x86"`},
 		{"twice", "  - name: stable", "  - name: testing", "suites[2] (testing): listed twice"},
 		{"reserved name", "  - name: stable", "  - name: evidence", "the name is a directory of the site"},
-		{"bad name", "  - name: stable", "  - name: Stable", `package name "Stable" is not a DNS-1123 label`},
+		{"bad name", "  - name: stable", "  - name: Stable", `suites[2]: name: suite name "Stable" is not a DNS-1123 label`},
 		{"root suite not the first", "kind: Suites\n", "kind: Suites\nrootSuite: testing\n", "rootSuite testing: only the first suite (unstable) can be served at the site root"},
 		{"compat is the matrices' directory", "  - name: stable", "  - name: compat", "the name is a directory of the site"},
 		{"environment sets arch", "environment: {runtime: containerd}", "environment: {arch: arm64}", "environment: arch is set by kubernetesMinors and architectures"},

@@ -32,8 +32,8 @@ func (f *sourceFlags) addFlags(fs *pflag.FlagSet) {
 	f.plainHTTPFlag.addFlags(fs, "")
 	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	fs.Int64Var(&f.maxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
-	f.timeoutFlag.addFlagsNote(fs, "a server, registry or git remote", "a whole download also gets 1 min + 1 s per MiB")
-	fs.DurationVar(&f.pluginTime, "plugin-timeout", 10*time.Minute, "end a source plugin (and its process group) that runs longer than this")
+	f.timeoutFlag.addFlagsNote(fs, "a server, registry or git remote", "a whole download must also average 1 MiB/s once this long has passed")
+	fs.DurationVar(&f.pluginTime, "plugin-timeout", sources.DefaultPluginTimeout, "end a source or step plugin (and its process group) that runs longer than this")
 	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 }
 
@@ -117,7 +117,7 @@ func (f *buildFlags) target(env *Env) (builder.Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		return builder.NewRegistryTarget(reg, f.plainHTTP, builder.WithKeychain(kc))
+		return builder.NewRegistryTarget(reg, f.plainHTTP, builder.WithKeychain(kc), builder.WithRegistryTimeout(f.timeout))
 	}
 	return builder.NewLayoutTarget(filepath.Join(f.out, "oci"), "")
 }

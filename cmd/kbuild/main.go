@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -111,6 +112,8 @@ func commands() []*Command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	cgoWarning(os.Stderr, builtWithCgo, addressSpaceLimit())
+	log.SetOutput(stdlogFilter{os.Stderr})
 	code := run(ctx, &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
 	stop()
 	os.Exit(code)

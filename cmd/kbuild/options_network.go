@@ -14,14 +14,17 @@ type timeoutFlag struct {
 	timeout time.Duration
 }
 
+// timeoutWhy says why --timeout defaults to 20 s.
+const timeoutWhy = "; the default stays under the 30s a CI step or harness often allows, so that kbuild's own message, naming what stalled, comes first"
+
 // addFlags adds --timeout; what says what it gives up on.
 func (f *timeoutFlag) addFlags(fs *pflag.FlagSet, what string) {
-	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long")
+	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long"+timeoutWhy)
 }
 
 // addFlagsNote is addFlags with a note after the meaning.
 func (f *timeoutFlag) addFlagsNote(fs *pflag.FlagSet, what, note string) {
-	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long; "+note)
+	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long; "+note+timeoutWhy)
 }
 
 // plainHTTPFlag is --plain-http: plain HTTP to registries on loopback.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,6 +34,34 @@ func TestPluginTimeoutFlag(t *testing.T) {
 	r := runInProcess("fetch", "--cache-dir", t.TempDir(), "--plugin-timeout", "500ms", dir)
 	if r.code == 0 || !strings.Contains(r.stderr, "timed out after 500ms") {
 		t.Fatalf("kbuild fetch --plugin-timeout 500ms with a hanging plugin: %s", r)
+	}
+}
+
+// TestPluginTimeoutSteps: --plugin-timeout bounds step plugins too (they
+// had a fixed five minutes and no flag).
+func TestPluginTimeoutSteps(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "kubepkg-step-hang"), []byte("#!/bin/sh\nsleep 600 &\nsleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := oneSourceRecipe(t, "hang", "dir: chart")
+	recipe, _ := os.ReadFile(filepath.Join(dir, "recipe.yaml"))
+	recipe = []byte(strings.Replace(string(recipe), "hang: {from: [upstream]}", "hang: {from: [upstream], steps: [{plugin: hang}]}", 1))
+	recipe = append(recipe, "    images: []\n    variants: [{name: default, components: [{name: hang, path: hang}]}]\n"...)
+	for name, body := range map[string]string{
+		"recipe.yaml":             string(recipe),
+		"chart/Chart.yaml":        "apiVersion: v2\nname: hang\nversion: 1.0.0\n",
+		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runInProcess("build", "--cache-dir", t.TempDir(), "-o", t.TempDir(), "--plugin-timeout", "500ms", dir)
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "did not finish within 500ms") {
+		t.Fatalf("kbuild build --plugin-timeout 500ms with a hanging step plugin: %s", r)
 	}
 }
 
@@ -114,4 +143,70 @@ spec:
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// stallingPushRegistry is a registry that has nothing, takes uploads, and
+// then stalls: with patch, in the middle of a blob PATCH (it stops reading
+// the body); without, on the manifest PUT (it reads the manifest and never
+// answers; blobs are said to be there already).
+func stallingPushRegistry(t *testing.T, patch bool) *httptest.Server {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		hold := func() {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		switch {
+		case p == "/v2/":
+		case strings.Contains(p, "/manifests/") && r.Method == http.MethodPut:
+			io.Copy(io.Discard, r.Body)
+			hold()
+		case strings.Contains(p, "/manifests/"):
+			http.NotFound(w, r)
+		case strings.Contains(p, "/blobs/uploads/") && r.Method == http.MethodPost:
+			w.Header().Set("Location", strings.SplitAfter(p, "/uploads/")[0]+"u1")
+			w.WriteHeader(http.StatusAccepted)
+		case strings.Contains(p, "/blobs/uploads/") && r.Method == http.MethodPatch:
+			io.CopyN(io.Discard, r.Body, 16)
+			hold()
+		case strings.Contains(p, "/blobs/") && !patch:
+			w.Header().Set("Content-Length", "1")
+			w.Header().Set("Docker-Content-Digest", strings.SplitAfter(p, "/blobs/")[1])
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(func() {
+		close(release)
+		srv.Close()
+	})
+	return srv
+}
+
+// TestPushTimeoutFlag: --timeout bounds the push path too: a registry that
+// stops reading a blob PATCH half-way, or never answers a manifest PUT,
+// fails the build after --timeout (the target took a fixed minute
+// before), and the error says what stalled.
+func TestPushTimeoutFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		patch bool
+		want  string
+	}{
+		{"blob PATCH stalled half-way", true, "/blobs/uploads/u1\": no response within 500ms"},
+		{"manifest PUT never answered", false, "/manifests/3.14.0-1\": no response within 500ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := stallingPushRegistry(t, tc.patch)
+			reg := "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/charts"
+			r := runInProcess("build", filepath.Join("..", "..", "examples", "smart-proxy"), "--registry", reg, "--plain-http",
+				"--timeout", "500ms", "--cache-dir", t.TempDir(), "-o", t.TempDir())
+			if r.code == 0 || !strings.Contains(r.stdout+r.stderr, tc.want) {
+				t.Fatalf("kbuild build --timeout 500ms against a registry that stalls a push: %s", r)
+			}
+		})
+	}
 }

@@ -47,7 +47,7 @@ var vocabulary = map[string]term{
 	"cache-dir":       {"", "string", "source cache `DIR`"},
 	"offline":         {"", "bool", "use only the source cache; never touch the network"},
 	"max-download":    {"", "int64", "refuse any download larger than this many bytes"},
-	"plugin-timeout":  {"", "duration", "end a source plugin (and its process group) that runs longer than this"},
+	"plugin-timeout":  {"", "duration", "end a source or step plugin (and its process group) that runs longer than this"},
 	"registry-config": {"", "string", "Docker config file `FILE` with registry credentials"},
 
 	// Trivy.

@@ -20,6 +20,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/internal/ocilimit"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -67,7 +68,7 @@ func registryTransport(idle time.Duration) remote.Option {
 	if idle <= 0 {
 		idle = netdeadline.DefaultIdle
 	}
-	return remote.WithTransport(netdeadline.Transport(remote.DefaultTransport, idle))
+	return remote.WithTransport(ocilimit.Transport(netdeadline.Transport(remote.DefaultTransport, idle)))
 }
 
 // Ref returns the OCI reference of a pinned chart: the repository without

@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	// The recipe model and the pipeline: recipe needs only the spec.
 	"recipe":       {"internal/yamlbound", "spec"},
 	"recipe/draft": {"builder", "internal/atomicfile", "recipe", "sources"},
-	"sources":      {"internal/atomicfile", "internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe", "spec"},
+	"sources":      {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "internal/yamlbound", "recipe", "spec"},
 	"patches":      {"internal/yamlbound", "recipe"},
 	"watch":        {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
 	"bump":         {"builder", "index", "internal/atomicfile", "internal/plainhttp", "internal/review", "recipe", "sources", "watch"},
@@ -34,8 +34,8 @@ var allowed = map[string][]string{
 	"sbom":              {"index", "spec"},
 	"sbom/trivytest":    {},
 	"site":              {"index", "internal/atomicfile", "spec"},
-	"publish":           {"builder", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "internal/netdeadline", "recipe", "sbom", "site", "sources", "spec", "trust"},
-	"bundle":            {"builder", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "spec", "trust"},
+	"publish":           {"builder", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "recipe", "sbom", "site", "sources", "spec", "trust"},
+	"bundle":            {"builder", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "spec", "trust"},
 	"bundle/nodeconfig": {"internal/atomicfile"},
 	"releaseset":        {"index", "spec"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
@@ -60,6 +60,7 @@ var allowed = map[string][]string{
 	"scripts/hostile":        {},
 	"internal/kubepkgmodel":  {},
 	"internal/upstreamtest":  {"internal/testenv"},
+	"internal/ocilimit":      {},
 }
 
 // leaf is what the packages at the bottom of the graph may depend on
@@ -115,6 +116,7 @@ var outside = map[string][]string{
 	"examples":               {},
 	"scripts/hostile":        {},
 	"internal/kubepkgmodel":  {"github.com/Masterminds/semver/v3"},
+	"internal/ocilimit":      {},
 }
 
 // pkg is one package of the build graph as go list reports it.

@@ -48,7 +48,7 @@ type Option func(*Site)
 
 // WithTimeout sets the idle timeout of each HTTP request: connecting,
 // waiting for the response and every gap in its body (default
-// netdeadline.DefaultIdle, 30s). A whole body is further bounded by
+// netdeadline.DefaultIdle, 20s). A whole body is further bounded by
 // netdeadline.Budget of its size.
 func WithTimeout(d time.Duration) Option {
 	return func(s *Site) { s.client.Transport = netdeadline.Transport(http.DefaultTransport, d) }

@@ -7,8 +7,8 @@
 // handshake and waiting for the response headers each take at most the
 // idle timeout; the body fails once no byte has arrived for the idle
 // timeout; and the whole body fails once it takes longer than its budget,
-// one minute plus one second per MiB (of the announced length, or of what
-// has arrived so far when none is announced), so a server that sends a byte
-// every few seconds is cut off too. The error wraps ErrStalled and says
+// the idle timeout plus one second per MiB (of the announced length, or of
+// what has arrived so far when none is announced), so a server that sends a
+// byte every few seconds is cut off soon after the idle timeout too. The error wraps ErrStalled and says
 // what was waited on.
 package netdeadline

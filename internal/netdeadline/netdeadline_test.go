@@ -15,8 +15,8 @@ import (
 // body, or trickles below the minimum rate is cut off with ErrStalled; a
 // server that keeps sending is read to the end.
 func TestTransport(t *testing.T) {
-	defer func(b time.Duration, r int64) { budgetBase, minRate = b, r }(budgetBase, minRate)
-	budgetBase, minRate = 300*time.Millisecond, 1000
+	defer func(r int64) { minRate = r }(minRate)
+	minRate = 1000
 	release := make(chan struct{})
 	defer close(release)
 	mux := http.NewServeMux()
@@ -46,7 +46,7 @@ func TestTransport(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	client := &http.Client{Transport: Transport(nil, 200*time.Millisecond)}
-	patient := &http.Client{Transport: Transport(nil, 5*time.Second)} // only the budget can end it
+	patient := &http.Client{Transport: Transport(nil, time.Second)} // only the budget can end it
 	for _, tc := range []struct {
 		path   string
 		client *http.Client
@@ -79,8 +79,33 @@ func TestTransport(t *testing.T) {
 }
 
 func TestBudget(t *testing.T) {
-	if got, want := Budget(1<<30), time.Minute+1024*time.Second; got != want {
-		t.Errorf("Budget(1 GiB) = %s, want %s", got, want)
+	if got, want := Budget(5*time.Second, 1<<30), 5*time.Second+1024*time.Second; got != want {
+		t.Errorf("Budget(5s, 1 GiB) = %s, want %s", got, want)
+	}
+}
+
+// TestSlowDripStartsAtIdle: a server that sends a byte every 100ms, never
+// silent for the idle timeout, is cut off for its rate soon after the
+// idle timeout (the rate check waited a fixed minute before), with the
+// default minimum rate.
+func TestSlowDripStartsAtIdle(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for r.Context().Err() == nil {
+			w.Write([]byte("x"))
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	// The client's own timeout only stops a test that would never end.
+	client := &http.Client{Transport: Transport(nil, 400*time.Millisecond), Timeout: 15 * time.Second}
+	resp, err := client.Get(srv.URL)
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "slower than the 1024 KiB/s allowed") {
+		t.Fatalf("GET of a slow drip with a 400ms idle timeout = %v, want ErrStalled for the rate", err)
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -281,6 +283,99 @@ var cases = []hostileCase{
 	{name: "bump: endless release pages", want: "past 20 pages", setup: func(c *corpus, dir string) []string {
 		watched(dir, fmt.Sprintf("github: {repository: o/x, api: %q}", c.base+"/paged"))
 		return []string{"bump", "--cache-dir", "cache", "."}
+	}},
+	{name: "xz with a 3 GiB dictionary", want: "dictionary of 3072 MiB", setup: func(c *corpus, dir string) []string {
+		// A small .tar.xz written by the xz CLI whose block header then
+		// asks for a 3 GiB LZMA2 dictionary (its CRC fixed).
+		var tarball bytes.Buffer
+		tw := tar.NewWriter(&tarball)
+		tw.WriteHeader(&tar.Header{Name: "a.yaml", Mode: 0o644, Size: 2, Typeflag: tar.TypeReg})
+		tw.Write([]byte("{}"))
+		tw.Close()
+		cmd := exec.Command("xz", "-c")
+		cmd.Stdin = &tarball
+		data, err := cmd.Output()
+		if err != nil {
+			panic(fmt.Sprintf("xz (xz-utils): %v", err))
+		}
+		size := int(data[12]+1) * 4
+		h := data[12 : 12+size]
+		i := bytes.Index(h, []byte{0x21, 0x01})
+		h[i+2] = 39 // 3 GiB
+		binary.LittleEndian.PutUint32(h[size-4:], crc32.ChecksumIEEE(h[:size-4]))
+		sum := sha256.Sum256(data)
+		c.files["dict.tar.xz"] = data
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: \"sha256:%x\"}}", c.base+"/files/dict.tar.xz", sum), "{c: {from: [up]}}", variant))
+		return []string{"fetch", "--cache-dir", "cache", "."}
+	}},
+	{name: "image manifest without end", want: "more than 4 MiB", setup: func(c *corpus, dir string) []string {
+		host := strings.TrimPrefix(c.base, "http://")
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{local: {dir: chart}, img: {image: {ref: %q}}}", host+"/endless/x:1@"+pin), "{c: {from: [local]}}", variant))
+		return []string{"fetch", "--cache-dir", "cache", "--plain-http", "."}
+	}},
+	{name: "oci chart manifest without end", want: "more than 4 MiB", setup: func(c *corpus, dir string) []string {
+		host := strings.TrimPrefix(c.base, "http://")
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {chart: {repository: %q, name: app, version: 1.0.0, digest: %q}}}", "oci://"+host+"/endless", pin), "{c: {from: [up]}}", ""))
+		return []string{"fetch", "--cache-dir", "cache", "--plain-http", "."}
+	}},
+	{name: "recipe with 190,000 values keys", want: "more than 10000 keys", setup: func(c *corpus, dir string) []string {
+		// A flow mapping, so that 190,000 keys fit the recipe size limit.
+		var b strings.Builder
+		for i := 0; i < 190_000; i++ {
+			fmt.Fprintf(&b, "k%x: 0, ", i)
+		}
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		r := recipe("{local: {dir: chart}}", "{c: {from: [local], values: {"+b.String()+"}}}", variant)
+		write(dir, "recipe.yaml", r)
+		return []string{"validate", "--offline", "--cache-dir", "cache", "."}
+	}},
+	{name: "push: blob PATCH stalls half-way", want: "no response within 3s", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		return []string{"build", "-o", "out", "--cache-dir", "cache", "--registry", "oci://" + strings.TrimPrefix(c.base, "http://") + "/pushpatch", "--plain-http", "--timeout", "3s", "."}
+	}},
+	{name: "push: manifest PUT never answered", want: "no response within 3s", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		return []string{"build", "-o", "out", "--cache-dir", "cache", "--registry", "oci://" + strings.TrimPrefix(c.base, "http://") + "/pushput", "--plain-http", "--timeout", "3s", "."}
+	}},
+	{name: "slow drip, a byte a second", want: "slower than the 1024 KiB/s", setup: func(c *corpus, dir string) []string {
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: %q}}", c.base+"/drip/x.yaml", pin), "{c: {from: [up]}}", variant))
+		return []string{"fetch", "--cache-dir", "cache", "--timeout", "3s", "."}
+	}},
+	{name: "description with bidi controls", want: "U+202E", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		r := strings.Replace(recipe("{local: {dir: chart}}", "{c: {from: [local]}}", variant), "a hostile case", "safe \\u202egnp.exe \\u2066x\\u2069 \\u200b", 1)
+		write(dir, "recipe.yaml", r)
+		return []string{"validate", "--offline", "--cache-dir", "cache", "."}
+	}},
+	{name: "description with control characters", want: "U+0007", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		r := strings.Replace(recipe("{local: {dir: chart}}", "{c: {from: [local]}}", variant), "a hostile case", "bell \\x07 here", 1)
+		write(dir, "recipe.yaml", r)
+		return []string{"validate", "--offline", "--cache-dir", "cache", "."}
+	}},
+	{name: "description of 1 MB", want: "at most 1024", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		r := strings.Replace(recipe("{local: {dir: chart}}", "{c: {from: [local]}}", variant), "a hostile case", strings.Repeat("d", 1<<20), 1)
+		write(dir, "recipe.yaml", r)
+		return []string{"validate", "--offline", "--cache-dir", "cache", "."}
+	}},
+	{name: "archive 2,000 directories deep", want: "directories deep", setup: func(c *corpus, dir string) []string {
+		var tarball bytes.Buffer
+		zw := gzip.NewWriter(&tarball)
+		tw := tar.NewWriter(zw)
+		name := ""
+		for i := 0; i < 2000; i++ {
+			name += "d/"
+			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Typeflag: tar.TypeDir})
+		}
+		tw.WriteHeader(&tar.Header{Name: name + "f.yaml", Mode: 0o644, Typeflag: tar.TypeReg})
+		tw.Close()
+		zw.Close()
+		sum := sha256.Sum256(tarball.Bytes())
+		c.files["deep.tar.gz"] = tarball.Bytes()
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: \"sha256:%x\"}}", c.base+"/files/deep.tar.gz", sum), "{c: {from: [up]}}", variant))
+		return []string{"fetch", "--cache-dir", "cache", "."}
 	}},
 	{name: "a plain chart builds", want: "", setup: func(c *corpus, dir string) []string {
 		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")

@@ -18,9 +18,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -64,6 +66,10 @@ func main() {
 	flag.Parse()
 	if *kbuild == "" {
 		fmt.Fprintln(os.Stderr, "usage: hostile -kbuild BIN")
+		os.Exit(2)
+	}
+	if err := pureGo(*kbuild); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	match, err := regexp.Compile(*run)
@@ -111,6 +117,21 @@ func main() {
 	if failed > 0 {
 		os.Exit(1)
 	}
+}
+
+// pureGo refuses a kbuild binary built with cgo: the corpus tests the
+// binary users get, which is pure Go.
+func pureGo(bin string) error {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return fmt.Errorf("%s: %w", bin, err)
+	}
+	for _, s := range info.Settings {
+		if s.Key == "CGO_ENABLED" && s.Value != "0" {
+			return fmt.Errorf("%s was built with CGO_ENABLED=%s; build it with CGO_ENABLED=0, as users get it", bin, s.Value)
+		}
+	}
+	return nil
 }
 
 type result struct {
@@ -219,11 +240,62 @@ func (c *corpus) serve() error {
 	}
 	mux.HandleFunc("/stall/", stall)
 	mux.HandleFunc("/v2/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v2/" { // a registry that needs no token
-			w.WriteHeader(http.StatusOK)
-			return
+		p := r.URL.Path
+		hold := func() {
+			select {
+			case <-c.release:
+			case <-r.Context().Done():
+			}
 		}
-		stall(w, r)
+		switch {
+		case p == "/v2/": // a registry that needs no token
+			w.WriteHeader(http.StatusOK)
+		case strings.HasPrefix(p, "/v2/endless/"): // a manifest without end
+			w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+			chunk := bytes.Repeat([]byte(" "), 1<<20)
+			w.Write([]byte("{"))
+			for r.Context().Err() == nil {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		case strings.HasPrefix(p, "/v2/pushpatch/"), strings.HasPrefix(p, "/v2/pushput/"):
+			// A registry that has nothing and takes uploads, then stalls:
+			// pushpatch in a blob PATCH (it stops reading), pushput on
+			// the manifest PUT (read, never answered; blobs are there).
+			patch := strings.HasPrefix(p, "/v2/pushpatch/")
+			switch {
+			case strings.Contains(p, "/manifests/") && r.Method == http.MethodPut:
+				io.Copy(io.Discard, r.Body)
+				hold()
+			case strings.Contains(p, "/manifests/"):
+				http.NotFound(w, r)
+			case strings.Contains(p, "/blobs/uploads/") && r.Method == http.MethodPost:
+				w.Header().Set("Location", strings.SplitAfter(p, "/uploads/")[0]+"u1")
+				w.WriteHeader(http.StatusAccepted)
+			case strings.Contains(p, "/blobs/uploads/"):
+				io.CopyN(io.Discard, r.Body, 16)
+				hold()
+			case strings.Contains(p, "/blobs/") && !patch:
+				w.Header().Set("Content-Length", "1")
+				w.Header().Set("Docker-Content-Digest", strings.SplitAfter(p, "/blobs/")[1])
+			default:
+				http.NotFound(w, r)
+			}
+		default:
+			stall(w, r)
+		}
+	})
+	// drip sends one byte a second, never silent for a --timeout of a
+	// few seconds, for ever.
+	mux.HandleFunc("/drip/", func(w http.ResponseWriter, r *http.Request) {
+		for r.Context().Err() == nil {
+			if _, err := w.Write([]byte("x")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			time.Sleep(time.Second)
+		}
 	})
 	mux.HandleFunc("/endless/", func(w http.ResponseWriter, r *http.Request) {
 		chunk := bytes.Repeat([]byte("x"), 1<<20)
