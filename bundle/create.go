@@ -108,6 +108,15 @@ func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []W
 	if err != nil {
 		return nil, err
 	}
+	keys, err := indexKeys(trust, v)
+	if err != nil {
+		return nil, err
+	}
+	sigs, err := fetchSigstore(ctx, arts, keys, o)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(files, sigs)
 	for _, a := range arts {
 		if a.chart != nil {
 			c.Charts = append(c.Charts, *a.chart)
