@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -18,7 +19,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/trust"
 )
 
 // A suite's followable repositories: how a Flux, Argo CD or Helm cluster
@@ -258,3 +262,37 @@ func copyReferrers(subject name.Digest, to name.Repository, ropts []remote.Optio
 	return nil
 }
 
+
+// SuiteFollowed is what FollowSite did for one suite.
+type SuiteFollowed struct {
+	Suite string
+	// NoIndex is set for a suite the site has no index for yet: it has
+	// nothing to follow, and the catalog does not offer it.
+	NoIndex bool
+	*FollowResult
+}
+
+// FollowSite runs Follow for every suite of c whose index the site
+// holds (SITE/<suite>/index.yaml), each read as a subscriber reads it
+// with tr at now. Publish, promote and withdraw each change one or more
+// suites; running FollowSite after any of them (or the weekly re-signing)
+// brings every followable repository back to its suite's index.
+func FollowSite(ctx context.Context, site string, c *Config, tr *trust.Trust, now time.Time, o FollowOptions) ([]SuiteFollowed, error) {
+	var out []SuiteFollowed
+	for _, name := range c.Names() {
+		p, err := publish.ReadIndexAt(ctx, filepath.Join(site, name), tr, now)
+		if errors.Is(err, fetchsite.ErrNotFound) {
+			out = append(out, SuiteFollowed{Suite: name, NoIndex: true})
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("suite %s: %w", name, err)
+		}
+		res, err := Follow(ctx, p.Verified.Index, name, o)
+		out = append(out, SuiteFollowed{Suite: name, FollowResult: res})
+		if err != nil {
+			return out, fmt.Errorf("suite %s: %w", name, err)
+		}
+	}
+	return out, nil
+}
