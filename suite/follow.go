@@ -22,6 +22,7 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -46,9 +47,9 @@ const maxFollowManifest = 4 << 20
 
 // FollowRepository returns the repository (oci://…) in which suite's
 // builds of chart name of chartRepository (an oci:// base) can be
-// followed.
+// followed (site.FollowRepository).
 func FollowRepository(chartRepository, suite, chart string) string {
-	return strings.TrimSuffix(chartRepository, "/") + "/suites/" + suite + "/" + chart
+	return site.FollowRepository(chartRepository, suite, chart)
 }
 
 // FollowOptions are how Follow reaches the registries.
