@@ -79,6 +79,9 @@ func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []W
 	for _, w := range v.Warnings {
 		o.logf("warning: %s", w)
 	}
+	if err := fetchSignerKeys(ctx, s, files); err != nil {
+		return nil, err
+	}
 	res, err := Resolve(v.Index, wants)
 	if err != nil {
 		return nil, err
