@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-		"syscall"
+	"syscall"
 )
 
 // lockSite takes the publish lock of the site directory dir, creating dir

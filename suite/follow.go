@@ -263,7 +263,6 @@ func copyReferrers(subject name.Digest, to name.Repository, ropts []remote.Optio
 	return nil
 }
 
-
 // SuiteFollowed is what FollowSite did for one suite.
 type SuiteFollowed struct {
 	Suite string
