@@ -129,7 +129,8 @@ type envSignature struct {
 }
 
 // Sign returns the bundle of s signed by signer: one DSSE signature (a
-// bundle holds exactly one), its keyid as the public-key hint. The bytes
+// bundle holds exactly one), without a keyid, and the signer's keyid as
+// the public-key hint. The bytes
 // depend only on s and the key: ed25519 signatures are deterministic.
 func Sign(s *Statement, signer trust.Signer) ([]byte, error) {
 	payload, err := json.Marshal(s)
@@ -146,7 +147,10 @@ func Sign(s *Statement, signer trust.Signer) ([]byte, error) {
 		DSSEEnvelope: &envelope{
 			Payload:     base64.StdEncoding.EncodeToString(payload),
 			PayloadType: InTotoPayloadType,
-			Signatures:  []envSignature{{Sig: base64.StdEncoding.EncodeToString(sig), KeyID: signer.KeyID()}},
+			// No keyid in the signature, as cosign writes it: its DSSE
+			// verifier skips a signature whose keyid is not the key's SSH
+			// fingerprint. The key is named by the hint above.
+			Signatures: []envSignature{{Sig: base64.StdEncoding.EncodeToString(sig)}},
 		},
 	}
 	return json.Marshal(b)

@@ -119,6 +119,11 @@ func TestBundleShape(t *testing.T) {
 	if env["payloadType"] != "application/vnd.in-toto+json" || len(env["signatures"].([]any)) != 1 {
 		t.Errorf("envelope = %v", env)
 	}
+	// cosign's DSSE verifier skips a signature whose keyid is not the
+	// key's SSH fingerprint: none is written.
+	if _, ok := env["signatures"].([]any)[0].(map[string]any)["keyid"]; ok {
+		t.Errorf("the DSSE signature names a keyid: %v", env["signatures"])
+	}
 	payload, _ := base64.StdEncoding.DecodeString(env["payload"].(string))
 	want := `{"_type":"https://in-toto.io/Statement/v1","subject":[{"name":"registry.example/charts/app","digest":{"sha256":"` +
 		strings.TrimPrefix(digest, "sha256:") + `"}}],"predicateType":"https://sigstore.dev/cosign/sign/v1","predicate":{}}`
