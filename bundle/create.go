@@ -79,6 +79,9 @@ func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []W
 	for _, w := range v.Warnings {
 		o.logf("warning: %s", w)
 	}
+	if err := fetchSignerKeys(ctx, s, files); err != nil {
+		return nil, err
+	}
 	res, err := Resolve(v.Index, wants)
 	if err != nil {
 		return nil, err
@@ -108,6 +111,15 @@ func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []W
 	if err != nil {
 		return nil, err
 	}
+	keys, err := indexKeys(trust, v)
+	if err != nil {
+		return nil, err
+	}
+	sigs, err := fetchSigstore(ctx, arts, keys, o)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(files, sigs)
 	for _, a := range arts {
 		if a.chart != nil {
 			c.Charts = append(c.Charts, *a.chart)

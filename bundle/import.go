@@ -126,6 +126,11 @@ func Import(ctx context.Context, file string, trust *trust.Trust, mirror, site s
 			regs[it.registry] = true
 		}
 	}
+	if err := p.pushSigstore(ctx, func(it *pushable) (name.Repository, error) {
+		return name.NewRepository(host+"/"+MirrorPath(mpath, it.registry, it.repo), nameOpts(o)...)
+	}, vb.sigstore); err != nil {
+		return nil, err
+	}
 	res.Registries = slices.Sorted(maps.Keys(regs))
 	if err := writeSite(site, b.files, res.Locations); err != nil {
 		return nil, err
@@ -305,8 +310,8 @@ func (l *bundleLayer) MediaType() (types.MediaType, error) { return l.desc.Media
 // and the locations, each file atomically.
 func writeSite(site string, files map[string][]byte, loc Locations) error {
 	for _, f := range slices.Sorted(maps.Keys(files)) {
-		if f == ContentsFile {
-			continue
+		if f == ContentsFile || strings.HasPrefix(f, sigstoreDir) {
+			continue // the Sigstore bundles go to the mirror, beside their charts
 		}
 		p := filepath.Join(site, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

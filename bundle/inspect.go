@@ -3,8 +3,10 @@ package bundle
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Inspection is what Inspect reads from a bundle.
@@ -16,6 +18,12 @@ type Inspection struct {
 	// Blobs and Bytes count the bundle's blobs.
 	Blobs int   `json:"blobs"`
 	Bytes int64 `json:"bytes"`
+	// SignedBy are the signatures of the index: whose key each is, as
+	// far as Inspect can tell without keys of its own (IndexSigner).
+	SignedBy []IndexSigner `json:"indexSignedBy"`
+	// Sigstore counts the charts' Sigstore bundles (cosign signatures and
+	// attestations) the bundle carries to the mirror.
+	Sigstore int `json:"sigstoreBundles"`
 }
 
 // Inspect reads the bundle file without keys: when it was made, its
@@ -67,6 +75,18 @@ func Inspect(ctx context.Context, file string, opts ...Option) (*Inspection, err
 		in.Charts[i].PinnedBy = nil
 		if ch := charts[in.Charts[i].Ref]; ch != nil && ch.Digest == in.Charts[i].Digest {
 			in.Charts[i].PinnedBy = ch.PinnedBy
+		}
+	}
+	var root *trust.Root
+	if data := b.files["root.yaml"]; data != nil {
+		root, _ = trust.ParseRoot(data)
+	}
+	if in.SignedBy, err = indexSigners(b.files, root); err != nil {
+		return nil, bad(file, "index.yaml.sig: %v", err)
+	}
+	for f := range b.files {
+		if strings.HasPrefix(f, sigstoreDir) {
+			in.Sigstore++
 		}
 	}
 	for _, n := range b.sizes {

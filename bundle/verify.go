@@ -25,9 +25,10 @@ type node struct {
 // verified is a bundle whose every byte checked out against the signed
 // index: what Import pushes.
 type verified struct {
-	v      *trust.Verified
-	charts []*pushable
-	images []*pushable
+	v        *trust.Verified
+	charts   []*pushable
+	images   []*pushable
+	sigstore []signedChart
 }
 
 type pushable struct {
@@ -126,6 +127,9 @@ func verifyBundle(b *opened, tr *trust.Trust, state *trust.State, o *options) (*
 		if !have["i"+ref] {
 			return nil, bad(b.file, "image %s (pinned by %s) is missing from the bundle", ref, strings.Join(images[ref].PinnedBy, ", "))
 		}
+	}
+	if out.sigstore, err = verifySigstore(b, out.charts, keys); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

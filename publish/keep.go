@@ -19,6 +19,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/spec"
 )
@@ -202,7 +203,7 @@ func (p *Publisher) attachSBOM(ctx context.Context, r *builder.Result, data []by
 			return fmt.Errorf("%s: attach SBOM to chart %s: %w", r.Name, c.Key, err)
 		}
 	}
-	return nil
+	return p.attachCosign(ctx, r, sigbundle.CycloneDXPredicate, data)
 }
 
 // removeMarked removes the files planRemovals marked, once the new index

@@ -26,8 +26,6 @@ const (
 	ScanFile = "scan.json"
 	// RepositoryBOMFile is the SBOM of the whole repository.
 	RepositoryBOMFile = "sbom.cdx.json"
-	// LockFile is held by a publish while it writes the site.
-	LockFile = ".kbuild-publish.lock"
 )
 
 // SBOMFile is the CycloneDX SBOM of one version.

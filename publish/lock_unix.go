@@ -6,20 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
 // lockSite takes the publish lock of the site directory dir, creating dir
 // when needed, without waiting: a second publish to the same directory
 // fails at once rather than interleaving its files with the first's. The
-// lock is released when the process ends, however it ends.
+// lock is released when the process ends, however it ends. The lock file
+// (LockPath) is outside the site, so it is never deployed with it.
 func lockSite(dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	path, err := LockPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

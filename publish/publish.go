@@ -339,6 +339,9 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 				return fmt.Errorf("%s: attach provenance to chart %s: %w", r.Name, c.Key, err)
 			}
 		}
+		if err := p.attachCosignProvenance(ctx, r, builder.Provenance(&r.Info, id, invocation, p.epoch).Predicate); err != nil {
+			return err
+		}
 	}
 	return nil
 }

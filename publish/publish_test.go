@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -355,6 +356,13 @@ func TestPublishLocked(t *testing.T) {
 	if _, err := f.publish("site", nil); err != nil {
 		t.Fatalf("publish after the lock is released: %v", err)
 	}
+	// The lock is outside the site: nothing of it is deployed.
+	filepath.WalkDir(filepath.Join(f.work, "site"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), "lock") {
+			t.Errorf("the site holds %s; the publish lock must stay outside it", p)
+		}
+		return nil
+	})
 }
 
 // TestWithdraw withdraws one version: it leaves the signed index, its

@@ -19,7 +19,10 @@
 # $KBUILD_SIGN_KEY and writes the site to $SITE; then every chart of the new
 # index is pulled anonymously (scripts/check-anonymous-pull.sh). With
 # nothing new it re-signs the published index with a new expiry (the weekly
-# run); with suites, every later suite the site holds is re-signed too.
+# run); with suites, every later suite the site holds is re-signed too,
+# and every suite's followable OCI repositories (REPO/suites/SUITE/CHART,
+# what Flux, Argo CD and Helm clusters follow) are brought to its index
+# ('kbuild repo follow'), as after a promotion.
 #
 # With suites.yaml at the repository root, publish writes the first suite
 # (SITE/<first>/) and suites.yaml must serve it at the site root too
@@ -115,6 +118,15 @@ check_suites() {
 	done
 }
 
+# follow brings each suite's followable OCI repositories (what Flux, Argo
+# CD and Helm clusters follow: REPO/suites/SUITE/CHART) to the suite's
+# signed index: after every publish (the weekly re-signing included) and
+# promotion ('kbuild repo follow').
+follow() {
+	[ -f suites.yaml ] || return 0
+	"$KBUILD" repo follow --site "$SITE" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}" "${plain[@]}"
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case $cmd in
@@ -182,6 +194,7 @@ publish)
 		"$KBUILD" repo index "$empty" -o "$SITE/$s/index.yaml" --index "$SITE/$s/index.yaml" "${trust[@]}" --sign-key-env KBUILD_SIGN_KEY
 	done
 	rmdir "$empty"
+	follow
 	;;
 promote)
 	what=${1:?usage: publish.sh promote NAME@VERSION BUILD SUITE}
@@ -208,6 +221,7 @@ promote)
 	[ -n "$(published_at "$to/index.yaml")" ] || allow=(--allow-new)
 	"$KBUILD" promote "$what" --build "$build" --to "$to" --root "$ROOT" --site "$SITE" --sign-key-env KBUILD_SIGN_KEY "${allow[@]}"
 	"$(dirname "$0")/check-anonymous-pull.sh" "$SITE/$to/index.yaml"
+	follow
 	;;
 *)
 	echo "usage: publish.sh plan | build RECIPE_DIR... | publish RECORDS_DIR | promote NAME@VERSION BUILD SUITE" >&2

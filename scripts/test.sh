@@ -19,6 +19,7 @@ TRIVY_VERSION=v0.74.0
 ACTIONLINT_VERSION=v1.7.7
 CRANE_VERSION=v0.22.1 # go-containerregistry, as go.mod has it
 ORAS_VERSION=v1.3.6
+COSIGN_VERSION=v3.1.3 # the judge of the charts' Sigstore bundles (sigbundle)
 
 # 1. Debian packages: the registry, skopeo, git (git daemon) and chromium.
 pkgs=()
@@ -41,6 +42,7 @@ GOEXPERIMENT=jsonv2 tool trivy github.com/aquasecurity/trivy/cmd/trivy "$TRIVY_V
 tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION"
 tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"
 tool actionlint github.com/rhysd/actionlint/cmd/actionlint "$ACTIONLINT_VERSION"
+tool cosign github.com/sigstore/cosign/v3/cmd/cosign "$COSIGN_VERSION" "about 10 minutes, once"
 
 # kbuild is pure Go: the tests build and run what users get (README).
 export CGO_ENABLED=0

@@ -359,7 +359,7 @@ func TestBrowserSuites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := WriteSuites(root, idx, []SuiteRow{{Name: "unstable", Policy: "new builds", AtRoot: true}, {Name: "testing", Policy: "from unstable"}}); err != nil {
+	if err := WriteSuites(root, idx, []SuiteRow{{Name: "unstable", Policy: "new builds", AtRoot: true}, {Name: "testing", Policy: "from unstable"}, {Name: "stable", Policy: "from testing", NoIndex: true}}); err != nil {
 		t.Fatal(err)
 	}
 	h, err := NewHandler(root)
@@ -371,9 +371,21 @@ func TestBrowserSuites(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/repo/index.html", []string{`<a class="pkg-name" href="testing/index.html">testing</a>`, `also index.yaml here`}},
+		{"/repo/index.html", []string{`<a class="pkg-name" href="testing/index.html">testing</a>`, `also index.yaml here`,
+			// stable has no index yet: named, not linked.
+			`<span class="pkg-name">stable</span> <span class="badge">no index yet</span>`,
+			// the subscribe snippet, its URL completed by search.js
+			`kubepkg repo add kubepkg-repository-testing <span class="site-url" data-rel="testing/index.yaml">` + b.srv.URL + `/repo/testing/index.yaml</span> --public-key index.pub`,
+			`<a href="unstable/keys/index.pub">unstable/keys/index.pub</a>`,
+		}},
 		{"/repo/testing/packages/kubevirt.html", []string{
 			`<span class="badge suite"><a href="../../unstable/packages/kubevirt.html#v1.8.2-1">unstable</a></span> <span class="badge suite">testing</span>`,
+			// Flux, Argo CD and Helm follow testing through its repository.
+			`<summary>Follow testing with Flux, Argo CD or Helm</summary>`,
+			`helm upgrade --install kubevirt-operator oci://ghcr.io/example/kubevirt/suites/testing/kubevirt-operator --version '&gt;=0.0.0-0'`,
+			`url: oci://ghcr.io/example/kubevirt/suites/testing/kubevirt-operator`,
+			`semver: "&gt;=0.0.0-0"`,
+			`provider: cosign`,
 		}},
 		{"/repo/unstable/packages/kubevirt.html", []string{
 			`<span class="badge suite">unstable</span> <span class="badge suite"><a href="../../testing/packages/kubevirt.html#v1.8.2-1">testing</a></span>`,
@@ -390,7 +402,24 @@ func TestBrowserSuites(t *testing.T) {
 					t.Errorf("DOM of %s lacks %q", p.path, w)
 				}
 			}
+			if strings.Contains(dom, `href="stable/`) {
+				t.Errorf("DOM of %s links suite stable, which has no index", p.path)
+			}
 		})
+	}
+	// The suite list and a suite's package page with the follow snippets
+	// open, at a desktop's and a phone's width.
+	for _, w := range []string{"1280,900", "390,844"} {
+		for _, p := range []string{"/repo/index.html", "/repo/testing/packages/kubevirt.html"} {
+			png := filepath.Join(outputDir(t), "suites-"+strings.NewReplacer("/", "_", ",", "x").Replace(strings.TrimPrefix(p, "/repo/"))+"-"+strings.Split(w, ",")[0]+".png")
+			os.Remove(png)
+			if _, console := b.run(p, "--screenshot="+png, "--window-size="+w); len(console) > 0 {
+				t.Errorf("console messages at %s: %s", w, strings.Join(console, "\n"))
+			}
+			if fi, err := os.Stat(png); err != nil || fi.Size() < 10000 {
+				t.Errorf("screenshot %s at %s: %v (size %d); want a rendered page", p, w, err, sizeOf(fi))
+			}
+		}
 	}
 	png := filepath.Join(outputDir(t), "suites-kubevirt.png")
 	if _, console := b.run("/repo/unstable/packages/kubevirt.html", "--screenshot="+png, "--window-size=1280,900"); len(console) > 0 {

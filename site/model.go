@@ -155,6 +155,14 @@ type chartView struct {
 	Install         string
 	InstallByDigest string
 	Flux, ArgoCD    string // GitOps objects pinned by manifest digest, when known
+	// Follow is how a Flux, Argo CD or Helm cluster follows this
+	// catalog's suite (WithSuites): a version range over the suite's
+	// followable repository.
+	Follow *followView
+}
+
+type followView struct {
+	Suite, Repo, Helm, Flux, ArgoCD string
 }
 
 type imageView struct {
@@ -270,7 +278,7 @@ func newVersionView(name string, v index.IndexVersion, newest bool, o *options) 
 		vv.Permissions = pv
 	}
 	for _, va := range s.Variants {
-		vv.Variants = append(vv.Variants, newVariantView(va, o))
+		vv.Variants = append(vv.Variants, newVariantView(name, va, o))
 	}
 	for _, img := range s.Images {
 		ref, dgst, _ := strings.Cut(img, "@")
@@ -303,7 +311,7 @@ func newVersionView(name string, v index.IndexVersion, newest bool, o *options) 
 	return vv
 }
 
-func newVariantView(va spec.Variant, o *options) variantView {
+func newVariantView(pkg string, va spec.Variant, o *options) variantView {
 	vv := variantView{Name: va.Name, DependsOn: va.DependsOn, Requires: requirements([]spec.Variant{va})}
 	for _, l := range va.Libraries {
 		vv.Libraries = append(vv.Libraries, l.Name)
@@ -317,17 +325,17 @@ func newVariantView(va spec.Variant, o *options) variantView {
 			cv.Namespace, cv.Privileged, cv.DependsOn = in.Namespace, in.Privileged, in.DependsOn
 		}
 		if c.Chart != nil {
-			cv.Chart = newChartView(c.Chart, cv.Release, cv.Namespace, o)
+			cv.Chart = newChartView(pkg, c.Chart, cv.Release, cv.Namespace, o)
 		}
 		vv.Components = append(vv.Components, cv)
 	}
 	return vv
 }
 
-// newChartView builds the references of a pinned chart. The OCI tag is the
-// chart version with '+' replaced by '_', as helm push does; helm's
-// --version takes the chart version itself.
-func newChartView(c *spec.ChartRef, release, namespace string, o *options) *chartView {
+// newChartView builds the references of a pinned chart of package pkg.
+// The OCI tag is the chart version with '+' replaced by '_', as helm push
+// does; helm's --version takes the chart version itself.
+func newChartView(pkg string, c *spec.ChartRef, release, namespace string, o *options) *chartView {
 	repo := strings.TrimSuffix(c.Repository, "/") + "/" + c.Name
 	cv := &chartView{
 		TagRef:        repo + ":" + strings.ReplaceAll(c.Version, "+", "_"),
@@ -338,11 +346,21 @@ func newChartView(c *spec.ChartRef, release, namespace string, o *options) *char
 		ns = " --namespace " + shellQuote(namespace) + " --create-namespace"
 	}
 	cv.Install = "helm install " + shellQuote(release) + " " + shellQuote(repo) + " --version " + shellQuote(c.Version) + ns
+	g := gitOps{object: objectName(pkg, release), repo: repo, release: release, namespace: namespace, keySecret: yamlName(o.title) + "-cosign"}
 	if m := o.manifests[c.Digest]; m != "" {
 		cv.DigestRef = repo + "@" + m
 		cv.InstallByDigest = "helm install " + shellQuote(release) + " " + shellQuote(cv.DigestRef) + ns
-		cv.Flux = fluxSnippet(repo, m, release, namespace)
-		cv.ArgoCD = argoCDSnippet(repo, m, release, namespace)
+		g.digest = m
+		cv.Flux = fluxSnippet(g)
+		cv.ArgoCD = argoCDSnippet(g)
+	}
+	if o.suites != nil && o.suites.This != "" && strings.HasPrefix(c.Repository, "oci://") {
+		f := &followView{Suite: o.suites.This, Repo: FollowRepository(c.Repository, o.suites.This, c.Name)}
+		g.repo, g.digest, g.semver = f.Repo, "", FollowRange
+		f.Helm = "helm upgrade --install " + shellQuote(release) + " " + shellQuote(f.Repo) + " --version " + shellQuote(FollowRange) + ns
+		f.Flux = fluxSnippet(g)
+		f.ArgoCD = argoCDSnippet(g)
+		cv.Follow = f
 	}
 	return cv
 }

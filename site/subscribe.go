@@ -67,11 +67,43 @@ func packageSnippet(o *options, name, version string) snippet {
 	return s
 }
 
-// fluxSnippet is a Flux OCIRepository pinned by the chart's manifest
-// digest and the HelmRelease installing it.
-func fluxSnippet(repo, manifest, release, namespace string) string {
+// gitOps is what the Flux and Argo CD snippets of one chart say: the
+// objects' name (unique across the packages of a repository), the chart
+// repository, what to take from it (a manifest digest, or a version range
+// over a suite's followable repository), the Helm release and namespace,
+// and the Secret holding the repository's public key for cosign.
+type gitOps struct {
+	object, repo, digest, semver, release, namespace, keySecret string
+}
+
+// FollowRange is the version range the follow snippets give: every build,
+// newest first (kbuild's chart versions carry the build number as a
+// prerelease, 1.9.0-4, which a range without -0 would not match).
+const FollowRange = ">=0.0.0-0"
+
+// objectName is the name of the Flux and Argo CD objects of component
+// release of package pkg: "pkg.release", or pkg when they are the same.
+// Package and release names are DNS labels, without '.', so two
+// packages' objects never share a name (a "controller" release in each).
+func objectName(pkg, release string) string {
+	if release == pkg {
+		return pkg
+	}
+	return pkg + "." + release
+}
+
+// fluxSnippet is a Flux OCIRepository of the chart, pinned by manifest
+// digest or following a version range, verified with cosign against the
+// repository's public key, and the HelmRelease installing it.
+func fluxSnippet(g gitOps) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: source.toolkit.fluxcd.io/v1
+	ref := "digest: " + g.digest
+	if g.semver != "" {
+		ref = "semver: " + yamlQuote(g.semver)
+	}
+	fmt.Fprintf(&b, `# the repository's public key (keys/index.pub of this site), for cosign:
+#   kubectl -n flux-system create secret generic %[5]s --from-file=cosign.pub=index.pub
+apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository
 metadata:
   name: %[1]s
@@ -80,10 +112,14 @@ spec:
   interval: 1h
   url: %[2]s
   ref:
-    digest: %[3]s
+    %[3]s
   layerSelector:
     mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip
     operation: copy
+  verify:
+    provider: cosign
+    secretRef:
+      name: %[5]s
 ---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -92,22 +128,27 @@ metadata:
   namespace: flux-system
 spec:
   interval: 1h
-  releaseName: %[1]s
+  releaseName: %[4]s
   chartRef:
     kind: OCIRepository
-    name: %[1]s`, yamlQuote(release), yamlQuote(repo), manifest)
-	if namespace != "" {
-		fmt.Fprintf(&b, "\n  targetNamespace: %s\n  install:\n    createNamespace: true", yamlQuote(namespace))
+    name: %[1]s`, yamlQuote(g.object), yamlQuote(g.repo), ref, yamlQuote(g.release), yamlQuote(g.keySecret))
+	if g.namespace != "" {
+		fmt.Fprintf(&b, "\n  targetNamespace: %s\n  install:\n    createNamespace: true", yamlQuote(g.namespace))
 	}
 	return b.String()
 }
 
 // argoCDSnippet is an Argo CD Application of the chart, pinned by its
-// manifest digest (Argo CD 3.1 and later read oci:// sources).
-func argoCDSnippet(repo, manifest, release, namespace string) string {
-	ns := namespace
+// manifest digest or following a version range (Argo CD 3.1 and later
+// read oci:// sources).
+func argoCDSnippet(g gitOps) string {
+	ns := g.namespace
 	if ns == "" {
 		ns = "default"
+	}
+	rev := g.digest
+	if g.semver != "" {
+		rev = yamlQuote(g.semver)
 	}
 	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -121,13 +162,13 @@ spec:
     targetRevision: %[3]s
     path: .
     helm:
-      releaseName: %[1]s
+      releaseName: %[4]s
   destination:
     server: https://kubernetes.default.svc
-    namespace: %[4]s
+    namespace: %[5]s
   syncPolicy:
     syncOptions:
-      - CreateNamespace=true`, yamlQuote(release), yamlQuote(repo), manifest, yamlQuote(ns))
+      - CreateNamespace=true`, yamlQuote(g.object), yamlQuote(g.repo), rev, yamlQuote(g.release), yamlQuote(ns))
 }
 
 // yamlQuote double-quotes s when YAML would not read it back as the same

@@ -151,46 +151,77 @@ func TestRepositorySnippets(t *testing.T) {
 	}
 }
 
-// TestGitOpsSnippets decodes the Flux snippet strictly into Flux's own Go
-// API types (source-controller OCIRepository, helm-controller HelmRelease)
-// and the Argo CD one into a mirror of its Application, and checks that
-// each pins the chart by its manifest digest.
+// TestGitOpsSnippets decodes the Flux snippets strictly into Flux's own
+// Go API types (source-controller OCIRepository, helm-controller
+// HelmRelease) and the Argo CD ones into a mirror of its Application:
+// pinned by the chart's manifest digest, and, in a suite's catalog,
+// following the suite's repository with a version range; each
+// OCIRepository verified with cosign against the repository's key; object
+// names that two packages' "controller" releases cannot share.
 func TestGitOpsSnippets(t *testing.T) {
 	const manifest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
-	o := &options{manifests: map[string]string{"sha256:aa": manifest}}
+	o := &options{title: "Example charts", manifests: map[string]string{"sha256:aa": manifest}, suites: &Suites{This: "stable", Names: []string{"unstable", "stable"}}}
+	chart := &spec.ChartRef{Repository: "oci://ghcr.io/example/kubevirt", Name: "kubevirt-operator", Version: "1.9.0-4", Digest: "sha256:aa"}
 	for _, ns := range []string{"kubevirt", ""} {
-		cv := newChartView(&spec.ChartRef{Repository: "oci://ghcr.io/example/kubevirt", Name: "kubevirt-operator", Version: "1.9.0-4", Digest: "sha256:aa"}, "kubevirt-operator", ns, o)
-		fd := strings.Split(cv.Flux, "\n---\n")
-		if len(fd) != 2 {
-			t.Fatalf("Flux snippet has %d documents, want 2", len(fd))
+		cv := newChartView("kubevirt", chart, "kubevirt-operator", ns, o)
+		if cv.Follow == nil {
+			t.Fatal("a suite's catalog has no follow snippets")
 		}
-		var repo sourcev1.OCIRepository
-		strict(t, "OCIRepository", fd[0], &repo)
-		if repo.APIVersion != sourcev1.GroupVersion.String() || repo.Kind != sourcev1.OCIRepositoryKind {
-			t.Errorf("OCIRepository type %s %s", repo.APIVersion, repo.Kind)
+		for _, tt := range []struct {
+			what, flux, argo, url, digest, semver string
+		}{
+			{"pinned", cv.Flux, cv.ArgoCD, "oci://ghcr.io/example/kubevirt/kubevirt-operator", manifest, ""},
+			{"following stable", cv.Follow.Flux, cv.Follow.ArgoCD, "oci://ghcr.io/example/kubevirt/suites/stable/kubevirt-operator", "", FollowRange},
+		} {
+			fd := strings.Split(tt.flux, "\n---\n")
+			if len(fd) != 2 {
+				t.Fatalf("%s: Flux snippet has %d documents, want 2", tt.what, len(fd))
+			}
+			var repo sourcev1.OCIRepository
+			strict(t, "OCIRepository", fd[0], &repo)
+			if repo.APIVersion != sourcev1.GroupVersion.String() || repo.Kind != sourcev1.OCIRepositoryKind || repo.Name != "kubevirt.kubevirt-operator" {
+				t.Errorf("%s: OCIRepository %s %s %s", tt.what, repo.APIVersion, repo.Kind, repo.Name)
+			}
+			if repo.Spec.URL != tt.url || repo.Spec.Reference == nil || repo.Spec.Reference.Digest != tt.digest || repo.Spec.Reference.SemVer != tt.semver {
+				t.Errorf("%s: OCIRepository spec = %+v, want %s at digest %q semver %q", tt.what, repo.Spec, tt.url, tt.digest, tt.semver)
+			}
+			if v := repo.Spec.Verify; v == nil || v.Provider != "cosign" || v.SecretRef == nil || v.SecretRef.Name != "example-charts-cosign" {
+				t.Errorf("%s: verify = %+v, want cosign with the secret example-charts-cosign", tt.what, v)
+			}
+			if !strings.Contains(fd[0], "create secret generic example-charts-cosign --from-file=cosign.pub=index.pub") {
+				t.Errorf("%s: the snippet does not say how to make the key's Secret:\n%s", tt.what, fd[0])
+			}
+			if repo.Spec.LayerSelector == nil || repo.Spec.LayerSelector.MediaType != "application/vnd.cncf.helm.chart.content.v1.tar+gzip" {
+				t.Errorf("%s: layerSelector = %+v", tt.what, repo.Spec.LayerSelector)
+			}
+			var hr helmv2.HelmRelease
+			strict(t, "HelmRelease", fd[1], &hr)
+			if hr.APIVersion != helmv2.GroupVersion.String() || hr.Kind != helmv2.HelmReleaseKind || hr.Spec.ChartRef == nil || hr.Spec.ReleaseName != "kubevirt-operator" ||
+				hr.Spec.ChartRef.Kind != sourcev1.OCIRepositoryKind || hr.Spec.ChartRef.Name != repo.Name || hr.Spec.TargetNamespace != ns {
+				t.Errorf("%s: HelmRelease = %+v", tt.what, hr.Spec)
+			}
+			var app argoApplication
+			strict(t, "Application", tt.argo, &app)
+			src := app.Spec.Source
+			rev := tt.digest + tt.semver
+			if app.APIVersion != "argoproj.io/v1alpha1" || app.Kind != "Application" || app.Metadata.Name != repo.Name || src == nil || src.RepoURL != repo.Spec.URL ||
+				src.TargetRevision != rev || src.Path != "." || src.Helm == nil || src.Helm.ReleaseName != "kubevirt-operator" {
+				t.Errorf("%s: Application = %+v", tt.what, app)
+			}
 		}
-		if repo.Spec.URL != "oci://ghcr.io/example/kubevirt/kubevirt-operator" || repo.Spec.Reference == nil || repo.Spec.Reference.Digest != manifest {
-			t.Errorf("OCIRepository spec = %+v, want the chart pinned by %s", repo.Spec, manifest)
-		}
-		if repo.Spec.LayerSelector == nil || repo.Spec.LayerSelector.MediaType != "application/vnd.cncf.helm.chart.content.v1.tar+gzip" {
-			t.Errorf("layerSelector = %+v", repo.Spec.LayerSelector)
-		}
-		var hr helmv2.HelmRelease
-		strict(t, "HelmRelease", fd[1], &hr)
-		if hr.APIVersion != helmv2.GroupVersion.String() || hr.Kind != helmv2.HelmReleaseKind || hr.Spec.ChartRef == nil ||
-			hr.Spec.ChartRef.Kind != sourcev1.OCIRepositoryKind || hr.Spec.ChartRef.Name != repo.Name || hr.Spec.TargetNamespace != ns {
-			t.Errorf("HelmRelease = %+v", hr.Spec)
-		}
-		var app argoApplication
-		strict(t, "Application", cv.ArgoCD, &app)
-		src := app.Spec.Source
-		if app.APIVersion != "argoproj.io/v1alpha1" || app.Kind != "Application" || src == nil || src.RepoURL != repo.Spec.URL ||
-			src.TargetRevision != manifest || src.Path != "." || src.Helm == nil || src.Helm.ReleaseName != "kubevirt-operator" {
-			t.Errorf("Application = %+v", app)
+		if want := "helm upgrade --install kubevirt-operator oci://ghcr.io/example/kubevirt/suites/stable/kubevirt-operator --version '>=0.0.0-0'"; !strings.HasPrefix(cv.Follow.Helm, want) {
+			t.Errorf("helm follow = %q, want %q...", cv.Follow.Helm, want)
 		}
 	}
-	// Without a manifest digest there is nothing to pin: no snippets.
-	if cv := newChartView(&spec.ChartRef{Repository: "oci://r", Name: "c", Version: "1.0.0-1", Digest: "sha256:bb"}, "c", "", o); cv.Flux != "" || cv.ArgoCD != "" {
-		t.Errorf("snippets without a manifest digest: %q %q", cv.Flux, cv.ArgoCD)
+	// Two packages with a "controller" release: their objects differ.
+	a := newChartView("alpha", &spec.ChartRef{Repository: "oci://r", Name: "controller", Version: "1.0.0-1", Digest: "sha256:aa"}, "controller", "", o)
+	b := newChartView("beta", &spec.ChartRef{Repository: "oci://r", Name: "controller", Version: "1.0.0-1", Digest: "sha256:aa"}, "controller", "", o)
+	if name := func(s string) string { return strings.SplitN(strings.SplitN(s, "  name: ", 2)[1], "\n", 2)[0] }; name(a.Flux) == name(b.Flux) || name(a.ArgoCD) == name(b.ArgoCD) {
+		t.Errorf("two packages' controller releases share the object name %s", name(a.Flux))
+	}
+	// Without a manifest digest there is nothing to pin; without suites
+	// nothing to follow.
+	if cv := newChartView("c", &spec.ChartRef{Repository: "oci://r", Name: "c", Version: "1.0.0-1", Digest: "sha256:bb"}, "c", "", &options{manifests: map[string]string{}}); cv.Flux != "" || cv.ArgoCD != "" || cv.Follow != nil {
+		t.Errorf("snippets without a manifest digest or suites: %q %q %+v", cv.Flux, cv.ArgoCD, cv.Follow)
 	}
 }

@@ -126,16 +126,25 @@ type SuiteRow struct {
 	Name, Policy string
 	// AtRoot is whether the site root serves this suite's index too.
 	AtRoot bool
+	// NoIndex is set for a suite with no index yet (nothing promoted into
+	// it): the page names it without linking a catalog or an index that
+	// would not be found.
+	NoIndex bool
 }
 
 type suitesPage struct {
 	page
 	Suites []suiteRowView
+	// KeyHref links the public key beside the first suite with an index.
+	KeyHref string
 }
 
 type suiteRowView struct {
 	Name, Href, Index, Policy string
-	AtRoot                    bool
+	AtRoot, NoIndex           bool
+	// Subscribe is the kubepkg repo add command of the suite's index
+	// (its URL completed by search.js from Index).
+	Subscribe string
 }
 
 // WriteSuites writes the page of a site's suites, index.html at the site
@@ -158,7 +167,12 @@ func WriteSuites(dir string, idx *index.RepositoryIndex, rows []SuiteRow, opts .
 		if err := index.CheckPackageName(r.Name); err != nil {
 			return fmt.Errorf("site %s: suite: %w", dir, err)
 		}
-		sp.Suites = append(sp.Suites, suiteRowView{Name: r.Name, Href: r.Name + "/index.html", Index: r.Name + "/index.yaml", Policy: r.Policy, AtRoot: r.AtRoot})
+		rv := suiteRowView{Name: r.Name, Href: r.Name + "/index.html", Index: r.Name + "/index.yaml", Policy: r.Policy, AtRoot: r.AtRoot, NoIndex: r.NoIndex,
+			Subscribe: "kubepkg repo add " + yamlName(o.title) + "-" + r.Name + " "}
+		sp.Suites = append(sp.Suites, rv)
+		if sp.KeyHref == "" && !r.NoIndex {
+			sp.KeyHref = r.Name + "/keys/index.pub"
+		}
 	}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, "suites.html", sp); err != nil {

@@ -239,7 +239,8 @@ func (c *Config) MirrorRoot(dir, title string) (*publish.MirrorResult, error) {
 	}
 	rows := make([]site.SuiteRow, len(c.Suites))
 	for i, s := range c.Suites {
-		rows[i] = site.SuiteRow{Name: s.Name, Policy: "new builds, from publish", AtRoot: s.Name == c.RootSuite}
+		rows[i] = site.SuiteRow{Name: s.Name, Policy: "new builds, from publish", AtRoot: s.Name == c.RootSuite,
+			NoIndex: !exists(filepath.Join(dir, s.Name, publish.IndexFile))}
 		if s.Policy != nil {
 			rows[i].Policy = "from " + c.Suites[i-1].Name + ", when the evidence shows a " + s.Policy.String()
 		}

@@ -45,12 +45,16 @@ func TestMirrorRoot(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<a class="pkg-name" href="unstable/index.html">unstable</a> <span class="badge latest">also index.yaml here</span>`,
-		`<a class="pkg-name" href="testing/index.html">testing</a></td><td><code class="ref">testing/index.yaml</code></td><td>from unstable, when the evidence shows a pass on &gt;= 1 Kubernetes minor versions and on amd64, signed by qa</td>`,
+		// testing has no index before its first promotion: named, not linked.
+		`<span class="pkg-name">testing</span> <span class="badge">no index yet</span></td><td class="muted">nothing promoted into it yet</td><td>from unstable, when the evidence shows a pass on &gt;= 1 Kubernetes minor versions and on amd64, signed by qa</td>`,
 		`<a href="index.yaml.sig">index.yaml.sig</a>`, `<a href="root.yaml">root.yaml</a>`,
 	} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the site root's index.html lacks %s", want)
 		}
+	}
+	if bytes.Contains(page, []byte(`href="testing/`)) {
+		t.Errorf("the site root's index.html links suite testing, which has no index yet")
 	}
 	top := r.read(".")
 	if _, v := top.Verified.Index.Counts(); v != len(all) {

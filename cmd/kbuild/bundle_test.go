@@ -26,6 +26,7 @@ import (
 	"kbuild.dev/kbuild/bundle"
 	"kbuild.dev/kbuild/bundle/nodeconfig"
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/trust"
 )
 
 // startMirror starts a second docker-registry on a free loopback port, with
@@ -253,6 +254,11 @@ func TestBundleRealRecipes(t *testing.T) {
 		t.Fatalf("cache add: %s", r)
 	}
 	signedSite(t, work, src, "--offline", "--cache-dir", cache, "recipes/kubevirt", "recipes/cdi", "recipes/virtualization")
+	// The public key beside the index, as publish writes it.
+	os.MkdirAll(filepath.Join(work, "site", "keys"), 0o755)
+	if b, err := os.ReadFile(filepath.Join(work, "keys", "index.pub")); err != nil || os.WriteFile(filepath.Join(work, "site", "keys", "index.pub"), b, 0o644) != nil {
+		t.Fatal(err)
+	}
 
 	create := []string{"bundle", "create", "virtualization", "--index", "site", "--public-key", "keys/index.pub", "--image-source", "oci://" + src, "--plain-http"}
 	r := kbuild(t, work, nil, append(create, "-o", "virt.tar")...)
@@ -308,6 +314,20 @@ func TestBundleRealRecipes(t *testing.T) {
 	if m := regexp.MustCompile(`^created: (\S+)\nindex: sha256:[0-9a-f]{64} \(generated (\S+),`).FindStringSubmatch(r.stdout); m == nil || m[1] != m[2] {
 		t.Errorf("bundle inspect: created is not the index's generated time: %q", r.stdout)
 	}
+	pubPEM, err := os.ReadFile(filepath.Join(work, "keys", "index.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := trust.ParsePublicKey(pubPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Which key signed the index: the signature file names no keyid (one
+	// key signs), so inspect finds it among the public keys the bundle
+	// carries from the site.
+	if want := "index signed by " + pub.KeyID() + " (keys/index.pub, carried in the bundle; import checks the signature against your keys)\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("bundle inspect lacks %q: %s", want, r)
+	}
 	for _, want := range []string{"  kubevirt 1.9.0 build 1  sha256:", "pinned by cdi 1.66.1 build 1\n", "  quay.io/kubevirt/virt-operator:v1.9.0@sha256:"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("bundle inspect lacks %q: %s", want, r)
@@ -325,6 +345,13 @@ func TestBundleRealRecipes(t *testing.T) {
 	}
 
 	importAndCheck(t, work, "virt.tar", mirror, helm, in, pinned, 3)
+
+	// Without --sign-key the import says which index to subscribe to and
+	// that its charts still point at the upstream registry.
+	r = kbuild(t, work, nil, "bundle", "import", "virt.tar", "--mirror", "oci://"+mirror+"/airgap", "--site", "imported-plain", "--plain-http", "--public-key", "keys/index.pub")
+	if r.code != 0 || !strings.Contains(r.stdout, "subscribe to imported-plain/index.yaml with the upstream keys: its charts still point at the upstream registry") {
+		t.Errorf("import without --sign-key does not say what to subscribe to: %s", r)
+	}
 
 	// One platform of virt-operator's index: the index is kept byte for
 	// byte, but docker-registry accepts an index only with every image it

@@ -59,7 +59,19 @@ Examples:
 			if in.Expires != "" {
 				fmt.Fprintf(w, ", expires %s", in.Expires)
 			}
-			fmt.Fprintf(w, ")\n%d blobs, %s\n\npackages:\n", in.Blobs, humanBytes(in.Bytes))
+			fmt.Fprintf(w, ")\n")
+			for _, s := range in.SignedBy {
+				switch {
+				case s.Checked:
+					fmt.Fprintf(w, "index signed by %s (%s, carried in the bundle; import checks the signature against your keys)\n", s.KeyID, s.KeyFile)
+				case s.KeyID != "":
+					fmt.Fprintf(w, "index signed by %s, as index.yaml.sig says (the bundle carries no such key; import checks it against your keys)\n", s.KeyID)
+				default:
+					fmt.Fprintf(w, "index signed by a key the bundle does not carry (index.yaml.sig names no keyid); import checks it against your keys\n")
+				}
+			}
+			fmt.Fprintf(w, "cosign signatures and attestations of the charts: %d\n", in.Sigstore)
+			fmt.Fprintf(w, "%d blobs, %s\n\npackages:\n", in.Blobs, humanBytes(in.Bytes))
 			for _, p := range in.Packages {
 				fmt.Fprintf(w, "  %s %s build %d  %s  (%s)\n", p.Name, p.Version, p.Build, p.Digest, p.Reason)
 			}

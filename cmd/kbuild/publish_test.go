@@ -195,7 +195,9 @@ spec:
 			if got := "sha256:" + sha(helmPull(t, helm, "oci://"+repo+"@"+c.Manifest)); got != c.Digest {
 				t.Errorf("anonymous pull of %s: %s, want %s", repo, got, c.Digest)
 			}
-			// Its provenance and its SBOM are attached as referrers.
+			// Its provenance and its SBOM are attached as referrers, and
+			// for cosign and Flux its signature, SBOM and provenance as
+			// Sigstore bundles.
 			subject, _ := name.NewDigest(repo+"@"+c.Manifest, name.Insecure)
 			refs, err := remote.Referrers(subject)
 			if err != nil {
@@ -206,8 +208,8 @@ spec:
 			for _, d := range m.Manifests {
 				types[d.ArtifactType]++
 			}
-			if len(m.Manifests) != 2 || types["application/vnd.in-toto+json"] != 1 || types["application/vnd.cyclonedx+json"] != 1 {
-				t.Errorf("referrers of %s = %+v, want one in-toto envelope and one CycloneDX SBOM", subject, m.Manifests)
+			if len(m.Manifests) != 5 || types["application/vnd.in-toto+json"] != 1 || types["application/vnd.cyclonedx+json"] != 1 || types["application/vnd.dev.sigstore.bundle.v0.3+json"] != 3 {
+				t.Errorf("referrers of %s = %+v, want one in-toto envelope, one CycloneDX SBOM and three Sigstore bundles", subject, m.Manifests)
 			}
 		}
 	}

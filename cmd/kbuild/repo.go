@@ -26,7 +26,7 @@ func newRepoCmd() *Command {
 package, with its spec digest), index.yaml.sig (ed25519 signatures of its
 exact bytes) and, with a root of trust, root.yaml and root/<N>.yaml (see
 'kbuild trust'). kubepkg clusters subscribe to the URL of index.yaml.`,
-		Subcommands: []*Command{newRepoKeygenCmd(), newRepoIndexCmd(), newRepoVerifyCmd(), newRepoWithdrawCmd()},
+		Subcommands: []*Command{newRepoKeygenCmd(), newRepoIndexCmd(), newRepoVerifyCmd(), newRepoWithdrawCmd(), newRepoFollowCmd()},
 	}
 }
 

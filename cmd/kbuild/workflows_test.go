@@ -422,6 +422,20 @@ func TestWorkflowScripts(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "promoted smart-proxy 3.14.0 build 2 from unstable to testing") || !strings.Contains(r.stderr, "charts pulled anonymously") {
 		t.Fatalf("publish.sh promote: %s", r)
 	}
+	// The promotion reached testing's followable repository (repo follow):
+	// what Flux, Argo CD and Helm clusters follow, signed for cosign.
+	followed := regexp.MustCompile(`(?m)^testing: copied oci://(\S+/suites/testing/smart-proxy:3\.14\.0-2)$`).FindStringSubmatch(r.stdout)
+	if followed == nil {
+		t.Fatalf("publish.sh promote did not copy smart-proxy 3.14.0-2 into testing's followable repository:\n%s", r.stdout)
+	}
+	t.Run("cosign verifies the followed chart", func(t *testing.T) {
+		pub := filepath.Join(w.repo, "keys", "index.pub")
+		cmd := exec.Command(testenv.Tool(t, "cosign"), "verify", "--key", pub, "--insecure-ignore-tlog=true", "--allow-http-registry", followed[1])
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("cosign verify %s: %v\n%s", followed[1], err, out)
+		}
+	})
 	if err := os.RemoveAll(w.pages); err != nil {
 		t.Fatal(err)
 	}

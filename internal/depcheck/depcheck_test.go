@@ -38,8 +38,9 @@ var allowed = map[string][]string{
 	"bundle":            {"builder", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "spec", "trust"},
 	"bundle/nodeconfig": {"internal/atomicfile"},
 	"releaseset":        {"index", "spec"},
+	"sigbundle":         {"trust"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
-	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "publish", "releaseset", "site", "spec", "trust"},
+	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
 	"internal/atomicfile":    {},
@@ -117,6 +118,7 @@ var outside = map[string][]string{
 	"scripts/hostile":        {},
 	"internal/kubepkgmodel":  {"github.com/Masterminds/semver/v3"},
 	"internal/ocilimit":      {},
+	"sigbundle":              signing,
 }
 
 // pkg is one package of the build graph as go list reports it.

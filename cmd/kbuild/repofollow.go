@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/internal/plainhttp"
+	"kbuild.dev/kbuild/suite"
+)
+
+// repoFollowFlags are the flags of repo follow.
+type repoFollowFlags struct {
+	site   string
+	suites string
+	trustFlags
+	plainHTTPFlag
+	timeoutFlag
+}
+
+func newRepoFollowCmd() *Command {
+	f := &repoFollowFlags{}
+	return &Command{
+		Name:    "follow",
+		Usage:   "kbuild repo follow --site DIR (--root-key FILE | --public-key FILE) [--suites suites.yaml]",
+		Summary: "Make each suite's followable OCI repositories hold exactly the suite's builds, for Flux, Argo CD and Helm.",
+		Help: `A Flux, Argo CD or plain Helm cluster cannot read a kubepkg index; it follows
+an OCI repository with a version range (Flux's ref.semver, Argo CD's
+targetRevision, helm --version). So beside each chart repository REPO/NAME
+that a suite pins, REPO/suites/SUITE/NAME holds exactly the builds SUITE
+holds: follow copies each chart the suite's verified index pins into it
+under the same tag, with the same manifest digest (blobs mounted) and every
+referrer (the cosign signature and attestations Flux verifies, the SBOM,
+provenance and evidence), after checking its archive is the one the index
+pins; and it deletes from it every tag the suite does not hold (a withdrawn
+build). A tag there is never moved: a different manifest under a suite's
+tag is an error to resolve by hand. A range over the stable repository
+thus selects only promoted builds, the newest first, and a promotion or a
+withdrawal reaches the clusters at their next reconciliation.
+
+Run it after every publish, promote and withdraw (and the weekly
+re-signing), as the example workflows do; it is idempotent. Suites without
+an index yet are skipped. The registry must allow deleting manifests
+(docker-registry with storage.delete.enabled, Harbor, Zot, ECR, GAR, ACR);
+on GHCR a withdrawn build must be deleted through GitHub's API, which
+follow says.
+
+Examples:
+  # after 'kbuild promote ... --to stable'
+  kbuild repo follow --site _site --root-key keys/root.pub
+
+  # a local registry in a test
+  kbuild repo follow --site _site --public-key keys/index.pub --plain-http`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml")
+			fs.StringVar(&f.suites, "suites", suite.File, "the suites file")
+			f.trustFlags.addFlags(fs)
+			f.plainHTTPFlag.addFlags(fs, "")
+			f.timeoutFlag.addFlags(fs, "a registry")
+		},
+		Run: f.run,
+	}
+}
+
+func (f *repoFollowFlags) run(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 0 {
+		return usagef("follow takes no arguments")
+	}
+	tr, err := f.require("repo follow")
+	if err != nil {
+		return err
+	}
+	c, found, err := suite.Load(f.suites)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%s not found: a repository without suites has nothing to follow but its chart repositories, which a version range follows as they are", f.suites)
+	}
+	plain := plainhttp.Policy{Loopback: f.plainHTTP}
+	out, err := suite.FollowSite(ctx, f.site, c, tr, time.Now(), suite.FollowOptions{PlainHTTP: plain.Allows, Timeout: f.timeout})
+	for _, s := range out {
+		switch {
+		case s.NoIndex:
+			fmt.Fprintf(env.Stdout, "%s: no index yet; nothing to follow\n", s.Suite)
+		case s.FollowResult != nil:
+			for _, r := range s.Copied {
+				fmt.Fprintf(env.Stdout, "%s: copied %s\n", s.Suite, r)
+			}
+			for _, r := range s.Removed {
+				fmt.Fprintf(env.Stdout, "%s: deleted %s (not in the suite)\n", s.Suite, r)
+			}
+			fmt.Fprintf(env.Stdout, "%s: %d copied, %d deleted, %d already in place\n", s.Suite, len(s.Copied), len(s.Removed), s.Kept)
+		}
+	}
+	return err
+}
