@@ -9,42 +9,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 )
-
-// version is set at link time (-ldflags "-X main.version=v0.1.0"), else
-// taken from the module version or the git commit Go stamps into the binary.
-var version = buildVersion()
-
-func buildVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	switch {
-	case rev == "":
-		return "devel"
-	case dirty:
-		return "devel-" + rev[:min(12, len(rev))] + "-dirty"
-	}
-	return "devel-" + rev[:min(12, len(rev))]
-}
 
 // Command is one kbuild subcommand: a usage line with UPPERCASE
 // placeholders, a one-line summary, a help text with examples, its flags and
@@ -209,25 +178,4 @@ func printGroupHelp(w io.Writer, c *Command, path []string) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name, sub.Summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n", strings.Join(path, " "))
-}
-
-func newVersionCmd() *Command {
-	return &Command{
-		Name:    "version",
-		Usage:   "kbuild version",
-		Summary: "Print kbuild's version.",
-		Help: `The version is recorded in build records and provenance, so a rebuild can
-use the same kbuild.
-
-Examples:
-  # print the version
-  kbuild version`,
-		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("version takes no arguments")
-			}
-			fmt.Fprintln(env.Stdout, version)
-			return nil
-		},
-	}
 }
