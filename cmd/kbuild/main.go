@@ -116,9 +116,8 @@ func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []s
 	}
 	fs, help := c.flagSet(path)
 	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n\n", strings.Join(path, " "), err)
-		printHelp(env.Stderr, c, fs)
-		return 2
+		printUsageError(env.Stderr, path, err.Error())
+		return exitUsage
 	}
 	if *help {
 		printHelp(env.Stdout, c, fs)
@@ -130,17 +129,20 @@ func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []s
 	var ee *exitError
 	switch {
 	case err == nil:
-		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "%s: %s\n\n", strings.Join(path, " "), ue.msg)
-		printHelp(env.Stderr, c, fs)
-		return 2
+		printUsageError(env.Stderr, path, ue.msg)
 	case errors.As(err, &ee):
-		return ee.code
 	default:
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
-		return 1
 	}
+	return exitCode(err)
+}
+
+// printUsageError prints a usage error and one line pointing to --help
+// (not the whole help: in a CI log the error is then the last thing).
+func printUsageError(w io.Writer, path []string, msg string) {
+	cmd := strings.Join(path, " ")
+	fmt.Fprintf(w, "%s: %s\nRun '%s --help' for usage and examples.\n", cmd, msg, cmd)
 }
 
 // flagSet returns the flags of c, run as path, with -h/--help last.
@@ -162,6 +164,7 @@ func printHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
 	if fs != nil && fs.HasFlags() {
 		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
 	}
+	fmt.Fprintf(w, "\n%s\n", exitStatusHelp)
 }
 
 func printGroupHelp(w io.Writer, c *Command, path []string) {
@@ -177,5 +180,5 @@ func printGroupHelp(w io.Writer, c *Command, path []string) {
 	for _, sub := range c.Subcommands {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name, sub.Summary)
 	}
-	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n", strings.Join(path, " "))
+	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n\n%s\n", strings.Join(path, " "), exitStatusHelp)
 }

@@ -108,7 +108,7 @@ Examples:
 				return &exitError{1}
 			}
 			if other > 0 {
-				return &exitError{1}
+				return &exitError{exitRefused}
 			}
 			return nil
 		},

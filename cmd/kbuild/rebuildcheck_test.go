@@ -69,7 +69,7 @@ func TestRebuildCheck(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	ro := kbuildWith(t, other, b, nil, "rebuild-check", "recipes/", "--index", index, "--public-key", pub, "--plain-http")
-	if ro.code != 1 || strings.Count(ro.stdout, ": REFUSED: ") != 3 || !strings.Contains(ro.stdout, "was built by another kbuild, kbuild "+this+"; this is kbuild v9.9.9") ||
+	if ro.code != exitRefused || strings.Count(ro.stdout, ": REFUSED: ") != 3 || !strings.Contains(ro.stdout, "was built by another kbuild, kbuild "+this+"; this is kbuild v9.9.9") ||
 		!strings.Contains(ro.stdout, "--other-kbuild") || !strings.Contains(ro.stdout, "3 of 3 recipes were published by another kbuild and not compared") {
 		t.Fatalf("rebuild-check by another kbuild release: %s", ro)
 	}

@@ -57,9 +57,10 @@ them: build 0, versions with a leading v, no generated time or apiVersion,
 and unknown fields (ignored with a warning; a version whose spec has one is
 left out, with a warning naming the package, version and field).
 
-Exit status: 0 verified, 1 refused (the message says why; a file over its
-documented size limit is refused too), 3 the site could not be read (no
-connection, a missing index, a server that stalls). The mistake to avoid: trusting keys fetched from the site
+Exit status: 0 verified; 4 refused: a signature, digest, expiry, chart pin
+or evidence check failed (the message says why); 3 a file over its
+documented size limit; 5 the site could not be read (no connection, a
+server that stalls or answers 5xx); 1 anything else (a missing index). The mistake to avoid: trusting keys fetched from the site
 itself — pass keys you got out of band.
 
 Examples:
@@ -120,10 +121,10 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	switch {
 	case errors.As(err, &ve):
 		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
-		return &exitError{code: 1}
+		return &exitError{code: exitCode(err)}
 	case err != nil:
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
-		return &exitError{code: exitFetch}
+		return &exitError{code: exitCode(err)}
 	}
 	for _, w := range v.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
@@ -133,7 +134,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		printRefused(env, bad)
 		if len(bad) > 0 {
 			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", len(bad), n)
-			return &exitError{code: 1}
+			return &exitError{code: exitVerification}
 		}
 		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
 	}
@@ -146,14 +147,14 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		ok, refused, skipped, err := suite.VerifyEvidence(f.evidence, v.Root, v.Index, time.Now())
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "error: %v\n", err)
-			return &exitError{code: exitFetch}
+			return &exitError{code: exitCode(err)}
 		}
 		for _, r := range refused {
 			fmt.Fprintf(env.Stderr, "refused: %s\n", r)
 		}
 		fmt.Fprintf(env.Stdout, "%s: %d verified, %d refused, %d for versions this index does not hold\n", f.evidence, len(ok), len(refused), skipped)
 		if len(refused) > 0 {
-			return &exitError{code: 1}
+			return &exitError{code: exitVerification}
 		}
 	}
 	now := time.Now()
