@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
@@ -58,13 +60,15 @@ const exitStatusHelp = `Exit status:
 // exitCode is the exit status for err, returned by a command's Run.
 func exitCode(err error) int {
 	var (
-		ue *usageError
-		ee *exitError
-		ve *trust.VerificationError
-		dm *sources.DigestMismatchError
-		pe *recipe.ProblemsError
-		te *transport.Error
-		ne net.Error
+		ue  *usageError
+		ee  *exitError
+		ve  *trust.VerificationError
+		dm  *sources.DigestMismatchError
+		pe  *recipe.ProblemsError
+		te  *transport.Error
+		oe  *net.OpError
+		de  *net.DNSError
+		ue2 *url.Error
 	)
 	switch {
 	case err == nil:
@@ -86,7 +90,7 @@ func exitCode(err error) int {
 		return exitUnavailable
 	case errors.As(err, &te) && (te.StatusCode >= 500 || te.StatusCode == http.StatusTooManyRequests):
 		return exitUnavailable
-	case errors.As(err, &ne):
+	case errors.As(err, &oe), errors.As(err, &de), errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ue2) && ue2.Timeout():
 		return exitUnavailable
 	}
 	return exitFailed

@@ -97,7 +97,7 @@ func TestAttestPromote(t *testing.T) {
 		t.Errorf("the matrix lacks the set in unstable:\n%s", page)
 	}
 	r = promote("stable")
-	if r.code != 1 || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") ||
+	if r.code != exitRefused || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") ||
 		!strings.Contains(r.stderr, "the pass on arch=amd64,kubernetes=1.33,runtime=containerd lists no rollback test") {
 		t.Fatalf("promote to stable: %s", r)
 	}

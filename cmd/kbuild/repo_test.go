@@ -309,7 +309,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 		t.Fatal(r)
 	}
 	r := runInProcess("repo", "verify", "--index", old, "--public-key", key+".pub", "--state", state)
-	if r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index generated") || !strings.Contains(r.stderr, "refusing a rollback") {
+	if r.code != exitVerification || !strings.Contains(r.stderr, "refused: index.yaml: index generated") || !strings.Contains(r.stderr, "refusing a rollback") {
 		t.Fatalf("rollback: %s", r)
 	}
 	if after, _ := os.ReadFile(state); string(after) != string(st) {
