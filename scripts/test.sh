@@ -27,6 +27,7 @@ command -v skopeo >/dev/null || pkgs+=(skopeo)
 command -v git >/dev/null || pkgs+=(git)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v xz >/dev/null || pkgs+=(xz-utils)
+command -v shellcheck >/dev/null || pkgs+=(shellcheck)
 if ((${#pkgs[@]})); then
 	log "installing Debian packages: ${pkgs[*]}"
 	sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo

@@ -90,7 +90,7 @@ func exitCode(err error) int {
 		return exitUnavailable
 	case errors.As(err, &te) && (te.StatusCode >= 500 || te.StatusCode == http.StatusTooManyRequests):
 		return exitUnavailable
-	case errors.As(err, &oe), errors.As(err, &de), errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ue2) && ue2.Timeout():
+	case errors.As(err, &oe) && oe.Op != "listen", errors.As(err, &de), errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ue2) && ue2.Timeout():
 		return exitUnavailable
 	}
 	return exitFailed

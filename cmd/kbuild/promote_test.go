@@ -126,7 +126,7 @@ func TestAttestPromote(t *testing.T) {
 	data, _ = os.ReadFile(evFile)
 	os.WriteFile(other, []byte(strings.Replace(string(data), `"keyid": "`, `"keyid": "00`, 1)), 0o644)
 	r = runInProcess("repo", "verify", "--index", filepath.Join(site, "unstable", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
-	if r.code != 1 || !strings.Contains(r.stderr, "refused: "+other+": evidence refused: signed by 0 of the qa role's keys") {
+	if r.code != exitVerification || !strings.Contains(r.stderr, "refused: "+other+": evidence refused: signed by 0 of the qa role's keys") {
 		t.Fatalf("repo verify --evidence with a bad file: %s", r)
 	}
 	if r := runInProcess("repo", "verify", "--index", filepath.Join(site, "testing", "index.yaml"), "--public-key", idx+".pub", "--evidence", filepath.Join(site, "evidence")); r.code != 2 || !strings.Contains(r.stderr, "--evidence needs --root-key") {

@@ -118,7 +118,7 @@ func TestTrustRootChain(t *testing.T) {
 	s.RootDigest = hexDigest([]byte("another root 2"))
 	b, _ := s.Marshal()
 	os.WriteFile(state, b, 0o644)
-	if r := verify(); r.code != 1 || !strings.Contains(r.stderr, "the root chain forked") {
+	if r := verify(); r.code != exitVerification || !strings.Contains(r.stderr, "the root chain forked") {
 		t.Fatalf("fork: %s", r)
 	}
 }
