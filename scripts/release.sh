@@ -11,6 +11,8 @@
 # kbuild_VERSION_OS_ARCH.tar.gz (names sorted, owner 0:0, every mtime
 # SOURCE_DATE_EPOCH, gzip without a name or time); then SHA256SUMS of the
 # archives. SOURCE_DATE_EPOCH defaults to the commit's time.
+# KBUILD_RELEASE_TARGETS (OS/ARCH words) builds only some targets (the
+# tests build this machine's).
 #
 # "image" builds the linux/amd64 and linux/arm64 image with ko (.ko.yaml:
 # the same flags, on $KO_DEFAULTBASEIMAGE, which the release workflow pins
@@ -49,7 +51,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 ldflags="-s -w -buildid= -X main.release=$version -X main.commit=$commit"
-for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+for target in ${KBUILD_RELEASE_TARGETS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64}; do
 	os=${target%/*} arch=${target#*/}
 	name="kbuild_${version#v}_${os}_${arch}"
 	mkdir -p "$work/$name"

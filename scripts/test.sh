@@ -19,6 +19,7 @@ TRIVY_VERSION=v0.74.0
 ACTIONLINT_VERSION=v1.7.7
 CRANE_VERSION=v0.22.1 # go-containerregistry, as go.mod has it
 ORAS_VERSION=v1.3.6
+KO_VERSION=v0.19.1 # kbuild's image (scripts/release.sh image)
 
 # 1. Debian packages: the registry, skopeo, git (git daemon) and chromium.
 pkgs=()
@@ -42,6 +43,7 @@ GOEXPERIMENT=jsonv2 tool trivy github.com/aquasecurity/trivy/cmd/trivy "$TRIVY_V
 tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION"
 tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"
 tool actionlint github.com/rhysd/actionlint/cmd/actionlint "$ACTIONLINT_VERSION"
+tool ko github.com/google/ko "$KO_VERSION" "about 3 minutes, once"
 
 # 3. A real registry on loopback, on a free port, with throwaway storage.
 work=$(mktemp -d)

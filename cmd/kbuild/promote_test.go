@@ -152,7 +152,7 @@ func TestAttestPromote(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "suite testing does not hold pulp@3.73.0 build 1") || strings.Count(r.stdout, "withdrew pulp") != 1 {
 		t.Fatalf("withdraw from the one suite holding it: %s", r)
 	}
-	if r := promote("testing"); r.code != 1 || !strings.Contains(r.stderr, "foreman 3.15.0 build 1 was withdrawn in unstable (CVE-2026-0001)") {
+	if r := promote("testing"); r.code != exitRefused || !strings.Contains(r.stderr, "foreman 3.15.0 build 1 was withdrawn in unstable (CVE-2026-0001)") {
 		t.Fatalf("promote a withdrawn version: %s", r)
 	}
 	if r := runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", "testing", "--root", rootFile, "--site", site, "--suites", filepath.Join(dir, "none.yaml"), "--sign-key", idx+".key"); r.code != 1 || !strings.Contains(r.stderr, "a repository without suites publishes one index") {
