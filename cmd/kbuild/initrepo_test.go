@@ -45,11 +45,6 @@ func TestInitRepoAdoption(t *testing.T) {
 	if r := kbuild(t, filepath.Dir(repo), nil, "init", "repo", repo); r.code != 1 || !strings.Contains(r.stderr, "already exists") {
 		t.Errorf("init repo over an existing repository: %s", r)
 	}
-	lint := exec.Command(actionlint, "-no-color")
-	lint.Dir = repo
-	if out, err := lint.CombinedOutput(); err != nil {
-		t.Errorf("actionlint of the workflows init repo wrote: %v\n%s", err, out)
-	}
 
 	// 2. The key (KEYS.md) and a recipe, committed.
 	if r := kbuild(t, repo, nil, "repo", "keygen", "keys/index"); r.code != 0 {
@@ -68,6 +63,11 @@ func TestInitRepoAdoption(t *testing.T) {
 	git(t, repo, "commit", "-q", "-m", "kbuild init repo, keys/index.pub, virt-template")
 	if out := git(t, repo, "status", "--porcelain", "--ignored"); strings.Contains(out, ".key") {
 		t.Errorf("the private key is not ignored: %s", out)
+	}
+	lint := exec.Command(actionlint, "-no-color")
+	lint.Dir = repo
+	if out, err := lint.CombinedOutput(); err != nil {
+		t.Errorf("actionlint of the workflows init repo wrote: %v\n%s", err, out)
 	}
 
 	pages := t.TempDir()

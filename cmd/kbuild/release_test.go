@@ -177,7 +177,7 @@ func checkActionInstall(t *testing.T, dir string) {
 // in its layer prints the stamped release.
 func TestReleaseImage(t *testing.T) {
 	reg := testenv.Registry(t)
-	testenv.Tool(t, "ko")
+	ko := testenv.Tool(t, "ko")
 	crane := testenv.Tool(t, "crane")
 	skopeo := testenv.Tool(t, "skopeo")
 	repo := strings.TrimPrefix(uniqueRepo(t, reg), "oci://")
@@ -199,7 +199,8 @@ func TestReleaseImage(t *testing.T) {
 		t.Fatalf("crane mutate: %v\n%s", err, out)
 	}
 	env := []string{"SOURCE_DATE_EPOCH=" + releaseEpoch, "KBUILD_COMMIT=" + releaseCommit, "KO_DOCKER_REPO=" + repo + "/kbuild",
-		"KO_DEFAULTBASEIMAGE=" + base, "KBUILD_PLATFORMS=linux/" + runtime.GOARCH, "HOME=" + t.TempDir()}
+		"KO_DEFAULTBASEIMAGE=" + base, "KBUILD_PLATFORMS=linux/" + runtime.GOARCH, "HOME=" + t.TempDir(),
+		"PATH=" + filepath.Dir(ko) + string(os.PathListSeparator) + os.Getenv("PATH")}
 	var refs [2]string
 	for i := range refs {
 		r := runScript(t, repoRoot, env, "release.sh", "image", releaseVersion)
