@@ -199,7 +199,7 @@ func TestReleaseImage(t *testing.T) {
 		t.Fatalf("crane mutate: %v\n%s", err, out)
 	}
 	env := []string{"SOURCE_DATE_EPOCH=" + releaseEpoch, "KBUILD_COMMIT=" + releaseCommit, "KO_DOCKER_REPO=" + repo + "/kbuild",
-		"KO_DEFAULTBASEIMAGE=" + base, "KBUILD_PLATFORMS=linux/" + runtime.GOARCH, "HOME=" + t.TempDir(),
+		"KO_DEFAULTBASEIMAGE=" + base, "KBUILD_PLATFORMS=linux/" + runtime.GOARCH,
 		"PATH=" + filepath.Dir(ko) + string(os.PathListSeparator) + os.Getenv("PATH")}
 	var refs [2]string
 	for i := range refs {
