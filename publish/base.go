@@ -53,7 +53,7 @@ func LoadBase(ctx context.Context, ref string, tr *trust.Trust, allowNew bool, b
 	case errors.Is(err, fetchsite.ErrNotFound) && allowNew:
 		return nil, nil
 	case errors.Is(err, fetchsite.ErrNotFound):
-		return nil, fmt.Errorf("the published index %s does not exist; check the URL, or pass --allow-new (or set KBUILD_ALLOW_NEW=1) to start a new repository (only for the first publication): %w", loc, ErrNoBase)
+		return nil, fmt.Errorf("the published index %s does not exist; check the URL, or pass --allow-new to start a new repository (only for the first publication; KBUILD_ALLOW_NEW=1 does the same): %w", loc, ErrNoBase)
 	case err != nil:
 		return nil, fmt.Errorf("reading the published index: %w", err)
 	}
