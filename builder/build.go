@@ -25,15 +25,16 @@ import (
 
 // Builder builds recipes with a source fetcher into a publish target.
 type Builder struct {
-	fetcher   *sources.Fetcher
-	target    Target
-	out       string
-	epoch     time.Time
-	jobs      int
-	logf      func(format string, args ...any)
-	builderID string
-	root      string
-	commit    string
+	fetcher    *sources.Fetcher
+	target     Target
+	out        string
+	epoch      time.Time
+	jobs       int
+	logf       func(format string, args ...any)
+	builderID  string
+	builderSum string
+	root       string
+	commit     string
 
 	allowUnpinned bool
 	kubeVersion   string
@@ -421,7 +422,7 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		APIVersion: spec.BuildInfoAPIVersion, Kind: spec.BuildInfoKind,
 		Package: res.Name, Version: res.Version, Build: res.Build,
 		Recipe: b.recipePath(p.Dir), RecipeDigest: p.Digest, Commit: b.commit,
-		Builder: b.builderID, Sources: p.Sources,
+		Builder: b.builderID, BuilderSum: b.builderSum, Sources: p.Sources,
 	}
 	chartRefs := map[string]*spec.ChartRef{}
 	for _, ps := range pushes {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/sources"
 )
 
 // RecipeFile is the name of a recipe inside its directory.
@@ -75,10 +76,10 @@ func readRecipeFile(dir, file string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s); a recipe is a plain YAML file", file, fi.Mode().Type())
+		return nil, refusal(sources.ErrUnsafe, "%s: not a regular file (%s); a recipe is a plain YAML file", file, fi.Mode().Type())
 	}
 	if fi.Size() > maxRecipeSize {
-		return nil, fmt.Errorf("%s: %d bytes is over the %d-byte limit for a recipe", file, fi.Size(), maxRecipeSize)
+		return nil, refusal(sources.ErrTooLarge, "%s: %d bytes is over the %d-byte limit for a recipe", file, fi.Size(), maxRecipeSize)
 	}
 	fh, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -88,14 +89,14 @@ func readRecipeFile(dir, file string) ([]byte, error) {
 	if fi, err = fh.Stat(); err != nil {
 		return nil, err
 	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s); a recipe is a plain YAML file", file, fi.Mode().Type())
+		return nil, refusal(sources.ErrUnsafe, "%s: not a regular file (%s); a recipe is a plain YAML file", file, fi.Mode().Type())
 	}
 	data, err := io.ReadAll(io.LimitReader(fh, maxRecipeSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if len(data) > maxRecipeSize {
-		return nil, fmt.Errorf("%s: grew over the %d-byte limit for a recipe while it was read", file, maxRecipeSize)
+		return nil, refusal(sources.ErrTooLarge, "%s: grew over the %d-byte limit for a recipe while it was read", file, maxRecipeSize)
 	}
 	return data, nil
 }
@@ -145,4 +146,19 @@ func FindRecipes(args []string) ([]string, error) {
 	}
 	sort.Strings(dirs)
 	return dirs, nil
+}
+
+// refusedError is an error whose message is its own but which is also
+// kind (sources.ErrTooLarge, sources.ErrUnsafe) for errors.Is.
+type refusedError struct {
+	msg  string
+	kind error
+}
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return e.kind }
+
+// refusal returns an error with the formatted message that is also kind.
+func refusal(kind error, format string, args ...any) error {
+	return &refusedError{fmt.Sprintf(format, args...), kind}
 }

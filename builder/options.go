@@ -34,6 +34,10 @@ func WithLogger(logf func(format string, args ...any)) Option {
 // "kbuild".
 func WithBuilderID(id string) Option { return func(b *Builder) { b.builderID = id } }
 
+// WithBuilderSum sets the kbuild module hash (h1:…) recorded in BuildInfo
+// beside the builder ID. Default: none (a kbuild built from a checkout).
+func WithBuilderSum(sum string) Option { return func(b *Builder) { b.builderSum = sum } }
+
 // WithRecipesRoot sets the directory recipe paths in BuildInfo are
 // relative to, and whose git commit is recorded. Default: none (the
 // recipe directory's base name is recorded and no commit).

@@ -62,7 +62,7 @@ func LoadBase(ctx context.Context, ref string, tr *trust.Trust, allowNew bool, b
 	case errors.Is(err, fetchsite.ErrNotFound) && allowNew:
 		return nil, nil
 	case errors.Is(err, fetchsite.ErrNotFound):
-		return nil, fmt.Errorf("the published index %s does not exist; check the URL, or pass --allow-new to start a new repository (only for the first publication): %w", loc, ErrNoBase)
+		return nil, fmt.Errorf("the published index %s does not exist; check the URL, or pass --allow-new to start a new repository (only for the first publication; KBUILD_ALLOW_NEW=1 does the same): %w", loc, ErrNoBase)
 	case errors.As(err, &ve):
 		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed (its body was not read): %w", loc, site.Explain(ctx, nil, err))
 	case err != nil:

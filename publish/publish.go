@@ -512,8 +512,8 @@ func (p *Publisher) beginWrite() (rootData []byte, indexPath, start string, unlo
 // internal/atomicfile) that a killed publish left anywhere in the site:
 // beside the index, under by-hash/, provenance/, sbom/, the catalog. It
 // runs under the site's lock, so no other publish of this site writes one;
-// a directory below that is a site of its own (it has an index or a lock
-// file: a suite) is left to its own publishes.
+// a directory below that is a site of its own (it has an index: a suite)
+// is left to its own publishes.
 func removeTemps(site string) []string {
 	var removed []string
 	filepath.WalkDir(site, func(path string, d fs.DirEntry, err error) error {
@@ -524,10 +524,8 @@ func removeTemps(site string) []string {
 			if path == site {
 				return nil
 			}
-			for _, own := range []string{IndexFile, LockFile} {
-				if _, err := os.Lstat(filepath.Join(path, own)); err == nil {
-					return filepath.SkipDir
-				}
+			if _, err := os.Lstat(filepath.Join(path, IndexFile)); err == nil {
+				return filepath.SkipDir
 			}
 			return nil
 		}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -65,4 +67,18 @@ func (p *Published) BuildInfo(ctx context.Context, name, version string, build i
 		return nil, false, nil
 	}
 	return data, err == nil, err
+}
+
+// ReadBuildInfo returns the decoded build info of a version from beside
+// the index, nil when the site has none.
+func (p *Published) ReadBuildInfo(ctx context.Context, name, version string, build int) (*spec.BuildInfo, error) {
+	data, found, err := p.BuildInfo(ctx, name, version, build)
+	if err != nil || !found {
+		return nil, err
+	}
+	info := new(spec.BuildInfo)
+	if err := dist.Unmarshal(data, info); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Site.Location(BuildInfoFile(name, version, build)), err)
+	}
+	return info, nil
 }

@@ -15,6 +15,7 @@ t=${1:-60s}
 match=${2:-.}
 for pkg in $(go list ./...); do
 	dir=$(go list -f '{{.Dir}}' "$pkg")
+	# shellcheck disable=SC2013 # function names are words
 	for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
 		[[ $f =~ $match ]] || continue
 		echo "==> $pkg $f ($t)"

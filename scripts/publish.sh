@@ -166,7 +166,7 @@ publish)
 		}
 		# The first suite is the one written: publish fetches what it lacks
 		# from Pages. The others it cannot.
-		# shellcheck disable=SC2086 # suite names are DNS labels
+		# shellcheck disable=SC2046 # suite names are DNS labels
 		check_suites $(tail -n +2 <<<"$names")
 		written="$SITE/$first/index.yaml"
 		index=$(published_at "$first/index.yaml")

@@ -20,6 +20,7 @@ ACTIONLINT_VERSION=v1.7.7
 CRANE_VERSION=v0.22.1 # go-containerregistry, as go.mod has it
 ORAS_VERSION=v1.3.6
 COSIGN_VERSION=v3.1.3 # the judge of the charts' Sigstore bundles (sigbundle)
+KO_VERSION=v0.19.1 # kbuild's image (scripts/release.sh image)
 
 # 1. Debian packages: the registry, skopeo, git (git daemon) and chromium.
 pkgs=()
@@ -28,6 +29,7 @@ command -v skopeo >/dev/null || pkgs+=(skopeo)
 command -v git >/dev/null || pkgs+=(git)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v xz >/dev/null || pkgs+=(xz-utils)
+command -v shellcheck >/dev/null || pkgs+=(shellcheck)
 if ((${#pkgs[@]})); then
 	log "installing Debian packages: ${pkgs[*]}"
 	sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
@@ -43,6 +45,7 @@ tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION"
 tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"
 tool actionlint github.com/rhysd/actionlint/cmd/actionlint "$ACTIONLINT_VERSION"
 tool cosign github.com/sigstore/cosign/v3/cmd/cosign "$COSIGN_VERSION" "about 10 minutes, once"
+tool ko github.com/google/ko "$KO_VERSION" "about 3 minutes, once"
 
 # kbuild is pure Go: the tests build and run what users get (README).
 export CGO_ENABLED=0

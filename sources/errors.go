@@ -25,6 +25,10 @@ var ErrUnsafe = errors.New("unsafe input")
 // extracted file that exceeds its size limit.
 var ErrTooLarge = errors.New("size limit exceeded")
 
+// ErrUnavailable is wrapped by errors about a server that answered 5xx
+// or 429: worth retrying later.
+var ErrUnavailable = errors.New("server unavailable")
+
 // DigestMismatchError reports content whose sha256 is not the pinned one.
 // Nothing is stored in the cache under the expected digest when it occurs.
 type DigestMismatchError struct {

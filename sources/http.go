@@ -60,6 +60,14 @@ func (e *statusError) Error() string {
 	return msg
 }
 
+// Unwrap makes a 5xx or 429 response an ErrUnavailable.
+func (e *statusError) Unwrap() error {
+	if e.code >= 500 || e.code == http.StatusTooManyRequests {
+		return ErrUnavailable
+	}
+	return nil
+}
+
 // retryable reports whether a failed attempt may succeed when repeated:
 // 5xx responses and broken or refused connections (io.EOF: the server
 // closed the connection before responding).

@@ -44,8 +44,12 @@ type BuildInfo struct {
 	RecipeDigest string `json:"recipeDigest,omitempty"`
 	// Commit is the git commit of the recipes repository, when known.
 	Commit string `json:"commit,omitempty"`
-	// Builder is the kbuild version that made the record.
+	// Builder is the kbuild that made the record: "kbuild RELEASE".
 	Builder string `json:"builder,omitempty"`
+	// BuilderSum is that kbuild's Go module hash (h1:…, as go.sum has
+	// it) when it was installed from a module version; with Builder it
+	// names the exact kbuild to rebuild with.
+	BuilderSum string `json:"builderSum,omitempty"`
 	// Sources are the resolved upstream inputs, sorted by name.
 	Sources []ResolvedSource `json:"sources,omitempty"`
 	// Charts are the packed charts, sorted by name.

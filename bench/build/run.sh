@@ -9,7 +9,6 @@
 #   KEEP=1 bench/build/run.sh     # keep the work dir (recipes, kbuild) to profile
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-root=$(pwd)
 TOOLS=${KBUILD_TOOLS:-$HOME/.cache/kbuild-tools/bin}
 helm=${HELM:-$TOOLS/helm}
 N=${N:-20}
@@ -70,6 +69,7 @@ t0=$(now)
 t1=$(now)
 mkdir -p "$work/pkgs"
 export helm work REGISTRY
+# shellcheck disable=SC2016 # expanded by the inner bash, from the exported variables
 /usr/bin/time -f '%U %S' -o "$work/helm.cpu" bash -c '
 	for d in "$work"/recipes/*/chart; do
 		"$helm" package "$d" -d "$work/pkgs" >/dev/null

@@ -14,6 +14,7 @@ IMAGES=${IMAGES:-8}
 LAYERS=${LAYERS:-4}
 work=$(mktemp -d)
 pids=()
+# shellcheck disable=SC2154 # p is the trap's own loop variable
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
 start_registry() { # NAME -> prints host:port
@@ -62,6 +63,7 @@ skopeo=$(measure skopeo "$work/skopeo.sh")
 mib=$(awk -v s="$SIZE" 'BEGIN {printf "%.0f", s/1048576}')
 echo "images: $mib MiB in $IMAGES images x $LAYERS layers; bundle $(du -m "$work/bench.tar" | cut -f1) MiB"
 for line in "$create" "$import" "$skopeo"; do
+	# shellcheck disable=SC2086 # split into its three fields on purpose
 	set -- $line
 	awk -v l="$1" -v w="$2" -v r="$3" -v m="$mib" 'BEGIN {printf "%-7s %7.2f s %7.1f MiB/s  peak RSS %6.1f MiB\n", l, w, m/w, r/1024}'
 done

@@ -87,7 +87,7 @@ func main() {
 			d := time.Since(start)
 			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			var ee *exec.ExitError
-			if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 4) {
+			if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 6) {
 				log.Fatalf("kbuild %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
 			if i == 0 && args[0] == "outdated" {

@@ -116,18 +116,18 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 	return nil
 }
 
-// refusal prints a verification refusal or bad bundle and exits 1; other
-// errors (registry, files) exit 3.
+// refusal prints a verification refusal (exit 4) or bad bundle (exit 3);
+// other errors exit as exitCode says (5: registry unavailable).
 func refusal(env *Env, err error) error {
 	var ve *trust.VerificationError
 	if errors.As(err, &ve) || errors.Is(err, bundle.ErrBadBundle) {
 		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
-		return &exitError{code: 1}
+		return &exitError{code: exitCode(err)}
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "error: %v\n", err)
-	return &exitError{code: exitFetch}
+	return &exitError{code: exitCode(err)}
 }

@@ -336,7 +336,7 @@ func TestBundleRealRecipes(t *testing.T) {
 
 	// A bundle checked with another key is refused before anything is pushed.
 	r = kbuild(t, work, nil, "bundle", "import", "virt.tar", "--mirror", "oci://"+mirror+"/airgap", "--site", "imported", "--node-config", "nodes", "--plain-http", "--public-key", "keys/other.pub")
-	if r.code != 1 || !strings.Contains(r.stderr, "index is not signed by a trusted key") {
+	if r.code != exitVerification || !strings.Contains(r.stderr, "index is not signed by a trusted key") {
 		t.Errorf("import with another key: %s", r)
 	}
 	mreg, _ := name.NewRegistry(mirror, name.Insecure)
@@ -360,7 +360,7 @@ func TestBundleRealRecipes(t *testing.T) {
 		t.Fatalf("bundle create --platform: %s", r)
 	}
 	r = kbuild(t, work, nil, "bundle", "import", "amd64.tar", "--public-key", "keys/index.pub", "--mirror", "oci://"+mirror+"/amd64", "--site", "amd64-site", "--plain-http")
-	if r.code != 3 || !strings.Contains(r.stderr, "the bundle holds 1 of its 2 images (it was made with --platform)") {
+	if r.code != exitFailed || !strings.Contains(r.stderr, "the bundle holds 1 of its 2 images (it was made with --platform)") {
 		t.Errorf("import of a one-platform bundle into docker-registry: %s", r)
 	}
 	repos, _ := remote.Catalog(t.Context(), mreg)
@@ -397,7 +397,7 @@ func importAndCheck(t *testing.T, work, tar, mirror, helm string, in bundle.Insp
 	if r := kbuild(t, work, nil, "repo", "verify", "--index", "imported/mirror/index.yaml", "--public-key", "keys/local.pub", "--charts", "--plain-http"); r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("%d charts match their pinned digests", len(in.Charts))) {
 		t.Errorf("repo verify --charts on the re-signed index: %s", r)
 	}
-	if r := kbuild(t, work, nil, "repo", "verify", "--index", "imported/mirror/index.yaml", "--public-key", "keys/index.pub"); r.code != 1 {
+	if r := kbuild(t, work, nil, "repo", "verify", "--index", "imported/mirror/index.yaml", "--public-key", "keys/index.pub"); r.code != exitVerification {
 		t.Errorf("the re-signed index verifies with the upstream key: %s", r)
 	}
 

@@ -44,8 +44,9 @@ the mirror. With --sign-key it also writes DIR/mirror/index.yaml, the
 bundled versions with chart references at the mirror, signed by your own
 key, for sites that run their own root of trust.
 
-Exit status: 0 imported, 1 refused (nothing was pushed), 3 the mirror or
-site could not be written.
+Exit status: 0 imported; 4 a signature or digest refused, 3 a bad bundle
+(nothing was pushed either way); 5 the mirror is unavailable; 1 the
+mirror or site could not be written otherwise.
 
 Examples:
   # verify and import, with the node settings

@@ -272,8 +272,8 @@ func TestDiffAgainst(t *testing.T) {
 	changeExamples(t, repo)
 	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--index", url, "--public-key", pub, "--plain-http", "--fail-on-immutable-change", "--cache-dir", cache)
 	want := "error: recipe recipes/virt-template: virt-template@0.2.2 build 1 is already published with different content; published versions do not change, give the recipe a new build number (chart virt-template archive sha256:"
-	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "-  replicas: 2\n+  replicas: 5\n") {
-		t.Fatalf("diff of a changed published version: want exit 1 with %q and the diff: %s", want, r)
+	if r.code != exitRefused || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "-  replicas: 2\n+  replicas: 5\n") {
+		t.Fatalf("diff of a changed published version: want exit 3 with %q and the diff: %s", want, r)
 	}
 	// Without the flag it is a warning.
 	r = kbuild(t, repo, env, "diff", "recipes/virt-template", "--index", url, "--public-key", pub, "--plain-http", "--cache-dir", cache)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -22,7 +23,7 @@ func newInitCmd() *Command {
 	)
 	return &Command{
 		Name:    "init",
-		Usage:   "kbuild init DIR (--chart REPO/NAME@VERSION | --manifest URL... --version V) [--name N]",
+		Usage:   "kbuild init DIR (--chart REPO/NAME@VERSION | --manifest URL... --version V) [--name N] | kbuild init repo DIR",
 		Summary: "Write a draft recipe for an upstream chart or manifests, with every pin filled in.",
 		Help: `init downloads the upstream chart or manifests, pins them (the sha256 of each
 file, the archive digest of a chart), takes the description and home page
@@ -49,7 +50,18 @@ from the index.yaml and archive an earlier init cached, an oci:// chart and
 a --manifest URL from the digest an earlier init (or kbuild fetch of a
 recipe pinning them) recorded. Images are then written to pin later.
 
+'kbuild init repo DIR' starts a recipes repository instead: recipes/,
+suites.yaml (unstable, served at the site root), KEYS.md (the signing key:
+make it, commit the public half, store the private half as the secret
+KBUILD_SIGN_KEY), .gitignore and three workflows that run kbuild's GitHub
+Action at this kbuild's release: pr (validate, build into a throwaway
+registry, the diff in the job summary), publish (GHCR and GitHub Pages) and
+promote. It overwrites nothing.
+
 Examples:
+  # a new recipes repository
+  kbuild init repo packages && cd packages && kbuild repo keygen keys/index
+
   # a chart from a Helm repository
   kbuild init recipes/redis --chart https://charts.example.com/redis@7.2.4
 
@@ -73,6 +85,20 @@ Examples:
 			f.renderFlags.addFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) == 2 && args[0] == "repo" {
+				if chart != "" || len(manifests) > 0 {
+					return usagef("init repo DIR takes no --chart or --manifest")
+				}
+				files, err := initRepo(args[1], actionRef())
+				if err != nil {
+					return err
+				}
+				for _, f := range files {
+					fmt.Fprintln(env.Stdout, filepath.Join(args[1], filepath.FromSlash(f)))
+				}
+				fmt.Fprintf(env.Stderr, "next: kbuild repo keygen %s, then follow %s\n", filepath.Join(args[1], "keys", "index"), filepath.Join(args[1], "KEYS.md"))
+				return nil
+			}
 			if len(args) != 1 {
 				return usagef("name the directory to write the recipe into")
 			}

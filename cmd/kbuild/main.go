@@ -10,42 +10,11 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 )
-
-// version is set at link time (-ldflags "-X main.version=v0.1.0"), else
-// taken from the module version or the git commit Go stamps into the binary.
-var version = buildVersion()
-
-func buildVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	switch {
-	case rev == "":
-		return "devel"
-	case dirty:
-		return "devel-" + rev[:min(12, len(rev))] + "-dirty"
-	}
-	return "devel-" + rev[:min(12, len(rev))]
-}
 
 // Command is one kbuild subcommand: a usage line with UPPERCASE
 // placeholders, a one-line summary, a help text with examples, its flags and
@@ -152,9 +121,8 @@ func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []s
 	}
 	fs, help := c.flagSet(path)
 	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n\n", strings.Join(path, " "), err)
-		printHelp(env.Stderr, c, fs)
-		return 2
+		printUsageError(env.Stderr, path, err.Error())
+		return exitUsage
 	}
 	if *help {
 		printHelp(env.Stdout, c, fs)
@@ -166,17 +134,20 @@ func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []s
 	var ee *exitError
 	switch {
 	case err == nil:
-		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "%s: %s\n\n", strings.Join(path, " "), ue.msg)
-		printHelp(env.Stderr, c, fs)
-		return 2
+		printUsageError(env.Stderr, path, ue.msg)
 	case errors.As(err, &ee):
-		return ee.code
 	default:
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
-		return 1
 	}
+	return exitCode(err)
+}
+
+// printUsageError prints a usage error and one line pointing to --help
+// (not the whole help: in a CI log the error is then the last thing).
+func printUsageError(w io.Writer, path []string, msg string) {
+	cmd := strings.Join(path, " ")
+	fmt.Fprintf(w, "%s: %s\nRun '%s --help' for usage and examples.\n", cmd, msg, cmd)
 }
 
 // flagSet returns the flags of c, run as path, with -h/--help last.
@@ -198,6 +169,7 @@ func printHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
 	if fs != nil && fs.HasFlags() {
 		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
 	}
+	fmt.Fprintf(w, "\n%s\n", exitStatusHelp)
 }
 
 func printGroupHelp(w io.Writer, c *Command, path []string) {
@@ -213,26 +185,5 @@ func printGroupHelp(w io.Writer, c *Command, path []string) {
 	for _, sub := range c.Subcommands {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name, sub.Summary)
 	}
-	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n", strings.Join(path, " "))
-}
-
-func newVersionCmd() *Command {
-	return &Command{
-		Name:    "version",
-		Usage:   "kbuild version",
-		Summary: "Print kbuild's version.",
-		Help: `The version is recorded in build records and provenance, so a rebuild can
-use the same kbuild.
-
-Examples:
-  # print the version
-  kbuild version`,
-		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("version takes no arguments")
-			}
-			fmt.Fprintln(env.Stdout, version)
-			return nil
-		},
-	}
+	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n\n%s\n", strings.Join(path, " "), exitStatusHelp)
 }

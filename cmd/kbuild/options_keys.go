@@ -37,6 +37,35 @@ func (f *signerFlags) signers(env *Env) ([]trust.Signer, error) {
 	return out, nil
 }
 
+// signKeyEnv and allowNewEnv are read by every command that signs an
+// index (publish, repo index) when no flag says otherwise, so a build
+// script that passes the same flags to every command (kubepkg-recipes'
+// scripts/build-all.sh) gets its key from the environment: the signing key
+// (a PEM private key, from a CI secret), and whether a missing base starts
+// a new index (--allow-new; for a repository's first publish).
+const (
+	signKeyEnv  = "KBUILD_SIGN_KEY"
+	allowNewEnv = "KBUILD_ALLOW_NEW"
+)
+
+// indexSigners are the keys that sign an index: those of --sign-key and
+// --sign-key-env, or when neither is given the key in $KBUILD_SIGN_KEY.
+func (f *signerFlags) indexSigners(env *Env) ([]trust.Signer, error) {
+	if f.given() || env.Getenv(signKeyEnv) == "" {
+		return f.signers(env)
+	}
+	k, err := trust.PrivateKeyFromEnv(env.Getenv, signKeyEnv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", signKeyEnv, err)
+	}
+	fmt.Fprintf(env.Stderr, "signing with the key in %s (%s)\n", signKeyEnv, k.KeyID())
+	return []trust.Signer{k}, nil
+}
+
+// indexKeyGiven says whether an index signing key is named by a flag or
+// $KBUILD_SIGN_KEY.
+func (f *signerFlags) indexKeyGiven(env *Env) bool { return f.given() || env.Getenv(signKeyEnv) != "" }
+
 // given says whether any signing key was named.
 func (f *signerFlags) given() bool { return len(f.files) > 0 || f.env != "" }
 

@@ -16,6 +16,21 @@ type mergeFlags struct {
 	indexFlags
 	indexRootFlag
 	allowNew bool
+	// selfTrust verifies the base with the public keys of the keys that
+	// sign the new index when no key is named for it (fromEnv).
+	selfTrust bool
+}
+
+// fromEnv reads what the environment adds to the flags: $KBUILD_ALLOW_NEW
+// (true or 1) as --allow-new, and whether a signing key is given (signing),
+// in which case a base named without its keys is verified with the
+// signing keys' public keys — the same key signs every publish.
+func (f *mergeFlags) fromEnv(env *Env, signing bool) {
+	switch env.Getenv(allowNewEnv) {
+	case "1", "true":
+		f.allowNew = true
+	}
+	f.selfTrust = signing
 }
 
 func (f *mergeFlags) addFlags(fs *pflag.FlagSet) {
@@ -41,8 +56,8 @@ func (f *mergeFlags) check() error {
 		return usagef("--public-key, --root-key and --index-root verify the --index base: they need --index")
 	case f.ref != "" && ways > 1:
 		return usagef("--index: give one of --public-key, --root-key or --index-root")
-	case f.ref != "" && ways == 0:
-		return usagef("--index %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml)", f.ref)
+	case f.ref != "" && ways == 0 && !f.selfTrust:
+		return usagef("--index %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml); or sign with the key that signed it (--sign-key, or the PEM key in $KBUILD_SIGN_KEY) and its public key verifies the base", f.ref)
 	}
 	return nil
 }
@@ -50,6 +65,9 @@ func (f *mergeFlags) check() error {
 // mergeTrust returns what the base index is verified with, and checks
 // that the signing keys satisfy the root's index role.
 func (f *mergeFlags) mergeTrust(signers []trust.Signer) (*trust.Trust, error) {
+	if f.indexRoot == "" && len(f.publicKeys) == 0 && len(f.rootKeys) == 0 && f.selfTrust {
+		return selfTrust(signers)
+	}
 	if f.indexRoot == "" {
 		return f.trust()
 	}
@@ -58,4 +76,18 @@ func (f *mergeFlags) mergeTrust(signers []trust.Signer) (*trust.Trust, error) {
 		return nil, fmt.Errorf("--index-root: %w", err)
 	}
 	return &trust.Trust{TrustedRoot: root}, nil
+}
+
+// selfTrust trusts the public keys of the signing keys to have signed the
+// base, all of them (threshold: their number).
+func selfTrust(signers []trust.Signer) (*trust.Trust, error) {
+	t := &trust.Trust{Threshold: len(signers)}
+	for _, s := range signers {
+		p, ok := s.(interface{ Public() *trust.PublicKey })
+		if !ok {
+			return nil, usagef("--index: the signing key %s cannot give its public key; name the base's --public-key", s.KeyID())
+		}
+		t.IndexKeys = append(t.IndexKeys, p.Public())
+	}
+	return t, nil
 }

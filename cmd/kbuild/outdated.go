@@ -14,11 +14,6 @@ import (
 	"kbuild.dev/kbuild/watch"
 )
 
-// exitOutdated is the exit status of kbuild outdated when every recipe
-// was checked and at least one has a newer allowed upstream version (1
-// means some recipe or upstream could not be checked).
-const exitOutdated = 4
-
 // lookupsAtOnce bounds the concurrent upstream look-ups of outdated: they
 // wait on the network, not the CPU.
 const lookupsAtOnce = 32
@@ -79,7 +74,7 @@ Examples:
   # what has a newer upstream release
   kbuild outdated
 
-  # for a bot: one JSON document, exit 4 when there is work
+  # for a bot: one JSON document, exit 6 when there is work
   kbuild outdated recipes/kubevirt recipes/cdi --format json`,
 		Flags: func(fs *pflag.FlagSet) {
 			format.addFlags(fs, false, "text", "json")

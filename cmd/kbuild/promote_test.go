@@ -97,7 +97,7 @@ func TestAttestPromote(t *testing.T) {
 		t.Errorf("the matrix lacks the set in unstable:\n%s", page)
 	}
 	r = promote("stable")
-	if r.code != 1 || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") ||
+	if r.code != exitRefused || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") ||
 		!strings.Contains(r.stderr, "the pass on arch=amd64,kubernetes=1.33,runtime=containerd lists no rollback test") {
 		t.Fatalf("promote to stable: %s", r)
 	}
@@ -126,7 +126,7 @@ func TestAttestPromote(t *testing.T) {
 	data, _ = os.ReadFile(evFile)
 	os.WriteFile(other, []byte(strings.Replace(string(data), `"keyid": "`, `"keyid": "00`, 1)), 0o644)
 	r = runInProcess("repo", "verify", "--index", filepath.Join(site, "unstable", "index.yaml"), "--root-key", root+".pub", "--evidence", filepath.Join(site, "evidence"))
-	if r.code != 1 || !strings.Contains(r.stderr, "refused: "+other+": evidence refused: signed by 0 of the qa role's keys") {
+	if r.code != exitVerification || !strings.Contains(r.stderr, "refused: "+other+": evidence refused: signed by 0 of the qa role's keys") {
 		t.Fatalf("repo verify --evidence with a bad file: %s", r)
 	}
 	if r := runInProcess("repo", "verify", "--index", filepath.Join(site, "testing", "index.yaml"), "--public-key", idx+".pub", "--evidence", filepath.Join(site, "evidence")); r.code != 2 || !strings.Contains(r.stderr, "--evidence needs --root-key") {
@@ -152,7 +152,7 @@ func TestAttestPromote(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "suite testing does not hold pulp@3.73.0 build 1") || strings.Count(r.stdout, "withdrew pulp") != 1 {
 		t.Fatalf("withdraw from the one suite holding it: %s", r)
 	}
-	if r := promote("testing"); r.code != 1 || !strings.Contains(r.stderr, "foreman 3.15.0 build 1 was withdrawn in unstable (CVE-2026-0001)") {
+	if r := promote("testing"); r.code != exitRefused || !strings.Contains(r.stderr, "foreman 3.15.0 build 1 was withdrawn in unstable (CVE-2026-0001)") {
 		t.Fatalf("promote a withdrawn version: %s", r)
 	}
 	if r := runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", "testing", "--root", rootFile, "--site", site, "--suites", filepath.Join(dir, "none.yaml"), "--sign-key", idx+".key"); r.code != 1 || !strings.Contains(r.stderr, "a repository without suites publishes one index") {

@@ -117,6 +117,10 @@ copied to SITE/evidence/<name>-<version>-<build>/<environment>.intoto.json,
 where 'kbuild promote' reads it. One file that does not verify stops the
 publish, naming the file; nothing is written.
 
+Without --sign-key or --sign-key-env, the key in KBUILD_SIGN_KEY (a PEM
+private key, from a CI secret) signs, and with --index and no key for it
+verifies the base; KBUILD_ALLOW_NEW=1 is --allow-new.
+
 Examples:
   # the bundled examples, no registry and no network
   kbuild publish
@@ -154,6 +158,7 @@ Examples:
 			if len(args) > 1 {
 				return usagef("name at most one recipes directory")
 			}
+			f.mergeFlags.fromEnv(env, f.keys.indexKeyGiven(env))
 			if err := f.mergeFlags.check(); err != nil {
 				return err
 			}
@@ -186,7 +191,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		display = func(dir string) string { return strings.TrimPrefix(dir, tmp+string(filepath.Separator)) }
 		fmt.Fprintln(env.Stderr, "no recipes directory given: publishing the bundled examples")
 	}
-	signers, err := f.keys.signers(env)
+	signers, err := f.keys.indexSigners(env)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func TestPublishEvidence(t *testing.T) {
 	writeForeignEvidence(t, filepath.Join(work, "site", "unstable"), rootFile, idx+".key", bad)
 	indexBefore := readFile(t, filepath.Join(work, "site", "unstable", "index.yaml"))
 	r = kbuild(t, work, nil, publishArgs...)
-	if r.code != 1 || !strings.Contains(r.stderr, "evidence "+filepath.Join("evidence", "bad", "index-key.intoto.json")+": evidence refused: signed by 0 of the qa role's keys") ||
+	if r.code != exitRefused || !strings.Contains(r.stderr, "evidence "+filepath.Join("evidence", "bad", "index-key.intoto.json")+": evidence refused: signed by 0 of the qa role's keys") ||
 		!strings.Contains(r.stderr, "nothing was published: fix or remove the file") {
 		t.Fatalf("publish with evidence outside the qa role: %s", r)
 	}

@@ -15,8 +15,9 @@ import (
 
 func newRebuildCheckCmd() *Command {
 	var (
-		f  buildFlags
-		it indexFlags
+		f          buildFlags
+		it         indexFlags
+		otherBuild bool
 	)
 	return &Command{
 		Name:    "rebuild-check",
@@ -34,6 +35,14 @@ recipe does not rebuild to the published bytes.
 Anyone can run it: this is how a published repository is checked to be what
 its recipes say, on another machine, by another person.
 
+Each version's build info (build/NAME-VERSION-BUILD.build.yaml beside the
+index) names the kbuild that built it (builder, and builderSum for a
+module install). A rebuild is only meaningful with that same kbuild: a
+kbuild upgrade may change how charts are packed, and then every digest
+(see CONTRIBUTING.md, "Releasing kbuild"). rebuild-check refuses a version
+another kbuild built, naming it, unless --other-kbuild; each MATCH says
+which kbuild published it.
+
 Examples:
   # check every published recipe against the Pages index
   kbuild rebuild-check recipes/ --index https://acme.github.io/packages/index.yaml \
@@ -46,6 +55,7 @@ Examples:
 			f.sourceFlags.addFlags(fs)
 			f.renderFlags.addFlags(fs)
 			f.jobsFlag.addFlags(fs, "charts rebuilt")
+			fs.BoolVar(&otherBuild, "other-kbuild", false, "compare versions that another kbuild release built (whose packing may differ) instead of refusing them")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 || it.ref == "" {
@@ -68,11 +78,17 @@ Examples:
 			if err != nil {
 				return err
 			}
-			differ := 0
+			this := thisKbuild()
+			k := review.Kbuild{ID: this.ID(), Sum: this.Sum, AllowOther: otherBuild, Published: pub.ReadBuildInfo}
+			differ, other := 0, 0
 			for _, d := range dirs {
-				msg, err := review.Rebuild(ctx, b, v.Index, d, f.plainPolicy())
+				msg, err := review.Rebuild(ctx, b, v.Index, d, f.plainPolicy(), k)
 				var de *review.DifferError
 				switch {
+				case errors.Is(err, review.ErrOtherKbuild):
+					other++
+					fmt.Fprintf(env.Stdout, "%s: REFUSED: %v\n", d, err)
+					continue
 				case errors.As(err, &de):
 					differ++
 					fmt.Fprintf(env.Stdout, "%s: DIFFER: %v\n", d, de.Err)
@@ -84,9 +100,15 @@ Examples:
 				}
 				fmt.Fprintf(env.Stdout, "%s: MATCH %s\n", d, msg)
 			}
+			if other > 0 {
+				fmt.Fprintf(env.Stdout, "%d of %d recipes were published by another kbuild and not compared\n", other, len(dirs))
+			}
 			if differ > 0 {
 				fmt.Fprintf(env.Stdout, "%d of %d recipes do not rebuild to what is published\n", differ, len(dirs))
 				return &exitError{1}
+			}
+			if other > 0 {
+				return &exitError{exitRefused}
 			}
 			return nil
 		},

@@ -49,6 +49,34 @@ func TestRebuildCheck(t *testing.T) {
 	if r.code != 0 || strings.Count(r.stdout, ": MATCH ") != 3 {
 		t.Fatalf("rebuild-check on machine B: %s", r)
 	}
+	// Every version names the kbuild that built it, and a rebuild says so.
+	this := strings.Fields(kbuild(t, b, nil, "version").stdout)[1]
+	infos, _ := filepath.Glob(filepath.Join(a, "site", "build", "*.build.yaml"))
+	for _, f := range infos {
+		data, _ := os.ReadFile(f)
+		if !strings.Contains(string(data), "\nbuilder: kbuild "+this+"\n") {
+			t.Errorf("%s does not record the kbuild that built it (kbuild %s):\n%s", f, this, data)
+		}
+	}
+	if len(infos) != 3 || strings.Count(r.stdout, "; published by kbuild "+this+"\n") != 3 {
+		t.Errorf("rebuild-check does not say which kbuild published each version (%d build infos): %s", len(infos), r)
+	}
+	// Another kbuild release refuses to compare, naming both, unless
+	// --other-kbuild; the bytes are then the same (nothing in the packing
+	// changed between the two).
+	other := filepath.Join(t.TempDir(), "kbuild")
+	if out, err := exec.Command("go", "build", "-ldflags", "-X main.release=v9.9.9", "-o", other, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ro := kbuildWith(t, other, b, nil, "rebuild-check", "recipes/", "--index", index, "--public-key", pub, "--plain-http")
+	if ro.code != exitRefused || strings.Count(ro.stdout, ": REFUSED: ") != 3 || !strings.Contains(ro.stdout, "was built by another kbuild, kbuild "+this+"; this is kbuild v9.9.9") ||
+		!strings.Contains(ro.stdout, "--other-kbuild") || !strings.Contains(ro.stdout, "3 of 3 recipes were published by another kbuild and not compared") {
+		t.Fatalf("rebuild-check by another kbuild release: %s", ro)
+	}
+	ro = kbuildWith(t, other, b, nil, "rebuild-check", "recipes/", "--index", index, "--public-key", pub, "--plain-http", "--other-kbuild")
+	if ro.code != 0 || strings.Count(ro.stdout, ": MATCH ") != 3 {
+		t.Fatalf("rebuild-check --other-kbuild: %s", ro)
+	}
 	os.WriteFile(filepath.Join(b, "recipes", "smart-proxy", "overlay", "templates", "NOTES.txt"), []byte("changed\n"), 0o644)
 	r = check()
 	if r.code != 1 || !strings.Contains(r.stdout, "recipes/smart-proxy: DIFFER: chart smart-proxy: archive published sha256:") ||

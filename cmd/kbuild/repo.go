@@ -12,11 +12,6 @@ import (
 	"kbuild.dev/kbuild/trust"
 )
 
-// exitFetch is the exit status of repo verify when the site cannot be read
-// (as opposed to 1, what it serves was read and refused: bad signatures,
-// content, or a file over its size limit).
-const exitFetch = 3
-
 func newRepoCmd() *Command {
 	return &Command{
 		Name:    "repo",

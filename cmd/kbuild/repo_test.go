@@ -310,7 +310,7 @@ func TestRepoVerifyRefusals(t *testing.T) {
 		t.Fatal(r)
 	}
 	r := runInProcess("repo", "verify", "--index", old, "--public-key", key+".pub", "--state", state)
-	if r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index generated") || !strings.Contains(r.stderr, "refusing a rollback") {
+	if r.code != exitVerification || !strings.Contains(r.stderr, "refused: index.yaml: index generated") || !strings.Contains(r.stderr, "refusing a rollback") {
 		t.Fatalf("rollback: %s", r)
 	}
 	if after, _ := os.ReadFile(state); string(after) != string(st) {
@@ -324,16 +324,16 @@ func TestRepoVerifyRefusals(t *testing.T) {
 	sig, _ := os.ReadFile(filepath.Join(site, "index.yaml.sig"))
 	os.WriteFile(filepath.Join(tampered, "index.yaml.sig"), sig, 0o644)
 	r = runInProcess("repo", "verify", "--index", tampered, "--public-key", key+".pub")
-	if r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
+	if r.code != exitVerification || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
 		t.Fatalf("tampered: %s", r)
 	}
 	os.Remove(filepath.Join(tampered, "index.yaml.sig"))
 	r = runInProcess("repo", "verify", "--index", tampered, "--public-key", key+".pub")
-	if r.code != 1 || !strings.Contains(r.stderr, "index.yaml.sig is missing") {
+	if r.code != exitVerification || !strings.Contains(r.stderr, "index.yaml.sig is missing") {
 		t.Fatalf("unsigned: %s", r)
 	}
 	r = runInProcess("repo", "verify", "--index", filepath.Join(dir, "nowhere"), "--public-key", key+".pub")
-	if r.code != exitFetch || !strings.Contains(r.stderr, "not found") {
+	if r.code != exitFailed || !strings.Contains(r.stderr, "not found") {
 		t.Fatalf("missing site: %s", r)
 	}
 	if r := runInProcess("repo", "verify", "--index", site); r.code != 2 {

@@ -72,7 +72,13 @@ warning (kubepkg subscribers then need allowUnsigned). kbuild is stricter
 in one place: --index (kubepkg's and Helm's --merge, which still works for
 one release, as do --merge-public-key and --merge-root) also needs the
 base's --public-key, --root-key or --index-root, because an unverified
-base is never re-signed. The mistake
+base is never re-signed.
+
+Environment, for scripts that pass the same flags to every command
+(kubepkg-recipes' build-all.sh): without --sign-key or --sign-key-env,
+KBUILD_SIGN_KEY (a PEM private key) signs the index, and with --index and
+no key for it, that key's public key verifies the base (the key signed
+it too); KBUILD_ALLOW_NEW=1 is --allow-new. The mistake
 to avoid: merging without the base's key, or signing with a key that the
 root's index role does not list.
 
@@ -84,8 +90,10 @@ Examples:
   kbuild repo index dist/ -o _site/index.yaml --sign-key-env KBUILD_SIGN_KEY \
     --index https://example.github.io/packages/index.yaml --public-key keys/index.pub
 
-  # as kubepkg-recipes' build script runs it: unsigned, charts checked
-  kbuild repo index dist -o site/index.yaml --plain-http --verify
+  # as kubepkg-recipes' build script runs it: the key in $KBUILD_SIGN_KEY
+  # signs, and verifies the base it signed before
+  KBUILD_SIGN_KEY="$(cat keys/index.key)" kbuild repo index dist -o _site/index.yaml \
+    --merge https://example.github.io/packages/index.yaml
 
   # under a root of trust, starting the repository if nothing is published yet
   kbuild repo index dist/ -o _site/index.yaml --sign-key keys/index.key \
@@ -118,6 +126,7 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	case f.ref == "" && (f.allowNew || len(f.relocate) > 0):
 		return usagef("--allow-new and --relocate are about the --index base: they need --index")
 	}
+	f.mergeFlags.fromEnv(env, f.sign.indexKeyGiven(env))
 	if err := f.mergeFlags.check(); err != nil {
 		return err
 	}
@@ -125,7 +134,7 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	if err != nil {
 		return err
 	}
-	signers, err := f.sign.signers(env)
+	signers, err := f.sign.indexSigners(env)
 	if err != nil {
 		return err
 	}

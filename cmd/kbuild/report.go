@@ -67,7 +67,11 @@ func (r *reporter) builds(results []*builder.Result, err error, display func(str
 		r.failure(display(filepath.Join(fe.Dir, builder.RecipeFile)), fe.Err)
 	}
 	fmt.Fprintf(r.env.Stdout, "%s%s\n", be, suffix)
-	return &exitError{1}
+	errs := make([]error, len(be.Failed))
+	for i, fe := range be.Failed {
+		errs[i] = fe.Err
+	}
+	return &exitError{sharedExitCode(errs)}
 }
 
 // escapeAnnotation escapes a message for a workflow command.

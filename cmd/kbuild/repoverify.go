@@ -65,9 +65,10 @@ a rotated-out index key is refused, even when by-hash/sha256/<digest>.sig
 holds a good signature (that file is checked too when present, never
 instead).
 
-Exit status: 0 verified, 1 refused (the message says why; a file over its
-documented size limit is refused too), 3 the site could not be read (no
-connection, a missing index, a server that stalls). The mistake to avoid: trusting keys fetched from the site
+Exit status: 0 verified; 4 refused: a signature, digest, expiry, chart pin
+or evidence check failed (the message says why); 3 a file over its
+documented size limit; 5 the site could not be read (no connection, a
+server that stalls or answers 5xx); 1 anything else (a missing index). The mistake to avoid: trusting keys fetched from the site
 itself — pass keys you got out of band.
 
 Examples:
@@ -128,10 +129,10 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	switch {
 	case errors.As(err, &ve):
 		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
-		return &exitError{code: 1}
+		return &exitError{code: exitCode(err)}
 	case err != nil:
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
-		return &exitError{code: exitFetch}
+		return &exitError{code: exitCode(err)}
 	}
 	for _, w := range v.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
@@ -141,7 +142,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		printRefused(env, bad)
 		if len(bad) > 0 {
 			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", len(bad), n)
-			return &exitError{code: 1}
+			return &exitError{code: exitVerification}
 		}
 		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
 	}
@@ -154,14 +155,14 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		ok, refused, skipped, err := suite.VerifyEvidence(f.evidence, v.Root, v.Index, time.Now())
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "error: %v\n", err)
-			return &exitError{code: exitFetch}
+			return &exitError{code: exitCode(err)}
 		}
 		for _, r := range refused {
 			fmt.Fprintf(env.Stderr, "refused: %s\n", r)
 		}
 		fmt.Fprintf(env.Stdout, "%s: %d verified, %d refused, %d for versions this index does not hold\n", f.evidence, len(ok), len(refused), skipped)
 		if len(refused) > 0 {
-			return &exitError{code: 1}
+			return &exitError{code: exitVerification}
 		}
 	}
 	now := time.Now()

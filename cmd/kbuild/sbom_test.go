@@ -305,7 +305,7 @@ func TestSBOMIndex(t *testing.T) {
 		t.Errorf("kbuild scan INDEX (the old spelling): %s\nwant exit 0 and stderr starting %q", r, want)
 	}
 	stranger := keygen(t, t.TempDir(), "stranger")
-	if r := runInProcess("sbom", "--index", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", stranger+".pub"); r.code != 1 || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
+	if r := runInProcess("sbom", "--index", srv.URL+"/index.yaml", "-o", filepath.Join(t.TempDir(), "x.json"), "--public-key", stranger+".pub"); r.code != exitVerification || !strings.Contains(r.stderr, "refused: index.yaml: index is not signed by a trusted key") {
 		t.Errorf("kbuild sbom of an index signed by another key: %s", r)
 	}
 }

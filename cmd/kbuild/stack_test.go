@@ -513,7 +513,7 @@ func TestForemanStack(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "member pulp 3.15.0 build 1 was withdrawn (CVE-2026-0002 in pulp)") {
 		t.Fatalf("validate the set with a withdrawn member: %s", r)
 	}
-	if r := promote("testing"); r.code != 1 || !strings.Contains(r.stderr, "pulp 3.15.0 build 1 was withdrawn") {
+	if r := promote("testing"); r.code != exitRefused || !strings.Contains(r.stderr, "pulp 3.15.0 build 1 was withdrawn") {
 		t.Fatalf("promote the set with a withdrawn member: %s", r)
 	}
 }

@@ -96,7 +96,7 @@ func TestTrustRootChain(t *testing.T) {
 		}
 	}
 	r = verify()
-	if r.code != 1 || !strings.Contains(r.stderr, "refused: root/2.yaml: root version 2 is not signed by the root keys of version 1: 1 valid signature(s)") {
+	if r.code != exitVerification || !strings.Contains(r.stderr, "refused: root/2.yaml: root version 2 is not signed by the root keys of version 1: 1 valid signature(s)") {
 		t.Fatalf("v2 signed by the new keys only: %s", r)
 	}
 	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", root1+".key"); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "is not a root key of version 2") {
@@ -118,7 +118,7 @@ func TestTrustRootChain(t *testing.T) {
 	s.RootDigest = hexDigest([]byte("another root 2"))
 	b, _ := s.Marshal()
 	os.WriteFile(state, b, 0o644)
-	if r := verify(); r.code != 1 || !strings.Contains(r.stderr, "the root chain forked") {
+	if r := verify(); r.code != exitVerification || !strings.Contains(r.stderr, "the root chain forked") {
 		t.Fatalf("fork: %s", r)
 	}
 }
@@ -164,7 +164,7 @@ func TestRepoVerifyCharts(t *testing.T) {
 	other := pushChart(t, host+"/kubevirt/operator:1.9.0-4", []byte("chart archive pushed again"))
 	r = runInProcess("repo", "verify", "--index", site, "--public-key", key+".pub", "--charts", "--plain-http")
 	want := fmt.Sprintf("refused: kubevirt 1.9.0 build 4 variant default component operator: chart %s/kubevirt/operator:1.9.0-4 archive is %s, but the index pins %s", host, other, digest)
-	if r.code != 1 || !strings.Contains(r.stderr, want) {
+	if r.code != exitVerification || !strings.Contains(r.stderr, want) {
 		t.Fatalf("verify --charts after a re-push: %s\nwant %q", r, want)
 	}
 }

@@ -73,6 +73,9 @@ var vocabulary = map[string]term{
 	"site-keep":   {"", "int", "keep the SBOM and provenance files of the newest `N` versions"},
 	"build":       {"", "int", "build number of the version"},
 
+	// Rebuilding with another kbuild.
+	"other-kbuild": {"", "bool", "compare versions that another kbuild release built"},
+
 	// Command-specific flags: one command each.
 	"addr":                     {"", "string", "address to listen on"},
 	"archive":                  {"", "string", "the chart archive `FILE` (.tgz)"},

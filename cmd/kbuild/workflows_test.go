@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -71,6 +72,36 @@ func TestWorkflowsLint(t *testing.T) {
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("actionlint: %v\n%s", err, out)
+	}
+}
+
+// TestShellcheck runs shellcheck (Debian's) on every shell script of the
+// repository, the scripts the action and the workflows run included, and
+// actionlint on the kubepkg-recipes workflow kept in testdata.
+func TestShellcheck(t *testing.T) {
+	shellcheck := testenv.Tool(t, "shellcheck")
+	ls := exec.Command("git", "ls-files", "--cached", "--others", "--exclude-standard", "*.sh")
+	ls.Dir = repoRoot
+	out, err := ls.Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	files := strings.Fields(string(out))
+	for _, want := range []string{"scripts/release.sh", "scripts/action-install.sh", "scripts/action-run.sh", "scripts/publish.sh", "cmd/kbuild/testdata/kubepkg/scripts/build-all.sh"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("git ls-files does not list %s", want)
+		}
+	}
+	cmd := exec.Command(shellcheck, append([]string{"-f", "gcc"}, files...)...)
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
+	actionlint := testenv.Tool(t, "actionlint")
+	lint := exec.Command(actionlint, "-no-color", filepath.Join("cmd", "kbuild", "testdata", "kubepkg", ".github", "workflows", "publish.yaml"))
+	lint.Dir = repoRoot
+	if out, err := lint.CombinedOutput(); err != nil {
+		t.Errorf("actionlint of the kubepkg-recipes workflow: %v\n%s", err, out)
 	}
 }
 

@@ -30,6 +30,10 @@ import (
 // missing local file or HTTP 404 or 410).
 var ErrNotFound = errors.New("not found")
 
+// ErrUnavailable is wrapped by the error of a fetch the server answered
+// with 5xx or 429: worth retrying later.
+var ErrUnavailable = errors.New("server unavailable")
+
 // MaxRootVersions caps how many root versions Roots fetches.
 const MaxRootVersions = 1000
 
@@ -129,6 +133,8 @@ func (s *Site) Fetch(ctx context.Context, name string, limit int64) ([]byte, err
 	switch {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		return nil, fmt.Errorf("GET %s: %s: %w", loc, resp.Status, ErrNotFound)
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+		return nil, fmt.Errorf("GET %s: %s: %w", loc, resp.Status, ErrUnavailable)
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("GET %s: %s", loc, resp.Status)
 	case resp.ContentLength > limit:

@@ -21,6 +21,54 @@ func (e *DifferError) Error() string { return e.Err.Error() }
 // Unwrap returns the differences.
 func (e *DifferError) Unwrap() error { return e.Err }
 
+// ErrOtherKbuild means the version was built by another kbuild than the
+// one rebuilding it, so different bytes would not say the recipe changed.
+var ErrOtherKbuild = errors.New("built by another kbuild")
+
+// Kbuild is the kbuild that rebuilds, checked against the one that built
+// each published version (its BuildInfo's builder and builderSum).
+type Kbuild struct {
+	// ID and Sum name this kbuild: "kbuild v0.3.0" and its module hash
+	// (empty for a build from a checkout).
+	ID, Sum string
+	// Published returns the BuildInfo a version was published with, nil
+	// when the site has none (kubepkg built it).
+	Published func(ctx context.Context, name, version string, build int) (*spec.BuildInfo, error)
+	// AllowOther compares with a version another kbuild built instead of
+	// refusing (ErrOtherKbuild).
+	AllowOther bool
+}
+
+// builtBy returns which kbuild built name version build, "" when unknown,
+// and ErrOtherKbuild when it is not k and k does not allow that.
+func (k Kbuild) builtBy(ctx context.Context, name, version string, build int) (string, error) {
+	if k.Published == nil {
+		return "", nil
+	}
+	info, err := k.Published(ctx, name, version, build)
+	if err != nil || info == nil || info.Builder == "" {
+		return "", err
+	}
+	by := info.Builder
+	if info.BuilderSum != "" {
+		by += " (" + info.BuilderSum + ")"
+	}
+	same := info.Builder == k.ID && (info.BuilderSum == "" || k.Sum == "" || info.BuilderSum == k.Sum)
+	if same || k.AllowOther {
+		return by, nil
+	}
+	this := k.ID
+	if k.Sum != "" {
+		this += " (" + k.Sum + ")"
+	}
+	install := ""
+	if rel, ok := strings.CutPrefix(info.Builder, "kbuild "); ok && strings.HasPrefix(rel, "v") {
+		install = " (go install kbuild.dev/kbuild/cmd/kbuild@" + rel + ", or its release binary)"
+	}
+	return by, fmt.Errorf("%s %s build %d was %w, %s; this is %s, which may pack other bytes: rebuild with that kbuild%s, or pass --other-kbuild to compare anyway",
+		name, version, build, ErrOtherKbuild, by, this, install)
+}
+
 // Rebuild prepares the recipe in dir with b (which pushes nothing) and
 // compares every chart archive digest and the spec digest with the
 // published entry of the same name, version and build in idx. It returns
@@ -28,7 +76,10 @@ func (e *DifferError) Unwrap() error { return e.Err }
 // that differs, the first file inside it, the published chart pulled by
 // digest as plain allows), or another error when the recipe cannot be
 // rebuilt or is not published.
-func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex, dir string, plain plainhttp.Policy) (string, error) {
+//
+// Before comparing, the kbuild that built the published version is
+// checked against k (Kbuild.builtBy); what matched names it.
+func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex, dir string, plain plainhttp.Policy, k Kbuild) (string, error) {
 	p, err := b.Prepare(ctx, dir)
 	if err != nil {
 		return "", err
@@ -38,6 +89,13 @@ func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex
 	pub := idx.Find(r.Metadata.Name, ver, r.Spec.Build)
 	if pub == nil {
 		return "", fmt.Errorf("%s %s build %d is not published in the index", r.Metadata.Name, ver, r.Spec.Build)
+	}
+	by, err := k.builtBy(ctx, r.Metadata.Name, pub.Version, r.Spec.Build)
+	if err != nil {
+		return "", err
+	}
+	if by == "" {
+		by = "an unknown kbuild (the site has no build info of it)"
 	}
 	published := map[string]*spec.ChartRef{}
 	for _, v := range pub.Spec.Variants {
@@ -72,7 +130,7 @@ func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex
 			case err != nil:
 				diff = fmt.Errorf("%w: %v", diff, err)
 			case file == "":
-				diff = fmt.Errorf("%w; every file is the same, so the archive's packing differs (another kbuild version or SOURCE_DATE_EPOCH?)", diff)
+				diff = fmt.Errorf("%w; every file is the same, so the archive's packing differs (published by %s; another kbuild or SOURCE_DATE_EPOCH?)", diff, by)
 			default:
 				diff = fmt.Errorf("%w; first difference: %s (%s)", diff, file, how)
 			}
@@ -90,5 +148,5 @@ func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex
 	if d != pub.Digest {
 		return "", &DifferError{fmt.Errorf("every chart matches, but the spec digest differs: published %s, rebuilt %s (the recipe's package metadata changed)", pub.Digest, d)}
 	}
-	return fmt.Sprintf("%s %s build %d: %d charts and spec %s", r.Metadata.Name, ver, r.Spec.Build, len(p.Charts), d), nil
+	return fmt.Sprintf("%s %s build %d: %d charts and spec %s; published by %s", r.Metadata.Name, ver, r.Spec.Build, len(p.Charts), d, by), nil
 }

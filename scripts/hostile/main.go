@@ -42,8 +42,9 @@ type hostileCase struct {
 	// want is a substring the refusal must contain; "" means the command
 	// must succeed.
 	want string
-	// code is the exit status of the refusal when not 1 (the documented
-	// status of a refusal).
+	// code is the exit status of the refusal; 0 accepts any documented
+	// failure status (1 failed, 3 refused, 4 verification failed, 5
+	// unavailable), never 2 (usage).
 	code int
 	// says is a substring the output must hold, whether the command
 	// succeeds or not ("" for none).
@@ -203,8 +204,8 @@ func judge(hc hostileCase, r result) string {
 	if !strings.Contains(r.stderr, hc.want) {
 		return fmt.Sprintf("refused without saying %q", hc.want)
 	}
-	if want := max(hc.code, 1); r.code != want {
-		return fmt.Sprintf("refused with exit %d, want %d", r.code, want)
+	if want := hc.code; want != 0 && r.code != want || want == 0 && !refusalStatus(r.code) {
+		return fmt.Sprintf("refused with exit %d, want %s", r.code, wantStatus(want))
 	}
 	return ""
 }
@@ -330,4 +331,15 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// refusalStatus reports whether code is one of kbuild's documented failure
+// statuses (README "Exit status"): 1, 3, 4 or 5.
+func refusalStatus(code int) bool { return code == 1 || code >= 3 && code <= 5 }
+
+func wantStatus(code int) string {
+	if code == 0 {
+		return "1, 3, 4 or 5"
+	}
+	return fmt.Sprint(code)
 }

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kbuild.dev/kbuild/internal/testenv"
+)
+
+// TestInitRepoAdoption adopts kbuild in a new repository by the steps
+// README documents ("Use kbuild from another repository"): kbuild init repo,
+// repo keygen, a recipe, then the steps of the workflows init wrote, run
+// locally through the action's command script (scripts/action-run.sh)
+// against the real registry standing in for GHCR and a directory served
+// over HTTP for Pages: test, the pull request's diff, the first publish
+// and a second one over the site the first deployed. A subscriber then
+// verifies the served index with the committed public key. actionlint
+// checks the written workflows.
+func TestInitRepoAdoption(t *testing.T) {
+	reg := testenv.Registry(t)
+	helm := testenv.Tool(t, "helm")
+	actionlint := testenv.Tool(t, "actionlint")
+	testenv.Tool(t, "git")
+	repo := filepath.Join(t.TempDir(), "packages")
+
+	// 1. kbuild init repo, which overwrites nothing.
+	r := kbuild(t, filepath.Dir(repo), nil, "init", "repo", repo)
+	if r.code != 0 || !strings.Contains(r.stdout, filepath.Join(repo, ".github", "workflows", "publish.yml")) {
+		t.Fatalf("init repo: %s", r)
+	}
+	for _, f := range []string{"recipes/README.md", "suites.yaml", "KEYS.md", ".gitignore", ".github/workflows/pr.yml", ".github/workflows/publish.yml", ".github/workflows/promote.yml"} {
+		if _, err := os.Stat(filepath.Join(repo, f)); err != nil {
+			t.Errorf("init repo did not write %s", f)
+		}
+	}
+	wf, _ := os.ReadFile(filepath.Join(repo, ".github", "workflows", "publish.yml"))
+	if !strings.Contains(string(wf), "uses: kbuild-dev/kbuild@"+actionRefOf(t)+"\n") || !strings.Contains(string(wf), "KBUILD_SIGN_KEY: ${{ secrets.KBUILD_SIGN_KEY }}") {
+		t.Errorf("publish.yml does not run the action at this kbuild's release with the signing key:\n%s", wf)
+	}
+	if r := kbuild(t, filepath.Dir(repo), nil, "init", "repo", repo); r.code != 1 || !strings.Contains(r.stderr, "already exists") {
+		t.Errorf("init repo over an existing repository: %s", r)
+	}
+
+	// 2. The key (KEYS.md) and a recipe, committed.
+	if r := kbuild(t, repo, nil, "repo", "keygen", "keys/index"); r.code != 0 {
+		t.Fatalf("keygen: %s", r)
+	}
+	pem, err := os.ReadFile(filepath.Join(repo, "keys", "index.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(repo, "keys", "index.key"))
+	if err := copyDir(filepath.Join(repoRoot, "examples", "virt-template"), filepath.Join(repo, "recipes", "virt-template")); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "init", "-q", "-b", "main")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "kbuild init repo, keys/index.pub, virt-template")
+	if out := git(t, repo, "status", "--porcelain", "--ignored"); strings.Contains(out, ".key") {
+		t.Errorf("the private key is not ignored: %s", out)
+	}
+	lint := exec.Command(actionlint, "-no-color")
+	lint.Dir = repo
+	if out, err := lint.CombinedOutput(); err != nil {
+		t.Errorf("actionlint of the workflows init repo wrote: %v\n%s", err, out)
+	}
+
+	pages := t.TempDir()
+	srv := httptest.NewServer(http.FileServer(http.Dir(pages)))
+	defer srv.Close()
+	ghcr := uniqueRepo(t, reg)
+	env := []string{"KBUILD=" + kbuildBin, "HELM=" + helm, "KBUILD_PLAIN_HTTP=1", "KBUILD_CACHE_DIR=" + t.TempDir(), "PAGES_URL=" + srv.URL}
+	step := func(extra []string, args ...string) script {
+		t.Helper()
+		return runScript(t, repo, append(append([]string{}, env...), extra...), "action-run.sh", args...)
+	}
+
+	// 3. pr.yml: test, then the diff of a pull request.
+	if r := step(nil, "test"); r.code != 0 || !strings.Contains(r.stdout, "0 of 1 recipes failed") {
+		t.Fatalf("action test: %s", r)
+	}
+	git(t, repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+	git(t, repo, "checkout", "-q", "-b", "more-replicas")
+	rf := filepath.Join(repo, "recipes", "virt-template", "recipe.yaml")
+	edit(t, rf, "build: 1", "build: 2")
+	git(t, repo, "commit", "-qam", "virt-template: build 2")
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	if r := step([]string{"BASE_REF=origin/main", "GITHUB_STEP_SUMMARY=" + summary, "KBUILD_REGISTRY=" + ghcr + "/pr"}, "diff"); r.code != 0 {
+		t.Fatalf("action diff: %s", r)
+	}
+	if md, _ := os.ReadFile(summary); !strings.Contains(string(md), "virt-template") {
+		t.Errorf("the pull request's summary does not name virt-template:\n%s", md)
+	}
+	git(t, repo, "checkout", "-q", "main")
+
+	// 4. publish.yml twice: the first starts the repository (Pages is
+	// empty), the second merges over what the first deployed.
+	publishEnv := []string{"KBUILD_REGISTRY=" + ghcr + "/packages", "KBUILD_SIGN_KEY=" + string(pem), "SITE=" + filepath.Join(repo, "_site")}
+	deploy := func() {
+		os.RemoveAll(pages)
+		if err := copyDir(filepath.Join(repo, "_site"), pages); err != nil {
+			t.Fatal(err)
+		}
+		os.RemoveAll(filepath.Join(repo, "_site"))
+	}
+	if r := step(publishEnv, "publish", filepath.Join(t.TempDir(), "dist")); r.code != 0 {
+		t.Fatalf("action publish (first): %s", r)
+	}
+	deploy()
+	git(t, repo, "merge", "-q", "more-replicas")
+	if r := step(publishEnv, "publish", filepath.Join(t.TempDir(), "dist")); r.code != 0 {
+		t.Fatalf("action publish (second, over the first): %s", r)
+	}
+	deploy()
+
+	// 5. A subscriber verifies the served index with the committed key.
+	r = kbuild(t, repo, nil, "repo", "verify", "--index", srv.URL+"/index.yaml", "--public-key", "keys/index.pub", "--charts", "--plain-http")
+	if r.code != 0 || !strings.Contains(r.stdout, "1 packages, 2 versions") {
+		t.Fatalf("repo verify of the adopted repository's site: %s", r)
+	}
+}
+
+// actionRefOf is the action ref init repo writes for the test binary.
+func actionRefOf(t *testing.T) string {
+	v := strings.Fields(kbuild(t, t.TempDir(), nil, "version").stdout)[1]
+	if strings.HasPrefix(v, "v") {
+		return v
+	}
+	return "main"
+}
