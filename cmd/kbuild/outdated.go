@@ -31,7 +31,7 @@ func (f *watchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network (upstream answers are never cached, so this refuses)")
 	f.plainHTTPFlag.addFlags(fs, "")
 	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
-	f.timeoutFlag.addFlagsNote(fs, "an upstream server, registry or git remote", "a whole answer also gets 1 min + 1 s per MiB")
+	f.timeoutFlag.addFlagsNote(fs, "an upstream server, registry or git remote", "a whole answer must also average 1 MiB/s once this long has passed")
 	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 }
 
