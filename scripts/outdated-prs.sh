@@ -48,7 +48,7 @@ annotate() {
 
 failed=0
 
-# 1. What is outdated: exit 0 nothing, 4 something, 1 a recipe or upstream
+# 1. What is outdated: exit 0 nothing, 6 something, 1 a recipe or upstream
 #    could not be checked (the others are still listed).
 set +e
 "$KBUILD" outdated "$RECIPES" >"$tmp/outdated.txt" 2>"$tmp/outdated.err"
@@ -57,7 +57,7 @@ set -e
 cat "$tmp/outdated.err" >&2
 annotate "$tmp/outdated.err"
 case $rc in
-0 | 4) ;;
+0 | 6) ;;
 1) failed=1 ;;
 *) log "kbuild outdated failed (exit $rc)"; exit 1 ;;
 esac

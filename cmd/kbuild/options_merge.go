@@ -81,13 +81,7 @@ func (f *mergeFlags) mergeTrust(signers []trust.Signer) (*trust.Trust, error) {
 // selfTrust trusts the public keys of the signing keys to have signed the
 // base, all of them (threshold: their number).
 func selfTrust(signers []trust.Signer) (*trust.Trust, error) {
-	t := &trust.Trust{Threshold: len(signers)}
-	for _, s := range signers {
-		p, ok := s.(interface{ Public() *trust.PublicKey })
-		if !ok {
-			return nil, usagef("--index: the signing key %s cannot give its public key; name the base's --public-key", s.KeyID())
-		}
-		t.IndexKeys = append(t.IndexKeys, p.Public())
-	}
+	t := trust.SignedBy(signers...)
+	t.Threshold = len(signers)
 	return t, nil
 }

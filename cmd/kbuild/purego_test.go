@@ -35,8 +35,9 @@ var goBuild = regexp.MustCompile(`\bgo (build|run) [^|;&]*\./cmd/kbuild`)
 
 // TestPureGoEverywhere: every go build and go run of kbuild that users,
 // CI and the tests run (README, CONTRIBUTING, the workflows, the scripts)
-// sets CGO_ENABLED=0 on its line or has it exported before, and the test
-// command exports it for go test.
+// sets CGO_ENABLED=0 on its line (a shell line continued with a backslash
+// counts as one) or has it exported before, and the test command exports
+// it for go test.
 func TestPureGoEverywhere(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files := []string{"README.md", "CONTRIBUTING.md"}
@@ -52,8 +53,13 @@ func TestPureGoEverywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exported := false
+		exported, continued := false, ""
 		for i, line := range strings.Split(string(data), "\n") {
+			if strings.HasSuffix(line, "\\") {
+				continued += strings.TrimSuffix(line, "\\")
+				continue
+			}
+			line, continued = continued+line, ""
 			if strings.Contains(line, "export CGO_ENABLED=0") || strings.Contains(line, "CGO_ENABLED: \"0\"") {
 				exported = true
 			}
