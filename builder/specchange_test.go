@@ -38,13 +38,17 @@ func TestSpecChange(t *testing.T) {
 		{"unchanged", func(*recipe.Recipe) {}, ""},
 		{"v spelling", func(r *recipe.Recipe) { r.Spec.Version = "v3.15.0" }, ""},
 		{"annotations are not the spec", func(r *recipe.Recipe) { r.Metadata.Annotations = map[string]string{"kubepkg.dev/description": "new"} }, ""},
-		{"a capability added", func(r *recipe.Recipe) { r.Spec.Package.Provides = append(r.Spec.Package.Provides, "build:foreman@3.15.0+build.2") },
+		{"a capability added", func(r *recipe.Recipe) {
+			r.Spec.Package.Provides = append(r.Spec.Package.Provides, "build:foreman@3.15.0+build.2")
+		},
 			`spec.provides ["foreman"], the recipe now says ["foreman","build:foreman@3.15.0+build.2"]`},
 		{"a requirement changed", func(r *recipe.Recipe) { r.Spec.Package.Variants[0].Requires[0].Version = "~3.74" },
 			`spec.variants[name=default].requires[0].version "~3.73", the recipe now says "~3.74"`},
 		{"an install setting", func(r *recipe.Recipe) { r.Spec.Package.Variants[0].Components[0].Install.Namespace = "katello" },
 			`spec.variants[name=default].components[name=foreman].install.namespace "foreman", the recipe now says "katello"`},
-		{"images added", func(r *recipe.Recipe) { r.Spec.Package.Images = []string{"quay.io/foreman/foreman@sha256:" + strings.Repeat("b", 64)} },
+		{"images added", func(r *recipe.Recipe) {
+			r.Spec.Package.Images = []string{"quay.io/foreman/foreman@sha256:" + strings.Repeat("b", 64)}
+		},
 			`spec.images absent, the recipe now says ["quay.io/foreman/foreman@sha256:bbbb`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
