@@ -15,6 +15,7 @@ root=$(pwd)
 
 . scripts/tools.sh
 HELM_VERSION=v3.22.0
+HELM4_VERSION=v4.3.2 # Helm 4, the current major, beside Helm 3 (security fixes only until 2027-02-10)
 TRIVY_VERSION=v0.74.0
 ACTIONLINT_VERSION=v1.7.7
 CRANE_VERSION=v0.22.1 # go-containerregistry, as go.mod has it
@@ -40,6 +41,7 @@ fi
 
 # 2. Go-built tools, cached in $TOOLS and reused (scripts/tools.sh).
 tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION" "about 4 minutes, once"
+tool helm4 helm.sh/helm/v4/cmd/helm "$HELM4_VERSION" "about 4 minutes, once"
 GOEXPERIMENT=jsonv2 tool trivy github.com/aquasecurity/trivy/cmd/trivy "$TRIVY_VERSION" "about 12 minutes, once"
 tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION"
 tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"

@@ -505,13 +505,21 @@ func mustHash(t *testing.T, s string) v1.Hash {
 	return h
 }
 
-// TestHelmPull pulls the chart with the real helm CLI, by tag and by
-// manifest digest, and checks the archive is byte for byte the one stored.
+// TestHelmPull pulls the chart with the real helm CLIs (Helm 3 and 4), by
+// tag and by manifest digest, and checks the archive is byte for byte the one stored.
 func TestHelmPull(t *testing.T) {
-	helm := testenv.Tool(t, "helm")
+	helms := testenv.Helms(t)
 	f := newFixture(t)
 	srv := newServer(t, f.dir)
 	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, h := range helms {
+		t.Run(h.Name, func(t *testing.T) { helmPull(t, h.Path, host, f) })
+	}
+}
+
+// helmPull pulls f's chart from host with one helm CLI, by tag and by
+// manifest digest.
+func helmPull(t *testing.T, helm, host string, f *fixture) {
 	home := t.TempDir()
 	for _, tc := range []struct {
 		name string

@@ -95,3 +95,30 @@ func Git(t testing.TB, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// Helm is one major version of the real helm CLI.
+type Helm struct {
+	Name string // the subtest name: "helm3" or "helm4"
+	Path string
+}
+
+// Helms returns the helm CLIs end-to-end checks run with: Helm 3 (the
+// program "helm") and Helm 4 ("helm4", which scripts/test.sh builds beside
+// it), each checked to be the major its name says. Run the check once per
+// entry, as a subtest named by Name.
+func Helms(t testing.TB) []Helm {
+	t.Helper()
+	var helms []Helm
+	for _, h := range []struct{ name, tool, major string }{{"helm3", "helm", "v3."}, {"helm4", "helm4", "v4."}} {
+		p := Tool(t, h.tool)
+		out, err := exec.Command(p, "version", "--short").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s version --short: %v\n%s", p, err, out)
+		}
+		if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, h.major) {
+			t.Fatalf("%s is %q, want Helm %s* (set KBUILD_TEST_%s)", p, v, h.major, strings.ToUpper(h.tool))
+		}
+		helms = append(helms, Helm{Name: h.name, Path: p})
+	}
+	return helms
+}
