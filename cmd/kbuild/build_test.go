@@ -39,11 +39,12 @@ func readRecords(t *testing.T, dir string) []dist.Build {
 }
 
 // TestBuildExamplesRegistry builds the bundled examples into the real
-// registry, then pulls every chart back with the real helm CLI by digest,
-// renders it with helm template, and inspects the media types with skopeo.
+// registry, inspects the media types with skopeo, then pulls every chart
+// back by digest with each real helm CLI (Helm 3 and 4), renders it with
+// helm template and checks it with helm lint.
 func TestBuildExamplesRegistry(t *testing.T) {
 	reg := testenv.Registry(t)
-	helm := testenv.Tool(t, "helm")
+	helms := testenv.Helms(t)
 	skopeo := testenv.Tool(t, "skopeo")
 	base := uniqueRepo(t, reg)
 	out := t.TempDir()
@@ -56,6 +57,7 @@ func TestBuildExamplesRegistry(t *testing.T) {
 		t.Fatalf("%d build records, want 3 (smart-proxy, virt-stack, virt-template): %s", len(builds), r)
 	}
 	charts := 0
+	var pushed []pushedChart
 	for _, b := range builds {
 		if b.Info == nil {
 			t.Fatalf("%s has no BuildInfo sidecar", b.File)
@@ -70,21 +72,7 @@ func TestBuildExamplesRegistry(t *testing.T) {
 			charts++
 			ref := strings.TrimPrefix(c.Ref, "oci://")
 			repo := ref[:strings.LastIndex(ref, ":")]
-			pullDir := t.TempDir()
-			cmd := exec.Command(helm, "pull", "oci://"+repo+"@"+c.Manifest, "--plain-http", "-d", pullDir)
-			cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir())
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("helm pull %s@%s: %v\n%s", repo, c.Manifest, err, out)
-			}
-			files, _ := filepath.Glob(filepath.Join(pullDir, "*.tgz"))
-			if len(files) != 1 {
-				t.Fatalf("helm pull wrote %v", files)
-			}
-			data, _ := os.ReadFile(files[0])
-			sum := sha256.Sum256(data)
-			if got := "sha256:" + hex.EncodeToString(sum[:]); got != c.Digest {
-				t.Errorf("pulled archive %s has digest %s, record says %s", files[0], got, c.Digest)
-			}
+			pushed = append(pushed, pushedChart{b.Record.Metadata.Name, repo, c.Manifest, c.Digest})
 			// The record's component points at the same archive.
 			found := false
 			for _, v := range b.Record.Spec.Variants {
@@ -97,12 +85,6 @@ func TestBuildExamplesRegistry(t *testing.T) {
 			if !found {
 				t.Errorf("%s: no component points at chart %s with digest %s: %+v", b.File, c.Name, c.Digest, b.Record.Spec.Variants)
 			}
-			tpl, err := exec.Command(helm, "template", "rel", files[0], "--include-crds").CombinedOutput()
-			if err != nil {
-				t.Fatalf("helm template %s: %v\n%s", files[0], err, tpl)
-			}
-			checkRendered(t, b.Record.Metadata.Name, string(tpl))
-
 			raw, err := exec.Command(skopeo, "inspect", "--raw", "--tls-verify=false", "docker://"+ref).Output()
 			if err != nil {
 				t.Fatalf("skopeo inspect %s: %v", ref, err)
@@ -123,6 +105,13 @@ func TestBuildExamplesRegistry(t *testing.T) {
 	}
 	if charts != 2 {
 		t.Errorf("%d charts pushed, want 2", charts)
+	}
+	for _, h := range helms {
+		t.Run(h.Name, func(t *testing.T) {
+			for _, c := range pushed {
+				pullTemplateLint(t, h.Path, c)
+			}
+		})
 	}
 
 	// Building again reuses every tag and says so.
@@ -463,5 +452,38 @@ func TestValidateOutput(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("validate output lacks %q:\n%s", want, r.stdout)
 		}
+	}
+}
+
+// pushedChart is a chart kbuild build pushed: its package, repository,
+// manifest digest and archive digest.
+type pushedChart struct{ pkg, repo, manifest, digest string }
+
+// pullTemplateLint pulls c by manifest digest with helm, checks the
+// archive's digest, renders it with helm template and lints it.
+func pullTemplateLint(t *testing.T, helm string, c pushedChart) {
+	t.Helper()
+	pullDir := t.TempDir()
+	cmd := exec.Command(helm, "pull", "oci://"+c.repo+"@"+c.manifest, "--plain-http", "-d", pullDir)
+	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helm pull %s@%s: %v\n%s", c.repo, c.manifest, err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(pullDir, "*.tgz"))
+	if len(files) != 1 {
+		t.Fatalf("helm pull wrote %v", files)
+	}
+	data, _ := os.ReadFile(files[0])
+	sum := sha256.Sum256(data)
+	if got := "sha256:" + hex.EncodeToString(sum[:]); got != c.digest {
+		t.Errorf("pulled archive %s has digest %s, record says %s", files[0], got, c.digest)
+	}
+	tpl, err := exec.Command(helm, "template", "rel", files[0], "--include-crds").CombinedOutput()
+	if err != nil {
+		t.Fatalf("helm template %s: %v\n%s", files[0], err, tpl)
+	}
+	checkRendered(t, c.pkg, string(tpl))
+	if out, err := exec.Command(helm, "lint", files[0]).CombinedOutput(); err != nil {
+		t.Errorf("helm lint %s: %v\n%s", files[0], err, out)
 	}
 }

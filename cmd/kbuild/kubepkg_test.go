@@ -25,10 +25,11 @@ import (
 // recipe's build is bumped, merges over the first's site served over
 // HTTP, its key from KBUILD_SIGN_KEY. Without the key the second refuses
 // with a short hint, not the whole help. Then the index's entries, every
-// chart pulled back by repo verify --charts, and helm pull.
+// chart pulled back by repo verify --charts, and helm pull by version with
+// Helm 3 and Helm 4.
 func TestKubepkgRecipesBuildAll(t *testing.T) {
 	reg := testenv.Registry(t)
-	helm := testenv.Tool(t, "helm")
+	helms := testenv.Helms(t)
 	work := t.TempDir()
 	if err := copyDir(filepath.Join("testdata", "kubepkg"), work); err != nil {
 		t.Fatal(err)
@@ -135,10 +136,14 @@ func TestKubepkgRecipesBuildAll(t *testing.T) {
 		t.Errorf("local-path provides %v", got)
 	}
 	ch := x.Packages["local-path"].Versions[0].Spec.Variants[0].Components[0].Chart
-	pull := exec.Command(helm, "pull", ch.Repository+"/"+ch.Name, "--version", ch.Version, "--plain-http", "-d", t.TempDir())
-	pull.Env = append(os.Environ(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir())
-	if out, err := pull.CombinedOutput(); err != nil {
-		t.Fatalf("helm pull %s/%s %s: %v\n%s", ch.Repository, ch.Name, ch.Version, err, out)
+	for _, h := range helms {
+		t.Run(h.Name, func(t *testing.T) {
+			pull := exec.Command(h.Path, "pull", ch.Repository+"/"+ch.Name, "--version", ch.Version, "--plain-http", "-d", t.TempDir())
+			pull.Env = append(os.Environ(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir())
+			if out, err := pull.CombinedOutput(); err != nil {
+				t.Fatalf("helm pull %s/%s %s: %v\n%s", ch.Repository, ch.Name, ch.Version, err, out)
+			}
+		})
 	}
 }
 

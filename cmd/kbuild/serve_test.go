@@ -215,32 +215,36 @@ func TestServe(t *testing.T) {
 	})
 
 	t.Run("helm pull", func(t *testing.T) {
-		helm := testenv.Tool(t, "helm")
-		home := t.TempDir()
-		for _, ref := range [][]string{
-			{"oci://" + addr + "/kbuild/demo", "--version", "1.0.0-1"},
-			{"oci://" + addr + "/kbuild/demo@" + f.manifest},
-		} {
-			out := t.TempDir()
-			args := append(append([]string{"pull"}, ref...), "--plain-http", "--destination", out)
-			c := exec.Command(helm, args...)
-			c.Env = append(os.Environ(), "HOME="+home,
-				"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
-				"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
-				"HELM_DATA_HOME="+filepath.Join(home, "data"),
-				"HELM_REGISTRY_CONFIG="+filepath.Join(home, "registry.json"))
-			b, err := c.CombinedOutput()
-			if err != nil {
-				t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, b)
-			}
-			files, _ := filepath.Glob(filepath.Join(out, "*.tgz"))
-			if len(files) != 1 {
-				t.Fatalf("helm %s wrote %v, want one archive\n%s", strings.Join(args, " "), files, b)
-			}
-			got, _ := os.ReadFile(files[0])
-			if !bytes.Equal(got, f.archive.Data) {
-				t.Errorf("helm %s: archive differs from the one built", strings.Join(args, " "))
-			}
+		for _, h := range testenv.Helms(t) {
+			t.Run(h.Name, func(t *testing.T) {
+				helm := h.Path
+				home := t.TempDir()
+				for _, ref := range [][]string{
+					{"oci://" + addr + "/kbuild/demo", "--version", "1.0.0-1"},
+					{"oci://" + addr + "/kbuild/demo@" + f.manifest},
+				} {
+					out := t.TempDir()
+					args := append(append([]string{"pull"}, ref...), "--plain-http", "--destination", out)
+					c := exec.Command(helm, args...)
+					c.Env = append(os.Environ(), "HOME="+home,
+						"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+						"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+						"HELM_DATA_HOME="+filepath.Join(home, "data"),
+						"HELM_REGISTRY_CONFIG="+filepath.Join(home, "registry.json"))
+					b, err := c.CombinedOutput()
+					if err != nil {
+						t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, b)
+					}
+					files, _ := filepath.Glob(filepath.Join(out, "*.tgz"))
+					if len(files) != 1 {
+						t.Fatalf("helm %s wrote %v, want one archive\n%s", strings.Join(args, " "), files, b)
+					}
+					got, _ := os.ReadFile(files[0])
+					if !bytes.Equal(got, f.archive.Data) {
+						t.Errorf("helm %s: archive differs from the one built", strings.Join(args, " "))
+					}
+				}
+			})
 		}
 	})
 
