@@ -1,7 +1,7 @@
 // Package testenv finds the real services and programs that end-to-end
-// tests use: the OCI registry process and the helm, skopeo, trivy, git and
-// chromium binaries that the test command (scripts/test.sh) installs and
-// starts.
+// tests use: the OCI registry process and the helm (Helm 3), helm4, skopeo,
+// trivy, git and chromium binaries that the test command (scripts/test.sh)
+// installs and starts.
 //
 // When KBUILD_E2E=1 (set by scripts/test.sh and so by CI) a missing service
 // or program fails the test; otherwise, for a quick `go test ./...` on a
