@@ -198,7 +198,7 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 		return nil, fmt.Errorf("recipe %s at %s: %w", dir, res.To, err)
 	}
 	oldCap := fmt.Sprintf("build:%s@%s+build.%d", r.Metadata.Name, r.Spec.Version, r.Spec.Build)
-	if p := nodeAt(e.root, "spec", "package", "provides"); p != nil && p.Kind == yaml.SequenceNode {
+	if p := recipe.MappingPath(e.root, "spec", "package", "provides"); p != nil && p.Kind == yaml.SequenceNode {
 		for _, it := range p.Content {
 			if it.Kind == yaml.ScalarNode && it.Value == oldCap {
 				e.edit(it, "spec.package.provides", fmt.Sprintf("build:%s@%s+build.1", r.Metadata.Name, res.To))
@@ -366,7 +366,7 @@ func (b *Bumper) images(ctx context.Context, r *recipe.Recipe, rule *watch.Rule,
 		}
 		return recipe.Image{}, false, nil
 	}
-	if n := nodeAt(e.root, "spec", "package", "images"); n != nil {
+	if n := recipe.MappingPath(e.root, "spec", "package", "images"); n != nil {
 		for _, it := range n.Content {
 			im, ok, err := resolve(it.Value)
 			if err != nil {
@@ -388,12 +388,12 @@ func (b *Bumper) images(ctx context.Context, r *recipe.Recipe, rule *watch.Rule,
 			}
 		}
 	}
-	charts := nodeAt(e.root, "spec", "charts")
+	charts := recipe.MappingPath(e.root, "spec", "charts")
 	if charts == nil || charts.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(charts.Content); i += 2 {
-		values := nodeAt(charts.Content[i+1], "values")
+		values := recipe.MappingPath(charts.Content[i+1], "values")
 		if values == nil {
 			continue
 		}
@@ -419,7 +419,7 @@ func (b *Bumper) images(ctx context.Context, r *recipe.Recipe, rule *watch.Rule,
 			if key != "tag" || parent == nil {
 				return
 			}
-			repo := nodeAt(parent, "repository")
+			repo := recipe.MappingPath(parent, "repository")
 			if repo == nil || repo.Kind != yaml.ScalarNode {
 				return
 			}
@@ -440,7 +440,7 @@ func (b *Bumper) images(ctx context.Context, r *recipe.Recipe, rule *watch.Rule,
 // requires sets the version constraint of every requirement a rule of
 // rule.Requires names, in every variant.
 func requires(rule *watch.Rule, sels map[string]watch.Selection, target watch.Candidate, e *editor) error {
-	variants := nodeAt(e.root, "spec", "package", "variants")
+	variants := recipe.MappingPath(e.root, "spec", "package", "variants")
 	for _, q := range rule.Requires {
 		c := target
 		if q.From != "" {
@@ -452,14 +452,14 @@ func requires(rule *watch.Rule, sels map[string]watch.Selection, target watch.Ca
 		found := false
 		if variants != nil && variants.Kind == yaml.SequenceNode {
 			for _, v := range variants.Content {
-				reqs := nodeAt(v, "requires")
+				reqs := recipe.MappingPath(v, "requires")
 				if reqs == nil || reqs.Kind != yaml.SequenceNode {
 					continue
 				}
 				for _, rq := range reqs.Content {
-					if p := nodeAt(rq, "package"); p != nil && p.Value == q.Package {
+					if p := recipe.MappingPath(rq, "package"); p != nil && p.Value == q.Package {
 						found = true
-						if n := nodeAt(rq, "version"); n != nil && n.Kind == yaml.ScalarNode {
+						if n := recipe.MappingPath(rq, "version"); n != nil && n.Kind == yaml.ScalarNode {
 							e.edit(n, "spec.package.variants.requires", watch.Expand(q.Version, c, ""))
 						}
 					}
@@ -494,7 +494,7 @@ func (e *editor) set(old, value string, keys ...string) {
 	if old == value {
 		return
 	}
-	n := nodeAt(e.root, keys...)
+	n := recipe.MappingPath(e.root, keys...)
 	field := strings.Join(keys, ".")
 	if n == nil || n.Kind != yaml.ScalarNode {
 		if e.err == nil {

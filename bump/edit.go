@@ -114,23 +114,6 @@ func quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
-// nodeAt follows keys through nested mappings from n.
-func nodeAt(n *yaml.Node, keys ...string) *yaml.Node {
-	for _, k := range keys {
-		if n == nil || n.Kind != yaml.MappingNode {
-			return nil
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				next = n.Content[i+1]
-			}
-		}
-		n = next
-	}
-	return n
-}
-
 // scalars calls fn for every scalar under n, with the mapping it is a
 // value of (nil for list items).
 func scalars(n *yaml.Node, parent *yaml.Node, key string, fn func(n, parent *yaml.Node, key string)) {

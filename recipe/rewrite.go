@@ -32,7 +32,7 @@ func RewriteImages(data []byte, lines []ImageLine) ([]byte, error) {
 	if len(doc.Content) == 0 {
 		return nil, errors.New("empty recipe")
 	}
-	images := mappingPath(doc.Content[0], "spec", "package", "images")
+	images := MappingPath(doc.Content[0], "spec", "package", "images")
 	if images == nil || images.Kind != yaml.SequenceNode || images.Style&yaml.FlowStyle != 0 || len(images.Content) == 0 {
 		return nil, errors.New("spec.package.images is not a list written one entry a line; paste the printed block instead")
 	}
@@ -86,8 +86,11 @@ func RewriteImages(data []byte, lines []ImageLine) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// mappingPath follows keys through nested mappings from n.
-func mappingPath(n *yaml.Node, keys ...string) *yaml.Node {
+// MappingPath follows keys through nested YAML mappings from n: the node
+// at that path, or nil where a key is missing or a node on the way is not
+// a mapping. The in-place edits of recipe.yaml (images --write, bump) find
+// what they change with it.
+func MappingPath(n *yaml.Node, keys ...string) *yaml.Node {
 	for _, k := range keys {
 		if n == nil || n.Kind != yaml.MappingNode {
 			return nil
