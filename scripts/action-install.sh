@@ -4,8 +4,9 @@
 # that release's archive for this runner and SHA256SUMS, refuses an
 # archive whose sha256 is not the one SHA256SUMS lists (exit 4), and
 # unpacks kbuild into DEST; a kbuild already in DEST at that version is
-# kept (the tool cache). Otherwise (a branch or commit: this repository's
-# own workflows) builds kbuild from the action's source, CGO_ENABLED=0.
+# kept (the tool cache). Otherwise (a branch or commit, or "checkout":
+# this repository's own workflows, through the reusable workflows'
+# kbuild-version input) builds kbuild from the action's source, CGO_ENABLED=0.
 #
 #   KBUILD_VERSION=v0.3.0 scripts/action-install.sh DEST
 #

@@ -53,10 +53,10 @@ recipe pinning them) recorded. Images are then written to pin later.
 'kbuild init repo DIR' starts a recipes repository instead: recipes/,
 suites.yaml (unstable, served at the site root), KEYS.md (the signing key:
 make it, commit the public half, store the private half as the secret
-KBUILD_SIGN_KEY), .gitignore and three workflows that run kbuild's GitHub
-Action at this kbuild's release: pr (validate, build into a throwaway
-registry, the diff in the job summary), publish (GHCR and GitHub Pages) and
-promote. It overwrites nothing.
+KBUILD_SIGN_KEY), .gitignore and three workflows that call kbuild's
+reusable workflows at this kbuild's release: pr (validate, build into a
+throwaway registry, the diff in the job summary), publish (GHCR and GitHub
+Pages) and promote. It overwrites nothing.
 
 Examples:
   # a new recipes repository

@@ -11,13 +11,13 @@ import (
 )
 
 // repoTemplate is what `kbuild init repo DIR` writes: recipes/, suites.yaml,
-// KEYS.md, .gitignore and the pr, publish and promote workflows, which run
-// kbuild's action at {{REF}}.
+// KEYS.md, .gitignore and the pr, publish and promote workflows, which call
+// kbuild's reusable workflows (and through them its action) at {{REF}}.
 //
 //go:embed all:initrepo
 var repoTemplate embed.FS
 
-// actionRef is the ref of kbuild's action the written workflows use: this
+// actionRef is the ref of kbuild's reusable workflows the written workflows call: this
 // kbuild's release, or main for a build from a checkout.
 func actionRef() string {
 	if v := thisKbuild().Release; strings.HasPrefix(v, "v") {

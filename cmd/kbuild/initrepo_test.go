@@ -39,8 +39,9 @@ func TestInitRepoAdoption(t *testing.T) {
 		}
 	}
 	wf, _ := os.ReadFile(filepath.Join(repo, ".github", "workflows", "publish.yml"))
-	if !strings.Contains(string(wf), "uses: kbuild-dev/kbuild@"+actionRefOf(t)+"\n") || !strings.Contains(string(wf), "KBUILD_SIGN_KEY: ${{ secrets.KBUILD_SIGN_KEY }}") {
-		t.Errorf("publish.yml does not run the action at this kbuild's release with the signing key:\n%s", wf)
+	ref := actionRefOf(t)
+	if !strings.Contains(string(wf), "uses: kbuild-dev/kbuild/.github/workflows/reusable-publish.yml@"+ref+"\n") || !strings.Contains(string(wf), "kbuild-version: "+ref+"\n") || !strings.Contains(string(wf), "KBUILD_SIGN_KEY: ${{ secrets.KBUILD_SIGN_KEY }}") {
+		t.Errorf("publish.yml does not call the reusable publish workflow at this kbuild's release with the signing key:\n%s", wf)
 	}
 	if r := kbuild(t, filepath.Dir(repo), nil, "init", "repo", repo); r.code != 1 || !strings.Contains(r.stderr, "already exists") {
 		t.Errorf("init repo over an existing repository: %s", r)

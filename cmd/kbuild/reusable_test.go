@@ -1,0 +1,129 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// workflowFile is the part of a GitHub workflow the reusable workflow
+// checks read.
+type workflowFile struct {
+	On struct {
+		WorkflowCall *struct {
+			Inputs map[string]struct {
+				Required bool   `yaml:"required"`
+				Type     string `yaml:"type"`
+			} `yaml:"inputs"`
+			Secrets map[string]struct {
+				Description string `yaml:"description"`
+				Required    bool   `yaml:"required"`
+			} `yaml:"secrets"`
+		} `yaml:"workflow_call"`
+	} `yaml:"on"`
+	Permissions map[string]string `yaml:"permissions"`
+	Jobs        map[string]struct {
+		Uses        string            `yaml:"uses"`
+		With        map[string]any    `yaml:"with"`
+		Secrets     map[string]string `yaml:"secrets"`
+		Permissions map[string]string `yaml:"permissions"`
+		Steps       []struct {
+			Uses string            `yaml:"uses"`
+			With map[string]string `yaml:"with"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+func readWorkflow(t *testing.T, name string) workflowFile {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, ".github", "workflows", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf workflowFile
+	if err := yaml.Unmarshal(data, &wf); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return wf
+}
+
+// TestReusableWorkflows: each of the three jobs this repository runs is a
+// reusable workflow (on: workflow_call) another repository calls with one
+// job, taking the kbuild version and the documented inputs and secrets,
+// running kbuild's action (whose scripts TestWorkflowScripts runs) for
+// each of its commands, with permissions per job; and this repository's
+// pr.yml, publish.yml and promote.yml only call them, with kbuild built
+// from the checkout, so every change exercises them.
+func TestReusableWorkflows(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		inputs   []string
+		secret   bool
+		commands []string
+	}{
+		{"pr", []string{"kbuild-version", "kbuild-repository", "site-url", "recipes"}, false, []string{"test", "diff"}},
+		{"publish", []string{"kbuild-version", "kbuild-repository", "registry", "site-url", "recipes", "shards"}, true, []string{"plan", "build", "publish"}},
+		{"promote", []string{"kbuild-version", "kbuild-repository", "site-url", "what", "build", "to"}, true, []string{"promote"}},
+	} {
+		reusable := "reusable-" + tc.name + ".yml"
+		wf := readWorkflow(t, reusable)
+		call := wf.On.WorkflowCall
+		if call == nil {
+			t.Errorf("%s: not on: workflow_call", reusable)
+			continue
+		}
+		for _, in := range tc.inputs {
+			if _, ok := call.Inputs[in]; !ok {
+				t.Errorf("%s: no input %s", reusable, in)
+			}
+		}
+		if !call.Inputs["kbuild-version"].Required {
+			t.Errorf("%s: input kbuild-version is not required", reusable)
+		}
+		key, hasKey := call.Secrets["KBUILD_SIGN_KEY"]
+		if hasKey != tc.secret || (tc.secret && (!key.Required || key.Description == "")) {
+			t.Errorf("%s: secret KBUILD_SIGN_KEY = %+v (declared %v), want declared %v, required and described", reusable, key, hasKey, tc.secret)
+		}
+		if len(wf.Permissions) != 1 || wf.Permissions["contents"] != "read" {
+			t.Errorf("%s: workflow permissions = %v, want contents: read only (each job asks for its own)", reusable, wf.Permissions)
+		}
+		var commands []string
+		for name, job := range wf.Jobs {
+			if job.Permissions == nil {
+				t.Errorf("%s: job %s sets no permissions", reusable, name)
+			}
+			for _, s := range job.Steps {
+				if s.Uses == "./.kbuild-action" {
+					if s.With["version"] != "${{ inputs.kbuild-version }}" {
+						t.Errorf("%s: job %s runs the action with version %q, want the input kbuild-version", reusable, name, s.With["version"])
+					}
+					commands = append(commands, s.With["command"])
+				}
+			}
+		}
+		slices.Sort(commands)
+		want := slices.Sorted(slices.Values(tc.commands))
+		if !slices.Equal(commands, want) {
+			t.Errorf("%s runs the action's commands %v, want %v", reusable, commands, want)
+		}
+
+		caller := readWorkflow(t, tc.name+".yml")
+		if len(caller.Jobs) != 1 {
+			t.Errorf("%s: %d jobs, want one that calls %s", tc.name+".yml", len(caller.Jobs), reusable)
+		}
+		for name, job := range caller.Jobs {
+			if job.Uses != "./.github/workflows/"+reusable || len(job.Steps) != 0 {
+				t.Errorf("%s: job %s uses %q with %d steps, want only a call of ./.github/workflows/%s", tc.name+".yml", name, job.Uses, len(job.Steps), reusable)
+			}
+			if job.With["kbuild-version"] != "checkout" {
+				t.Errorf("%s: job %s calls with kbuild-version %v, want checkout (kbuild built from this commit)", tc.name+".yml", name, job.With["kbuild-version"])
+			}
+			if got := job.Secrets["KBUILD_SIGN_KEY"]; tc.secret != (got == "${{ secrets.KBUILD_SIGN_KEY }}") {
+				t.Errorf("%s: job %s passes KBUILD_SIGN_KEY %q, want it passed: %v", tc.name+".yml", name, got, tc.secret)
+			}
+		}
+	}
+}
