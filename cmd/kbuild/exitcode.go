@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/bundle"
 	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/internal/addrspace"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/review"
@@ -82,7 +83,7 @@ func exitCode(err error) int {
 		return ee.code
 	case errors.As(err, &ve), errors.As(err, &dm), errors.Is(err, builder.ErrProvenance), errors.Is(err, publish.ErrUnverified):
 		return exitVerification
-	case errors.As(err, &pe), errors.Is(err, sources.ErrUnsafe), errors.Is(err, sources.ErrTooLarge), errors.Is(err, trust.ErrTooLarge),
+	case errors.As(err, &pe), errors.Is(err, sources.ErrUnsafe), errors.Is(err, sources.ErrTooLarge), errors.Is(err, trust.ErrTooLarge), errors.Is(err, addrspace.ErrTooLarge),
 		errors.Is(err, yamlbound.ErrExpansion), errors.Is(err, builder.ErrRenderBudget), errors.Is(err, builder.ErrImmutable),
 		errors.Is(err, builder.ErrNotAdoptable), errors.Is(err, releaseset.ErrInvalid), errors.Is(err, evidence.ErrRefused),
 		errors.Is(err, suite.ErrRefused), errors.Is(err, bundle.ErrBadBundle), errors.Is(err, review.ErrOtherKbuild):

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/addrspace"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/trust"
 )
@@ -313,12 +314,36 @@ func (s *Site) Index(ctx context.Context) (indexBytes, sigBytes []byte, err erro
 	return s.IndexChecked(ctx, nil)
 }
 
+// Address space taken by reading an index (see addrspace.Cost), measured
+// under a 1 GiB cap (bench/README.md) and rounded up.
+var (
+	// VerifyCost is what verifying an index that is not kept takes
+	// (trust.VerifyOptions.DiscardIndex): its bytes once, a package at a
+	// time parsed.
+	VerifyCost = addrspace.Cost{PerByte: 1.25, Fixed: 32 << 20, Use: "verifying an index"}
+	// MergeCost is what verifying an index and keeping it takes: a publish
+	// over it (its versions in a compact index.Builder, the new index
+	// written beside them), or a verification that goes on to its charts
+	// or evidence.
+	MergeCost = addrspace.Cost{PerByte: 4.5, Fixed: 96 << 20, Use: "publishing over an index (or verifying it with its charts or evidence)"}
+)
+
 // IndexChecked is Index that fetches index.yaml.sig first and, when
 // precheck is not nil, gives it to precheck before the index is read: a
 // missing, malformed or foreign signature (trust.PrecheckIndexSignature)
 // is refused without the index in memory. A missing index still gives an
 // error wrapping ErrNotFound, whatever precheck says.
+//
+// Under an address-space limit (ulimit -v) an index larger than fits at
+// MergeCost is refused before it is read, with an error wrapping
+// addrspace.ErrTooLarge that names the file and the limit; without a limit
+// index.MaxIndexSize applies.
 func (s *Site) IndexChecked(ctx context.Context, precheck func(sig []byte) error) (indexBytes, sigBytes []byte, err error) {
+	return s.indexChecked(ctx, precheck, MergeCost)
+}
+
+// indexChecked is IndexChecked, the index to be read at cost.
+func (s *Site) indexChecked(ctx context.Context, precheck func(sig []byte) error, cost addrspace.Cost) (indexBytes, sigBytes []byte, err error) {
 	sigBytes, err = s.Fetch(ctx, s.index+".sig", index.MaxSignaturesSize)
 	if errors.Is(err, ErrNotFound) {
 		sigBytes, err = nil, nil
@@ -334,11 +359,42 @@ func (s *Site) IndexChecked(ctx context.Context, precheck func(sig []byte) error
 			return nil, nil, perr
 		}
 	}
-	indexBytes, err = s.Fetch(ctx, s.index, index.MaxIndexSize)
+	limit, err := s.indexLimit(cost)
+	if err != nil {
+		return nil, nil, err
+	}
+	indexBytes, err = s.Fetch(ctx, s.index, limit)
+	if errors.Is(err, trust.ErrTooLarge) && limit < index.MaxIndexSize {
+		// More than fits was sent without a length, or the file grew.
+		return nil, nil, fmt.Errorf("%s: %w", s.Location(s.index), &addrspace.Error{Size: -1, Cost: cost, Room: addrspace.Now()})
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return indexBytes, sigBytes, nil
+}
+
+// indexLimit returns how many bytes of the index may be read at cost:
+// index.MaxIndexSize, or less under an address-space limit. A local index
+// larger than fits is refused here, before it is read.
+func (s *Site) indexLimit(cost addrspace.Cost) (int64, error) {
+	room := addrspace.Now()
+	limit := int64(index.MaxIndexSize)
+	if m, ok := room.MaxSize(cost); ok && m < limit {
+		limit = m
+	}
+	if s.remote {
+		return limit, nil // Fetch refuses a Content-Length over limit before the body
+	}
+	loc := s.Location(s.index)
+	fi, err := os.Stat(loc)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > index.MaxIndexSize {
+		return limit, nil // ReadFile says what is wrong
+	}
+	if err := room.Check(fi.Size(), cost); err != nil {
+		return 0, fmt.Errorf("%s: %w", loc, err)
+	}
+	return limit, nil
 }
 
 // exists returns nil when the site has the file name, an error wrapping
@@ -531,7 +587,11 @@ func (s *Site) Verify(ctx context.Context, tr *trust.Trust, opts trust.VerifyOpt
 	if err != nil {
 		return nil, err
 	}
-	data, sig, err := s.IndexChecked(ctx, func(sig []byte) error { return trust.PrecheckIndexSignature(sig, tr, opts) })
+	cost := MergeCost
+	if opts.DiscardIndex {
+		cost = VerifyCost
+	}
+	data, sig, err := s.indexChecked(ctx, func(sig []byte) error { return trust.PrecheckIndexSignature(sig, tr, opts) }, cost)
 	if err != nil {
 		return nil, s.Explain(ctx, nil, err)
 	}

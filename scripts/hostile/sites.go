@@ -122,6 +122,26 @@ func (c *corpus) publishedTwice(dir string) []byte {
 	return first
 }
 
+// signedZeros writes dir/base/index.yaml, size zero bytes (a sparse file:
+// no disk taken), validly signed by dir/k.key in dir/base/index.yaml.sig:
+// a base of the size of a big index, which kbuild must refuse before it
+// reads it when it cannot fit under the address-space cap.
+func (c *corpus) signedZeros(dir string, size int64) {
+	c.kbuildOutside(dir, "repo", "keygen", "k")
+	os.MkdirAll(filepath.Join(dir, "base"), 0o755)
+	f, err := os.Create(filepath.Join(dir, "base", "index.yaml"))
+	if err != nil {
+		panic(err)
+	}
+	if err := f.Truncate(size); err != nil {
+		panic(err)
+	}
+	f.Close()
+	priv, _ := privateKey(filepath.Join(dir, "k.key"))
+	sig := ed25519.Sign(priv, make([]byte, size))
+	write(dir, "base/index.yaml.sig", base64.StdEncoding.EncodeToString(sig)+"\n")
+}
+
 func publishArgs() []string {
 	return []string{"publish", ".", "--site", "site", "--sign-key", "k.key", "-o", "dist", "--cache-dir", "cache"}
 }
@@ -162,6 +182,24 @@ var siteCases = []hostileCase{
 		}
 		f.Close()
 		write(dir, "base/index.yaml.sig", "signatures: [{keyid: nothex, sig: \"!!\"}]\n")
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		return append(publishArgs(), "--index", "base/index.yaml", "--public-key", "k.pub")
+	}},
+	{name: "repo verify of a validly signed 347 MB base", want: "the limit (ulimit -v) is 1024 MiB", code: 3, setup: func(c *corpus, dir string) []string {
+		c.signedZeros(dir, 346_843_021) // 100,000 realistic versions
+		return []string{"repo", "verify", "--index", "base/index.yaml", "--public-key", "k.pub"}
+	}},
+	{name: "repo verify of a validly signed 686 MB base", want: "the limit (ulimit -v) is 1024 MiB", code: 3, setup: func(c *corpus, dir string) []string {
+		c.signedZeros(dir, 686_260_131) // 1,000,000 small versions
+		return []string{"repo", "verify", "--index", "base/index.yaml", "--public-key", "k.pub"}
+	}},
+	{name: "publish --index over a validly signed 347 MB base", want: "the limit (ulimit -v) is 1024 MiB", code: 3, setup: func(c *corpus, dir string) []string {
+		c.signedZeros(dir, 346_843_021)
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		return append(publishArgs(), "--index", "base/index.yaml", "--public-key", "k.pub")
+	}},
+	{name: "publish --index over a validly signed 104 MB base", want: "the limit (ulimit -v) is 1024 MiB", code: 3, setup: func(c *corpus, dir string) []string {
+		c.signedZeros(dir, 104_052_921) // 30,000 realistic versions: ran out of memory at 1 GiB
 		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
 		return append(publishArgs(), "--index", "base/index.yaml", "--public-key", "k.pub")
 	}},
