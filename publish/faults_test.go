@@ -29,7 +29,11 @@ type fault struct {
 	header http.Header // with these headers
 	reset  bool        // read a little of the request, then reset the connection
 	stall  bool        // hold the request until the client gives up
-	ack500 bool        // forward, then answer 500 whatever the registry said
+	// stallAfter, when not 0, reads that many bytes of the request body
+	// (-1: all of it) and then holds the request until the client gives
+	// up: an upload stalled half-way, or one taken and never answered.
+	stallAfter int64
+	ack500     bool // forward, then answer 500 whatever the registry said
 }
 
 // faultProxy is a loopback HTTP proxy in front of the real registry that
@@ -40,6 +44,8 @@ type faultProxy struct {
 	mu     sync.Mutex
 	faults []*fault
 	hits   int
+	// stalled is when the first request that a stall held arrived.
+	stalled time.Time
 }
 
 func newFaultProxy(t *testing.T, registry string) *faultProxy {
@@ -63,6 +69,13 @@ func (p *faultProxy) set(f *fault) {
 	p.faults, p.hits = []*fault{f}, 0
 }
 
+// stalledAt is when the first request that a stall held arrived.
+func (p *faultProxy) stalledAt() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stalled
+}
+
 // take returns the fault for r, if one is left.
 func (p *faultProxy) take(r *http.Request) *fault {
 	p.mu.Lock()
@@ -71,6 +84,9 @@ func (p *faultProxy) take(r *http.Request) *fault {
 		if f.times > 0 && f.match(r) {
 			f.times--
 			p.hits++
+			if (f.stall || f.stallAfter != 0) && p.stalled.IsZero() {
+				p.stalled = time.Now()
+			}
 			return f
 		}
 	}
@@ -93,6 +109,13 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		conn.Close()
 	case f.stall:
+		<-r.Context().Done()
+	case f.stallAfter != 0:
+		if f.stallAfter < 0 {
+			io.Copy(io.Discard, r.Body)
+		} else {
+			io.CopyN(io.Discard, r.Body, f.stallAfter)
+		}
 		<-r.Context().Done()
 	case f.ack500:
 		rec := httptest.NewRecorder()
@@ -117,6 +140,19 @@ func onRepo(repo string, methods ...string) func(*http.Request) bool {
 			}
 		}
 		return len(methods) == 0
+	}
+}
+
+// stallTimeout is the registry timeout of a faulted publish that stalls,
+// and stallMargin how long after it the publish may take to return.
+const (
+	stallTimeout = 5 * time.Second
+	stallMargin  = 3 * time.Second
+)
+
+func blobPatch(repo string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		return r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/"+repo+"/blobs/uploads/")
 	}
 }
 
@@ -148,6 +184,8 @@ func TestPublishRegistryFaults(t *testing.T) {
 		{name: "reset mid-blob", match: blobUpload("beta"), times: 1, reset: true},
 		{name: "stalled past the timeout", match: onRepo("beta", http.MethodHead, http.MethodGet), times: 1, stall: true},
 		{name: "manifest PUT stored but answered 500", match: manifestPut("beta"), times: 1, ack500: true},
+		{name: "blob PATCH stalled half-way", match: blobPatch("beta"), times: 1000, stallAfter: 256},
+		{name: "manifest PUT never answered", match: manifestPut("beta"), times: 1000, stallAfter: -1},
 	} {
 		t.Run(f.name, func(t *testing.T) {
 			proxy := newFaultProxy(t, reg)
@@ -157,9 +195,10 @@ func TestPublishRegistryFaults(t *testing.T) {
 			// default minute for the registry: the proxy holds the request
 			// until the client gives up, however long that is.
 			var faulted func(builder.Target) builder.Target
-			if f.stall {
+			stalls := f.stall || f.stallAfter != 0
+			if stalls {
 				faulted = func(tg builder.Target) builder.Target {
-					tg.(*builder.RegistryTarget).SetTimeout(5 * time.Second)
+					tg.(*builder.RegistryTarget).SetTimeout(stallTimeout)
 					return tg
 				}
 			}
@@ -175,6 +214,13 @@ func TestPublishRegistryFaults(t *testing.T) {
 			_, err := fx.publish("site", faulted)
 			if proxy.hits == 0 {
 				t.Fatal("the fault never happened")
+			}
+			// A stalled request fails the publish within the timeout, with
+			// room for the cleanup after it; it is not repeated, which
+			// would wait out the timeout again (it held publish for 61 s
+			// with a timeout of 5 s).
+			if held := time.Since(proxy.stalledAt()); stalls && held > stallTimeout+stallMargin {
+				t.Errorf("publish returned %s after the registry stalled, more than the timeout %s + %s (%d stalled requests)", held.Round(time.Millisecond), stallTimeout, stallMargin, proxy.hits)
 			}
 			after, _ := os.ReadFile(filepath.Join(fx.work, "site", IndexFile))
 			if err != nil {
