@@ -330,7 +330,8 @@ func (f *Fetcher) offlineError(recipeDir, what string) error {
 // removed from the cache: hostile content is not kept even when it
 // matches its pin; an unsafe or oversized one has its refusal remembered
 // (see refusedBefore), so that a re-run neither downloads nor extracts it
-// again. On any failure, and when ctx is done, what was written
+// again; so is an extraction killed before it finished (see
+// interruptedBefore). On any failure, and when ctx is done, what was written
 // under out is removed (out itself is left, empty).
 func (f *Fetcher) extractBlob(ctx context.Context, blob *os.File, digest, out string, o extractOptions) error {
 	fi, err := blob.Stat()
@@ -340,6 +341,8 @@ func (f *Fetcher) extractBlob(ctx context.Context, blob *os.File, digest, out st
 	if err := f.refusedBefore(digest, o); err != nil {
 		return err
 	}
+	done := markExtracting(f.markerPath(digest, o))
+	defer done()
 	o.maxTotal, o.maxFile = f.maxExtract, f.maxFile
 	if err := extract(ctx, blob, fi.Size(), out, o); err != nil {
 		if ctx.Err() == nil {

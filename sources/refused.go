@@ -22,17 +22,48 @@ import (
 // remembered.
 var ErrRefusedBefore = errors.New("refused before")
 
+// An extraction killed before it finished (out of memory, a deadline,
+// SIGKILL) is remembered too: while an archive is extracted, a marker
+// under extracting/ (same name as its refusal) is held locked; a marker
+// that is left and that no process holds is an extraction that died, and
+// the next run turns it into a remembered refusal instead of extracting
+// the archive again (to be killed again).
+
+// refusalName names the refusal of digest under the Fetcher's limits and o.
+func (f *Fetcher) refusalName(digest string, o extractOptions) string {
+	return fmt.Sprintf("%s-%d-%d-%t", strings.TrimPrefix(digest, "sha256:"), f.maxExtract, f.maxFile, o.noSymlinks)
+}
+
 // refusalPath is where the refusal of digest under the Fetcher's limits
 // and o is remembered.
 func (f *Fetcher) refusalPath(digest string, o extractOptions) string {
-	name := fmt.Sprintf("%s-%d-%d-%t", strings.TrimPrefix(digest, "sha256:"), f.maxExtract, f.maxFile, o.noSymlinks)
-	return filepath.Join(f.cache.dir, "refused", name)
+	return filepath.Join(f.cache.dir, "refused", f.refusalName(digest, o))
+}
+
+// markerPath is the marker of an extraction of digest under the
+// Fetcher's limits and o.
+func (f *Fetcher) markerPath(digest string, o extractOptions) string {
+	return filepath.Join(f.cache.dir, "extracting", f.refusalName(digest, o))
+}
+
+// interruptedBefore turns an extraction of digest that died into a
+// remembered refusal: the archive is removed from the cache.
+func (f *Fetcher) interruptedBefore(digest string, o extractOptions) {
+	marker := f.markerPath(digest, o)
+	since, ok := deadMarker(marker)
+	if !ok {
+		return
+	}
+	f.cache.remove(digest)
+	f.rememberRefusal(digest, o, fmt.Errorf("its extraction (started %s) was killed before it finished — out of memory, a deadline or SIGKILL — and left %s; an archive that cannot be extracted within this machine's limits is not extracted again: %w", since, marker, ErrTooLarge))
+	os.Remove(marker)
 }
 
 // refusedBefore returns the remembered refusal of the archive digest, or
 // nil. The error keeps the class of the first refusal (ErrUnsafe,
 // ErrTooLarge).
 func (f *Fetcher) refusedBefore(digest string, o extractOptions) error {
+	f.interruptedBefore(digest, o)
 	p := f.refusalPath(digest, o)
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) || err != nil {
