@@ -377,6 +377,46 @@ var cases = []hostileCase{
 		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: \"sha256:%x\"}}", c.base+"/files/deep.tar.gz", sum), "{c: {from: [up]}}", variant))
 		return []string{"fetch", "--cache-dir", "cache", "."}
 	}},
+	{name: "archive 10,000 directories deep", want: "directories deep", setup: func(c *corpus, dir string) []string {
+		// 10,000 nested directories, each its own entry, then a file at
+		// the bottom: refused at the first entry too deep, at once (it
+		// took 19 s and printed a 4.3 KB path).
+		var tarball bytes.Buffer
+		zw := gzip.NewWriter(&tarball)
+		tw := tar.NewWriter(zw)
+		name := ""
+		for i := 0; i < 10_000; i++ {
+			name += "d/"
+			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Typeflag: tar.TypeDir, Format: tar.FormatPAX})
+		}
+		tw.WriteHeader(&tar.Header{Name: name + "f.yaml", Mode: 0o644, Typeflag: tar.TypeReg, Format: tar.FormatPAX})
+		tw.Close()
+		zw.Close()
+		sum := sha256.Sum256(tarball.Bytes())
+		c.files["deeper.tar.gz"] = tarball.Bytes()
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: \"sha256:%x\"}}", c.base+"/files/deeper.tar.gz", sum), "{c: {from: [up]}}", variant))
+		return []string{"fetch", "--cache-dir", "cache", "."}
+	}},
+	{name: "bundle entry with a 300 KB name", want: "unexpected file", setup: func(c *corpus, dir string) []string {
+		f, err := os.Create(filepath.Join(dir, "b.tar"))
+		if err != nil {
+			panic(err)
+		}
+		tw := tar.NewWriter(f)
+		tw.WriteHeader(&tar.Header{Name: "blobs/../" + strings.Repeat("n", 300<<10), Mode: 0o644, Size: 1, Typeflag: tar.TypeReg, Format: tar.FormatPAX})
+		tw.Write([]byte("x"))
+		tw.Close()
+		f.Close()
+		return []string{"bundle", "inspect", "b.tar"}
+	}},
+	{name: "url source with a lying Content-Length", want: "sha256", never: "Unsolicited response", setup: func(c *corpus, dir string) []string {
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: %q}}", c.base+"/lying/x.yaml", pin), "{c: {from: [up]}}", variant))
+		return []string{"fetch", "--cache-dir", "cache", "."}
+	}},
+	{name: "push: 5xx on every manifest HEAD", want: "run again later", says: "retried", setup: func(c *corpus, dir string) []string {
+		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+		return []string{"build", "-o", "out", "--cache-dir", "cache", "--registry", "oci://" + strings.TrimPrefix(c.base, "http://") + "/busy", "--plain-http", "--timeout", "3s", "."}
+	}},
 	{name: "a plain chart builds", want: "", setup: func(c *corpus, dir string) []string {
 		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
 		return []string{"build", "-o", "out", "--cache-dir", "cache", "."}

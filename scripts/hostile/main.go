@@ -49,6 +49,8 @@ type hostileCase struct {
 	// says is a substring the output must hold, whether the command
 	// succeeds or not ("" for none).
 	says string
+	// never is a substring the output must not hold ("" for none).
+	never string
 }
 
 // corpus holds what the cases share: the kbuild binary and the servers.
@@ -192,6 +194,9 @@ func judge(hc hostileCase, r result) string {
 	if hc.says != "" && !strings.Contains(r.stderr, hc.says) {
 		return fmt.Sprintf("did not say %q", hc.says)
 	}
+	if hc.never != "" && strings.Contains(r.stderr, hc.never) {
+		return fmt.Sprintf("said %q", hc.never)
+	}
 	if hc.want == "" {
 		if r.code != 0 {
 			return fmt.Sprintf("exit %d, want success", r.code)
@@ -240,6 +245,20 @@ func (c *corpus) serve() error {
 		}
 	}
 	mux.HandleFunc("/stall/", stall)
+	// lying says its body is 5 bytes long and sends 16 KiB, which Go's
+	// client logs ("Unsolicited response received on idle HTTP channel")
+	// unless kbuild silences it.
+	mux.HandleFunc("/lying/", func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\n")
+		buf.Write(bytes.Repeat([]byte("lying "), 16<<10/6))
+		buf.Flush()
+		time.Sleep(2 * time.Second)
+	})
 	mux.HandleFunc("/v2/", func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		hold := func() {
@@ -251,6 +270,8 @@ func (c *corpus) serve() error {
 		switch {
 		case p == "/v2/": // a registry that needs no token
 			w.WriteHeader(http.StatusOK)
+		case strings.HasPrefix(p, "/v2/busy/"): // a registry that answers 503 to everything
+			w.WriteHeader(http.StatusServiceUnavailable)
 		case strings.HasPrefix(p, "/v2/endless/"): // a manifest without end
 			w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
 			chunk := bytes.Repeat([]byte(" "), 1<<20)
