@@ -142,6 +142,66 @@ func (c *corpus) signedZeros(dir string, size int64) {
 	write(dir, "base/index.yaml.sig", base64.StdEncoding.EncodeToString(sig)+"\n")
 }
 
+// attested writes, in dir, a suite "unstable" holding the recipe's chart
+// under a root with a qa role (root.key, index.key, qa.key), a suite
+// "testing" whose policy wants a pass on amd64, and evidence of a pass
+// attested by kbuild with qa.key, then rewritten by change and signed
+// again with qa.key, validly: only what it says is hostile. It returns
+// kbuild promote's arguments into testing.
+func (c *corpus) attested(dir string, change func(statement map[string]any)) []string {
+	for _, k := range []string{"root", "index", "qa"} {
+		c.kbuildOutside(dir, "repo", "keygen", k)
+	}
+	root := "site/unstable/root.yaml"
+	c.kbuildOutside(dir, "trust", "root", "new", "--root-key", "root.pub", "--index-key", "index.pub", "--qa-key", "qa.pub", "-o", root)
+	c.kbuildOutside(dir, "trust", "root", "sign", root, "--sign-key", "root.key")
+	chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+	c.kbuildOutside(dir, "build", "-o", "dist", "--cache-dir", "cache", ".")
+	c.kbuildOutside(dir, "repo", "index", "dist", "-o", "site/unstable/index.yaml", "--sign-key", "index.key")
+	write(dir, "suites.yaml", "apiVersion: kbuild.dev/v1\nkind: Suites\nsuites:\n  - name: unstable\n  - name: testing\n    policy: {kubernetesMinors: 1, architectures: [amd64], role: qa}\n")
+	c.kbuildOutside(dir, "attest", "hostile@1.0.0", "--build", "1", "--result", "pass", "--env", "kubernetes=1.33,arch=amd64", "--passed", "install",
+		"--sign-key", "qa.key", "--root", root, "--site", "site", "--suites", "suites.yaml")
+	file := filepath.Join(dir, "site", "evidence", "hostile-1.0.0-1", "arch=amd64,kubernetes=1.33.intoto.json")
+	var env struct {
+		PayloadType string `json:"payloadType"`
+		Payload     []byte `json:"payload"`
+		Signatures  []struct {
+			KeyID string `json:"keyid"`
+			Sig   []byte `json:"sig"`
+		} `json:"signatures"`
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		panic(err)
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		panic(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(env.Payload, &st); err != nil {
+		panic(err)
+	}
+	change(st)
+	env.Payload, _ = json.Marshal(st)
+	qa, id := privateKey(filepath.Join(dir, "qa.key"))
+	pae := fmt.Sprintf("DSSEv1 %d %s %d %s", len(env.PayloadType), env.PayloadType, len(env.Payload), env.Payload)
+	env.Signatures = env.Signatures[:1]
+	env.Signatures[0].KeyID, env.Signatures[0].Sig = id, ed25519.Sign(qa, []byte(pae))
+	b, _ = json.MarshalIndent(env, "", "  ")
+	write(dir, "site/evidence/hostile-1.0.0-1/arch=amd64,kubernetes=1.33.intoto.json", string(b))
+	return []string{"promote", "hostile@1.0.0", "--build", "1", "--to", "testing", "--root", root, "--site", "site", "--suites", "suites.yaml", "--sign-key", "index.key", "--allow-new"}
+}
+
+// evidenceNote returns the kbuild.dev/evidence annotations of a statement.
+func evidenceNote(st map[string]any) map[string]any {
+	for _, c := range st["predicate"].(map[string]any)["configuration"].([]any) {
+		if c := c.(map[string]any); c["name"] == "kbuild.dev/evidence" {
+			return c["annotations"].(map[string]any)
+		}
+	}
+	panic("no kbuild.dev/evidence configuration")
+}
+
 func publishArgs() []string {
 	return []string{"publish", ".", "--site", "site", "--sign-key", "k.key", "-o", "dist", "--cache-dir", "cache"}
 }
@@ -202,6 +262,20 @@ var siteCases = []hostileCase{
 		c.signedZeros(dir, 104_052_921) // 30,000 realistic versions: ran out of memory at 1 GiB
 		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
 		return append(publishArgs(), "--index", "base/index.yaml", "--public-key", "k.pub")
+	}},
+	{name: "evidence, validly signed, issued in 2099", want: "in the future", code: 3, setup: func(c *corpus, dir string) []string {
+		return c.attested(dir, func(st map[string]any) {
+			n := evidenceNote(st)
+			n["issued"], n["expires"] = "2099-01-01T00:00:00Z", "2099-06-01T00:00:00Z"
+		})
+	}},
+	{name: "evidence, validly signed, a pass listing a failed test", want: "failedTests", code: 3, setup: func(c *corpus, dir string) []string {
+		return c.attested(dir, func(st map[string]any) {
+			st["predicate"].(map[string]any)["failedTests"] = []string{"install"}
+		})
+	}},
+	{name: "evidence re-signed unchanged promotes", want: "", setup: func(c *corpus, dir string) []string {
+		return c.attested(dir, func(map[string]any) {})
 	}},
 	{name: "root chain of 1000 signed 0.9 MiB roots", want: "more than the 131072 allowed", setup: func(c *corpus, dir string) []string {
 		c.kbuildOutside(dir, "repo", "keygen", "root")
