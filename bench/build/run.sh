@@ -25,7 +25,7 @@ if [ -z "${REGISTRY:-}" ]; then
 	until curl -fsS "http://$REGISTRY/v2/" >/dev/null 2>&1; do sleep 0.2; done
 fi
 
-go build -o "$work/kbuild" ./cmd/kbuild
+CGO_ENABLED=0 go build -o "$work/kbuild" ./cmd/kbuild
 
 # N recipes, each a local chart with 30 templates of realistic size.
 for i in $(seq -w 1 "$N"); do

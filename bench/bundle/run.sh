@@ -30,7 +30,7 @@ SRC=$(start_registry src)
 MIRROR=$(start_registry mirror)
 SKOPEO_DST=$(start_registry skopeo)
 
-go build -o "$work/kbuild" ./cmd/kbuild
+CGO_ENABLED=0 go build -o "$work/kbuild" ./cmd/kbuild
 echo "generating $SIZE bytes of images in $SRC" >&2
 go run ./bench/bundle -registry "$SRC" -site "$work/site" -images "$IMAGES" -layers "$LAYERS" -size "$SIZE" >"$work/refs"
 

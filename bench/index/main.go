@@ -100,7 +100,9 @@ func run() error {
 	if bin == "" {
 		bin = filepath.Join(work, "kbuild")
 		fmt.Fprintf(os.Stderr, "building kbuild…\n")
-		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/kbuild").CombinedOutput(); err != nil {
+		build := exec.Command("go", "build", "-o", bin, "./cmd/kbuild")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // the binary users get
+		if out, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build ./cmd/kbuild (run from the repository root): %v\n%s", err, out)
 		}
 	}

@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	kbuildBin = filepath.Join(dir, "kbuild")
-	out, err := exec.Command("go", "build", "-o", kbuildBin, ".").CombinedOutput()
+	build := exec.Command("go", "build", "-o", kbuildBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the binary users get, under a bare go test too
+	out, err := build.CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building kbuild: %v\n%s", err, out)
 		os.Exit(1)

@@ -30,18 +30,19 @@ func TestCgoWarning(t *testing.T) {
 	}
 }
 
-// goBuild matches a go build or go run of kbuild on a line.
-var goBuild = regexp.MustCompile(`\bgo (build|run) [^|;&]*\./cmd/kbuild`)
+// goBuild matches a go build, go run or go install of kbuild on a line.
+var goBuild = regexp.MustCompile(`\bgo (build|run|install) [^|;&]*cmd/kbuild`)
 
 // TestPureGoEverywhere: every go build and go run of kbuild that users,
-// CI and the tests run (README, CONTRIBUTING, the workflows, the scripts)
+// CI and the tests run (README, CONTRIBUTING, the workflows, the scripts,
+// the benchmarks' scripts, the recipes repository's workflow in testdata)
 // sets CGO_ENABLED=0 on its line (a shell line continued with a backslash
 // counts as one) or has it exported before, and the test command exports
 // it for go test.
 func TestPureGoEverywhere(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files := []string{"README.md", "CONTRIBUTING.md"}
-	for _, glob := range []string{".github/workflows/*.yml", "scripts/*.sh"} {
+	for _, glob := range []string{".github/workflows/*.yml", "scripts/*.sh", "bench/*/*.sh", "action.yml", "cmd/kbuild/testdata/*/.github/workflows/*.yaml"} {
 		m, _ := filepath.Glob(filepath.Join(root, glob))
 		for _, f := range m {
 			rel, _ := filepath.Rel(root, f)

@@ -65,7 +65,9 @@ func TestRebuildCheck(t *testing.T) {
 	// --other-kbuild; the bytes are then the same (nothing in the packing
 	// changed between the two).
 	other := filepath.Join(t.TempDir(), "kbuild")
-	if out, err := exec.Command("go", "build", "-ldflags", "-X main.release=v9.9.9", "-o", other, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-ldflags", "-X main.release=v9.9.9", "-o", other, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	ro := kbuildWith(t, other, b, nil, "rebuild-check", "recipes/", "--index", index, "--public-key", pub, "--plain-http")
