@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // pin is a well-formed digest that nothing has.
@@ -416,6 +417,44 @@ var cases = []hostileCase{
 	{name: "push: 5xx on every manifest HEAD", want: "run again later", says: "retried", setup: func(c *corpus, dir string) []string {
 		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
 		return []string{"build", "-o", "out", "--cache-dir", "cache", "--registry", "oci://" + strings.TrimPrefix(c.base, "http://") + "/busy", "--plain-http", "--timeout", "3s", "."}
+	}},
+	{name: "archive whose extraction was SIGKILLed", want: "was killed before it finished", setup: func(c *corpus, dir string) []string {
+		// 150,000 empty files, SIGKILLed while they are written (as the
+		// OOM killer or a CI deadline would): the re-run refuses the
+		// archive at once instead of extracting it again.
+		var tarball bytes.Buffer
+		zw := gzip.NewWriter(&tarball)
+		tw := tar.NewWriter(zw)
+		for i := 0; i < 150_000; i++ {
+			tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("d%03d/f%06d", i%500, i), Mode: 0o644, Typeflag: tar.TypeReg})
+		}
+		tw.Close()
+		zw.Close()
+		sum := sha256.Sum256(tarball.Bytes())
+		c.files["killed.tar.gz"] = tarball.Bytes()
+		write(dir, "recipe.yaml", recipe(fmt.Sprintf("{up: {url: %q, sha256: \"sha256:%x\"}}", c.base+"/files/killed.tar.gz", sum), "{c: {from: [up]}}", variant))
+		cmd := exec.Command(c.kbuild, "fetch", "--cache-dir", "cache", ".")
+		cmd.Dir = dir
+		if err := cmd.Start(); err != nil {
+			panic(err)
+		}
+		for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+			markers, _ := filepath.Glob(filepath.Join(dir, "cache", "extracting", "*"))
+			if len(markers) > 0 {
+				if b, _ := os.ReadFile(markers[0]); len(b) > 0 {
+					break
+				}
+			}
+			if time.Since(start) > 5*time.Second {
+				break // a kbuild that keeps no marker: killed all the same
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+		cmd.Process.Kill()
+		if cmd.Wait() == nil {
+			panic("kbuild fetch finished before it was killed")
+		}
+		return []string{"fetch", "--cache-dir", "cache", "."}
 	}},
 	{name: "a plain chart builds", want: "", setup: func(c *corpus, dir string) []string {
 		chartDir(dir, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
