@@ -173,7 +173,7 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	pin := publish.SourcePinner(fetch, env.Warnf)
 	opts := []publish.Option{publish.WithSigners(signers...), publish.WithGenerated(generated), publish.WithTimeout(f.timeout),
 		publish.WithOutput(env.Stdout, env.Stderr),
-		publish.WithRelocate(moves, f.plainHTTP), publish.WithChartPinner(pin)}
+		publish.WithRelocate(moves), publish.WithPlainHTTP(f.plainHTTP), publish.WithChartPinner(pin)}
 	if !f.noExpiry {
 		opts = append(opts, publish.WithExpires(f.expires))
 	} else {

@@ -180,3 +180,14 @@ func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ve
 	printSigned(env, res, signers)
 	return nil
 }
+
+// mirrorRoot serves the first suite at the site root too, when the suites
+// file says so (rootSuite), and prints what it copied.
+func mirrorRoot(env *Env, c *suite.Config, site, title string) error {
+	m, err := c.MirrorRoot(site, title)
+	if err != nil || m == nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s: suite %s, also served at the site root (rootSuite)\n", m.Index, c.RootSuite)
+	return nil
+}
