@@ -142,9 +142,17 @@ func WithRelocate(moves map[string]string) Option {
 // is refused.
 func WithChartPinner(pin distindex.Pinner) Option { return func(p *Publisher) { p.pin = pin } }
 
-// WithOutput sets where results (stdout) and warnings (stderr) go.
+// WithOutput sets where results (stdout) and warnings (stderr) go
+// (default: discarded; so is a nil writer's).
 func WithOutput(stdout, stderr io.Writer) Option {
-	return func(p *Publisher) { p.stdout, p.stderr = stdout, stderr }
+	return func(p *Publisher) {
+		if stdout != nil {
+			p.stdout = stdout
+		}
+		if stderr != nil {
+			p.stderr = stderr
+		}
+	}
 }
 
 // New returns a Publisher. It checks what it is given: every signer must
