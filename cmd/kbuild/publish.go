@@ -18,10 +18,6 @@ import (
 	"kbuild.dev/kbuild/trust"
 )
 
-// throwawayKey is where publish keeps the key it generates when given none,
-// inside the build output directory.
-const throwawayKey = "throwaway-index.key"
-
 type publishFlags struct {
 	buildFlags
 	keys signerFlags
@@ -191,21 +187,9 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		display = func(dir string) string { return strings.TrimPrefix(dir, tmp+string(filepath.Separator)) }
 		fmt.Fprintln(env.Stderr, "no recipes directory given: publishing the bundled examples")
 	}
-	signers, err := f.keys.indexSigners(env)
+	signers, err := f.keys.indexSignersOrThrowaway(env, f.out)
 	if err != nil {
 		return err
-	}
-	if len(signers) == 0 {
-		k, created, err := trust.LoadOrCreateKey(filepath.Join(f.out, throwawayKey))
-		if err != nil {
-			return err
-		}
-		verb := "reusing"
-		if created {
-			verb = "generated"
-		}
-		fmt.Fprintf(env.Stderr, "warning: no --sign-key or --sign-key-env: %s the THROWAWAY key %s in %s; subscribers must not trust it beyond this machine\n", verb, k.KeyID(), filepath.Join(f.out, throwawayKey))
-		signers = []trust.Signer{k}
 	}
 	var mergeTrust *trust.Trust
 	if f.ref != "" {
@@ -252,34 +236,4 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		printPublished(env, f.site, res, signers)
 	}
 	return err
-}
-
-// printPublished prints what a publish wrote, signed, copied and attached.
-func printPublished(env *Env, site string, res *suite.PublishResult, signers []trust.Signer) {
-	if res.Published != nil {
-		printSigned(env, res.Published, signers)
-	}
-	if res.Mirror != nil {
-		fmt.Fprintf(env.Stdout, "wrote %s: suite %s, also served at the site root (rootSuite)\n", res.Mirror.Index, res.RootSuite)
-	}
-	for _, r := range res.Attached {
-		fmt.Fprintf(env.Stdout, "attached evidence to %s\n", r)
-	}
-	for _, e := range res.Evidence {
-		fmt.Fprintf(env.Stdout, "wrote %s: %s from %s (%s)\n", filepath.Join(site, filepath.FromSlash(e.Dest)), e.Verified.Target, e.Src, e.Digest)
-	}
-}
-
-// printSigned prints what a publish, index or withdraw wrote and signed.
-func printSigned(env *Env, res *publish.Result, signers []trust.Signer) {
-	fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", res.Index, res.Packages, res.Versions)
-	ids := make([]string, len(signers))
-	for i, s := range signers {
-		ids[i] = s.KeyID()
-	}
-	label := "keyid"
-	if len(ids) > 1 {
-		label = "keyids"
-	}
-	fmt.Fprintf(env.Stdout, "signed %s.sig (%s %s)\n", res.Index, label, strings.Join(ids, ", "))
 }

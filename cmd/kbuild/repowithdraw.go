@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
-	"kbuild.dev/kbuild/trust"
 )
 
 // repoWithdrawFlags are the flags of repo withdraw.
@@ -120,26 +118,4 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		printWithdrawn(env, res, pkg, ver, f.build, signers)
 	}
 	return err
-}
-
-// printWithdrawn prints what a withdrawal changed, suite by suite.
-func printWithdrawn(env *Env, res *suite.WithdrawResult, pkg, ver string, build int, signers []trust.Signer) {
-	for _, w := range res.Indexes {
-		if w.Withdrawal == nil {
-			fmt.Fprintf(env.Stdout, "suite %s does not hold %s@%s build %d\n", w.Suite, pkg, ver, build)
-			continue
-		}
-		fmt.Fprintf(env.Stdout, "withdrew %s (digest %s): %s\n", w.Withdrawal, w.Withdrawal.Digest, w.Withdrawal.Reason)
-		for _, fl := range w.Followers {
-			if fl.To == nil {
-				fmt.Fprintf(env.Stdout, "kubepkg clusters running it with spec.version %q keep running it: no build left meets %s, and fresh installs of %s find none\n", fl.Constraint, fl.Constraint, fl.Constraint)
-				continue
-			}
-			fmt.Fprintf(env.Stdout, "kubepkg clusters running it with spec.version %q move to %s %s build %d\n", fl.Constraint, pkg, fl.To.Version, fl.To.Build)
-		}
-		printSigned(env, w.Index, signers)
-	}
-	if res.Mirror != nil {
-		fmt.Fprintf(env.Stdout, "wrote %s: suite %s, also served at the site root (rootSuite)\n", res.Mirror.Index, res.RootSuite)
-	}
 }
