@@ -45,6 +45,17 @@ type Publisher struct {
 	keep       int
 }
 
+// InputError is an error about one input of a job: Input names it
+// ("reason" for Withdraw's, "relocate" for WithRelocate's moves), and a
+// command says which flag gave it; the message does not.
+type InputError struct {
+	Input string
+	Err   error
+}
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
 // Option configures New.
 type Option func(*Publisher)
 

@@ -79,6 +79,9 @@ var ErrMergeWithSuites = errors.New("one index named, with every suite to change
 // the first suite to the site root when the suites file says so. The
 // result holds what was done also when a later step fails.
 func (a *Withdraw) Run(ctx context.Context) (*WithdrawResult, error) {
+	if err := index.CheckReason(a.Reason); err != nil {
+		return nil, &publish.InputError{Input: "reason", Err: err}
+	}
 	res := &WithdrawResult{}
 	c, found, err := Load(a.SuitesFile)
 	if err != nil {

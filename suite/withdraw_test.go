@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -37,6 +38,12 @@ func TestWithdrawOrder(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(filepath.Join(r.site, "unstable", "index.yaml")); string(now) != string(unstable) {
 		t.Fatal("a refused Withdraw changed unstable/index.yaml")
+	}
+	bad := &Withdraw{Site: r.site, SuitesFile: "testdata/suites.yaml", Package: "pulp", Version: "3.73.0", Build: 1, Reason: "two\nlines",
+		Signers: []trust.Signer{r.idx}, Generated: gen.Add(time.Hour), Expires: 24 * time.Hour}
+	var ie *publish.InputError
+	if _, err := bad.Run(context.Background()); !errors.As(err, &ie) || ie.Input != "reason" || strings.Contains(err.Error(), "--") {
+		t.Fatalf("Withdraw with a two-line reason = %v, want a publish.InputError about the reason, without a flag", err)
 	}
 	for _, tc := range []struct {
 		pkg, ver string

@@ -164,7 +164,10 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	}
 	res, err := a.Run(ctx)
 	var past *publish.PastExpiryError
+	var ie *publish.InputError
 	switch {
+	case errors.As(err, &ie):
+		return fmt.Errorf("--%s: %w", ie.Input, err)
 	case res != nil && len(res.Refused) > 0:
 		printRefused(env, res.Refused)
 		return fmt.Errorf("--verify: %w", err)

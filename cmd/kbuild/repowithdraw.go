@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
 )
@@ -110,7 +112,10 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		}
 	}
 	res, err := a.Run(ctx)
+	var ie *publish.InputError
 	switch {
+	case errors.As(err, &ie):
+		return fmt.Errorf("--%s: %w", ie.Input, err)
 	case errors.Is(err, suite.ErrMergeWithSuites):
 		return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", f.suites)
 	}
