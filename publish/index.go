@@ -113,7 +113,7 @@ func (p *Publisher) checkRelocated(ctx context.Context, b *index.Builder) error 
 		fmt.Fprintf(p.stderr, "refused: %v\n", m)
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("--relocate: %d of %d moved charts are not at their new place with their published digest; copy them there first (for example with crane cp or skopeo copy); nothing was written", len(bad), n)
+		return &InputError{Input: "relocate", Err: fmt.Errorf("%d of %d moved charts are not at their new place with their published digest; copy them there first (for example with crane cp or skopeo copy); nothing was written", len(bad), n)}
 	}
 	_, versions := x.Counts()
 	fmt.Fprintf(p.stderr, "relocated %d published versions; %d charts are at their new place with their published digests\n", versions, n)
@@ -133,7 +133,7 @@ func (p *Publisher) Withdraw(ctx context.Context, name, version string, build in
 		return nil, nil, errNoSigner
 	}
 	if err := index.CheckReason(reason); err != nil {
-		return nil, nil, fmt.Errorf("--reason: %w", err)
+		return nil, nil, &InputError{Input: "reason", Err: err}
 	}
 	unlock, err := lockSite(p.site)
 	if err != nil {

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -43,6 +44,17 @@ type Publisher struct {
 	suites     *site.Suites
 	keep       int
 }
+
+// InputError is an error about one input of a job: Input names it
+// ("reason" for Withdraw's, "relocate" for WithRelocate's moves), and a
+// command says which flag gave it; the message does not.
+type InputError struct {
+	Input string
+	Err   error
+}
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
 
 // Option configures New.
 type Option func(*Publisher)
@@ -92,14 +104,27 @@ func WithScanReport(file string) Option { return func(p *Publisher) { p.scanRepo
 // change.
 func WithRebuild(on bool) Option { return func(p *Publisher) { p.rebuild = on } }
 
-// WithBuilder sets what builds and pushes the recipes, into target, with
-// its build records in distDir; fetcher mirrors image sources into a
-// registry target (plainHTTP for loopback registries).
-func WithBuilder(b *builder.Builder, target builder.Target, distDir string, fetcher *sources.Fetcher, plainHTTP bool) Option {
-	return func(p *Publisher) {
-		p.builder, p.target, p.distDir, p.fetcher, p.plainHTTP = b, target, distDir, fetcher, plainHTTP
-	}
-}
+// WithBuilder sets what builds and pushes the recipes for Publish
+// (required by Publish, with WithTarget; default none).
+func WithBuilder(b *builder.Builder) Option { return func(p *Publisher) { p.builder = b } }
+
+// WithTarget sets where Publish pushes the charts and attaches their
+// referrers (required by Publish; default none). A target that also
+// implements Mirror gets the recipes' image sources copied into it.
+func WithTarget(t builder.Target) Option { return func(p *Publisher) { p.target = t } }
+
+// WithDist sets the directory of the builder's build records (default
+// "": none, and no stale record is warned about).
+func WithDist(dir string) Option { return func(p *Publisher) { p.distDir = dir } }
+
+// WithFetcher sets what mirrors the image sources into a Mirror target
+// (default none: a build with an image source and a Mirror target is an
+// error).
+func WithFetcher(f *sources.Fetcher) Option { return func(p *Publisher) { p.fetcher = f } }
+
+// WithPlainHTTP allows plain HTTP to loopback registries, for the
+// mirrored images and the relocated charts (default false).
+func WithPlainHTTP(on bool) Option { return func(p *Publisher) { p.plainHTTP = on } }
 
 // WithProvenance sets what provenance and SBOMs say about the builder:
 // the tool's name and version, SOURCE_DATE_EPOCH and the environment
@@ -117,10 +142,10 @@ func WithReport(report func([]*builder.Result, error) error, display func(string
 
 // WithRelocate moves the charts of the base's versions from one registry
 // path to another (oci://OLD to oci://NEW); Index checks that each moved
-// chart is at its new place with its published digest (plainHTTP for
-// loopback registries) before it writes anything.
-func WithRelocate(moves map[string]string, plainHTTP bool) Option {
-	return func(p *Publisher) { p.moves, p.plainHTTP = moves, plainHTTP }
+// chart is at its new place with its published digest (WithPlainHTTP for
+// loopback registries) before it writes anything. The default is none.
+func WithRelocate(moves map[string]string) Option {
+	return func(p *Publisher) { p.moves = moves }
 }
 
 // WithChartPinner makes Index pin, with pin, the charts that records name
@@ -128,12 +153,23 @@ func WithRelocate(moves map[string]string, plainHTTP bool) Option {
 // is refused.
 func WithChartPinner(pin distindex.Pinner) Option { return func(p *Publisher) { p.pin = pin } }
 
-// WithOutput sets where results (stdout) and warnings (stderr) go.
+// WithOutput sets where results (stdout) and warnings (stderr) go
+// (default: discarded; so is a nil writer's).
 func WithOutput(stdout, stderr io.Writer) Option {
-	return func(p *Publisher) { p.stdout, p.stderr = stdout, stderr }
+	return func(p *Publisher) {
+		if stdout != nil {
+			p.stdout = stdout
+		}
+		if stderr != nil {
+			p.stderr = stderr
+		}
+	}
 }
 
-// New returns a Publisher.
+// New returns a Publisher. It checks what it is given: every signer must
+// give its public key (trust.CheckSigner), and a builder needs a target
+// to push into; what a job needs is checked by the job (Publish needs a
+// builder and a signer, Withdraw a signer).
 func New(opts ...Option) (*Publisher, error) {
 	p := &Publisher{
 		site: "_site", expires: 30 * 24 * time.Hour, timeout: 60 * time.Second,
@@ -148,6 +184,14 @@ func New(opts ...Option) (*Publisher, error) {
 		p.generated = time.Now()
 	}
 	p.generated = p.generated.UTC().Truncate(time.Second)
+	for i, s := range p.signers {
+		if err := trust.CheckSigner(s); err != nil {
+			return nil, fmt.Errorf("signing key %d of %d: %w", i+1, len(p.signers), err)
+		}
+	}
+	if p.builder != nil && p.target == nil {
+		return nil, errors.New("publish: a builder needs a target to push into (WithTarget)")
+	}
 	if p.report == nil {
 		p.report = func(_ []*builder.Result, err error) error { return err }
 	}

@@ -52,7 +52,7 @@ var errNoSigner = errors.New("publish needs a signing key")
 // error the index and its signature in the site are the previous ones.
 func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, error) {
 	if p.builder == nil || p.target == nil {
-		return nil, errors.New("publish: no builder (WithBuilder)")
+		return nil, errors.New("publish: no builder or no target (WithBuilder, WithTarget)")
 	}
 	if len(p.signers) == 0 {
 		return nil, errNoSigner
@@ -133,8 +133,8 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if err := p.report(results, err); err != nil {
 		return nil, err
 	}
-	if rt, ok := p.target.(*builder.RegistryTarget); ok {
-		if err := p.mirror(ctx, rt, results); err != nil {
+	if m, ok := p.target.(Mirror); ok {
+		if err := p.mirror(ctx, m, results); err != nil {
 			return nil, err
 		}
 	}
@@ -286,9 +286,22 @@ func (p *Publisher) warnStale(b *index.Builder, built []string) error {
 	return nil
 }
 
+// Mirror is a target whose registry also takes the recipes' image
+// sources: Publish copies each build's images under Base()/<mirror path>
+// (sources.MirrorPath). builder.RegistryTarget is one; a local OCI layout
+// is not.
+type Mirror interface {
+	builder.Target
+	// Base returns the registry path images are mirrored under,
+	// HOST[/PATH].
+	Base() string
+}
+
+var _ Mirror = (*builder.RegistryTarget)(nil)
+
 // mirror copies the image sources of the builds into the registry, under
 // the mirror path of each original repository.
-func (p *Publisher) mirror(ctx context.Context, t *builder.RegistryTarget, results []*builder.Result) error {
+func (p *Publisher) mirror(ctx context.Context, t Mirror, results []*builder.Result) error {
 	for _, r := range results {
 		for _, s := range r.Info.Sources {
 			if s.Kind != "image" {

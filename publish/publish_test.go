@@ -138,7 +138,7 @@ func testPublisher(work, registry string, key *trust.PrivateKey, epoch time.Time
 		return nil, err
 	}
 	opts := []Option{WithSite(filepath.Join(work, site)), WithSigners(key), WithGenerated(epoch),
-		WithBuilder(b, t, distDir, fetch, true), WithProvenance("kbuild", "test", epoch, func(string) string { return "" }),
+		WithBuilder(b), WithTarget(t), WithDist(distDir), WithFetcher(fetch), WithPlainHTTP(true), WithProvenance("kbuild", "test", epoch, func(string) string { return "" }),
 		WithOutput(stdout, stderr)}
 	return New(append(opts, extra...)...)
 }

@@ -31,6 +31,24 @@ type Signer interface {
 	Sign(message []byte) ([]byte, error)
 }
 
+// CheckSigner returns an error unless s can sign for an index: it is not
+// nil, its Public returns a whole ed25519 key, and its KeyID is that
+// key's. Whoever takes a Signer from outside (a KMS, an HSM) checks it
+// once with this, so nothing later dereferences a missing key.
+func CheckSigner(s Signer) error {
+	if s == nil {
+		return errors.New("no signer (nil)")
+	}
+	pub := s.Public()
+	if pub == nil || len(pub.key) != ed25519.PublicKeySize {
+		return fmt.Errorf("signer %s gives no ed25519 public key", s.KeyID())
+	}
+	if s.KeyID() != pub.id {
+		return fmt.Errorf("signer says keyid %s, but its public key's keyid is %s", s.KeyID(), pub.id)
+	}
+	return nil
+}
+
 // Verifier checks signatures made by one key.
 type Verifier interface {
 	// KeyID returns the hex sha256 of the key's PKIX public key.

@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/evidence"
-	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
-	"kbuild.dev/kbuild/trust"
 )
 
 // attestFlags are the flags of attest.
@@ -124,68 +121,25 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := publish.ReadRootFile(f.root)
-	if err != nil {
-		return err
-	}
-	n, need, err := evidence.CheckQASigners(root, f.root, signers)
-	if err != nil {
-		return err
-	}
-	if n < need {
-		fmt.Fprintf(env.Stderr, "warning: %d of the %d qa signatures the root needs; have another qa key holder sign too\n", n, need)
-	}
-	dir, err := suite.SiteDir(f.site, f.suite, f.suites)
-	if err != nil {
-		return err
-	}
-	pub, err := publish.ReadIndex(ctx, dir, &trust.Trust{TrustedRoot: root})
-	if err != nil {
-		return err
-	}
-	subjects, err := evidence.Subjects(pub.Verified.Index, target)
-	if err != nil {
-		return err
-	}
 	issued, err := epochOrNow(env)
 	if err != nil {
 		return err
 	}
-	st, err := evidence.New(evidence.Attestation{Target: target, Result: f.result, Env: e, Log: f.log, Issued: issued, Expires: issued.Add(f.expires), Passed: f.passed, Failed: f.failed}, subjects)
-	if err != nil {
-		return err
-	}
-	envelope, err := evidence.Sign(st, signers...)
-	if err != nil {
-		return err
-	}
-	out := f.out
-	if out == "" && (strings.HasPrefix(f.site, "https://") || strings.HasPrefix(f.site, "http://")) {
+	a := &suite.Attest{Target: target, Result: f.result, Env: e, Log: f.log, Passed: f.passed, Failed: f.failed,
+		Signers: signers, Root: f.root, Site: f.site, Suite: f.suite, SuitesFile: f.suites, Issued: issued, Expires: f.expires,
+		Out: f.out, Push: f.push, PlainHTTP: f.plainHTTP, Timeout: f.timeout, Stderr: env.Stderr}
+	res, err := a.Run(ctx)
+	if errors.Is(err, suite.ErrSiteURL) {
 		return usagef("--site %s is a published site: write the evidence to a file with -o (evidence/… in the recipes repository, committed by pull request)", f.site)
 	}
-	if out == "" {
-		out, err = suite.WriteEvidence(f.site, target, e, envelope)
-	} else {
-		err = atomicfile.WriteFile(out, envelope, 0o644)
-	}
-	if err != nil {
+	if res == nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "%s: %s %s on %s, %d subjects from %s, expires %s\n", out, target, f.result,
-		evidence.EnvString(st.Predicate.Configuration[0].Annotations), len(subjects), pub.Site.Location(pub.Site.IndexName()), st.Predicate.Configuration[1].Annotations["expires"])
-	if !f.push {
-		return nil
-	}
-	versions, err := suite.Versions(pub.Verified.Index, target)
-	if err != nil {
-		return err
-	}
-	refs, err := publish.AttachEvidence(ctx, pub, versions, envelope, issued, f.plainHTTP, f.timeout)
-	if err != nil {
-		return fmt.Errorf("the evidence is written to %s, but: %w", out, err)
-	}
-	for _, r := range refs {
+	st := res.Statement
+	fmt.Fprintf(env.Stdout, "%s: %s %s on %s, %d subjects from %s, expires %s\n", res.File, target, f.result,
+		evidence.EnvString(st.Predicate.Configuration[0].Annotations), res.Subjects, res.Index, st.Predicate.Configuration[1].Annotations["expires"])
+	for _, r := range res.Attached {
 		fmt.Fprintf(env.Stdout, "attached to %s\n", r)
 	}
-	return nil
+	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 
@@ -131,4 +132,28 @@ type indexRootFlag struct {
 
 func (f *indexRootFlag) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.indexRoot, "index-root", "", "your root.yaml `FILE`: verify --index under it (and the newer roots published beside it) instead of with --public-key or --root-key")
+}
+
+// throwawayKey is where publish keeps the key it generates when given none,
+// inside the build output directory.
+const throwawayKey = "throwaway-index.key"
+
+// indexSignersOrThrowaway is indexSigners, or without any key the
+// throwaway key kept in dir (generated the first time), with a warning
+// that subscribers must not trust it beyond this machine.
+func (f *signerFlags) indexSignersOrThrowaway(env *Env, dir string) ([]trust.Signer, error) {
+	signers, err := f.indexSigners(env)
+	if err != nil || len(signers) > 0 {
+		return signers, err
+	}
+	k, created, err := trust.LoadOrCreateKey(filepath.Join(dir, throwawayKey))
+	if err != nil {
+		return nil, err
+	}
+	verb := "reusing"
+	if created {
+		verb = "generated"
+	}
+	fmt.Fprintf(env.Stderr, "warning: no --sign-key or --sign-key-env: %s the THROWAWAY key %s in %s; subscribers must not trust it beyond this machine\n", verb, k.KeyID(), filepath.Join(dir, throwawayKey))
+	return []trust.Signer{k}, nil
 }

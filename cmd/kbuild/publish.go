@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,15 +13,10 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/examples"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/trust"
 )
-
-// throwawayKey is where publish keeps the key it generates when given none,
-// inside the build output directory.
-const throwawayKey = "throwaway-index.key"
 
 type publishFlags struct {
 	buildFlags
@@ -191,51 +187,15 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		display = func(dir string) string { return strings.TrimPrefix(dir, tmp+string(filepath.Separator)) }
 		fmt.Fprintln(env.Stderr, "no recipes directory given: publishing the bundled examples")
 	}
-	signers, err := f.keys.indexSigners(env)
+	signers, err := f.keys.indexSignersOrThrowaway(env, f.out)
 	if err != nil {
 		return err
 	}
-	if len(signers) == 0 {
-		k, created, err := trust.LoadOrCreateKey(filepath.Join(f.out, throwawayKey))
-		if err != nil {
-			return err
-		}
-		verb := "reusing"
-		if created {
-			verb = "generated"
-		}
-		fmt.Fprintf(env.Stderr, "warning: no --sign-key or --sign-key-env: %s the THROWAWAY key %s in %s; subscribers must not trust it beyond this machine\n", verb, k.KeyID(), filepath.Join(f.out, throwawayKey))
-		signers = []trust.Signer{k}
-	}
-	siteDir := f.site
-	opts := []publish.Option{publish.WithSigners(signers...), publish.WithRoot(f.root),
-		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithRebuild(f.rebuild), publish.WithTitle(f.title), publish.WithScanReport(f.scanReport),
-		publish.WithSiteKeep(f.siteKeep), publish.WithOutput(env.Stdout, env.Stderr)}
-	c, found, err := suite.Load(f.suites)
-	if err != nil {
-		return err
-	}
-	if found {
-		siteDir = filepath.Join(f.site, c.First())
-		fmt.Fprintf(env.Stderr, "%s: publishing into suite %s (%s)\n", f.suites, c.First(), siteDir)
-		pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Root: f.root, Title: f.title, Now: time.Now(), Stderr: env.Stderr}
-		held, err := pages.Holdings(ctx, c.First())
-		if err != nil {
-			return err
-		}
-		opts = append(opts, publish.WithSuites(held))
-	}
-	opts = append(opts, publish.WithSite(siteDir))
-	ev, err := f.checkEvidence(ctx, env, siteDir, signers)
-	if err != nil {
-		return err
-	}
+	var mergeTrust *trust.Trust
 	if f.ref != "" {
-		trust, err := f.mergeTrust(signers)
-		if err != nil {
+		if mergeTrust, err = f.mergeTrust(signers); err != nil {
 			return err
 		}
-		opts = append(opts, publish.WithMerge(f.ref, trust, f.allowNew))
 	}
 	generated, err := epochOrNow(env)
 	if err != nil {
@@ -258,108 +218,22 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	rep := &reporter{env: env}
-	opts = append(opts, publish.WithGenerated(generated), publish.WithProvenance("kbuild", version, epoch, env.Getenv),
-		publish.WithBuilder(b, t, f.out, fetch, f.plainHTTP),
-		publish.WithReport(func(results []*builder.Result, err error) error {
-			return rep.builds(results, err, display, "; nothing was published")
-		}, display))
-	p, err := publish.New(opts...)
-	if err != nil {
-		return err
+	a := &suite.Publish{Site: f.site, SuitesFile: f.suites, EvidenceDir: f.evidence, Root: f.root, Signers: signers,
+		Merge: f.ref, MergeTrust: mergeTrust, AllowNew: f.allowNew, Title: f.title, Generated: generated,
+		Timeout: f.timeout, PlainHTTP: f.plainHTTP, Stderr: env.Stderr, Options: []publish.Option{
+			publish.WithExpires(f.expires), publish.WithRebuild(f.rebuild), publish.WithScanReport(f.scanReport),
+			publish.WithSiteKeep(f.siteKeep), publish.WithOutput(env.Stdout, env.Stderr),
+			publish.WithProvenance("kbuild", version, epoch, env.Getenv),
+			publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(f.out), publish.WithFetcher(fetch), publish.WithPlainHTTP(f.plainHTTP),
+			publish.WithReport(func(results []*builder.Result, err error) error {
+				return rep.builds(results, err, display, "; nothing was published")
+			}, display)}}
+	res, err := a.Run(ctx, recipesDir)
+	if errors.Is(err, suite.ErrNeedsRoot) {
+		return fmt.Errorf("%w, so publish needs --root ROOT.yaml", err)
 	}
-	res, err := p.Publish(ctx, recipesDir)
-	if err != nil {
-		return err
+	if res != nil {
+		printPublished(env, f.site, res, signers)
 	}
-	printSigned(env, res, signers)
-	if found {
-		if err := mirrorRoot(env, c, f.site, f.title); err != nil {
-			return err
-		}
-	}
-	return f.installEvidence(ctx, env, ev, generated)
-}
-
-// incoming is the repository's new evidence, verified, and the published
-// index it was verified against.
-type incoming struct {
-	files []*suite.Incoming
-	pub   *publish.Published
-}
-
-// checkEvidence verifies the evidence files of --evidence that the site
-// lacks against --root's qa role and the published index (--index, else
-// the one in siteDir) before anything is built or written.
-func (f *publishFlags) checkEvidence(ctx context.Context, env *Env, siteDir string, signers []trust.Signer) (*incoming, error) {
-	files, err := suite.ScanIncoming(f.evidence, f.site)
-	if err != nil || len(files) == 0 {
-		return nil, err
-	}
-	if f.root == "" {
-		return nil, fmt.Errorf("%s holds %d new evidence file(s) (%s first): evidence counts only when signed by the root's qa role, so publish needs --root ROOT.yaml", f.evidence, len(files), files[0].Src)
-	}
-	root, err := publish.ReadRootFile(f.root)
-	if err != nil {
-		return nil, err
-	}
-	ref, tr := siteDir, trust.SignedBy(signers...)
-	if f.ref != "" {
-		ref = f.ref
-		if tr, err = f.mergeTrust(signers); err != nil {
-			return nil, err
-		}
-	}
-	pub, err := publish.ReadIndex(ctx, ref, tr, fetchsite.WithTimeout(f.timeout))
-	if err != nil {
-		return nil, fmt.Errorf("evidence %s: the published index to verify it against: %w; nothing was published", files[0].Src, err)
-	}
-	if err := suite.VerifyIncoming(files, root, pub.Verified.Index, time.Now()); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(env.Stderr, "%s: %d new evidence file(s) verified against the qa role of %s\n", f.evidence, len(files), f.root)
-	return &incoming{files: files, pub: pub}, nil
-}
-
-// installEvidence attaches the verified evidence to its charts in the
-// registry and copies it into SITE/evidence/.
-func (f *publishFlags) installEvidence(ctx context.Context, env *Env, ev *incoming, created time.Time) error {
-	if ev == nil {
-		return nil
-	}
-	refs, err := suite.InstallIncoming(ctx, ev.files, f.site, ev.pub, created, f.plainHTTP, f.timeout)
-	for _, r := range refs {
-		fmt.Fprintf(env.Stdout, "attached evidence to %s\n", r)
-	}
-	if err != nil {
-		return fmt.Errorf("the index is published, but: %w", err)
-	}
-	for _, e := range ev.files {
-		fmt.Fprintf(env.Stdout, "wrote %s: %s from %s (%s)\n", filepath.Join(f.site, filepath.FromSlash(e.Dest)), e.Verified.Target, e.Src, e.Digest)
-	}
-	return nil
-}
-
-// mirrorRoot serves the first suite at the site root too, when the suites
-// file says so (rootSuite), and prints what it copied.
-func mirrorRoot(env *Env, c *suite.Config, site, title string) error {
-	m, err := c.MirrorRoot(site, title)
-	if err != nil || m == nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "wrote %s: suite %s, also served at the site root (rootSuite)\n", m.Index, c.RootSuite)
-	return nil
-}
-
-// printSigned prints what a publish, index or withdraw wrote and signed.
-func printSigned(env *Env, res *publish.Result, signers []trust.Signer) {
-	fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", res.Index, res.Packages, res.Versions)
-	ids := make([]string, len(signers))
-	for i, s := range signers {
-		ids[i] = s.KeyID()
-	}
-	label := "keyid"
-	if len(ids) > 1 {
-		label = "keyids"
-	}
-	fmt.Fprintf(env.Stdout, "signed %s.sig (%s %s)\n", res.Index, label, strings.Join(ids, ", "))
+	return err
 }

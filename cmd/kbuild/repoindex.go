@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sources"
 )
@@ -141,66 +141,48 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	if f.out == "-" && len(signers) > 0 {
 		return usagef("-o -: a signed index needs a file to write index.yaml.sig beside; give -o FILE")
 	}
-	if f.verifyCharts {
-		n, bad, err := publish.CheckRecordCharts(ctx, args[0], chartpin.Options{PlainHTTP: f.plainHTTP})
-		if err != nil {
-			return err
-		}
-		printRefused(env, bad)
-		if len(bad) > 0 {
-			return fmt.Errorf("--verify: %d of %d charts do not match their pins; nothing was written", len(bad), n)
-		}
-		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
-	}
 	generated, err := epochOrNow(env)
 	if err != nil {
 		return err
-	}
-	now := time.Now()
-	var expires time.Time
-	if !f.noExpiry {
-		expires = generated.Add(f.expires)
-		if !expires.After(now) {
-			return fmt.Errorf("the index would expire at %s, which is past (generated %s + --expires %s); set SOURCE_DATE_EPOCH to a recent time or raise --expires",
-				expires.Format(time.RFC3339), generated.Format(time.RFC3339), f.expires)
-		}
 	}
 	tuneGC(env)
 	fetch, err := sources.New(sources.WithPlainHTTP(f.plainHTTP), sources.WithLogger(progress(env)))
 	if err != nil {
 		return err
 	}
-	pin := publish.SourcePinner(fetch, env.Warnf)
-	opts := []publish.Option{publish.WithSigners(signers...), publish.WithGenerated(generated), publish.WithTimeout(f.timeout),
-		publish.WithOutput(env.Stdout, env.Stderr),
-		publish.WithRelocate(moves, f.plainHTTP), publish.WithChartPinner(pin)}
+	a := &publish.RepoIndex{Dist: args[0], Out: f.out, Signers: signers, AllowNew: f.allowNew, Relocate: moves,
+		Generated: generated, VerifyCharts: f.verifyCharts, Fetcher: fetch, Warnf: env.Warnf,
+		PlainHTTP: f.plainHTTP, Timeout: f.timeout, Stdout: env.Stdout, Stderr: env.Stderr}
 	if !f.noExpiry {
-		opts = append(opts, publish.WithExpires(f.expires))
-	} else {
-		opts = append(opts, publish.WithExpires(0))
+		a.Expires = f.expires
 	}
 	if f.ref != "" {
-		trust, err := f.mergeTrust(signers)
-		if err != nil {
+		if a.MergeTrust, err = f.mergeTrust(signers); err != nil {
 			return err
 		}
-		opts = append(opts, publish.WithMerge(f.ref, trust, f.allowNew))
+		a.Merge = f.ref
 	}
-	p, err := publish.New(opts...)
-	if err != nil {
+	res, err := a.Run(ctx)
+	var past *publish.PastExpiryError
+	var ie *publish.InputError
+	switch {
+	case errors.As(err, &ie):
+		return fmt.Errorf("--%s: %w", ie.Input, err)
+	case res != nil && len(res.Refused) > 0:
+		printRefused(env, res.Refused)
+		return fmt.Errorf("--verify: %w", err)
+	case errors.As(err, &past):
+		return fmt.Errorf("the index would expire at %s, which is past (generated %s + --expires %s); set SOURCE_DATE_EPOCH to a recent time or raise --expires",
+			past.Expires.Format(time.RFC3339), past.Generated.Format(time.RFC3339), past.After)
+	case err != nil:
 		return err
-	}
-	res, err := p.Index(ctx, args[0], f.out)
-	if err != nil {
-		return err
-	}
-	if res.Unsigned {
+	case res.Index.Unsigned:
 		if f.out != "-" {
-			fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", res.Index, res.Packages, res.Versions)
+			fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", res.Index.Index, res.Index.Packages, res.Index.Versions)
 		}
 		return nil
 	}
-	printSigned(env, res, signers)
+	printSigned(env, res.Index, signers)
 	return nil
 }
 

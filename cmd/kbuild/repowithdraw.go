@@ -4,19 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
-	"kbuild.dev/kbuild/releaseset"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
-	"kbuild.dev/kbuild/trust"
 )
 
 // repoWithdrawFlags are the flags of repo withdraw.
@@ -109,74 +104,23 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	c, found, err := suite.Load(f.suites)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return f.withdraw(ctx, env, f.site, pkg, ver, signers, generated)
-	}
+	a := &suite.Withdraw{Site: f.site, SuitesFile: f.suites, Package: pkg, Version: ver, Build: f.build, Reason: f.reason,
+		Signers: signers, Generated: generated, Expires: f.expires, Merge: f.ref, Timeout: f.timeout, Stderr: env.Stderr}
 	if f.ref != "" {
-		return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", f.suites)
-	}
-	done := 0
-	for _, s := range c.Names() {
-		dir := filepath.Join(f.site, s)
-		if _, err := os.Stat(filepath.Join(dir, publish.IndexFile)); err != nil {
-			continue
-		}
-		err := f.withdraw(ctx, env, dir, pkg, ver, signers, generated)
-		if errors.Is(err, index.ErrNotPublished) {
-			fmt.Fprintf(env.Stdout, "suite %s does not hold %s@%s build %d\n", s, pkg, ver, f.build)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("suite %s: %w", s, err)
-		}
-		done++
-	}
-	if done == 0 {
-		return fmt.Errorf("no suite of %s holds %s@%s build %d (suites: %s); nothing to withdraw", f.site, pkg, ver, f.build, strings.Join(c.Names(), ", "))
-	}
-	// Every suite's page of the package says where the build is withdrawn.
-	pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Now: time.Now(), Stderr: env.Stderr}
-	if _, err := pages.Refresh(ctx, "", []string{pkg}); err != nil {
-		return fmt.Errorf("%s@%s build %d is withdrawn and the indexes signed, but the catalog pages were not all rewritten, and some may still show it held: %w", pkg, ver, f.build, err)
-	}
-	return mirrorRoot(env, c, f.site, "")
-}
-
-// withdraw withdraws pkg ver build f.build from the site in dir.
-func (f *repoWithdrawFlags) withdraw(ctx context.Context, env *Env, dir, pkg, ver string, signers []trust.Signer, generated time.Time) error {
-	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(signers...), publish.WithGenerated(generated),
-		publish.WithExpires(f.expires), publish.WithTimeout(f.timeout), publish.WithOutput(env.Stdout, env.Stderr)}
-	if f.ref != "" {
-		trust, err := f.mergeTrust(signers)
-		if err != nil {
+		if a.MergeTrust, err = f.mergeTrust(signers); err != nil {
 			return err
 		}
-		opts = append(opts, publish.WithMerge(f.ref, trust, false))
 	}
-	p, err := publish.New(opts...)
-	if err != nil {
-		return err
+	res, err := a.Run(ctx)
+	var ie *publish.InputError
+	switch {
+	case errors.As(err, &ie):
+		return fmt.Errorf("--%s: %w", ie.Input, err)
+	case errors.Is(err, suite.ErrMergeWithSuites):
+		return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", f.suites)
 	}
-	w, res, err := p.Withdraw(ctx, pkg, ver, f.build, f.reason)
-	if err != nil {
-		return err
+	if res != nil {
+		printWithdrawn(env, res, pkg, ver, f.build, signers)
 	}
-	fmt.Fprintf(env.Stdout, "withdrew %s (digest %s): %s\n", w, w.Digest, w.Reason)
-	left := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{}}
-	if res.Left != nil {
-		left.Packages[pkg] = res.Left
-	}
-	for _, fl := range releaseset.AfterWithdrawal(left, pkg, ver) {
-		if fl.To == nil {
-			fmt.Fprintf(env.Stdout, "kubepkg clusters running it with spec.version %q keep running it: no build left meets %s, and fresh installs of %s find none\n", fl.Constraint, fl.Constraint, fl.Constraint)
-			continue
-		}
-		fmt.Fprintf(env.Stdout, "kubepkg clusters running it with spec.version %q move to %s %s build %d\n", fl.Constraint, pkg, fl.To.Version, fl.To.Build)
-	}
-	printSigned(env, res, signers)
-	return nil
+	return err
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
@@ -78,41 +77,34 @@ Examples:
 			if err != nil {
 				return err
 			}
-			in, err := loadBuilds(ctx, env, src, asIndex, true, trust, net.timeout)
-			if err != nil {
-				return err
+			a := &publish.SBOM{Source: src, AsIndex: asIndex, Trust: trust, Timeout: net.timeout, Packages: pkgs,
+				Options: []sbom.Option{sbom.WithTool("kbuild", version)}}
+			if strings.TrimSpace(env.Getenv("SOURCE_DATE_EPOCH")) != "" {
+				if a.Timestamp, err = builder.SourceDateEpoch(env.Getenv); err != nil {
+					return err
+				}
 			}
-			builds, err := in.Select(pkgs)
-			if err != nil {
-				return err
-			}
-			opts := []sbom.Option{sbom.WithTool("kbuild", version)}
-			ts, err := buildsTime(env, in)
-			if err != nil {
-				return err
-			}
-			opts = append(opts, sbom.WithTimestamp(ts))
 			if contents {
 				t, err := tf.trivy(false)
 				if err != nil {
 					return err
 				}
-				opts = append(opts, sbom.WithImageContents(t))
+				a.Options = append(a.Options, sbom.WithImageContents(t))
 			}
-			var bom *cdx.BOM
-			if len(pkgs) > 0 && len(builds) == 1 {
-				bom, err = sbom.ForBuild(ctx, builds[0], opts...)
-			} else {
-				bom, err = sbom.ForRepository(ctx, in.Name, builds, opts...)
+			res, err := a.Run(ctx)
+			if errors.Is(err, publish.ErrUnverified) {
+				return usagef("%v", err)
+			}
+			if res == nil {
+				return err
+			}
+			for _, w := range res.Warnings {
+				env.Warnf("warning: %s", w)
 			}
 			if err != nil {
 				return err
 			}
-			data, err := sbom.Marshal(bom)
-			if err != nil {
-				return err
-			}
-			return writeOutput(env, out, data)
+			return writeOutput(env, out, res.Data)
 		},
 	}
 }
@@ -162,13 +154,4 @@ func loadBuilds(ctx context.Context, env *Env, src string, asIndex, infos bool, 
 		env.Warnf("warning: %s", w)
 	}
 	return in, nil
-}
-
-// buildsTime is SOURCE_DATE_EPOCH when set, else the index's generated
-// time, else zero (no timestamp).
-func buildsTime(env *Env, in *publish.Builds) (time.Time, error) {
-	if strings.TrimSpace(env.Getenv("SOURCE_DATE_EPOCH")) != "" {
-		return builder.SourceDateEpoch(env.Getenv)
-	}
-	return in.Generated, nil
 }

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/trust"
+)
+
+// rootFlags are the content flags of trust root new and next.
+type rootFlags struct {
+	fs             *pflag.FlagSet
+	keys           []string
+	threshold      int
+	indexKeys      []string
+	indexThreshold int
+	qaKeys         []string
+	qaThreshold    int
+	expires        time.Duration
+	delegate       []string
+	delegateKey    []string
+	delegateThresh []string
+	undelegate     []string
+	out            string
+}
+
+func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
+	f.fs = fs
+	fs.StringArrayVar(&f.keys, "root-key", nil, "root public key `FILE` (.pub, or .key for its public half) of the root role; repeat for several")
+	fs.IntVar(&f.threshold, "root-threshold", 1, "root signatures needed (the root role's threshold)")
+	fs.StringArrayVar(&f.indexKeys, "index-key", nil, "public key `FILE` of the index role, which signs index.yaml; repeat for several")
+	fs.IntVar(&f.indexThreshold, "index-threshold", 1, "index signatures needed")
+	fs.StringArrayVar(&f.qaKeys, "qa-key", nil, "public key `FILE` of the qa role, which signs test evidence ('kbuild attest'); repeat for several")
+	fs.IntVar(&f.qaThreshold, "qa-threshold", 1, "qa signatures one piece of evidence needs")
+	fs.DurationVar(&f.expires, "expires", 365*24*time.Hour, "how long the root is valid")
+	fs.StringArrayVar(&f.delegate, "delegate", nil, "NAME=PATTERN[,PATTERN]: delegate packages matching the globs to NAME's keys")
+	fs.StringArrayVar(&f.delegateKey, "delegate-key", nil, "NAME=FILE: a key of delegation NAME; repeat for several")
+	fs.StringArrayVar(&f.delegateThresh, "delegate-threshold", nil, "NAME=N: signatures delegation NAME needs per version (default 1)")
+	if next {
+		fs.StringArrayVar(&f.undelegate, "undelegate", nil, "remove delegation NAME")
+	}
+	addOutputFlag(fs, &f.out, "root.yaml", "the root to `FILE`; root/<N>.yaml beside it gets the same content")
+	addAlias(fs, "key", "", "root-key")
+	addAlias(fs, "threshold", "", "root-threshold")
+}
+
+// apply changes c by the flags given; with fresh, everything is new.
+func (f *rootFlags) apply(c *trust.RootConfig, now time.Time, fresh bool) error {
+	if f.expires <= 0 {
+		return usagef("--expires %s: a root must expire", f.expires)
+	}
+	threshold := func(flag string, v int) *int {
+		if f.fs.Changed(flag) || fresh {
+			return &v
+		}
+		return nil
+	}
+	e := trust.RootEdit{
+		RootKeys: f.keys, RootThreshold: threshold("root-threshold", f.threshold),
+		IndexKeys: f.indexKeys, IndexThreshold: threshold("index-threshold", f.indexThreshold),
+		QAKeys: f.qaKeys, Expires: now.Add(f.expires),
+		Undelegate: f.undelegate, Delegate: f.delegate, DelegateKeys: f.delegateKey, DelegateThresholds: f.delegateThresh,
+	}
+	if f.fs.Changed("qa-threshold") {
+		e.QAThreshold = &f.qaThreshold
+	}
+	err := e.Apply(c, fresh)
+	var ee *trust.RootEditError
+	if errors.As(err, &ee) {
+		return usagef("%v", err)
+	}
+	return err
+}
+
+func newTrustRootNewCmd() *Command {
+	f := &rootFlags{}
+	return &Command{
+		Name:    "new",
+		Usage:   "kbuild trust root new --root-key FILE... [--root-threshold N] --index-key FILE... [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--delegate-threshold NAME=N] -o SITE/root.yaml",
+		Summary: "Create version 1 of the root of trust, unsigned.",
+		Help: `Writes root version 1 to -o and to root/1.yaml beside it: the root keys and
+threshold, the index keys and threshold, optionally the qa keys and
+threshold (who signs test evidence: without a qa role no evidence counts,
+so CI's index key alone cannot vouch for tests), and delegations of packages
+(path globs; the first delegation with a matching pattern wins) to a team's
+keys. Key files may be public keys, or private keys of which only the
+public half is used. The root is not signed: each root key holder then runs
+'kbuild trust root sign'. Subscribers pin the root keys. An existing file is
+not overwritten: a new root of trust is a new repository.
+
+Examples:
+  # two root keys of which both must sign, one index key
+  kbuild trust root new --root-key keys/root1.pub --root-key keys/root2.pub --root-threshold 2 --index-key keys/index.pub -o _site/root.yaml
+
+  # a qa role: two of the three test keys must sign each piece of evidence
+  kbuild trust root new --root-key keys/root.pub --index-key keys/index.pub \
+    --qa-key keys/qa1.pub --qa-key keys/qa2.pub --qa-key keys/qa3.pub --qa-threshold 2 -o _site/root.yaml
+
+  # delegate the kubevirt packages to the virtualization team
+  kbuild trust root new --root-key keys/root.pub --index-key keys/index.pub \
+    --delegate team-virt='kubevirt*,cdi' --delegate-key team-virt=keys/virt.pub -o _site/root.yaml`,
+		Flags: func(fs *pflag.FlagSet) { f.addFlags(fs, false) },
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) != 0 {
+				return usagef("root new takes no arguments")
+			}
+			if len(f.keys) == 0 || len(f.indexKeys) == 0 {
+				return usagef("root new needs --root-key and --index-key")
+			}
+			now, err := epochOrNow(env)
+			if err != nil {
+				return err
+			}
+			var c trust.RootConfig
+			if err := f.apply(&c, now, true); err != nil {
+				return err
+			}
+			r, err := trust.NewRoot(c)
+			if err != nil {
+				return err
+			}
+			return writeRoot(env, f.out, r, true)
+		},
+	}
+}
+
+// writeRoot writes r to out and root/<N>.yaml beside it and says what it
+// needs.
+func writeRoot(env *Env, out string, r *trust.Root, fresh bool) error {
+	p, err := publish.WriteRootVersion(out, r, fresh)
+	if err != nil {
+		return err
+	}
+	s := r.Signed
+	need := s.Roles[trust.RoleRoot].Threshold
+	fmt.Fprintf(env.Stdout, "wrote %s and %s: version %d, %d root keys (threshold %d), %d index keys (threshold %d), %d delegations, expires %s\n",
+		out, p, s.Version, len(s.Roles[trust.RoleRoot].KeyIDs), need, len(s.Roles[trust.RoleIndex].KeyIDs), s.Roles[trust.RoleIndex].Threshold,
+		len(s.Delegations), s.Expires.Format(time.RFC3339))
+	if qa, ok := s.Roles[trust.RoleQA]; ok {
+		fmt.Fprintf(env.Stdout, "qa role: %d keys (threshold %d) sign test evidence\n", len(qa.KeyIDs), qa.Threshold)
+	}
+	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --sign-key ROOT.key' (%d root signatures needed", out, need)
+	if !fresh {
+		fmt.Fprintf(env.Stderr, ", and the previous version's threshold")
+	}
+	fmt.Fprintln(env.Stderr, ")")
+	return nil
+}
