@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"golang.org/x/sync/errgroup"
 
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/recipe"
@@ -71,7 +72,7 @@ type Prepared struct {
 type PreparedChart struct {
 	Key      string
 	Archive  *Archive
-	Rendered *Rendered
+	Rendered *render.Rendered
 }
 
 // Prepare loads, validates, fetches, assembles, packs and renders the
@@ -151,7 +152,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
-			rd, err := Render(a.Data, namespaceOf(r, key), RenderKubeVersion(b.kubeVersion))
+			rd, err := render.Render(a.Data, namespaceOf(r, key), render.WithKubeVersion(b.kubeVersion))
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -91,7 +92,7 @@ func BenchmarkBuild20(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	started := renderWorkers.started.Load()
+	started := render.WorkersStarted()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		// A new registry each time: blobs pushed before would be found.
@@ -115,5 +116,5 @@ func BenchmarkBuild20(b *testing.B) {
 	for m, c := range counter.n {
 		b.ReportMetric(float64(c)/per, m+"/chart")
 	}
-	b.ReportMetric(float64(renderWorkers.started.Load()-started)/per, "workers/chart")
+	b.ReportMetric(float64(render.WorkersStarted()-started)/per, "workers/chart")
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/registry"
+
+	"kbuild.dev/kbuild/builder/render"
 )
 
 // staticKeychain gives the same credentials for every registry.
@@ -102,7 +104,7 @@ func TestRegistryTargetAuth(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rd, err := Render(a.Data, "")
+				rd, err := render.Render(a.Data, "")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -19,6 +19,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/kubepkgclient"
 	"kbuild.dev/kbuild/trust"
 )
@@ -26,6 +27,7 @@ import (
 // The crash test runs this test binary again as a publish that stops at a
 // phase (KBUILD_CRASH_CHILD), and kills it there with SIGKILL.
 func TestMain(m *testing.M) {
+	render.WorkerMain()
 	if phase := os.Getenv("KBUILD_CRASH_CHILD"); phase != "" {
 		os.Exit(crashChild(phase))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/bundle"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/internal/fetchsite"
@@ -83,7 +84,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ve), errors.As(err, &dm), errors.Is(err, builder.ErrProvenance), errors.Is(err, publish.ErrUnverified):
 		return exitVerification
 	case errors.As(err, &pe), errors.Is(err, sources.ErrUnsafe), errors.Is(err, sources.ErrTooLarge), errors.Is(err, trust.ErrTooLarge),
-		errors.Is(err, yamlbound.ErrExpansion), errors.Is(err, builder.ErrRenderBudget), errors.Is(err, builder.ErrImmutable),
+		errors.Is(err, yamlbound.ErrExpansion), errors.Is(err, render.ErrBudget), errors.Is(err, builder.ErrImmutable),
 		errors.Is(err, builder.ErrNotAdoptable), errors.Is(err, releaseset.ErrInvalid), errors.Is(err, evidence.ErrRefused),
 		errors.Is(err, suite.ErrRefused), errors.Is(err, bundle.ErrBadBundle), errors.Is(err, review.ErrOtherKbuild):
 		return exitRefused

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/sources"
 )
@@ -77,7 +78,7 @@ type renderFlags struct {
 }
 
 func (f *renderFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.kubeVersion, "kube-version", "", "render charts as for this Kubernetes version, e.g. 1.31 (default "+builder.DefaultKubeVersion+", or the newest a chart's kubeVersion allows)")
+	fs.StringVar(&f.kubeVersion, "kube-version", "", "render charts as for this Kubernetes version, e.g. 1.31 (default "+render.DefaultKubeVersion+", or the newest a chart's kubeVersion allows)")
 }
 
 // buildFlags are the flags of commands that build recipes.

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/builder/render"
 )
 
 // Command is one kbuild subcommand: a usage line with UPPERCASE
@@ -80,6 +82,7 @@ func commands() []*Command {
 }
 
 func main() {
+	render.WorkerMain() // a rendering worker Render started renders and exits here
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cgoWarning(os.Stderr, builtWithCgo, addressSpaceLimit())
 	log.SetOutput(stdlogFilter{os.Stderr})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/plainhttp"
@@ -109,7 +110,7 @@ func Published(ctx context.Context, x *index.RepositoryIndex, head *Package, pla
 		if err != nil {
 			return nil, err
 		}
-		rd, err := builder.Render(data, c.Namespace, builder.RenderKubeVersion(kubeVersion))
+		rd, err := render.Render(data, c.Namespace, render.WithKubeVersion(kubeVersion))
 		if err != nil {
 			return nil, fmt.Errorf("chart %s %s: %w", c.Ref.Name, c.Ref.Digest, err)
 		}

@@ -1,4 +1,4 @@
-package builder
+package render
 
 import (
 	"bytes"
@@ -37,16 +37,16 @@ type Rendered struct {
 	APIVersions []string
 }
 
-// RenderOption tunes Render.
-type RenderOption func(*renderConfig)
+// Option tunes Render.
+type Option func(*renderConfig)
 
 type renderConfig struct {
 	kubeVersion string
 }
 
-// RenderKubeVersion renders against Kubernetes version v ("1.31" or
+// WithKubeVersion renders against Kubernetes version v ("1.31" or
 // "v1.31.2") instead of the default (see KubeVersionFor).
-func RenderKubeVersion(v string) RenderOption {
+func WithKubeVersion(v string) Option {
 	return func(c *renderConfig) { c.kubeVersion = v }
 }
 
@@ -64,7 +64,7 @@ func RenderKubeVersion(v string) RenderOption {
 // names of their own. The output
 // is read the way Helm reads it, each document alone, so a stream Helm
 // would refuse (an alias to another document's anchor, say) is refused here.
-func Render(data []byte, namespace string, opts ...RenderOption) (*Rendered, error) {
+func Render(data []byte, namespace string, opts ...Option) (*Rendered, error) {
 	var cfg renderConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -227,31 +227,4 @@ func looksLikeImage(s string) bool {
 	}
 	_, err := name.ParseReference(s, name.WeakValidation)
 	return err == nil
-}
-
-// PinFor returns the entry of pinned that pins image: the same repository
-// (both in normal form, see recipe.Image) and either the same digest, or
-// for an image without digest the same tag. A pin by digest alone pins a
-// reference without tag (":latest"). ok is false when none does.
-func PinFor(image string, pinned []string) (pin string, ok bool) {
-	want, err := recipe.ParseImage(image)
-	if err != nil {
-		return "", false
-	}
-	for _, p := range pinned {
-		have, err := recipe.ParseImage(p)
-		if err != nil || have.Repository != want.Repository || have.Digest == "" {
-			continue
-		}
-		switch {
-		case want.Digest != "":
-			ok = want.Digest == have.Digest
-		default:
-			ok = want.Tag == have.Tag || (have.Tag == "" && want.Tag == name.DefaultTag)
-		}
-		if ok {
-			return p, true
-		}
-	}
-	return "", false
 }

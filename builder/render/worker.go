@@ -1,4 +1,4 @@
-package builder
+package render
 
 import (
 	"bytes"
@@ -31,33 +31,36 @@ import (
 // second and a few MiB; a template such as {{ repeat 1500000000 "x" }} or
 // {{ range until 3000000 }} is stopped by one of these.
 const (
-	// RenderTimeout bounds the rendering of one chart.
-	RenderTimeout = 20 * time.Second
-	// RenderOutputBudget bounds the bytes all templates of one chart render
+	// Timeout bounds the rendering of one chart.
+	Timeout = 20 * time.Second
+	// OutputBudget bounds the bytes all templates of one chart render
 	// to.
-	RenderOutputBudget = 64 << 20
-	// RenderMemory bounds the memory of the rendering process: a watchdog
+	OutputBudget = 64 << 20
+	// Memory bounds the memory of the rendering process: a watchdog
 	// ends it when the Go runtime holds more. A single allocation larger
 	// than what the process may map (ulimit -v) ends it at once.
-	RenderMemory = 512 << 20
+	Memory = 512 << 20
 )
 
-// renderTimeout is RenderTimeout, lowered by the fuzz target (a fuzzed
+// renderTimeout is Timeout, lowered by the fuzz target (a fuzzed
 // input must finish within the fuzzer's 10 seconds).
-var renderTimeout = RenderTimeout
+var renderTimeout = Timeout
 
 // renderChildEnv marks the child process that renders charts.
 const renderChildEnv = "KBUILD_RENDER_CHILD"
 
-// ErrRenderBudget is wrapped by the error of a chart whose rendering ran
-// past RenderTimeout, RenderOutputBudget or RenderMemory.
-var ErrRenderBudget = errors.New("chart rendering exceeded its budget")
+// ErrBudget is wrapped by the error of a chart whose rendering ran
+// past Timeout, OutputBudget or Memory.
+var ErrBudget = errors.New("chart rendering exceeded its budget")
 
-// Any binary that links this package (kbuild, its test binaries) becomes
-// a rendering worker when started with renderChildEnv set: Render runs
-// os.Executable() so, before main or the tests start. The worker renders
-// one chart after another until its standard input closes.
-func init() {
+// WorkerMain makes this process a rendering worker when Render started it
+// (the environment variable KBUILD_RENDER_CHILD is set): it renders one
+// chart after another until its standard input closes, then exits, and
+// never returns. In any other process it returns at once. Render starts
+// workers by running os.Executable(), so every program that renders calls
+// WorkerMain first thing: kbuild's main, and TestMain in each test binary
+// whose tests render.
+func WorkerMain() {
 	if os.Getenv(renderChildEnv) == "" {
 		return
 	}
@@ -67,6 +70,12 @@ func init() {
 	}
 	os.Exit(0)
 }
+
+// ErrNoWorkerMain is wrapped by the error of Render in a process that was
+// started as a rendering worker but did not become one: its main (or
+// TestMain) does not call WorkerMain. Such a process starts no worker of
+// its own, so a missing call cannot start processes without end.
+var ErrNoWorkerMain = errors.New("this program was started as a rendering worker, but its main does not call render.WorkerMain")
 
 // renderRequest is what the parent sends the worker for one chart.
 type renderRequest struct {
@@ -87,7 +96,7 @@ type renderMessage struct {
 	Name   string
 	Out    string
 	Err    string
-	Budget bool // the output passed RenderOutputBudget in template Start
+	Budget bool // the output passed OutputBudget in template Start
 	Done   bool
 	// Held is, with Done, the memory the worker's runtime holds after the
 	// chart (see retireAbove).
@@ -97,7 +106,7 @@ type renderMessage struct {
 // retireAbove is the memory a worker may hold after a chart and still
 // render the next one. A worker that needed more is ended, so that what a
 // large chart left behind does not count against the next chart's
-// RenderMemory.
+// Memory.
 const retireAbove = 64 << 20
 
 // renderWorkers are the rendering processes Render uses: at most
@@ -151,11 +160,15 @@ func (p *workerPool) put(w *renderWorker, healthy bool) {
 	<-p.slots
 }
 
-// StopRenderWorkers ends the idle rendering workers and waits for them, so
+// WorkersStarted is the number of rendering workers this process has
+// started, for measurements (workers per chart in builder's benchmarks).
+func WorkersStarted() int64 { return renderWorkers.started.Load() }
+
+// StopWorkers ends the idle rendering workers and waits for them, so
 // that their CPU time is counted as the caller's (a worker also ends by
 // itself when the process that started it exits). Render starts new ones
 // as needed.
-func StopRenderWorkers() { renderWorkers.close() }
+func StopWorkers() { renderWorkers.close() }
 
 // close ends the idle workers (busy ones end when given back).
 func (p *workerPool) close() {
@@ -197,6 +210,9 @@ var workerCommand = func(exe string) *exec.Cmd { return exec.Command(exe) }
 // it to say it is ready: a worker that dies first is reported as not
 // started (ErrWorkerStart), never as a chart over its budget.
 func startWorker() (*renderWorker, error) {
+	if os.Getenv(renderChildEnv) != "" {
+		return nil, ErrNoWorkerMain
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start the rendering process: %w", err)
@@ -238,8 +254,8 @@ func (w *renderWorker) stop() error {
 
 // renderIsolated renders the chart archive data in a rendering worker
 // and returns each template's output. Templates are rendered one at a
-// time, so when the worker exceeds RenderTimeout, RenderMemory or
-// RenderOutputBudget the error names the template that was rendering; the
+// time, so when the worker exceeds Timeout, Memory or
+// OutputBudget the error names the template that was rendering; the
 // worker is then killed and the next chart gets a fresh one. kube is the
 // Kubernetes version the templates see (see renderValues).
 func renderIsolated(data []byte, chartName, namespace, kube string) (map[string]string, error) {
@@ -294,7 +310,7 @@ func (w *renderWorker) render(req renderRequest, chartName string) (out map[stri
 				size += len(m.Out)
 				out[m.Name] = m.Out
 			}
-			if size > RenderOutputBudget {
+			if size > OutputBudget {
 				m.Budget, ended = true, true
 			}
 		}
@@ -309,7 +325,7 @@ func (w *renderWorker) render(req renderRequest, chartName string) (out map[stri
 		// worker as good as before; a budget passed, not.
 		switch {
 		case m.Budget:
-			return nil, false, fmt.Errorf("%s: output passed the budget of %d MiB: %w", where, RenderOutputBudget>>20, ErrRenderBudget)
+			return nil, false, fmt.Errorf("%s: output passed the budget of %d MiB: %w", where, OutputBudget>>20, ErrBudget)
 		case m.Err != "":
 			return nil, true, fmt.Errorf("chart %s: %s", chartName, m.Err)
 		}
@@ -320,9 +336,9 @@ func (w *renderWorker) render(req renderRequest, chartName string) (out map[stri
 	stderr := w.stderr.String()
 	switch {
 	case timedOut.Load():
-		return nil, false, fmt.Errorf("%s: still rendering after %s: %w", where, req.Timeout, ErrRenderBudget)
+		return nil, false, fmt.Errorf("%s: still rendering after %s: %w", where, req.Timeout, ErrBudget)
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
-		return nil, false, fmt.Errorf("%s: needed more than %d MiB of memory: %w", where, RenderMemory>>20, ErrRenderBudget)
+		return nil, false, fmt.Errorf("%s: needed more than %d MiB of memory: %w", where, Memory>>20, ErrBudget)
 	}
 	return nil, false, fmt.Errorf("%s: the rendering process failed: %v; it said: %s", where, werr, head(stderr, 2000))
 }
@@ -382,7 +398,7 @@ func renderOne(req renderRequest, enc *gob.Encoder) error {
 		}
 		for _, n := range slices.Sorted(maps.Keys(out)) {
 			size += len(out[n])
-			if size > RenderOutputBudget {
+			if size > OutputBudget {
 				return enc.Encode(renderMessage{Start: name, Budget: true})
 			}
 			if err := enc.Encode(renderMessage{Name: n, Out: out[n]}); err != nil {
@@ -406,7 +422,7 @@ func heldMemory() uint64 {
 	return s[0].Value.Uint64() - s[1].Value.Uint64()
 }
 
-// watch ends the worker when the runtime holds more than RenderMemory,
+// watch ends the worker when the runtime holds more than Memory,
 // when the chart outlives timeout, or when its parent is gone (kbuild was
 // killed); it returns when done closes.
 func watch(timeout time.Duration, parent int, done <-chan struct{}) {
@@ -421,7 +437,7 @@ func watch(timeout time.Duration, parent int, done <-chan struct{}) {
 			if now.After(end) || os.Getppid() != parent {
 				os.Exit(4)
 			}
-			if heldMemory() > RenderMemory {
+			if heldMemory() > Memory {
 				fmt.Fprintln(os.Stderr, memoryExceeded)
 				os.Exit(3)
 			}
@@ -561,19 +577,6 @@ func includable(full string, data []byte) (text []byte, defines bool) {
 		out = fmt.Appendf(out, "{{define %q}}%s{{end}}", name, body)
 	}
 	return out, len(trees) > 1
-}
-
-// limitedBuffer keeps the first n bytes written to it.
-type limitedBuffer struct {
-	b *bytes.Buffer
-	n int
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
 }
 
 // tailBuffer keeps the last n bytes written to it: a worker's stderr,

@@ -1,4 +1,4 @@
-package builder
+package render
 
 import (
 	"bytes"
@@ -23,11 +23,7 @@ func packChart(t *testing.T, files map[string]string) []byte {
 		all[k] = v
 	}
 	writeChart(t, dir, all)
-	a, err := Pack(dir, "demo", "1.0.0", time.Unix(0, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a.Data
+	return packDir(t, dir, "demo")
 }
 
 // renderChart packs files as a chart named demo (see packChart) and
@@ -70,8 +66,8 @@ func TestRenderBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{"templates/a.yaml": good["templates/a.yaml"], "templates/_helpers.tpl": good["templates/_helpers.tpl"], "templates/bomb.yaml": tc.template}
 			_, err := renderChart(t, files)
-			if !errors.Is(err, ErrRenderBudget) || !strings.Contains(err.Error(), "chart demo: template "+tc.want) {
-				t.Fatalf("Render(%s) = %v, want ErrRenderBudget naming the template (%q)", tc.name, err, tc.want)
+			if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "chart demo: template "+tc.want) {
+				t.Fatalf("Render(%s) = %v, want ErrBudget naming the template (%q)", tc.name, err, tc.want)
 			}
 		})
 	}
@@ -91,11 +87,7 @@ func FuzzRenderBudget(f *testing.F) {
 	renderTimeout = 4 * time.Second
 	f.Fuzz(func(t *testing.T, template string) {
 		writeChart(t, dir, map[string]string{"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.0.0\n", "templates/t.yaml": template})
-		a, err := Pack(dir, "demo", "1.0.0", time.Unix(0, 0))
-		if err != nil {
-			return
-		}
-		r, err := Render(a.Data, "ns")
+		r, err := Render(packDir(t, dir, "demo"), "ns")
 		if err == nil && r == nil {
 			t.Fatal("Render returned neither objects nor an error")
 		}
@@ -138,7 +130,7 @@ func TestRenderWorkerRestarts(t *testing.T) {
 	wantStarted("two good charts", 1)
 
 	_, err := renderChart(t, map[string]string{"templates/bad.yaml": `{{ fail "refused on purpose" }}`})
-	if err == nil || !strings.Contains(err.Error(), "refused on purpose") || errors.Is(err, ErrRenderBudget) {
+	if err == nil || !strings.Contains(err.Error(), "refused on purpose") || errors.Is(err, ErrBudget) {
 		t.Fatalf("Render(failing template) = %v, want the template's own error", err)
 	}
 	renderGood("after a template error")
@@ -150,15 +142,15 @@ func TestRenderWorkerRestarts(t *testing.T) {
 		timeout        time.Duration
 		want           string
 	}{
-		{"memory", `{{ repeat 1500000000 "x" }}`, RenderTimeout, "needed more than 512 MiB of memory"},
+		{"memory", `{{ repeat 1500000000 "x" }}`, Timeout, "needed more than 512 MiB of memory"},
 		{"time", "{{ range until 200000 }}{{ range until 200000 }}{{ end }}{{ end }}", 3 * time.Second, "still rendering after 3s"},
-		{"output", "{{ range until 70 }}{{ repeat 1048576 \"z\" }}\n{{ end }}", RenderTimeout, "output passed the budget of 64 MiB"},
+		{"output", "{{ range until 70 }}{{ repeat 1048576 \"z\" }}\n{{ end }}", Timeout, "output passed the budget of 64 MiB"},
 	} {
 		renderTimeout = tc.timeout
 		_, err := renderChart(t, map[string]string{"templates/bomb.yaml": tc.template})
-		renderTimeout = RenderTimeout
-		if !errors.Is(err, ErrRenderBudget) || !strings.Contains(err.Error(), "template demo/templates/bomb.yaml: ") || !strings.Contains(err.Error(), tc.want) {
-			t.Fatalf("%s bomb: Render = %v, want ErrRenderBudget naming the template and %q", tc.name, err, tc.want)
+		renderTimeout = Timeout
+		if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "template demo/templates/bomb.yaml: ") || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s bomb: Render = %v, want ErrBudget naming the template and %q", tc.name, err, tc.want)
 		}
 		renderGood("after the " + tc.name + " bomb")
 		started++
@@ -231,7 +223,22 @@ func TestRenderWorkerCannotStart(t *testing.T) {
 		return exec.Command("sh", "-c", `ulimit -v 700000 && exec "$0"`, exe)
 	}
 	_, err := renderChart(t, map[string]string{"templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
-	if !errors.Is(err, ErrWorkerStart) || errors.Is(err, ErrRenderBudget) || !strings.Contains(err.Error(), "chart demo: the rendering process did not start") || !strings.Contains(err.Error(), "ulimit -v") {
-		t.Fatalf("Render with a worker that cannot start = %v, want ErrWorkerStart, not ErrRenderBudget", err)
+	if !errors.Is(err, ErrWorkerStart) || errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "chart demo: the rendering process did not start") || !strings.Contains(err.Error(), "ulimit -v") {
+		t.Fatalf("Render with a worker that cannot start = %v, want ErrWorkerStart, not ErrBudget", err)
+	}
+}
+
+// TestNoWorkerMain: a process started as a rendering worker whose main
+// does not call WorkerMain (it runs on as the program it is) starts no
+// worker of its own when it renders, so a missing call cannot start
+// processes without end; the error says what to do.
+func TestNoWorkerMain(t *testing.T) {
+	pool := newWorkerPool(1)
+	defer func(p *workerPool) { pool.close(); renderWorkers = p }(renderWorkers)
+	renderWorkers = pool
+	t.Setenv(renderChildEnv, "1")
+	_, err := renderChart(t, map[string]string{"templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
+	if !errors.Is(err, ErrNoWorkerMain) || !strings.Contains(err.Error(), "render.WorkerMain") {
+		t.Fatalf("Render in a worker without WorkerMain = %v, want ErrNoWorkerMain", err)
 	}
 }

@@ -1,4 +1,4 @@
-package builder
+package render
 
 import (
 	"bytes"
@@ -9,14 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"sigs.k8s.io/yaml"
-
-	"kbuild.dev/kbuild/recipe"
 )
 
 // packTestdata packs the chart of testdata/corpus/NAME, with Chart.yaml's
@@ -24,11 +21,7 @@ import (
 func packTestdata(t *testing.T, name, kubeVersion string) []byte {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
-	tree, err := readTree(filepath.Join("../testdata/corpus", name, "chart"))
-	if err == nil {
-		err = tree.write(dir)
-	}
-	if err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("../../testdata/corpus", name, "chart"))); err != nil {
 		t.Fatal(err)
 	}
 	if kubeVersion != "" {
@@ -39,11 +32,7 @@ func packTestdata(t *testing.T, name, kubeVersion string) []byte {
 			t.Fatal(err)
 		}
 	}
-	a, err := Pack(dir, name, "1.0.0-1", time.Unix(0, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a.Data
+	return packDir(t, dir, name)
 }
 
 // field returns a string at a dotted path of a rendered object.
@@ -234,9 +223,9 @@ func TestRenderKubeVersion(t *testing.T) {
 		{name: "bad version", requested: "latest", wantErr: `kube version "latest"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var opts []RenderOption
+			var opts []Option
 			if tc.requested != "" {
-				opts = append(opts, RenderKubeVersion(tc.requested))
+				opts = append(opts, WithKubeVersion(tc.requested))
 			}
 			r, err := Render(packTestdata(t, "capabilities", tc.constraint), "", opts...)
 			if tc.wantErr != "" {
@@ -284,7 +273,7 @@ func TestRenderKubeVersion(t *testing.T) {
 // TestDefaultKubeVersion keeps DefaultKubeVersion in step with the
 // Kubernetes API modules the API set comes from.
 func TestDefaultKubeVersion(t *testing.T) {
-	data, err := os.ReadFile("../go.mod")
+	data, err := os.ReadFile("../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,53 +295,8 @@ func TestRenderRefusesWhatHelmRefuses(t *testing.T) {
 		"Chart.yaml":        "apiVersion: v2\nname: anchors\nversion: 1.0.0\n",
 		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: &l {app: x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: *l\n",
 	})
-	a, err := Pack(dir, "anchors", "1.0.0-1", time.Unix(0, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Render(a.Data, "")
+	_, err := Render(packDir(t, dir, "anchors"), "")
 	if err == nil || !strings.Contains(err.Error(), "document 2: Helm cannot read it") || !strings.Contains(err.Error(), "unknown anchor") {
 		t.Fatalf("Render = %v, want document 2 refused for its unknown anchor", err)
-	}
-}
-
-func TestPinFor(t *testing.T) {
-	const (
-		a = "sha256:a600000000000000000000000000000000000000000000000000000000000000"
-		b = "sha256:b700000000000000000000000000000000000000000000000000000000000000"
-	)
-	for _, tc := range []struct {
-		image  string
-		pinned []string
-		want   string
-	}{
-		{"giantswarm/tiny-tools", []string{"docker.io/giantswarm/tiny-tools:latest@" + a}, "docker.io/giantswarm/tiny-tools:latest@" + a},
-		{"giantswarm/tiny-tools", []string{"docker.io/giantswarm/tiny-tools@" + a}, "docker.io/giantswarm/tiny-tools@" + a},
-		{"giantswarm/tiny-tools:3.12", []string{"docker.io/giantswarm/tiny-tools@" + a}, ""},
-		{"busybox@" + a, []string{"docker.io/library/busybox:1.36@" + a}, "docker.io/library/busybox:1.36@" + a},
-		{"busybox@" + a, []string{"docker.io/library/busybox:1.36@" + b}, ""},
-		{"index.docker.io/library/nginx:1.27", []string{"docker.io/library/nginx:1.27@" + b}, "docker.io/library/nginx:1.27@" + b},
-		{"nginx:1.27", []string{"docker.io/library/nginx:1.27"}, ""},
-	} {
-		got, ok := PinFor(tc.image, tc.pinned)
-		if got != tc.want || ok != (tc.want != "") {
-			t.Errorf("PinFor(%s, %q) = %q, %v; want %q", tc.image, tc.pinned, got, ok, tc.want)
-		}
-	}
-}
-
-func TestUnpinnedMessage(t *testing.T) {
-	const (
-		a = "sha256:a600000000000000000000000000000000000000000000000000000000000000"
-		b = "sha256:b700000000000000000000000000000000000000000000000000000000000000"
-	)
-	images := []string{"quay.io/x/op:v1@" + b, "quay.io/x/other:v1@" + b}
-	for _, tc := range []struct{ image, want string }{
-		{"quay.io/x/op:v1@" + a, "chart op runs image quay.io/x/op:v1@" + a + ", which package.images does not pin; package.images declares quay.io/x/op:v1@" + b + " (spec.package.images[0], line 7); if the chart's digest is the one to ship, list: quay.io/x/op:v1@" + a},
-		{"giantswarm/tiny-tools", "chart op runs image giantswarm/tiny-tools, which package.images does not pin; add docker.io/giantswarm/tiny-tools:latest@sha256:<digest> (kbuild images DIR looks the digest up and prints the block)"},
-	} {
-		if got := unpinnedMessage("op", tc.image, images, recipe.Positions{"spec.package.images[0]": 7}); got != tc.want {
-			t.Errorf("unpinnedMessage(%s) =\n%s\nwant\n%s", tc.image, got, tc.want)
-		}
 	}
 }
