@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/sources"
 )
@@ -99,7 +100,7 @@ func BenchmarkBuild20(b *testing.B) {
 		counter.mu.Lock()
 		counter.h = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 		counter.mu.Unlock()
-		target, err := NewRegistryTarget(fmt.Sprintf("oci://%s/bench%d", strings.TrimPrefix(srv.URL, "http://"), i), true)
+		target, err := oci.NewRegistryTarget(fmt.Sprintf("oci://%s/bench%d", strings.TrimPrefix(srv.URL, "http://"), i), true)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"helm.sh/helm/v3/pkg/chart"
 
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -136,7 +137,7 @@ func TestReferrer(t *testing.T) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	target, err := NewRegistryTarget("oci://"+host+"/p", true)
+	target, err := oci.NewRegistryTarget("oci://"+host+"/p", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestReferrer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := ChartImage(a, &chart.Metadata{Name: "demo", Version: "1.0.0-1", APIVersion: "v2"}, time.Unix(0, 0))
+	img, err := oci.ChartImage(a.Data, &chart.Metadata{Name: "demo", Version: "1.0.0-1", APIVersion: "v2"}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestReferrer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := ReferrerImage(*desc, ProvenanceArtifactType, DSSEEnvelopeMediaType, []byte(`{"payloadType":"x"}`), time.Unix(0, 0))
+	ref, err := oci.ReferrerImage(*desc, ProvenanceArtifactType, DSSEEnvelopeMediaType, []byte(`{"payloadType":"x"}`), time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/kubepkgclient"
 	"kbuild.dev/kbuild/trust"
@@ -55,7 +55,7 @@ func crashChild(phase string) int {
 		}
 	}
 	pauseAt = pause
-	wrap := func(t builder.Target) builder.Target { return &pauseAfterPush{Target: t, pause: pause} }
+	wrap := func(t oci.Target) oci.Target { return &pauseAfterPush{Target: t, pause: pause} }
 	p, err := testPublisher(work, os.Getenv("KBUILD_CRASH_REGISTRY"), key, time.Unix(epoch, 0), "site", wrap, os.Stderr, os.Stderr)
 	if err != nil {
 		return fail(err)
@@ -69,7 +69,7 @@ func crashChild(phase string) int {
 
 // pauseAfterPush pauses after the first chart push that succeeds.
 type pauseAfterPush struct {
-	builder.Target
+	oci.Target
 	pause func(string)
 }
 

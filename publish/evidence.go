@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/ocilimit"
@@ -30,7 +31,7 @@ const EvidenceArtifactType = builder.ProvenanceArtifactType
 // the one pub's index pins, or whose manifest the registry does not have,
 // is an error. A registry that stays silent for timeout (to connect, to
 // start answering, or in a transfer) fails the request (0:
-// builder.DefaultRegistryTimeout).
+// oci.DefaultRegistryTimeout).
 func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) ([]string, error) {
 	var out []string
 	for _, v := range versions {
@@ -77,7 +78,7 @@ func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, 
 // attachOne pushes the envelope as a referrer of chart c's manifest.
 func attachOne(ctx context.Context, c spec.BuiltChart, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) (string, error) {
 	if timeout <= 0 {
-		timeout = builder.DefaultRegistryTimeout
+		timeout = oci.DefaultRegistryTimeout
 	}
 	r, err := spec.ParseImageRef(strings.TrimPrefix(c.Ref, "oci://"))
 	if err != nil {
@@ -96,11 +97,11 @@ func attachOne(ctx context.Context, c spec.BuiltChart, envelope []byte, created 
 	if err != nil {
 		return "", err
 	}
-	img, err := builder.ReferrerImage(*desc, EvidenceArtifactType, builder.DSSEEnvelopeMediaType, envelope, created)
+	img, err := oci.ReferrerImage(*desc, EvidenceArtifactType, builder.DSSEEnvelopeMediaType, envelope, created)
 	if err != nil {
 		return "", err
 	}
-	t, err := builder.NewRegistryTarget("oci://"+path.Dir(r.Name()), plainHTTP)
+	t, err := oci.NewRegistryTarget("oci://"+path.Dir(r.Name()), plainHTTP)
 	if err != nil {
 		return "", err
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/testenv"
 )
 
@@ -156,10 +157,10 @@ func TestPublishRegistryFaults(t *testing.T) {
 			// Only the faulted publish of a stall waits less than the
 			// default minute for the registry: the proxy holds the request
 			// until the client gives up, however long that is.
-			var faulted func(builder.Target) builder.Target
+			var faulted func(oci.Target) oci.Target
 			if f.stall {
-				faulted = func(tg builder.Target) builder.Target {
-					tg.(*builder.RegistryTarget).SetTimeout(5 * time.Second)
+				faulted = func(tg oci.Target) oci.Target {
+					tg.(*oci.RegistryTarget).SetTimeout(5 * time.Second)
 					return tg
 				}
 			}

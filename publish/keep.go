@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
@@ -61,7 +62,7 @@ func SBOMReferrer(subject v1.Descriptor, data []byte) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sbom: metadata.timestamp %q: expected an RFC 3339 time", head.Metadata.Timestamp)
 	}
-	return builder.ReferrerImage(subject, SBOMArtifactType, types.MediaType(SBOMArtifactType), data, created)
+	return oci.ReferrerImage(subject, SBOMArtifactType, types.MediaType(SBOMArtifactType), data, created)
 }
 
 // Retain splits the versions of one package into those whose SBOM and

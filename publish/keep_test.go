@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/spec"
@@ -361,7 +362,7 @@ func TestSiteKeepPages(t *testing.T) {
 // with push: nil drops them (a registry written by a kbuild before SBOMs
 // were referrers), an error fails them.
 type sbomReferrers struct {
-	builder.Target
+	oci.Target
 	err error
 }
 
@@ -383,7 +384,7 @@ func (s sbomReferrers) PushReferrer(ctx context.Context, repo string, img v1.Ima
 func TestSiteKeepAttachesBeforeRemoving(t *testing.T) {
 	f := newFixture(t)
 	f.recipe("alpha", "1.1.0", 1)
-	if _, err := f.publish("site", func(t builder.Target) builder.Target { return sbomReferrers{Target: t} }); err != nil {
+	if _, err := f.publish("site", func(t oci.Target) oci.Target { return sbomReferrers{Target: t} }); err != nil {
 		t.Fatal(err)
 	}
 	siteDir := filepath.Join(f.work, "site")
@@ -398,7 +399,7 @@ func TestSiteKeepAttachesBeforeRemoving(t *testing.T) {
 	}
 
 	f.recipe("alpha", "1.2.0", 1)
-	refuse := func(t builder.Target) builder.Target {
+	refuse := func(t oci.Target) oci.Target {
 		return sbomReferrers{Target: t, err: errors.New("denied: quota exceeded")}
 	}
 	if _, err := f.publish("site", refuse, WithSiteKeep(1)); err == nil {
@@ -423,11 +424,11 @@ func TestSiteKeepAttachesBeforeRemoving(t *testing.T) {
 	// warning naming the version.
 	g := newFixture(t)
 	g.recipe("alpha", "1.1.0", 1)
-	if _, err := g.publish("site", func(t builder.Target) builder.Target { return sbomReferrers{Target: t} }); err != nil {
+	if _, err := g.publish("site", func(t oci.Target) oci.Target { return sbomReferrers{Target: t} }); err != nil {
 		t.Fatal(err)
 	}
 	g.recipe("alpha", "1.2.0", 1)
-	onlyOld := func(t builder.Target) builder.Target { return &refuseOld{Target: t} }
+	onlyOld := func(t oci.Target) oci.Target { return &refuseOld{Target: t} }
 	if _, err := g.publish("site", onlyOld, WithSiteKeep(1)); err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +442,7 @@ func TestSiteKeepAttachesBeforeRemoving(t *testing.T) {
 }
 
 // refuseOld refuses SBOM referrers of charts tagged 1.1.0-1 only.
-type refuseOld struct{ builder.Target }
+type refuseOld struct{ oci.Target }
 
 func (r *refuseOld) PushReferrer(ctx context.Context, repo string, img v1.Image) error {
 	if repo == "alpha/alpha" {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sources"
@@ -28,7 +29,7 @@ type Publisher struct {
 	rebuild    bool
 	distDir    string
 	builder    *builder.Builder
-	target     builder.Target
+	target     oci.Target
 	fetcher    *sources.Fetcher
 	plainHTTP  bool
 	moves      map[string]string
@@ -95,7 +96,7 @@ func WithRebuild(on bool) Option { return func(p *Publisher) { p.rebuild = on } 
 // WithBuilder sets what builds and pushes the recipes, into target, with
 // its build records in distDir; fetcher mirrors image sources into a
 // registry target (plainHTTP for loopback registries).
-func WithBuilder(b *builder.Builder, target builder.Target, distDir string, fetcher *sources.Fetcher, plainHTTP bool) Option {
+func WithBuilder(b *builder.Builder, target oci.Target, distDir string, fetcher *sources.Fetcher, plainHTTP bool) Option {
 	return func(p *Publisher) {
 		p.builder, p.target, p.distDir, p.fetcher, p.plainHTTP = b, target, distDir, fetcher, plainHTTP
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
@@ -133,7 +134,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if err := p.report(results, err); err != nil {
 		return nil, err
 	}
-	if rt, ok := p.target.(*builder.RegistryTarget); ok {
+	if rt, ok := p.target.(*oci.RegistryTarget); ok {
 		if err := p.mirror(ctx, rt, results); err != nil {
 			return nil, err
 		}
@@ -288,7 +289,7 @@ func (p *Publisher) warnStale(b *index.Builder, built []string) error {
 
 // mirror copies the image sources of the builds into the registry, under
 // the mirror path of each original repository.
-func (p *Publisher) mirror(ctx context.Context, t *builder.RegistryTarget, results []*builder.Result) error {
+func (p *Publisher) mirror(ctx context.Context, t *oci.RegistryTarget, results []*builder.Result) error {
 	for _, r := range results {
 		for _, s := range r.Info.Sources {
 			if s.Kind != "image" {
@@ -331,7 +332,7 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 			return err
 		}
 		for _, c := range r.Charts {
-			img, err := builder.ReferrerImage(c.Manifest, builder.ProvenanceArtifactType, builder.DSSEEnvelopeMediaType, f.Data, p.epoch)
+			img, err := oci.ReferrerImage(c.Manifest, builder.ProvenanceArtifactType, builder.DSSEEnvelopeMediaType, f.Data, p.epoch)
 			if err != nil {
 				return err
 			}

@@ -22,6 +22,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/sources"
@@ -100,7 +101,7 @@ spec:
 
 // publisher returns a Publisher over the fixture's recipes into site;
 // wrap, when given, wraps the registry target.
-func (f *fixture) publisher(site string, wrap func(builder.Target) builder.Target, extra ...Option) *Publisher {
+func (f *fixture) publisher(site string, wrap func(oci.Target) oci.Target, extra ...Option) *Publisher {
 	f.t.Helper()
 	f.stdout.Reset()
 	f.stderr.Reset()
@@ -114,13 +115,13 @@ func (f *fixture) publisher(site string, wrap func(builder.Target) builder.Targe
 // testPublisher returns a Publisher of the recipes under work/recipes
 // into work/site, pushing to registry (plain HTTP), or into the local
 // layout work/dist/oci when registry is "", built at epoch.
-func testPublisher(work, registry string, key *trust.PrivateKey, epoch time.Time, site string, wrap func(builder.Target) builder.Target, stdout, stderr io.Writer, extra ...Option) (*Publisher, error) {
-	var t builder.Target
+func testPublisher(work, registry string, key *trust.PrivateKey, epoch time.Time, site string, wrap func(oci.Target) oci.Target, stdout, stderr io.Writer, extra ...Option) (*Publisher, error) {
+	var t oci.Target
 	var err error
 	if registry == "" {
-		t, err = builder.NewLayoutTarget(filepath.Join(work, "dist", "oci"), "")
+		t, err = oci.NewLayoutTarget(filepath.Join(work, "dist", "oci"), "")
 	} else {
-		t, err = builder.NewRegistryTarget(registry, true)
+		t, err = oci.NewRegistryTarget(registry, true)
 	}
 	if err != nil {
 		return nil, err
@@ -143,7 +144,7 @@ func testPublisher(work, registry string, key *trust.PrivateKey, epoch time.Time
 	return New(append(opts, extra...)...)
 }
 
-func (f *fixture) publish(site string, wrap func(builder.Target) builder.Target, extra ...Option) (*Result, error) {
+func (f *fixture) publish(site string, wrap func(oci.Target) oci.Target, extra ...Option) (*Result, error) {
 	return f.publisher(site, wrap, extra...).Publish(context.Background(), filepath.Join(f.work, "recipes"))
 }
 
@@ -262,7 +263,7 @@ func TestPublishSignsOnlyWhatItPushed(t *testing.T) {
 
 // dropPushes is a target whose pushes of charts succeed without storing
 // anything: what a registry that loses a write looks like to a client.
-type dropPushes struct{ builder.Target }
+type dropPushes struct{ oci.Target }
 
 func (dropPushes) Push(context.Context, string, string, v1.Image) error { return nil }
 
@@ -277,7 +278,7 @@ func TestPublishConfirmsManifests(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
 	f.recipe("beta", "2.0.0", 1)
-	_, err := f.publish("site", func(t builder.Target) builder.Target { return dropPushes{t} })
+	_, err := f.publish("site", func(t oci.Target) oci.Target { return dropPushes{t} })
 	if err == nil || !strings.Contains(err.Error(), "beta: chart "+strings.TrimPrefix(f.registry, "oci://")+"/beta/beta:2.0.0-1 is not in the registry although it was pushed; nothing was signed") {
 		t.Fatalf("publish with lost pushes: %v", err)
 	}

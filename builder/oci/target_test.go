@@ -1,4 +1,4 @@
-package builder
+package oci
 
 import (
 	"context"
@@ -19,13 +19,7 @@ func TestLayoutTargetSorted(t *testing.T) {
 	var imgs []v1.Image
 	var names []string
 	for _, n := range []string{"alpha", "beta", "gamma"} {
-		dir := filepath.Join(t.TempDir(), n)
-		writeChart(t, dir, map[string]string{"Chart.yaml": "apiVersion: v2\nname: " + n + "\nversion: 1.0.0-1\n"})
-		a, err := Pack(dir, n, "1.0.0-1", time.Unix(0, 0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := ChartImage(a, &chart.Metadata{APIVersion: "v2", Name: n, Version: "1.0.0-1"}, time.Unix(0, 0))
+		img, err := ChartImage(testArchive(t, n), &chart.Metadata{APIVersion: "v2", Name: n, Version: "1.0.0-1"}, time.Unix(0, 0))
 		if err != nil {
 			t.Fatal(err)
 		}

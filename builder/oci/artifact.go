@@ -1,4 +1,4 @@
-package builder
+package oci
 
 import (
 	"bytes"
@@ -30,11 +30,12 @@ type artifact struct {
 
 var _ partial.CompressedImageCore = (*artifact)(nil)
 
-// ChartImage returns the OCI image of a packed chart as `helm push` writes
-// it: the config is Chart.yaml as JSON and the one layer is the archive.
+// ChartImage returns the OCI image of a packed chart (the .tgz bytes
+// archive) as `helm push` writes it: the config is Chart.yaml as JSON and
+// the one layer is the archive.
 // Its manifest is deterministic: annotations come from Chart.yaml and
 // created is the given time (SOURCE_DATE_EPOCH), never the clock.
-func ChartImage(a *Archive, meta *chart.Metadata, created time.Time) (v1.Image, error) {
+func ChartImage(archive []byte, meta *chart.Metadata, created time.Time) (v1.Image, error) {
 	config, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
@@ -53,7 +54,7 @@ func ChartImage(a *Archive, meta *chart.Metadata, created time.Time) (v1.Image, 
 	if len(meta.Sources) > 0 {
 		ann["org.opencontainers.image.source"] = meta.Sources[0]
 	}
-	return newArtifact(v1.Manifest{Annotations: ann}, "", ChartConfigMediaType, config, ChartLayerMediaType, a.Data)
+	return newArtifact(v1.Manifest{Annotations: ann}, "", ChartConfigMediaType, config, ChartLayerMediaType, archive)
 }
 
 // emptyConfigMediaType is the OCI empty descriptor's media type; its blob is "{}".

@@ -1,4 +1,4 @@
-package builder
+package oci
 
 import (
 	"cmp"
@@ -17,8 +17,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/registry"
-
-	"kbuild.dev/kbuild/builder/render"
+	"helm.sh/helm/v3/pkg/chart"
 )
 
 // staticKeychain gives the same credentials for every registry.
@@ -100,15 +99,8 @@ func TestRegistryTargetAuth(t *testing.T) {
 			ctx := context.Background()
 			for i := range 3 {
 				repo := fmt.Sprintf("p%d/c%d", i, i)
-				a, err := packTree(filesTree(map[string][]byte{"Chart.yaml": fmt.Appendf(nil, "apiVersion: v2\nname: c%d\nversion: 1.0.0-1\n", i)}), fmt.Sprintf("c%d", i), "1.0.0-1", time.Unix(0, 0))
-				if err != nil {
-					t.Fatal(err)
-				}
-				rd, err := render.Render(a.Data, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				img, err := ChartImage(a, rd.Chart.Metadata, time.Unix(0, 0))
+				name := fmt.Sprintf("c%d", i)
+				img, err := ChartImage(testArchive(t, name), &chart.Metadata{APIVersion: "v2", Name: name, Version: "1.0.0-1"}, time.Unix(0, 0))
 				if err != nil {
 					t.Fatal(err)
 				}
