@@ -11,18 +11,18 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/ocilimit"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/spec"
 )
 
 // EvidenceArtifactType is the artifactType of test evidence attached to a
 // chart as an OCI referrer: an in-toto statement, as for provenance; its
 // predicateType (test-result) tells them apart.
-const EvidenceArtifactType = builder.ProvenanceArtifactType
+const EvidenceArtifactType = provenance.ArtifactType
 
 // AttachEvidence attaches the signed evidence envelope to the chart
 // manifest of every chart of versions, as an OCI referrer, and returns
@@ -97,7 +97,7 @@ func attachOne(ctx context.Context, c spec.BuiltChart, envelope []byte, created 
 	if err != nil {
 		return "", err
 	}
-	img, err := oci.ReferrerImage(*desc, EvidenceArtifactType, builder.DSSEEnvelopeMediaType, envelope, created)
+	img, err := oci.ReferrerImage(*desc, EvidenceArtifactType, provenance.DSSEEnvelopeMediaType, envelope, created)
 	if err != nil {
 		return "", err
 	}

@@ -20,10 +20,10 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -83,8 +83,8 @@ func TestSiteKeep(t *testing.T) {
 		}
 		for _, c := range info.Charts {
 			layers := referrerLayers(t, c)
-			if len(layers[SBOMArtifactType]) != 1 || len(layers[builder.ProvenanceArtifactType]) != 1 {
-				t.Errorf("alpha %s: chart %s has %d SBOM and %d provenance referrers, want one each", v, c.Ref, len(layers[SBOMArtifactType]), len(layers[builder.ProvenanceArtifactType]))
+			if len(layers[SBOMArtifactType]) != 1 || len(layers[provenance.ArtifactType]) != 1 {
+				t.Errorf("alpha %s: chart %s has %d SBOM and %d provenance referrers, want one each", v, c.Ref, len(layers[SBOMArtifactType]), len(layers[provenance.ArtifactType]))
 				continue
 			}
 			got := layers[SBOMArtifactType][0]

@@ -20,6 +20,7 @@ import (
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/spec"
@@ -319,7 +320,7 @@ func (p *Publisher) mirror(ctx context.Context, t *oci.RegistryTarget, results [
 // provenance signs an in-toto statement for each build of this run, writes
 // it into the site and attaches it to every chart as an OCI referrer.
 func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*builder.Result) error {
-	id, invocation := builder.BuilderIdentity(p.getenv)
+	id, invocation := provenance.BuilderIdentity(p.getenv)
 	for _, r := range results {
 		if len(r.Charts) == 0 {
 			continue
@@ -332,7 +333,7 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 			return err
 		}
 		for _, c := range r.Charts {
-			img, err := oci.ReferrerImage(c.Manifest, builder.ProvenanceArtifactType, builder.DSSEEnvelopeMediaType, f.Data, p.epoch)
+			img, err := oci.ReferrerImage(c.Manifest, provenance.ArtifactType, provenance.DSSEEnvelopeMediaType, f.Data, p.epoch)
 			if err != nil {
 				return err
 			}
@@ -340,7 +341,7 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 				return fmt.Errorf("%s: attach provenance to chart %s: %w", r.Name, c.Key, err)
 			}
 		}
-		if err := p.attachCosignProvenance(ctx, r, builder.Provenance(&r.Info, id, invocation, p.epoch).Predicate); err != nil {
+		if err := p.attachCosignProvenance(ctx, r, provenance.New(&r.Info, id, invocation, p.epoch).Predicate); err != nil {
 			return err
 		}
 	}

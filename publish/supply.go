@@ -12,6 +12,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
@@ -135,7 +136,7 @@ func VersionFiles(ctx context.Context, rec *spec.PackageSource, info *spec.Build
 // built version as Publish writes it and attaches it to the version's
 // charts: the DSSE envelope of builder.Provenance, signed by signer.
 func ProvenanceFor(info *spec.BuildInfo, builderID, invocation string, epoch time.Time, signer trust.Signer) (SiteFile, error) {
-	env, err := builder.SignStatement(builder.Provenance(info, builderID, invocation, epoch), signer)
+	env, err := provenance.Sign(provenance.New(info, builderID, invocation, epoch), signer)
 	if err != nil {
 		return SiteFile{}, err
 	}

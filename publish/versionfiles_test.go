@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/provenance"
 )
 
 // VersionFiles and ProvenanceFor are what Publish writes for a version it
@@ -29,7 +29,7 @@ func TestVersionFilesAreWhatPublishWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, invocation := builder.BuilderIdentity(func(string) string { return "" })
+	id, invocation := provenance.BuilderIdentity(func(string) string { return "" })
 	prov, err := ProvenanceFor(&r.Info, id, invocation, f.epoch, f.key)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestVersionFilesAreWhatPublishWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := builder.VerifyProvenance(prov.Data, pub, r.Info.Charts[0].Digest); err != nil {
-		t.Errorf("VerifyProvenance of %s = %v", prov.Path, err)
+	if _, err := provenance.Verify(prov.Data, pub, r.Info.Charts[0].Digest); err != nil {
+		t.Errorf("provenance.Verify of %s = %v", prov.Path, err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/internal/yamlbound"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/releaseset"
@@ -81,7 +82,7 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ve), errors.As(err, &dm), errors.Is(err, builder.ErrProvenance), errors.Is(err, publish.ErrUnverified):
+	case errors.As(err, &ve), errors.As(err, &dm), errors.Is(err, provenance.ErrVerify), errors.Is(err, publish.ErrUnverified):
 		return exitVerification
 	case errors.As(err, &pe), errors.Is(err, sources.ErrUnsafe), errors.Is(err, sources.ErrTooLarge), errors.Is(err, trust.ErrTooLarge),
 		errors.Is(err, yamlbound.ErrExpansion), errors.Is(err, render.ErrBudget), errors.Is(err, builder.ErrImmutable),

@@ -29,19 +29,20 @@ var allowed = map[string][]string{
 	"patches":        {"internal/yamlbound", "recipe"},
 	"watch":          {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
 	"bump":           {"builder", "index", "internal/atomicfile", "internal/plainhttp", "internal/review", "recipe", "sources", "watch"},
-	"builder":        {"builder/oci", "builder/render", "index", "internal/atomicfile", "internal/dist", "patches", "recipe", "releaseset", "sources", "spec", "trust"},
+	"builder":        {"builder/oci", "builder/render", "index", "internal/atomicfile", "internal/dist", "patches", "recipe", "releaseset", "sources", "spec"},
 	"builder/oci":    {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit"},
 	"builder/render": {"recipe"},
 	// What is published and how.
 	"sbom":              {"index", "spec"},
 	"sbom/trivytest":    {},
 	"site":              {"index", "internal/atomicfile", "spec"},
-	"publish":           {"builder", "builder/oci", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "recipe", "sbom", "sigbundle", "site", "sources", "spec", "trust"},
-	"bundle":            {"builder", "builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "sigbundle", "spec", "trust"},
+	"publish":           {"builder", "builder/oci", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "recipe", "sbom", "sigbundle", "site", "sources", "spec", "trust"},
+	"bundle":            {"builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "sigbundle", "spec", "trust"},
 	"bundle/nodeconfig": {"internal/atomicfile"},
 	"releaseset":        {"index", "spec"},
 	"sigbundle":         {"trust"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
+	"provenance":        {"spec", "trust"},
 	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
@@ -121,6 +122,7 @@ var outside = map[string][]string{
 	"internal/kubepkgmodel":  {"github.com/Masterminds/semver/v3"},
 	"internal/ocilimit":      {},
 	"sigbundle":              signing,
+	"provenance":             signing,
 }
 
 // pkg is one package of the build graph as go list reports it.

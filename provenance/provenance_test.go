@@ -1,4 +1,4 @@
-package builder
+package provenance
 
 import (
 	"context"
@@ -68,18 +68,18 @@ func init() { testInfo.Charts = []spec.BuiltChart{testChartRef} }
 
 func TestProvenanceSignVerify(t *testing.T) {
 	signer := newTestSigner(t)
-	st := Provenance(testInfo, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0))
-	env, err := SignStatement(st, signer)
+	st := New(testInfo, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0))
+	env, err := Sign(st, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := SignStatement(Provenance(testInfo, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0)), signer)
+	again, _ := Sign(New(testInfo, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0)), signer)
 	if string(env) != string(again) {
 		t.Errorf("provenance is not deterministic")
 	}
-	got, err := VerifyProvenance(env, signer.der, testChartRef.Digest)
+	got, err := Verify(env, signer.der, testChartRef.Digest)
 	if err != nil {
-		t.Fatalf("VerifyProvenance = %v", err)
+		t.Fatalf("Verify = %v", err)
 	}
 	if d := got.Predicate.BuildDefinition.ResolvedDependencies; len(d) != 1 || d[0].URI != "https://example.com/x.yaml" {
 		t.Errorf("resolved dependencies = %+v", d)
@@ -89,7 +89,7 @@ func TestProvenanceSignVerify(t *testing.T) {
 	}
 
 	other := newTestSigner(t)
-	var env2 Envelope
+	var env2 trust.Envelope
 	json.Unmarshal(env, &env2)
 	payload, _ := base64.StdEncoding.DecodeString(env2.Payload)
 	changed := strings.Replace(string(payload), hexOf(testChartRef.Digest), strings.Repeat("f", 64), 1)
@@ -108,9 +108,9 @@ func TestProvenanceSignVerify(t *testing.T) {
 		{"not an envelope", []byte("{}x"), signer.der, testChartRef.Digest, "not a DSSE envelope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := VerifyProvenance(tc.env, tc.key, tc.digest)
-			if !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("VerifyProvenance = %v, want %q", err, tc.want)
+			_, err := Verify(tc.env, tc.key, tc.digest)
+			if !errors.Is(err, ErrVerify) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Verify = %v, want %q", err, tc.want)
 			}
 		})
 	}
@@ -141,13 +141,9 @@ func TestReferrer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	writeChart(t, dir, testChart)
-	a, err := Pack(dir, "demo", "1.0.0-1", time.Unix(0, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := oci.ChartImage(a.Data, &chart.Metadata{Name: "demo", Version: "1.0.0-1", APIVersion: "v2"}, time.Unix(0, 0))
+	// The layer's bytes are the chart archive's; the referrer only needs
+	// a subject, so any bytes stand for it here.
+	img, err := oci.ChartImage([]byte("demo-1.0.0-1.tgz"), &chart.Metadata{Name: "demo", Version: "1.0.0-1", APIVersion: "v2"}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +155,7 @@ func TestReferrer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := oci.ReferrerImage(*desc, ProvenanceArtifactType, DSSEEnvelopeMediaType, []byte(`{"payloadType":"x"}`), time.Unix(0, 0))
+	ref, err := oci.ReferrerImage(*desc, ArtifactType, DSSEEnvelopeMediaType, []byte(`{"payloadType":"x"}`), time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +169,8 @@ func TestReferrer(t *testing.T) {
 	}
 	m, _ := idx.IndexManifest()
 	rd, _ := ref.Digest()
-	if len(m.Manifests) != 1 || m.Manifests[0].Digest != rd || m.Manifests[0].ArtifactType != ProvenanceArtifactType {
-		t.Fatalf("referrers = %+v, want %s with artifactType %s", m.Manifests, rd, ProvenanceArtifactType)
+	if len(m.Manifests) != 1 || m.Manifests[0].Digest != rd || m.Manifests[0].ArtifactType != ArtifactType {
+		t.Fatalf("referrers = %+v, want %s with artifactType %s", m.Manifests, rd, ArtifactType)
 	}
 }
 
@@ -183,14 +179,14 @@ func TestReferrer(t *testing.T) {
 // verifies.
 func TestProvenanceEnvelopeCompact(t *testing.T) {
 	signer := newTestSigner(t)
-	env, err := SignStatement(Provenance(testInfo, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0)), signer)
+	env, err := Sign(New(testInfo, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0)), signer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(string(env), "\n") != 1 || !strings.HasSuffix(string(env), "}\n") || strings.Contains(string(env), ": ") {
 		t.Errorf("envelope is not compact JSON with one final newline:\n%s", env)
 	}
-	var e Envelope
+	var e trust.Envelope
 	if err := json.Unmarshal(env, &e); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +197,7 @@ func TestProvenanceEnvelopeCompact(t *testing.T) {
 	if strings.Contains(string(payload), "\n") {
 		t.Errorf("payload is not compact JSON:\n%s", payload)
 	}
-	if _, err := VerifyProvenance(env, signer.der, testChartRef.Digest); err != nil {
-		t.Errorf("VerifyProvenance of the compact envelope = %v", err)
+	if _, err := Verify(env, signer.der, testChartRef.Digest); err != nil {
+		t.Errorf("Verify of the compact envelope = %v", err)
 	}
 }

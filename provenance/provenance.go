@@ -1,4 +1,4 @@
-package builder
+package provenance
 
 import (
 	"bytes"
@@ -17,12 +17,12 @@ import (
 
 // Media and predicate types of build provenance.
 const (
-	InTotoPayloadType      = "application/vnd.in-toto+json"
-	InTotoStatementType    = "https://in-toto.io/Statement/v1"
-	SLSAProvenanceType     = "https://slsa.dev/provenance/v1"
-	DSSEEnvelopeMediaType  = "application/vnd.dsse.envelope.v1+json"
-	ProvenanceBuildType    = "https://kbuild.dev/recipe/v1"
-	ProvenanceArtifactType = InTotoPayloadType
+	InTotoPayloadType     = "application/vnd.in-toto+json"
+	InTotoStatementType   = "https://in-toto.io/Statement/v1"
+	SLSAProvenanceType    = "https://slsa.dev/provenance/v1"
+	DSSEEnvelopeMediaType = "application/vnd.dsse.envelope.v1+json"
+	BuildType             = "https://kbuild.dev/recipe/v1"
+	ArtifactType          = InTotoPayloadType
 )
 
 // Statement is an in-toto v1 Statement with an SLSA v1 provenance predicate.
@@ -70,12 +70,12 @@ type ResourceDescriptor struct {
 
 // RunDetails says who built it.
 type RunDetails struct {
-	Builder  ProvenanceBuilder `json:"builder"`
-	Metadata *RunMetadata      `json:"metadata,omitempty"`
+	Builder  Builder      `json:"builder"`
+	Metadata *RunMetadata `json:"metadata,omitempty"`
 }
 
-// ProvenanceBuilder identifies the build platform.
-type ProvenanceBuilder struct {
+// Builder identifies the build platform.
+type Builder struct {
 	ID      string            `json:"id"`
 	Version map[string]string `json:"version,omitempty"`
 }
@@ -106,10 +106,10 @@ func BuilderIdentity(getenv func(string) string) (id, invocation string) {
 	return "https://kbuild.dev/builders/local", ""
 }
 
-// Provenance returns the statement for the charts of one published build:
+// New returns the statement for the charts of one published build:
 // its subjects are every chart archive and OCI manifest. Nothing in it
 // depends on the clock: the epoch is recorded as a parameter.
-func Provenance(info *spec.BuildInfo, builderID, invocation string, epoch time.Time) Statement {
+func New(info *spec.BuildInfo, builderID, invocation string, epoch time.Time) Statement {
 	s := Statement{Type: InTotoStatementType, PredicateType: SLSAProvenanceType}
 	for _, c := range info.Charts {
 		s.Subject = append(s.Subject,
@@ -121,7 +121,7 @@ func Provenance(info *spec.BuildInfo, builderID, invocation string, epoch time.T
 		recipe.Digest["gitCommit"] = info.Commit
 	}
 	s.Predicate.BuildDefinition = BuildDefinition{
-		BuildType: ProvenanceBuildType,
+		BuildType: BuildType,
 		ExternalParameters: ExternalParameters{
 			Recipe: recipe, Package: info.Package, Version: info.Version, Build: info.Build,
 		},
@@ -132,7 +132,7 @@ func Provenance(info *spec.BuildInfo, builderID, invocation string, epoch time.T
 			Name: src.Name + " (" + src.Kind + ")", URI: src.Origin, Digest: map[string]string{"sha256": hexOf(src.Digest)},
 		})
 	}
-	s.Predicate.RunDetails.Builder = ProvenanceBuilder{ID: builderID, Version: map[string]string{"kbuild": info.Builder}}
+	s.Predicate.RunDetails.Builder = Builder{ID: builderID, Version: map[string]string{"kbuild": info.Builder}}
 	if invocation != "" {
 		s.Predicate.RunDetails.Metadata = &RunMetadata{InvocationID: invocation}
 	}
@@ -141,20 +141,11 @@ func Provenance(info *spec.BuildInfo, builderID, invocation string, epoch time.T
 
 func hexOf(digest string) string { return strings.TrimPrefix(digest, "sha256:") }
 
-// Envelope is a DSSE envelope (index.Envelope).
-type Envelope = trust.Envelope
-
-// EnvelopeSignature is one signature of an envelope (index.EnvelopeSignature).
-type EnvelopeSignature = trust.EnvelopeSignature
-
-// Signer signs bytes with an ed25519 key; index.Signer satisfies it.
-type Signer = trust.Signer
-
-// SignStatement encodes s as compact JSON and signs it as a DSSE
+// Sign encodes s as compact JSON and signs it as a DSSE
 // envelope, written as compact JSON with a final newline. Only the
 // payload is signed (its PAE), so the envelope's layout is free; a site
 // holds one per version.
-func SignStatement(s Statement, signer Signer) ([]byte, error) {
+func Sign(s Statement, signer trust.Signer) ([]byte, error) {
 	payload, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
@@ -171,13 +162,13 @@ func SignStatement(s Statement, signer Signer) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ErrProvenance is wrapped by every verification failure of VerifyProvenance.
-var ErrProvenance = errors.New("provenance verification failed")
+// ErrVerify is wrapped by every verification failure of Verify.
+var ErrVerify = errors.New("provenance verification failed")
 
-// VerifyProvenance checks that envelope is a DSSE envelope of an in-toto
+// Verify checks that envelope is a DSSE envelope of an in-toto
 // statement signed by pub (PKIX DER of an ed25519 key) whose subjects
 // include the chart archive digest. It returns the statement.
-func VerifyProvenance(envelope []byte, pubDER []byte, archiveDigest string) (*Statement, error) {
+func Verify(envelope []byte, pubDER []byte, archiveDigest string) (*Statement, error) {
 	k, err := x509.ParsePKIXPublicKey(pubDER)
 	if err != nil {
 		return nil, err
@@ -192,19 +183,19 @@ func VerifyProvenance(envelope []byte, pubDER []byte, archiveDigest string) (*St
 	}
 	payload, signedBy, err := trust.OpenEnvelope(envelope, InTotoPayloadType, []trust.Verifier{pub})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrProvenance, err)
+		return nil, fmt.Errorf("%w: %w", ErrVerify, err)
 	}
 	if len(signedBy) == 0 {
-		var env Envelope
+		var env trust.Envelope
 		_ = json.Unmarshal(envelope, &env)
-		return nil, fmt.Errorf("%w: no valid signature by key %s (the envelope lists %d signatures); it was signed by another key or changed after signing", ErrProvenance, pub.KeyID(), len(env.Signatures))
+		return nil, fmt.Errorf("%w: no valid signature by key %s (the envelope lists %d signatures); it was signed by another key or changed after signing", ErrVerify, pub.KeyID(), len(env.Signatures))
 	}
 	var st Statement
 	if err := json.Unmarshal(payload, &st); err != nil {
-		return nil, fmt.Errorf("%w: payload is not an in-toto statement: %v", ErrProvenance, err)
+		return nil, fmt.Errorf("%w: payload is not an in-toto statement: %v", ErrVerify, err)
 	}
 	if st.Type != InTotoStatementType || st.PredicateType != SLSAProvenanceType {
-		return nil, fmt.Errorf("%w: statement type %q predicate %q, want %q and %q", ErrProvenance, st.Type, st.PredicateType, InTotoStatementType, SLSAProvenanceType)
+		return nil, fmt.Errorf("%w: statement type %q predicate %q, want %q and %q", ErrVerify, st.Type, st.PredicateType, InTotoStatementType, SLSAProvenanceType)
 	}
 	want := hexOf(archiveDigest)
 	var have []string
@@ -214,5 +205,5 @@ func VerifyProvenance(envelope []byte, pubDER []byte, archiveDigest string) (*St
 		}
 		have = append(have, s.Name+"@sha256:"+s.Digest["sha256"])
 	}
-	return nil, fmt.Errorf("%w: the chart archive sha256:%s is not a subject of the statement (subjects: %s)", ErrProvenance, want, strings.Join(have, ", "))
+	return nil, fmt.Errorf("%w: the chart archive sha256:%s is not a subject of the statement (subjects: %s)", ErrVerify, want, strings.Join(have, ", "))
 }
