@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"sources":        {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "internal/yamlbound", "recipe", "spec"},
 	"patches":        {"internal/yamlbound", "recipe"},
 	"watch":          {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
-	"bump":           {"builder", "index", "internal/atomicfile", "internal/plainhttp", "internal/review", "recipe", "sources", "watch"},
+	"bump":           {"builder", "index", "internal/atomicfile", "internal/plainhttp", "recipe", "review", "sources", "watch"},
 	"builder":        {"builder/oci", "builder/render", "index", "internal/atomicfile", "internal/dist", "patches", "recipe", "releaseset", "sources", "spec"},
 	"builder/oci":    {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit"},
 	"builder/render": {"recipe"},
@@ -43,7 +43,9 @@ var allowed = map[string][]string{
 	"sigbundle":         {"trust"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
 	"provenance":        {"spec", "trust"},
-	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "spec", "trust"},
+	// What changed between two builds, for reviewers (diff, bump).
+	"review": {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
+	"suite":  {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
 	"internal/atomicfile":    {},
@@ -55,7 +57,6 @@ var allowed = map[string][]string{
 	"internal/netdeadline":   {},
 	"internal/ociserve":      {},
 	"internal/plainhttp":     {},
-	"internal/review":        {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
 	"internal/stacktest":     {"index", "internal/distindex"},
 	"internal/testenv":       {},
 	"internal/testtree":      {},
@@ -92,7 +93,7 @@ var signing = append([]string{"filippo.io/edwards25519/..."}, leaf...)
 // small, the import paths outside the standard library and kbuild that it
 // may depend on, directly or not (a path ending in "/..." allows the tree
 // under it). The packages that fetch, build, review and publish (builder,
-// sources, patches, recipe/draft, internal/review, bundle, publish, suite,
+// sources, patches, recipe/draft, review, bundle, publish, suite,
 // internal/chartpin, sbom/trivytest, and internal/testenv, which reads
 // referrers for the end-to-end tests) depend on Helm, kyaml and the
 // registry clients by design and are not held here.
@@ -265,4 +266,27 @@ func allowedOutside(path string, may []string) bool {
 		}
 	}
 	return false
+}
+
+// formats are the packages of kbuild that internal/ may import besides
+// its own: the formats at the bottom of the graph.
+var formats = []string{"spec", "index", "trust"}
+
+// TestInternalHoldsLeaves checks that internal/ holds only helpers below
+// the libraries: each internal package imports nothing of kbuild but other
+// internal packages and the formats (spec, index, trust), so no feature
+// hides in internal/ above builder.
+func TestInternalHoldsLeaves(t *testing.T) {
+	g, own := graph(t)
+	for _, p := range own {
+		if !strings.HasPrefix(p, "internal/") {
+			continue
+		}
+		for _, imp := range g[module+p].imports {
+			rel, ok := strings.CutPrefix(imp, module)
+			if ok && !strings.HasPrefix(rel, "internal/") && !slices.Contains(formats, rel) {
+				t.Errorf("%s imports %s: internal/ holds helpers below the libraries; move %s out of internal/ (as review moved)", p, rel, p)
+			}
+		}
+	}
 }
