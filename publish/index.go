@@ -10,7 +10,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
 )
 
@@ -59,7 +59,7 @@ func (p *Publisher) Index(ctx context.Context, distDir, out string) (*Result, er
 			return nil, err
 		}
 	}
-	if err := distindex.AddPinning(ctx, b, distDir, p.pin); err != nil {
+	if err := dist.AddPinning(ctx, b, distDir, p.pin); err != nil {
 		return nil, err
 	}
 	pkgs, versions := b.Counts()

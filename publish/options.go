@@ -7,7 +7,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/oci"
-	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/trust"
@@ -33,7 +33,7 @@ type Publisher struct {
 	fetcher    *sources.Fetcher
 	plainHTTP  bool
 	moves      map[string]string
-	pin        distindex.Pinner
+	pin        dist.Pinner
 	tool       [2]string
 	epoch      time.Time
 	getenv     func(string) string
@@ -127,7 +127,7 @@ func WithRelocate(moves map[string]string, plainHTTP bool) Option {
 // WithChartPinner makes Index pin, with pin, the charts that records name
 // without a digest (as kubepkg repo index does); without it such a record
 // is refused.
-func WithChartPinner(pin distindex.Pinner) Option { return func(p *Publisher) { p.pin = pin } }
+func WithChartPinner(pin dist.Pinner) Option { return func(p *Publisher) { p.pin = pin } }
 
 // WithOutput sets where results (stdout) and warnings (stderr) go.
 func WithOutput(stdout, stderr io.Writer) Option {

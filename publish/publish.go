@@ -18,7 +18,6 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/recipe"
@@ -156,7 +155,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if err := cl.addBuilt(results, func(name, version string, build int) bool { return inBase[dist.Key(name, version, build)] }); err != nil {
 		return nil, err
 	}
-	if err := distindex.AddRecords(b, records); err != nil {
+	if err := dist.AddRecords(b, records); err != nil {
 		return nil, err
 	}
 	if err := p.warnStale(b, records); err != nil {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package distindex
+package dist
 
 import (
 	"fmt"

@@ -1,8 +1,4 @@
-// Package distindex turns a directory of build output into a repository
-// index: it reads every build record (kind PackageSource) under it, in
-// parallel, with the delegated signatures of each record's sidecar
-// (<record>.sig.yaml, written by 'kbuild trust sign').
-package distindex
+package dist
 
 import (
 	"context"
@@ -14,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/spec"
@@ -28,16 +23,6 @@ const SigSuffix = ".sig.yaml"
 // path.
 func SidecarPath(path string) string {
 	return strings.TrimSuffix(strings.TrimSuffix(path, ".yaml"), ".yml") + SigSuffix
-}
-
-// Build reads every build record under dir (see Add) and returns the index
-// of their versions, generated at generated.
-func Build(ctx context.Context, dir string, generated time.Time) (*index.RepositoryIndex, error) {
-	b := index.NewBuilder()
-	if err := Add(ctx, b, dir); err != nil {
-		return nil, err
-	}
-	return b.Index(generated)
 }
 
 // Add reads every build record under dir into b, in parallel: it skips

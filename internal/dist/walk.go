@@ -1,4 +1,4 @@
-package distindex
+package dist
 
 import (
 	"context"

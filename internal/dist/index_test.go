@@ -1,4 +1,4 @@
-package distindex
+package dist
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func write(t *testing.T, p string, rec *spec.PackageSource) {
 	}
 }
 
-func TestBuild(t *testing.T) {
+func TestAdd(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "kubevirt-1.9.0-4.yaml"), record("kubevirt", "1.9.0", 4, "a"))
 	write(t, filepath.Join(dir, "nested", "cdi-1.66.1-1.yml"), record("cdi", "1.66.1", 1, "b"))
@@ -67,9 +67,13 @@ func TestBuild(t *testing.T) {
 			t.Errorf("the sidecar's signature is not in the index:\n%s", data)
 		}
 	}
-	x, err := Build(context.Background(), dir, time.Unix(1791633600, 0))
+	b := index.NewBuilder()
+	if err := Add(context.Background(), b, dir); err != nil {
+		t.Fatal(err)
+	}
+	x, err := b.Index(time.Unix(1791633600, 0))
 	if err != nil || len(x.Packages) != 2 {
-		t.Fatalf("Build = %v, %v", x, err)
+		t.Fatalf("Add, then Index = %v, %v", x, err)
 	}
 
 	// Every broken record is reported, with its file.
