@@ -119,9 +119,6 @@ type SetChange struct {
 	Added, Removed []string
 }
 
-// Empty reports whether nothing was added or removed.
-func (s SetChange) Empty() bool { return len(s.Added) == 0 && len(s.Removed) == 0 }
-
 // RequirementChange is a requirement of a variant added, removed, or
 // whose constraint changed.
 type RequirementChange struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
 )
 
 // TestRandomCallsRunTwice renders templates whose random calls run more
@@ -102,4 +103,10 @@ func renderRnd(t *testing.T, ch *chart.Chart, rewrite bool) string {
 		t.Fatal(err)
 	}
 	return out["rnd/templates/t.yaml"]
+}
+
+// renderTemplate renders the template name of ch alone (see only), with
+// random seeds of its own (see randomSeeds).
+func renderTemplate(ch *chart.Chart, name string, vals chartutil.Values) (map[string]string, error) {
+	return newTemplateSet(ch).render(name, vals)
 }

@@ -462,12 +462,6 @@ func templateNames(ch *chart.Chart, parent string) []string {
 	return names
 }
 
-// renderTemplate renders the template name of ch alone (see only), with
-// random seeds of its own (see randomSeeds).
-func renderTemplate(ch *chart.Chart, name string, vals chartutil.Values) (map[string]string, error) {
-	return newTemplateSet(ch).render(name, vals)
-}
-
 // templateSet renders the templates of one chart one at a time (see only).
 type templateSet struct {
 	ch *chart.Chart
