@@ -62,7 +62,6 @@ var allowed = map[string][]string{
 	"internal/yamlbound":     {},
 	"internal/yamlscan":      {},
 	"scripts/hostile":        {},
-	"internal/kubepkgmodel":  {},
 	"internal/upstreamtest":  {"internal/testenv"},
 	"internal/ocilimit":      {},
 }
@@ -118,7 +117,6 @@ var outside = map[string][]string{
 	"bundle/nodeconfig":      {"github.com/BurntSushi/toml/...", "go.yaml.in/yaml/v2", "sigs.k8s.io/yaml"},
 	"examples":               {},
 	"scripts/hostile":        {},
-	"internal/kubepkgmodel":  {"github.com/Masterminds/semver/v3"},
 	"internal/ocilimit":      {},
 	"sigbundle":              signing,
 	"provenance":             signing,

@@ -1,4 +1,4 @@
-package kubepkgmodel
+package kubepkgclient
 
 import (
 	"errors"

@@ -1,14 +1,13 @@
-// Package kubepkgmodel is an independent encoding, for tests, of what a
-// kubepkg cluster does with a repository index: which builds its store
-// offers, how its resolver plans 'kubepkg install', what that writes on
-// each Package, and what the operator then runs, after every index
-// change. It is written from kubepkg's client code (tym83/kubepkg:
+package kubepkgclient
+
+// What a kubepkg cluster does with a repository index, encoded for tests:
+// which builds its store offers, how its resolver plans 'kubepkg
+// install', what that writes on each Package, and what the operator then
+// runs, after every index change. It is written from kubepkg's client code (tym83/kubepkg:
 // pkg/repo/store.go, pkg/resolve/resolve.go and plan.go, pkg/cli/install.go,
 // pkg/controller/repository.go and package_controller.go) and shares no
 // code with kbuild's own readers, resolvers or release-set checks, so a
-// test can hold those to what a subscriber really does.
-//
-// The rules it encodes:
+// test can hold those to what a subscriber really does. The rules:
 //
 //   - Versions order by semver (a leading "v" allowed, as Masterminds'
 //     NewVersion reads it), then by build, newest first (repo.Newer).
@@ -33,7 +32,6 @@
 //     by a running package (resolve.Check): a package requirement by a
 //     package whose version meets the constraint, a capability by a running
 //     package that provides it.
-package kubepkgmodel
 
 import (
 	"errors"
