@@ -21,6 +21,7 @@ import (
 	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/kubepkgclient"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -88,12 +89,12 @@ func (t *pauseAfterPush) Push(ctx context.Context, repo, tag string, img v1.Imag
 func (f *fixture) checkSite(site, when string) {
 	f.t.Helper()
 	dir := filepath.Join(f.work, site)
-	data, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	data, err := os.ReadFile(filepath.Join(dir, sitelayout.IndexFile))
 	if err != nil {
 		f.t.Fatalf("%s: %v", when, err)
 	}
 	tr := &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}}
-	byHash, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ByHashSignatureFile(data))))
+	byHash, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(sitelayout.ByHashSignatureFile(data))))
 	if err != nil {
 		f.t.Fatalf("%s: the signature of index.yaml by its digest: %v", when, err)
 	}
@@ -102,7 +103,7 @@ func (f *fixture) checkSite(site, when string) {
 		f.t.Fatalf("%s: index.yaml does not verify: %v", when, err)
 	}
 	f.checkPullable(v.Index)
-	sig, err := os.ReadFile(filepath.Join(dir, SignatureFile))
+	sig, err := os.ReadFile(filepath.Join(dir, sitelayout.SignatureFile))
 	if err != nil {
 		f.t.Fatalf("%s: %v", when, err)
 	}
@@ -167,7 +168,7 @@ func TestPublishCrash(t *testing.T) {
 				t.Fatalf("uninterrupted publish: %v", err)
 			}
 			f.checkSite("site", "after the re-run")
-			for _, file := range []string{IndexFile, SignatureFile, RepositoryBOMFile, SBOMFile("beta", "2.0.0", 1), ProvenanceFile("gamma", "3.0.0", 1), "packages/beta.html", "index.html"} {
+			for _, file := range []string{sitelayout.IndexFile, sitelayout.SignatureFile, sitelayout.RepositoryBOMFile, sitelayout.SBOMFile("beta", "2.0.0", 1), sitelayout.ProvenanceFile("gamma", "3.0.0", 1), "packages/beta.html", "index.html"} {
 				got, _ := os.ReadFile(filepath.Join(f.work, "site", file))
 				want, err := os.ReadFile(filepath.Join(f.work, "ref", file))
 				if err != nil || !bytes.Equal(got, want) {

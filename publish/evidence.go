@@ -16,6 +16,7 @@ import (
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/ocilimit"
 	"kbuild.dev/kbuild/provenance"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -55,15 +56,15 @@ func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, 
 			if len(pinned) == 0 {
 				continue // a meta package: no chart to attach to
 			}
-			return nil, fmt.Errorf("%s: the site has no %s, which names the chart manifests to attach evidence to", v, BuildInfoFile(v.Package, v.Version, v.Build))
+			return nil, fmt.Errorf("%s: the site has no %s, which names the chart manifests to attach evidence to", v, sitelayout.BuildInfoFile(v.Package, v.Version, v.Build))
 		}
 		var info spec.BuildInfo
 		if err := dist.Unmarshal(data, &info); err != nil {
-			return nil, fmt.Errorf("%s: %w", BuildInfoFile(v.Package, v.Version, v.Build), err)
+			return nil, fmt.Errorf("%s: %w", sitelayout.BuildInfoFile(v.Package, v.Version, v.Build), err)
 		}
 		for _, c := range info.Charts {
 			if !pinned[c.Digest] {
-				return nil, fmt.Errorf("%s: chart %s has archive %s in %s, which the index does not pin", v, c.Ref, c.Digest, BuildInfoFile(v.Package, v.Version, v.Build))
+				return nil, fmt.Errorf("%s: chart %s has archive %s in %s, which the index does not pin", v, c.Ref, c.Digest, sitelayout.BuildInfoFile(v.Package, v.Version, v.Build))
 			}
 			ref, err := attachOne(ctx, c, envelope, created, plainHTTP, timeout)
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // fault is what the proxy does to the requests it matches, times times.
@@ -168,8 +169,8 @@ func TestPublishRegistryFaults(t *testing.T) {
 			if _, err := fx.publish("site", nil); err != nil {
 				t.Fatal(err)
 			}
-			before, _ := os.ReadFile(filepath.Join(fx.work, "site", IndexFile))
-			beforeSig, _ := os.ReadFile(filepath.Join(fx.work, "site", SignatureFile))
+			before, _ := os.ReadFile(filepath.Join(fx.work, "site", sitelayout.IndexFile))
+			beforeSig, _ := os.ReadFile(filepath.Join(fx.work, "site", sitelayout.SignatureFile))
 
 			fx.recipe("beta", "2.0.0", 1)
 			proxy.set(f)
@@ -177,7 +178,7 @@ func TestPublishRegistryFaults(t *testing.T) {
 			if proxy.hits == 0 {
 				t.Fatal("the fault never happened")
 			}
-			after, _ := os.ReadFile(filepath.Join(fx.work, "site", IndexFile))
+			after, _ := os.ReadFile(filepath.Join(fx.work, "site", sitelayout.IndexFile))
 			if err != nil {
 				msg := err.Error()
 				var be *builder.BuildErrors
@@ -187,7 +188,7 @@ func TestPublishRegistryFaults(t *testing.T) {
 				if !strings.Contains(msg, "chart beta") && !strings.Contains(msg, "beta/beta") {
 					t.Errorf("the failure does not name the chart: %s", msg)
 				}
-				afterSig, _ := os.ReadFile(filepath.Join(fx.work, "site", SignatureFile))
+				afterSig, _ := os.ReadFile(filepath.Join(fx.work, "site", sitelayout.SignatureFile))
 				if !bytes.Equal(after, before) || !bytes.Equal(afterSig, beforeSig) {
 					t.Fatal("a failed publish changed index.yaml or its signature")
 				}

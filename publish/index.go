@@ -12,6 +12,7 @@ import (
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // Index writes the signed index of every build record under distDir —
@@ -140,7 +141,7 @@ func (p *Publisher) Withdraw(ctx context.Context, name, version string, build in
 		return nil, nil, err
 	}
 	defer unlock()
-	indexPath := filepath.Join(p.site, IndexFile)
+	indexPath := filepath.Join(p.site, sitelayout.IndexFile)
 	start, err := fileID(indexPath)
 	if err != nil {
 		return nil, nil, err

@@ -22,6 +22,7 @@ import (
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/site"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -116,7 +117,7 @@ func (p *Publisher) planRemovals(ctx context.Context, w *siteWriter, cat *catalo
 		_, older := Retain(pkg.Versions, p.keep)
 		for _, v := range older {
 			var have []string
-			for _, f := range []string{SBOMFile(name, v.Version, v.Build), ProvenanceFile(name, v.Version, v.Build)} {
+			for _, f := range []string{sitelayout.SBOMFile(name, v.Version, v.Build), sitelayout.ProvenanceFile(name, v.Version, v.Build)} {
 				if w.exists(f) {
 					have = append(have, f)
 				}
@@ -154,9 +155,9 @@ func (p *Publisher) ensureSBOMReferrers(ctx context.Context, w *siteWriter, name
 		return err
 	}
 	if info == nil {
-		return fmt.Errorf("the site has no %s, which names its chart manifests", BuildInfoFile(name, v.Version, v.Build))
+		return fmt.Errorf("the site has no %s, which names its chart manifests", sitelayout.BuildInfoFile(name, v.Version, v.Build))
 	}
-	f := SBOMFile(name, v.Version, v.Build)
+	f := sitelayout.SBOMFile(name, v.Version, v.Build)
 	if !w.exists(f) {
 		return nil
 	}
@@ -179,7 +180,7 @@ func (p *Publisher) ensureSBOMReferrers(ctx context.Context, w *siteWriter, name
 			return fmt.Errorf("chart %s: %w", c.Ref, err)
 		}
 		if desc.Digest.String() != c.Manifest {
-			return fmt.Errorf("chart %s: the registry holds manifest %s, but %s names %s", c.Ref, desc.Digest, BuildInfoFile(name, v.Version, v.Build), c.Manifest)
+			return fmt.Errorf("chart %s: the registry holds manifest %s, but %s names %s", c.Ref, desc.Digest, sitelayout.BuildInfoFile(name, v.Version, v.Build), c.Manifest)
 		}
 		ref, err := SBOMReferrer(*desc, data)
 		if err != nil {

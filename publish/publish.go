@@ -21,6 +21,7 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
@@ -197,7 +198,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 		if err != nil {
 			return nil, err
 		}
-		if err := w.write(ScanFile, rep); err != nil {
+		if err := w.write(sitelayout.ScanFile, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -223,7 +224,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 func (p *Publisher) loadBase(ctx context.Context, b *index.Builder, each func(string, *index.IndexPackage) error) (*Base, error) {
 	ref, allowNew := p.merge, p.allowNew
 	if ref == "" {
-		ref, allowNew = filepath.Join(p.site, IndexFile), true
+		ref, allowNew = filepath.Join(p.site, sitelayout.IndexFile), true
 	}
 	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, each, fetchsite.WithTimeout(p.timeout))
 	if err != nil {
@@ -351,11 +352,11 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 func (p *Publisher) writeKeys(w *siteWriter) error {
 	for _, k := range p.signers {
 		pub := k.Public().PEM()
-		if err := w.write(KeyFile(k.KeyID()), pub); err != nil {
+		if err := w.write(sitelayout.KeyFile(k.KeyID()), pub); err != nil {
 			return err
 		}
 		if len(p.signers) == 1 {
-			if err := w.write(SingleKeyFile, pub); err != nil {
+			if err := w.write(sitelayout.SingleKeyFile, pub); err != nil {
 				return err
 			}
 		}
@@ -401,20 +402,20 @@ func (p *Publisher) copyRoot(w *siteWriter, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("--root %s: %w", p.root, err)
 	}
-	dir := filepath.Join(filepath.Dir(p.root), RootDir)
+	dir := filepath.Join(filepath.Dir(p.root), sitelayout.RootDir)
 	for v := 1; v < r.Signed.Version; v++ {
 		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.yaml", v)))
 		if err != nil {
 			return fmt.Errorf("--root %s is version %d, and its chain needs %w", p.root, r.Signed.Version, err)
 		}
-		if err := w.write(RootVersionFile(v), b); err != nil {
+		if err := w.write(sitelayout.RootVersionFile(v), b); err != nil {
 			return err
 		}
 	}
-	if err := w.write(RootVersionFile(r.Signed.Version), data); err != nil {
+	if err := w.write(sitelayout.RootVersionFile(r.Signed.Version), data); err != nil {
 		return err
 	}
-	return w.write(RootFile, data)
+	return w.write(sitelayout.RootFile, data)
 }
 
 // CheckIndexRole refuses signers that do not meet the index role of root
@@ -501,7 +502,7 @@ func (p *Publisher) beginWrite() (rootData []byte, indexPath, start string, unlo
 	} else if note != "" {
 		p.warnf("%s", note)
 	}
-	indexPath = filepath.Join(p.site, IndexFile)
+	indexPath = filepath.Join(p.site, sitelayout.IndexFile)
 	if start, err = fileID(indexPath); err != nil {
 		unlock()
 		return nil, "", "", nil, err
@@ -525,7 +526,7 @@ func removeTemps(site string) []string {
 			if path == site {
 				return nil
 			}
-			if _, err := os.Lstat(filepath.Join(path, IndexFile)); err == nil {
+			if _, err := os.Lstat(filepath.Join(path, sitelayout.IndexFile)); err == nil {
 				return filepath.SkipDir
 			}
 			return nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"kbuild.dev/kbuild/provenance"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // VersionFiles and ProvenanceFor are what Publish writes for a version it
@@ -34,7 +35,7 @@ func TestVersionFilesAreWhatPublishWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{BuildInfoFile("alpha", "1.0.0", 1), SBOMFile("alpha", "1.0.0", 1), ProvenanceFile("alpha", "1.0.0", 1)}
+	want := []string{sitelayout.BuildInfoFile("alpha", "1.0.0", 1), sitelayout.SBOMFile("alpha", "1.0.0", 1), sitelayout.ProvenanceFile("alpha", "1.0.0", 1)}
 	all := append(files, prov)
 	if len(all) != len(want) {
 		t.Fatalf("VersionFiles + ProvenanceFor gave %d files, want %d", len(all), len(want))

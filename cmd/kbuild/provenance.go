@@ -19,7 +19,7 @@ import (
 func newVerifyProvenanceCmd() *Command {
 	var (
 		provenanceFile, archive string
-		publicKeys          []string
+		publicKeys              []string
 	)
 	return &Command{
 		Name:    "verify-provenance",

@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/trust"
@@ -122,7 +123,7 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	done := 0
 	for _, s := range c.Names() {
 		dir := filepath.Join(f.site, s)
-		if _, err := os.Stat(filepath.Join(dir, publish.IndexFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, sitelayout.IndexFile)); err != nil {
 			continue
 		}
 		err := f.withdraw(ctx, env, dir, pkg, ver, signers, generated)

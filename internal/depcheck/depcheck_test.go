@@ -35,23 +35,24 @@ var allowed = map[string][]string{
 	// What is published and how.
 	"sbom":              {"index", "spec"},
 	"sbom/trivytest":    {},
-	"site":              {"index", "internal/atomicfile", "spec"},
-	"publish":           {"builder", "builder/oci", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "recipe", "sbom", "sigbundle", "site", "sources", "spec", "trust"},
-	"bundle":            {"builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "sigbundle", "spec", "trust"},
+	"site":              {"index", "internal/atomicfile", "sitelayout", "spec"},
+	"publish":           {"builder", "builder/oci", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "recipe", "sbom", "sigbundle", "site", "sitelayout", "sources", "spec", "trust"},
+	"bundle":            {"builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "sigbundle", "sitelayout", "spec", "trust"},
 	"bundle/nodeconfig": {"internal/atomicfile"},
 	"releaseset":        {"index", "spec"},
 	"sigbundle":         {"trust"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
 	"provenance":        {"spec", "trust"},
+	"sitelayout":        {"internal/dist"},
 	// What changed between two builds, for reviewers (diff, bump).
 	"review": {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
-	"suite":  {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "spec", "trust"},
+	"suite":  {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "sitelayout", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
 	"internal/atomicfile":    {},
 	"internal/chartpin":      {"index", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "spec"},
 	"internal/dist":          {"index", "spec"},
-	"internal/fetchsite":     {"index", "internal/netdeadline", "trust"},
+	"internal/fetchsite":     {"index", "internal/netdeadline", "sitelayout", "trust"},
 	"internal/kubepkgclient": {},
 	"internal/netdeadline":   {},
 	"internal/ociserve":      {},
@@ -104,6 +105,7 @@ var outside = map[string][]string{
 	"evidence":               append([]string{"github.com/package-url/packageurl-go"}, signing...),
 	"sbom":                   append([]string{"github.com/package-url/packageurl-go", "github.com/CycloneDX/cyclonedx-go"}, leaf...),
 	"site":                   leaf,
+	"sitelayout":             leaf,
 	"internal/dist":          leaf,
 	"internal/fetchsite":     signing,
 	"internal/kubepkgclient": leaf,
@@ -265,12 +267,13 @@ func allowedOutside(path string, may []string) bool {
 }
 
 // formats are the packages of kbuild that internal/ may import besides
-// its own: the formats at the bottom of the graph.
-var formats = []string{"spec", "index", "trust"}
+// its own: the formats at the bottom of the graph, and the names of a
+// site's files.
+var formats = []string{"spec", "index", "trust", "sitelayout"}
 
 // TestInternalHoldsLeaves checks that internal/ holds only helpers below
 // the libraries: each internal package imports nothing of kbuild but other
-// internal packages and the formats (spec, index, trust), so no feature
+// internal packages and the formats (spec, index, trust, sitelayout), so no feature
 // hides in internal/ above builder.
 func TestInternalHoldsLeaves(t *testing.T) {
 	g, own := graph(t)
