@@ -11,6 +11,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"sigs.k8s.io/yaml"
+
+	"kbuild.dev/kbuild/builder/oci"
 )
 
 // maxAdoptArchive caps the compressed published chart adoption reads
@@ -44,12 +46,12 @@ func adoptPublished(img v1.Image, a *Archive) (*adopted, error) {
 		return nil, err
 	}
 	for i, l := range layers {
-		if i < len(m.Layers) && m.Layers[i].MediaType == ChartLayerMediaType {
+		if i < len(m.Layers) && m.Layers[i].MediaType == oci.ChartLayerMediaType {
 			layer = l
 		}
 	}
 	if layer == nil {
-		return nil, fmt.Errorf("%w: it has no Helm chart layer (%s)", ErrNotAdoptable, ChartLayerMediaType)
+		return nil, fmt.Errorf("%w: it has no Helm chart layer (%s)", ErrNotAdoptable, oci.ChartLayerMediaType)
 	}
 	rc, err := layer.Compressed()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -84,7 +85,7 @@ func TestAdopt(t *testing.T) {
 		}, wantErr: "first differing file smart-proxy/Chart.yaml (its fields differ)", is: ErrNotAdoptable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			target, err := NewLayoutTarget(filepath.Join(t.TempDir(), "oci"), "")
+			target, err := oci.NewLayoutTarget(filepath.Join(t.TempDir(), "oci"), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +98,7 @@ func TestAdopt(t *testing.T) {
 				files[strings.TrimPrefix(n, c.Archive.Name+"/")] = f.data
 			}
 			other := otherToolArchive(t, c.Archive.Name, files, tc.edit)
-			img, err := ChartImage(other, c.Rendered.Chart.Metadata, time.Unix(1e9, 0))
+			img, err := oci.ChartImage(other.Data, c.Rendered.Chart.Metadata, time.Unix(1e9, 0))
 			if err != nil {
 				t.Fatal(err)
 			}

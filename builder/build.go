@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"golang.org/x/sync/errgroup"
 
+	"kbuild.dev/kbuild/builder/oci"
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/recipe"
@@ -26,7 +28,7 @@ import (
 // Builder builds recipes with a source fetcher into a publish target.
 type Builder struct {
 	fetcher    *sources.Fetcher
-	target     Target
+	target     oci.Target
 	out        string
 	epoch      time.Time
 	jobs       int
@@ -44,7 +46,7 @@ type Builder struct {
 
 // New returns a Builder that fetches with f and publishes to t. t may be
 // nil for a Builder that only prepares (validate, images).
-func New(f *sources.Fetcher, t Target, opts ...Option) (*Builder, error) {
+func New(f *sources.Fetcher, t oci.Target, opts ...Option) (*Builder, error) {
 	if f == nil {
 		return nil, errors.New("builder: a source fetcher is required")
 	}
@@ -71,7 +73,7 @@ type Prepared struct {
 type PreparedChart struct {
 	Key      string
 	Archive  *Archive
-	Rendered *Rendered
+	Rendered *render.Rendered
 }
 
 // Prepare loads, validates, fetches, assembles, packs and renders the
@@ -151,7 +153,7 @@ func (b *Builder) PrepareLoaded(ctx context.Context, l *Loaded) (*Prepared, erro
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
-			rd, err := Render(a.Data, namespaceOf(r, key), RenderKubeVersion(b.kubeVersion))
+			rd, err := render.Render(a.Data, namespaceOf(r, key), render.WithKubeVersion(b.kubeVersion))
 			if err != nil {
 				return fmt.Errorf("recipe %s: %w", dir, err)
 			}
@@ -390,7 +392,7 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 	var pushes []push
 	for _, c := range p.Charts {
 		repo := r.Metadata.Name + "/" + c.Key
-		img, err := ChartImage(c.Archive, c.Rendered.Chart.Metadata, b.epoch)
+		img, err := oci.ChartImage(c.Archive.Data, c.Rendered.Chart.Metadata, b.epoch)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"kbuild.dev/kbuild/builder/oci"
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -91,14 +93,14 @@ func BenchmarkBuild20(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	started := renderWorkers.started.Load()
+	started := render.WorkersStarted()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		// A new registry each time: blobs pushed before would be found.
 		counter.mu.Lock()
 		counter.h = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 		counter.mu.Unlock()
-		target, err := NewRegistryTarget(fmt.Sprintf("oci://%s/bench%d", strings.TrimPrefix(srv.URL, "http://"), i), true)
+		target, err := oci.NewRegistryTarget(fmt.Sprintf("oci://%s/bench%d", strings.TrimPrefix(srv.URL, "http://"), i), true)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -115,5 +117,5 @@ func BenchmarkBuild20(b *testing.B) {
 	for m, c := range counter.n {
 		b.ReportMetric(float64(c)/per, m+"/chart")
 	}
-	b.ReportMetric(float64(renderWorkers.started.Load()-started)/per, "workers/chart")
+	b.ReportMetric(float64(render.WorkersStarted()-started)/per, "workers/chart")
 }

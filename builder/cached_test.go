@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -30,7 +31,7 @@ func buildDirs(t *testing.T, cache, out string, offline bool, args []string, opt
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := NewLayoutTarget(filepath.Join(out, "oci"), "")
+	target, err := oci.NewLayoutTarget(filepath.Join(out, "oci"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"kbuild.dev/kbuild/recipe"
 )
 
@@ -73,4 +75,31 @@ func PlanImages(ctx context.Context, p *Prepared, resolve func(context.Context, 
 		}
 	}
 	return out
+}
+
+// PinFor returns the entry of pinned that pins image: the same repository
+// (both in normal form, see recipe.Image) and either the same digest, or
+// for an image without digest the same tag. A pin by digest alone pins a
+// reference without tag (":latest"). ok is false when none does.
+func PinFor(image string, pinned []string) (pin string, ok bool) {
+	want, err := recipe.ParseImage(image)
+	if err != nil {
+		return "", false
+	}
+	for _, p := range pinned {
+		have, err := recipe.ParseImage(p)
+		if err != nil || have.Repository != want.Repository || have.Digest == "" {
+			continue
+		}
+		switch {
+		case want.Digest != "":
+			ok = want.Digest == have.Digest
+		default:
+			ok = want.Tag == have.Tag || (have.Tag == "" && want.Tag == name.DefaultTag)
+		}
+		if ok {
+			return p, true
+		}
+	}
+	return "", false
 }

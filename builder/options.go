@@ -48,7 +48,7 @@ func WithRecipesRoot(dir string) Option { return func(b *Builder) { b.root = dir
 func WithCommit(c string) Option { return func(b *Builder) { b.commit = c } }
 
 // WithKubeVersion renders charts against Kubernetes version v instead of
-// the default (DefaultKubeVersion, or what a chart's kubeVersion allows).
+// the default (render.DefaultKubeVersion, or what a chart's kubeVersion allows).
 // Default "".
 func WithKubeVersion(v string) Option { return func(b *Builder) { b.kubeVersion = v } }
 

@@ -18,8 +18,8 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/plainhttp"
-	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/watch"
 )

@@ -5,7 +5,7 @@
 // to 1, edited in place so that every other line of recipe.yaml, comments
 // included, stays byte for byte. The edited recipe is validated (and put
 // back when it does not validate) and compared with its published or
-// committed version by internal/review, for the reviewer.
+// committed version by package review, for the reviewer.
 //
 // Outdated loads recipes and their watch rules and runs watch.Check over
 // them: the library call of kbuild outdated.

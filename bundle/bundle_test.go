@@ -37,9 +37,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 
-	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -213,8 +213,8 @@ func writeTestSite(t *testing.T, dir string, key *trust.PrivateKey, recs []*spec
 // signed by key.
 func writeProvenance(t *testing.T, site, key, archive string, signer trust.Signer) {
 	t.Helper()
-	st := builder.Provenance(&spec.BuildInfo{Charts: []spec.BuiltChart{{Name: "web", Ref: "oci://example/web:1.0.0-1", Digest: archive, Manifest: archive}}}, "test", "", generated)
-	env, err := builder.SignStatement(st, signer)
+	st := provenance.New(&spec.BuildInfo{Charts: []spec.BuiltChart{{Name: "web", Ref: "oci://example/web:1.0.0-1", Digest: archive, Manifest: archive}}}, "test", "", generated)
+	env, err := provenance.Sign(st, signer)
 	if err != nil {
 		t.Fatal(err)
 	}

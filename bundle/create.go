@@ -23,6 +23,7 @@ import (
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -89,7 +90,7 @@ func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []W
 	for _, n := range res.Notes {
 		o.logf("note: %s", n)
 	}
-	c := &Contents{Created: o.epoch, Index: sha256Hex(files["index.yaml"]), Platforms: slices.Sorted(slices.Values(o.platforms))}
+	c := &Contents{Created: o.epoch, Index: sha256Hex(files[sitelayout.IndexFile]), Platforms: slices.Sorted(slices.Values(o.platforms))}
 	if c.Created.IsZero() {
 		c.Created = v.Generated.UTC()
 	}
@@ -152,12 +153,12 @@ func fetchVerified(ctx context.Context, s *fetchsite.Site, tr *trust.Trust, now 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", s.Location(s.IndexName()), err)
 	}
-	files := map[string][]byte{"index.yaml": data}
+	files := map[string][]byte{sitelayout.IndexFile: data}
 	if sig != nil {
-		files["index.yaml.sig"] = sig
+		files[sitelayout.SignatureFile] = sig
 	}
 	if t.Latest != nil {
-		files["root.yaml"] = t.Latest
+		files[sitelayout.RootFile] = t.Latest
 	}
 	for i, r := range t.Roots {
 		if r != nil {

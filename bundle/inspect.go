@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -47,7 +48,7 @@ func Inspect(ctx context.Context, file string, opts ...Option) (*Inspection, err
 	if err := b.checkAllBlobs(); err != nil {
 		return nil, err
 	}
-	x, err := index.ParseIndex(b.files["index.yaml"])
+	x, err := index.ParseIndex(b.files[sitelayout.IndexFile])
 	if err != nil {
 		return nil, bad(file, "index.yaml: %v", err)
 	}
@@ -78,7 +79,7 @@ func Inspect(ctx context.Context, file string, opts ...Option) (*Inspection, err
 		}
 	}
 	var root *trust.Root
-	if data := b.files["root.yaml"]; data != nil {
+	if data := b.files[sitelayout.RootFile]; data != nil {
 		root, _ = trust.ParseRoot(data)
 	}
 	if in.SignedBy, err = indexSigners(b.files, root); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -22,7 +23,7 @@ const maxKeyFile = 64 << 10
 // They travel as information for Inspect, which has no keys of its own;
 // Import trusts only the keys it is given.
 func fetchSignerKeys(ctx context.Context, s *fetchsite.Site, files map[string][]byte) error {
-	sigs, err := index.ParseSignatures(files["index.yaml.sig"])
+	sigs, err := index.ParseSignatures(files[sitelayout.SignatureFile])
 	if err != nil {
 		return nil // a root-signed index may have none here; Verify passed
 	}
@@ -64,7 +65,7 @@ type IndexSigner struct {
 
 // indexSigners finds who signed the bundled index.
 func indexSigners(files map[string][]byte, root *trust.Root) ([]IndexSigner, error) {
-	sigs, err := index.ParseSignatures(files["index.yaml.sig"])
+	sigs, err := index.ParseSignatures(files[sitelayout.SignatureFile])
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func indexSigners(files map[string][]byte, root *trust.Root) ([]IndexSigner, err
 		if role, ok := root.Signed.Roles[trust.RoleIndex]; ok {
 			for _, id := range role.KeyIDs {
 				if k, err := trust.ParsePublicKey([]byte(root.Signed.Keys[id])); err == nil {
-					keys = append(keys, candidate{k, "root.yaml"})
+					keys = append(keys, candidate{k, sitelayout.RootFile})
 				}
 			}
 		}
@@ -97,7 +98,7 @@ func indexSigners(files map[string][]byte, root *trust.Root) ([]IndexSigner, err
 		}
 		found := IndexSigner{KeyID: sg.KeyID}
 		for _, c := range keys {
-			if (sg.KeyID == "" || sg.KeyID == c.key.KeyID()) && c.key.Verify(files["index.yaml"], raw) {
+			if (sg.KeyID == "" || sg.KeyID == c.key.KeyID()) && c.key.Verify(files[sitelayout.IndexFile], raw) {
 				found = IndexSigner{KeyID: c.key.KeyID(), KeyFile: c.file, Checked: true}
 				break
 			}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -54,7 +54,7 @@ func verifyProvenance(b *opened, sel []Selected, keys []*trust.PublicKey) error 
 				var errs []string
 				ok := false
 				for _, der := range ders {
-					_, err := builder.VerifyProvenance(env, der, c.Chart.Digest)
+					_, err := provenance.Verify(env, der, c.Chart.Digest)
 					if err == nil {
 						ok = true
 						break

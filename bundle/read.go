@@ -21,6 +21,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // ErrBadBundle is wrapped by every refusal of a bundle's form or content:
@@ -258,7 +259,7 @@ func open(file string, o *options) (_ *opened, rerr error) {
 			return nil, bad(file, "metadata layer %s is named %s: not a file a bundle carries, or named twice", l.Digest, quoteName(name))
 		}
 		limit := int64(maxSiteFile)
-		if name == "index.yaml" {
+		if name == sitelayout.IndexFile {
 			limit = index.MaxIndexSize
 		}
 		data, err := b.readBlob(l, "metadata file "+name, limit)

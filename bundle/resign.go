@@ -9,6 +9,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -75,8 +76,8 @@ func resign(site string, v *trust.Verified, pkgs []Package, host, mpath string, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, "index.yaml"), data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, sitelayout.IndexFile), data, 0o644); err != nil {
 		return fmt.Errorf("re-signed index: %w", err)
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, "index.yaml.sig"), sig, 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, sitelayout.SignatureFile), sig, 0o644)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/trust"
 )
@@ -154,7 +154,7 @@ func (p *pusher) pushSigstore(ctx context.Context, mirrorRepo func(*pushable) (n
 		if err != nil {
 			return err
 		}
-		img, err := builder.ReferrerImage(s.chart.root.desc, sigbundle.MediaType, sigbundle.MediaType, s.data, p.b.c.Created)
+		img, err := oci.ReferrerImage(s.chart.root.desc, sigbundle.MediaType, sigbundle.MediaType, s.data, p.b.c.Created)
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/trust"
@@ -36,7 +36,7 @@ func attachBundle(t *testing.T, repo name.Repository, chart *v1.Descriptor, pred
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := builder.ReferrerImage(*chart, sigbundle.MediaType, sigbundle.MediaType, data, generated)
+	img, err := oci.ReferrerImage(*chart, sigbundle.MediaType, sigbundle.MediaType, data, generated)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -47,7 +48,7 @@ type pushable struct {
 // every blob of every chart and image against its digest.
 func verifyBundle(b *opened, tr *trust.Trust, state *trust.State, o *options) (*verified, error) {
 	t := *tr
-	t.Latest = b.files["root.yaml"]
+	t.Latest = b.files[sitelayout.RootFile]
 	if t.Latest != nil {
 		if r, err := trust.ParseRoot(t.Latest); err == nil && r.Signed.Version > 0 && r.Signed.Version <= 1000 {
 			t.Roots = make([][]byte, r.Signed.Version)
@@ -56,11 +57,11 @@ func verifyBundle(b *opened, tr *trust.Trust, state *trust.State, o *options) (*
 			}
 		}
 	}
-	v, err := trust.Verify(b.files["index.yaml"], b.files["index.yaml.sig"], &t, trust.VerifyOptions{Now: o.now, State: state})
+	v, err := trust.Verify(b.files[sitelayout.IndexFile], b.files[sitelayout.SignatureFile], &t, trust.VerifyOptions{Now: o.now, State: state})
 	if err != nil {
 		return nil, fmt.Errorf("%s: the bundle's %w", b.file, err)
 	}
-	if got := sha256Hex(b.files["index.yaml"]); got != b.c.Index {
+	if got := sha256Hex(b.files[sitelayout.IndexFile]); got != b.c.Index {
 		return nil, bad(b.file, "%s names index %s, the bundle holds %s", ContentsFile, b.c.Index, got)
 	}
 	var sel []Selected

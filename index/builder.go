@@ -476,16 +476,6 @@ func (b *Builder) Marshal(generated, expires time.Time) ([]byte, error) {
 	return out, nil
 }
 
-// WriteTo writes what Marshal returns to w, without holding it in memory
-// in compact mode, and returns the number of bytes written.
-func (b *Builder) WriteTo(w io.Writer, generated, expires time.Time) (int64, error) {
-	r, err := b.Render(generated, expires)
-	if err != nil {
-		return 0, err
-	}
-	return r.WriteTo(w)
-}
-
 // Rendered is an index laid out for writing: the bytes Marshal returns, in
 // the parts a compact Builder holds them in (each version's YAML as it was
 // written when the version was added), never assembled into one buffer.

@@ -254,7 +254,11 @@ func TestBuilderWriteTo(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		n, err := b.WriteTo(&buf, testTime, testTime.Add(time.Hour))
+		r, err := b.Render(testTime, testTime.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := r.WriteTo(&buf)
 		if err != nil || n != int64(len(want)) || !bytes.Equal(buf.Bytes(), want) {
 			t.Fatalf("WriteTo = %d, %v; differs from Marshal", n, err)
 		}

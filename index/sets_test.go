@@ -10,7 +10,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/stacktest"
 )
 
@@ -28,7 +28,7 @@ func TestSetsInIndex(t *testing.T) {
 			opts = append(opts, index.Compact())
 		}
 		b := index.NewBuilder(opts...)
-		if err := distindex.Add(context.Background(), b, stacktest.Dist()); err != nil {
+		if err := dist.Add(context.Background(), b, stacktest.Dist()); err != nil {
 			t.Fatal(err)
 		}
 		data, err := b.Marshal(setTime, time.Time{})

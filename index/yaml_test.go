@@ -536,3 +536,7 @@ func TestReaderKnowsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// newYReader positions a reader of a copy of b before the document's
+// root mapping.
+func newYReader(b []byte) (*yreader, error) { return newYReaderOf(b, false, nil) }

@@ -30,11 +30,8 @@ type yreader struct {
 	skipped int
 }
 
-// newYReader positions a reader of a copy of b before the document's
-// root mapping.
-func newYReader(b []byte) (*yreader, error) { return newYReaderOf(b, false, nil) }
-
-// newYReaderOf is newYReader; with share, the reader and the strings it
+// newYReaderOf positions a reader of b before the document's root
+// mapping; with share, the reader and the strings it
 // returns use b itself, which must then never be modified. Values come
 // from slab, or new slabs when nil.
 func newYReaderOf(b []byte, share bool, slab *slabs) (*yreader, error) {

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"kbuild.dev/kbuild/recipe"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/recipe"
 )
 
 // TestKubevirtOperator runs the whole manifest path on the real upstream
@@ -100,26 +102,14 @@ func TestKubevirtOperator(t *testing.T) {
 }
 
 // upstreamFixture reads a file of ../shared/fixtures/upstream beside the
-// repository root, skipping the test when it is absent.
+// repository root; when it is absent the test skips, or fails under CI
+// (testenv.MissingFixture).
 func upstreamFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root not found")
-		}
-		dir = parent
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "..", "shared", "fixtures", "upstream", name))
+	p := filepath.Join(testenv.RepoRoot(), "..", "shared", "fixtures", "upstream", name)
+	data, err := os.ReadFile(p)
 	if os.IsNotExist(err) {
-		t.Skipf("fixture %s absent", name)
+		testenv.MissingFixture(t, p)
 	}
 	if err != nil {
 		t.Fatal(err)

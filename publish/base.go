@@ -8,6 +8,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -38,7 +39,7 @@ var ErrNoBase = errors.New("no published index")
 // each, when not nil, is given every package of the base as it is added
 // (see index.Builder.AddVerifiedFunc).
 func LoadBase(ctx context.Context, ref string, tr *trust.Trust, allowNew bool, b *index.Builder, each func(string, *index.IndexPackage) error, opts ...fetchsite.Option) (*Base, error) {
-	site, err := fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(byHashSignatureOf))...)
+	site, err := fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(sitelayout.ByHashSignatureOf))...)
 	if err != nil {
 		return nil, err
 	}

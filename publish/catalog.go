@@ -18,6 +18,7 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/site"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -64,7 +65,7 @@ func (cl *collector) published(name, version string, build int) *index.IndexVers
 func (cl *collector) visit(name string, p *index.IndexPackage) error {
 	vs := make([]sbom.VersionBOM, len(p.Versions))
 	for i, v := range p.Versions {
-		vs[i] = sbom.VersionBOM{Name: strings.Clone(name), Version: strings.Clone(v.Version), Build: v.Build, Digest: strings.Clone(v.Digest), BOM: SBOMFile(name, v.Version, v.Build), Referrers: chartReferrerRefs(&v.Spec)}
+		vs[i] = sbom.VersionBOM{Name: strings.Clone(name), Version: strings.Clone(v.Version), Build: v.Build, Digest: strings.Clone(v.Digest), BOM: sitelayout.SBOMFile(name, v.Version, v.Build), Referrers: chartReferrerRefs(&v.Spec)}
 	}
 	full := cl.keep(name) || !cl.w.exists(site.PagePath(name))
 	kept := p.Versions
@@ -119,7 +120,7 @@ func (cl *collector) addBuilt(results []*builder.Result, inBase func(name, versi
 			pkg.Home = h
 		}
 		pkg.Versions = append(pkg.Versions, index.IndexVersion{Version: r.Version, Build: r.Build, Digest: digest, Spec: r.Record.Spec})
-		cl.c.versions = append(cl.c.versions, sbom.VersionBOM{Name: r.Name, Version: r.Version, Build: r.Build, Digest: digest, BOM: SBOMFile(r.Name, r.Version, r.Build), Referrers: chartReferrerRefs(&r.Record.Spec)})
+		cl.c.versions = append(cl.c.versions, sbom.VersionBOM{Name: r.Name, Version: r.Version, Build: r.Build, Digest: digest, BOM: sitelayout.SBOMFile(r.Name, r.Version, r.Build), Referrers: chartReferrerRefs(&r.Record.Spec)})
 	}
 	return nil
 }
@@ -169,8 +170,8 @@ func readCatalog(data []byte, w *siteWriter, changed func(name string) bool) (*c
 // whose files the site no longer holds, pages point at the OCI referrers
 // of their charts (site.WithReferrers).
 func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]string) error {
-	published := []string{SignatureFile}
-	for _, f := range []string{RootFile, ScanFile} {
+	published := []string{sitelayout.SignatureFile}
+	for _, f := range []string{sitelayout.RootFile, sitelayout.ScanFile} {
 		if w.exists(f) {
 			published = append(published, f)
 		}
@@ -185,7 +186,7 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 		// versions table, for which nothing is read.
 		shown, _ := Retain(pkg.Versions, site.MaxDetailed)
 		for _, v := range shown {
-			for _, f := range []string{SBOMFile(name, v.Version, v.Build), ProvenanceFile(name, v.Version, v.Build)} {
+			for _, f := range []string{sitelayout.SBOMFile(name, v.Version, v.Build), sitelayout.ProvenanceFile(name, v.Version, v.Build)} {
 				if w.exists(f) {
 					published = append(published, f)
 				}
@@ -226,7 +227,7 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 func (p *Publisher) siteKeys() (site.Option, error) {
 	var r *trust.Root
 	if p.root == "" {
-		first := filepath.Join(p.site, RootDir, "1.yaml")
+		first := filepath.Join(p.site, sitelayout.RootDir, "1.yaml")
 		data, err := os.ReadFile(first)
 		if err == nil {
 			if r, err = trust.ParseRoot(data); err != nil {
@@ -249,7 +250,7 @@ func (p *Publisher) siteKeys() (site.Option, error) {
 		r, err = trust.ParseRoot(data)
 		if err == nil && r.Signed.Version != 1 {
 			var first []byte
-			if first, err = os.ReadFile(filepath.Join(filepath.Dir(p.root), RootDir, "1.yaml")); err == nil {
+			if first, err = os.ReadFile(filepath.Join(filepath.Dir(p.root), sitelayout.RootDir, "1.yaml")); err == nil {
 				r, err = trust.ParseRoot(first)
 			}
 		}

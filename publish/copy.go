@@ -6,6 +6,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -117,7 +118,7 @@ func (p *Publisher) Copy(ctx context.Context, from *Published, versions []Versio
 	w := newSiteWriter(p.site)
 	var fetch []string
 	for _, v := range res.Copied {
-		for _, f := range []string{BuildInfoFile(v.Package, v.Version, v.Build), ProvenanceFile(v.Package, v.Version, v.Build), SBOMFile(v.Package, v.Version, v.Build)} {
+		for _, f := range []string{sitelayout.BuildInfoFile(v.Package, v.Version, v.Build), sitelayout.ProvenanceFile(v.Package, v.Version, v.Build), sitelayout.SBOMFile(v.Package, v.Version, v.Build)} {
 			if !w.exists(f) {
 				fetch = append(fetch, f)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/sigbundle"
 )
 
@@ -28,7 +29,7 @@ func (p *Publisher) attachCosign(ctx context.Context, r *builder.Result, predica
 			if err != nil {
 				return fmt.Errorf("%s: chart %s: %w", r.Name, c.Key, err)
 			}
-			img, err := builder.ReferrerImage(c.Manifest, sigbundle.MediaType, sigbundle.MediaType, data, p.epoch)
+			img, err := oci.ReferrerImage(c.Manifest, sigbundle.MediaType, sigbundle.MediaType, data, p.epoch)
 			if err != nil {
 				return err
 			}

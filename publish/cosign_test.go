@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/trust"
@@ -123,7 +123,7 @@ func TestCosignVerifiesCharts(t *testing.T) {
 		if r.ArtifactType != sigbundle.MediaType {
 			continue
 		}
-		ri, err := builder.ReferrerImage(*tdesc, sigbundle.MediaType, sigbundle.MediaType, r.Payload, f.epoch)
+		ri, err := oci.ReferrerImage(*tdesc, sigbundle.MediaType, sigbundle.MediaType, r.Payload, f.epoch)
 		if err != nil {
 			t.Fatal(err)
 		}

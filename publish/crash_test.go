@@ -18,14 +18,17 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/kubepkgclient"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
 // The crash test runs this test binary again as a publish that stops at a
 // phase (KBUILD_CRASH_CHILD), and kills it there with SIGKILL.
 func TestMain(m *testing.M) {
+	render.WorkerMain()
 	if phase := os.Getenv("KBUILD_CRASH_CHILD"); phase != "" {
 		os.Exit(crashChild(phase))
 	}
@@ -53,7 +56,7 @@ func crashChild(phase string) int {
 		}
 	}
 	pauseAt = pause
-	wrap := func(t builder.Target) builder.Target { return &pauseAfterPush{Target: t, pause: pause} }
+	wrap := func(t oci.Target) oci.Target { return &pauseAfterPush{Target: t, pause: pause} }
 	p, err := testPublisher(work, os.Getenv("KBUILD_CRASH_REGISTRY"), key, time.Unix(epoch, 0), "site", wrap, os.Stderr, os.Stderr)
 	if err != nil {
 		return fail(err)
@@ -67,7 +70,7 @@ func crashChild(phase string) int {
 
 // pauseAfterPush pauses after the first chart push that succeeds.
 type pauseAfterPush struct {
-	builder.Target
+	oci.Target
 	pause func(string)
 }
 
@@ -86,12 +89,12 @@ func (t *pauseAfterPush) Push(ctx context.Context, repo, tag string, img v1.Imag
 func (f *fixture) checkSite(site, when string) {
 	f.t.Helper()
 	dir := filepath.Join(f.work, site)
-	data, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	data, err := os.ReadFile(filepath.Join(dir, sitelayout.IndexFile))
 	if err != nil {
 		f.t.Fatalf("%s: %v", when, err)
 	}
 	tr := &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}}
-	byHash, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ByHashSignatureFile(data))))
+	byHash, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(sitelayout.ByHashSignatureFile(data))))
 	if err != nil {
 		f.t.Fatalf("%s: the signature of index.yaml by its digest: %v", when, err)
 	}
@@ -100,7 +103,7 @@ func (f *fixture) checkSite(site, when string) {
 		f.t.Fatalf("%s: index.yaml does not verify: %v", when, err)
 	}
 	f.checkPullable(v.Index)
-	sig, err := os.ReadFile(filepath.Join(dir, SignatureFile))
+	sig, err := os.ReadFile(filepath.Join(dir, sitelayout.SignatureFile))
 	if err != nil {
 		f.t.Fatalf("%s: %v", when, err)
 	}
@@ -165,7 +168,7 @@ func TestPublishCrash(t *testing.T) {
 				t.Fatalf("uninterrupted publish: %v", err)
 			}
 			f.checkSite("site", "after the re-run")
-			for _, file := range []string{IndexFile, SignatureFile, RepositoryBOMFile, SBOMFile("beta", "2.0.0", 1), ProvenanceFile("gamma", "3.0.0", 1), "packages/beta.html", "index.html"} {
+			for _, file := range []string{sitelayout.IndexFile, sitelayout.SignatureFile, sitelayout.RepositoryBOMFile, sitelayout.SBOMFile("beta", "2.0.0", 1), sitelayout.ProvenanceFile("gamma", "3.0.0", 1), "packages/beta.html", "index.html"} {
 				got, _ := os.ReadFile(filepath.Join(f.work, "site", file))
 				want, err := os.ReadFile(filepath.Join(f.work, "ref", file))
 				if err != nil || !bytes.Equal(got, want) {

@@ -11,17 +11,19 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/ocilimit"
+	"kbuild.dev/kbuild/provenance"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 )
 
 // EvidenceArtifactType is the artifactType of test evidence attached to a
 // chart as an OCI referrer: an in-toto statement, as for provenance; its
 // predicateType (test-result) tells them apart.
-const EvidenceArtifactType = builder.ProvenanceArtifactType
+const EvidenceArtifactType = provenance.ArtifactType
 
 // AttachEvidence attaches the signed evidence envelope to the chart
 // manifest of every chart of versions, as an OCI referrer, and returns
@@ -30,7 +32,7 @@ const EvidenceArtifactType = builder.ProvenanceArtifactType
 // the one pub's index pins, or whose manifest the registry does not have,
 // is an error. A registry that stays silent for timeout (to connect, to
 // start answering, or in a transfer) fails the request (0:
-// builder.DefaultRegistryTimeout).
+// oci.DefaultRegistryTimeout).
 func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) ([]string, error) {
 	var out []string
 	for _, v := range versions {
@@ -54,15 +56,15 @@ func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, 
 			if len(pinned) == 0 {
 				continue // a meta package: no chart to attach to
 			}
-			return nil, fmt.Errorf("%s: the site has no %s, which names the chart manifests to attach evidence to", v, BuildInfoFile(v.Package, v.Version, v.Build))
+			return nil, fmt.Errorf("%s: the site has no %s, which names the chart manifests to attach evidence to", v, sitelayout.BuildInfoFile(v.Package, v.Version, v.Build))
 		}
 		var info spec.BuildInfo
 		if err := dist.Unmarshal(data, &info); err != nil {
-			return nil, fmt.Errorf("%s: %w", BuildInfoFile(v.Package, v.Version, v.Build), err)
+			return nil, fmt.Errorf("%s: %w", sitelayout.BuildInfoFile(v.Package, v.Version, v.Build), err)
 		}
 		for _, c := range info.Charts {
 			if !pinned[c.Digest] {
-				return nil, fmt.Errorf("%s: chart %s has archive %s in %s, which the index does not pin", v, c.Ref, c.Digest, BuildInfoFile(v.Package, v.Version, v.Build))
+				return nil, fmt.Errorf("%s: chart %s has archive %s in %s, which the index does not pin", v, c.Ref, c.Digest, sitelayout.BuildInfoFile(v.Package, v.Version, v.Build))
 			}
 			ref, err := attachOne(ctx, c, envelope, created, plainHTTP, timeout)
 			if err != nil {
@@ -77,7 +79,7 @@ func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, 
 // attachOne pushes the envelope as a referrer of chart c's manifest.
 func attachOne(ctx context.Context, c spec.BuiltChart, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) (string, error) {
 	if timeout <= 0 {
-		timeout = builder.DefaultRegistryTimeout
+		timeout = oci.DefaultRegistryTimeout
 	}
 	r, err := spec.ParseImageRef(strings.TrimPrefix(c.Ref, "oci://"))
 	if err != nil {
@@ -96,11 +98,11 @@ func attachOne(ctx context.Context, c spec.BuiltChart, envelope []byte, created 
 	if err != nil {
 		return "", err
 	}
-	img, err := builder.ReferrerImage(*desc, EvidenceArtifactType, builder.DSSEEnvelopeMediaType, envelope, created)
+	img, err := oci.ReferrerImage(*desc, EvidenceArtifactType, provenance.DSSEEnvelopeMediaType, envelope, created)
 	if err != nil {
 		return "", err
 	}
-	t, err := builder.NewRegistryTarget("oci://"+path.Dir(r.Name()), plainHTTP)
+	t, err := oci.NewRegistryTarget("oci://"+path.Dir(r.Name()), plainHTTP)
 	if err != nil {
 		return "", err
 	}

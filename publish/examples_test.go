@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kbuild.dev/kbuild/examples"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // exampleFixture is a layout fixture whose recipes are the bundled
@@ -24,7 +25,7 @@ func exampleFixture(t *testing.T) *fixture {
 // examples, one version each.
 func (f *fixture) checkWrote(res *Result, site string) {
 	f.t.Helper()
-	if want := filepath.Join(f.work, site, IndexFile); res.Index != want || res.Packages != 3 || res.Versions != 3 {
+	if want := filepath.Join(f.work, site, sitelayout.IndexFile); res.Index != want || res.Packages != 3 || res.Versions != 3 {
 		f.t.Errorf("wrote %s: %d packages, %d versions; want %s: 3 packages, 3 versions", res.Index, res.Packages, res.Versions, want)
 	}
 }
@@ -63,7 +64,7 @@ func TestPublishExamplesIgnoresStaleRecords(t *testing.T) {
 	if want := "warning: " + stale + ": not built by this publish and not in the published index; ignored, not signed"; !strings.Contains(f.stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, f.stderr.String())
 	}
-	if idx, _ := os.ReadFile(filepath.Join(f.work, "_site", IndexFile)); len(idx) == 0 || strings.Contains(string(idx), "ghost") {
+	if idx, _ := os.ReadFile(filepath.Join(f.work, "_site", sitelayout.IndexFile)); len(idx) == 0 || strings.Contains(string(idx), "ghost") {
 		t.Errorf("the stale record %s was signed, or no index was written", stale)
 	}
 }

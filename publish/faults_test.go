@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // fault is what the proxy does to the requests it matches, times times.
@@ -194,11 +196,11 @@ func TestPublishRegistryFaults(t *testing.T) {
 			// Only the faulted publish of a stall waits less than the
 			// default minute for the registry: the proxy holds the request
 			// until the client gives up, however long that is.
-			var faulted func(builder.Target) builder.Target
+			var faulted func(oci.Target) oci.Target
 			stalls := f.stall || f.stallAfter != 0
 			if stalls {
-				faulted = func(tg builder.Target) builder.Target {
-					tg.(*builder.RegistryTarget).SetTimeout(stallTimeout)
+				faulted = func(tg oci.Target) oci.Target {
+					tg.(*oci.RegistryTarget).SetTimeout(stallTimeout)
 					return tg
 				}
 			}
@@ -206,8 +208,8 @@ func TestPublishRegistryFaults(t *testing.T) {
 			if _, err := fx.publish("site", nil); err != nil {
 				t.Fatal(err)
 			}
-			before, _ := os.ReadFile(filepath.Join(fx.work, "site", IndexFile))
-			beforeSig, _ := os.ReadFile(filepath.Join(fx.work, "site", SignatureFile))
+			before, _ := os.ReadFile(filepath.Join(fx.work, "site", sitelayout.IndexFile))
+			beforeSig, _ := os.ReadFile(filepath.Join(fx.work, "site", sitelayout.SignatureFile))
 
 			fx.recipe("beta", "2.0.0", 1)
 			proxy.set(f)
@@ -222,7 +224,7 @@ func TestPublishRegistryFaults(t *testing.T) {
 			if held := time.Since(proxy.stalledAt()); stalls && held > stallTimeout+stallMargin {
 				t.Errorf("publish returned %s after the registry stalled, more than the timeout %s + %s (%d stalled requests)", held.Round(time.Millisecond), stallTimeout, stallMargin, proxy.hits)
 			}
-			after, _ := os.ReadFile(filepath.Join(fx.work, "site", IndexFile))
+			after, _ := os.ReadFile(filepath.Join(fx.work, "site", sitelayout.IndexFile))
 			if err != nil {
 				msg := err.Error()
 				var be *builder.BuildErrors
@@ -232,7 +234,7 @@ func TestPublishRegistryFaults(t *testing.T) {
 				if !strings.Contains(msg, "chart beta") && !strings.Contains(msg, "beta/beta") {
 					t.Errorf("the failure does not name the chart: %s", msg)
 				}
-				afterSig, _ := os.ReadFile(filepath.Join(fx.work, "site", SignatureFile))
+				afterSig, _ := os.ReadFile(filepath.Join(fx.work, "site", sitelayout.SignatureFile))
 				if !bytes.Equal(after, before) || !bytes.Equal(afterSig, beforeSig) {
 					t.Fatal("a failed publish changed index.yaml or its signature")
 				}

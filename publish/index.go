@@ -10,8 +10,9 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // Index writes the signed index of every build record under distDir —
@@ -59,7 +60,7 @@ func (p *Publisher) Index(ctx context.Context, distDir, out string) (*Result, er
 			return nil, err
 		}
 	}
-	if err := distindex.AddPinning(ctx, b, distDir, p.pin); err != nil {
+	if err := dist.AddPinning(ctx, b, distDir, p.pin); err != nil {
 		return nil, err
 	}
 	pkgs, versions := b.Counts()
@@ -140,7 +141,7 @@ func (p *Publisher) Withdraw(ctx context.Context, name, version string, build in
 		return nil, nil, err
 	}
 	defer unlock()
-	indexPath := filepath.Join(p.site, IndexFile)
+	indexPath := filepath.Join(p.site, sitelayout.IndexFile)
 	start, err := fileID(indexPath)
 	if err != nil {
 		return nil, nil, err

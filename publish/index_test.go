@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -31,7 +32,7 @@ func indexInto(t *testing.T, distDir, site string, key *trust.PrivateKey, genera
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Index(context.Background(), distDir, filepath.Join(site, IndexFile))
+	res, err := p.Index(context.Background(), distDir, filepath.Join(site, sitelayout.IndexFile))
 	return res, out.String(), err
 }
 
@@ -80,7 +81,7 @@ func TestIndexMerge(t *testing.T) {
 	generated := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 
 	x := func(d string) *index.RepositoryIndex {
-		b, err := os.ReadFile(filepath.Join(d, IndexFile))
+		b, err := os.ReadFile(filepath.Join(d, sitelayout.IndexFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,14 +100,14 @@ func TestIndexMerge(t *testing.T) {
 		allowNew bool
 		wantErr  string // "" for success: then 1 package, 2 versions
 	}{
-		{name: "merge a file", dist: dist2, merge: filepath.Join(base, IndexFile)},
+		{name: "merge a file", dist: dist2, merge: filepath.Join(base, sitelayout.IndexFile)},
 		{name: "merge a URL", dist: dist2, merge: srv.URL + "/base/index.yaml"},
 		{name: "base signed by a stranger", dist: dist2, merge: srv.URL + "/stranger-base/index.yaml",
 			wantErr: "failed verification, so nothing was published or re-signed: index.yaml: index is not signed by a trusted key"},
 		{name: "conflict", dist: distConflict, merge: srv.URL + "/base/",
 			wantErr: "kubevirt 1.9.0 build 4 is already published with different content (published " + published + ", built " + conflictDigest + "); published versions do not change, give the recipe a new build number"},
 		{name: "404 base without allowNew", dist: dist2, merge: srv.URL + "/nothing/index.yaml", wantErr: "does not exist; check the URL, or pass --allow-new to start a new repository"},
-		{name: "missing file base without allowNew", dist: dist2, merge: filepath.Join(dir, "nothing", IndexFile), wantErr: "does not exist; check the URL, or pass --allow-new"},
+		{name: "missing file base without allowNew", dist: dist2, merge: filepath.Join(dir, "nothing", sitelayout.IndexFile), wantErr: "does not exist; check the URL, or pass --allow-new"},
 		{name: "404 base with allowNew", dist: dist2, merge: srv.URL + "/nothing/index.yaml", allowNew: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,19 +125,19 @@ func TestIndexMerge(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("Index = %v\n%s\nwant an error containing %q", err, out, tc.wantErr)
 			}
-			if _, err := os.Stat(filepath.Join(site, IndexFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(site, sitelayout.IndexFile)); err == nil {
 				t.Error("an index was written although the publish failed")
 			}
 		})
 	}
 	// Merging keeps every published version.
 	merged := filepath.Join(dir, "merged")
-	if _, out, err := indexInto(t, dist1, merged, key, generated, WithMerge(filepath.Join(base, IndexFile), trusted, false)); err != nil {
+	if _, out, err := indexInto(t, dist1, merged, key, generated, WithMerge(filepath.Join(base, sitelayout.IndexFile), trusted, false)); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	dist4 := filepath.Join(dir, "dist4")
 	writeRecord(t, dist4, record("cdi", "1.66.1", 1, "oci://r/cdi", chart))
-	if _, out, err := indexInto(t, dist4, merged, key, generated, WithMerge(filepath.Join(merged, IndexFile), trusted, false)); err != nil {
+	if _, out, err := indexInto(t, dist4, merged, key, generated, WithMerge(filepath.Join(merged, sitelayout.IndexFile), trusted, false)); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if p, v := x(merged).Counts(); p != 2 || v != 2 {
@@ -192,10 +193,10 @@ func TestIndexSignedFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := p.Index(context.Background(), dist, filepath.Join(site, IndexFile)); err != nil {
+			if _, err := p.Index(context.Background(), dist, filepath.Join(site, sitelayout.IndexFile)); err != nil {
 				t.Fatalf("Index: %v\n%s", err, out.String())
 			}
-			got, err := os.ReadFile(filepath.Join(site, IndexFile))
+			got, err := os.ReadFile(filepath.Join(site, sitelayout.IndexFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +207,7 @@ func TestIndexSignedFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sig, err := os.ReadFile(filepath.Join(site, IndexFile+".sig"))
+			sig, err := os.ReadFile(filepath.Join(site, sitelayout.IndexFile+".sig"))
 			if err != nil || !bytes.Equal(sig, wantSig) {
 				t.Fatalf("index.yaml.sig = %q, %v; want %q, what signing the index in memory gives", sig, err, wantSig)
 			}
@@ -259,22 +260,22 @@ func TestIndexSignFails(t *testing.T) {
 	k, _ := trust.GenerateKey(rand.Reader)
 	site := filepath.Join(t.TempDir(), "site")
 	os.MkdirAll(site, 0o755)
-	os.WriteFile(filepath.Join(site, IndexFile), []byte("the index published before\n"), 0o644)
+	os.WriteFile(filepath.Join(site, sitelayout.IndexFile), []byte("the index published before\n"), 0o644)
 	var out bytes.Buffer
 	p, err := New(WithSigners(k, failingKey{wrappedKey{k}}), WithGenerated(time.Now().Add(-time.Hour)), WithExpires(24*time.Hour), WithOutput(&out, &out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Index(context.Background(), dist, filepath.Join(site, IndexFile))
+	_, err = p.Index(context.Background(), dist, filepath.Join(site, sitelayout.IndexFile))
 	if err == nil || !strings.Contains(err.Error(), "key service unavailable") || !strings.Contains(err.Error(), "sign ") {
 		t.Fatalf("Index = %v; want the signer's error", err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(site, IndexFile)); string(got) != "the index published before\n" {
+	if got, _ := os.ReadFile(filepath.Join(site, sitelayout.IndexFile)); string(got) != "the index published before\n" {
 		t.Errorf("index.yaml = %q; the one there before must be kept", got)
 	}
 	ents, _ := os.ReadDir(site)
 	for _, e := range ents {
-		if e.Name() != IndexFile {
+		if e.Name() != sitelayout.IndexFile {
 			t.Errorf("left behind: %s", e.Name())
 		}
 	}

@@ -16,11 +16,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/site"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -61,7 +63,7 @@ func SBOMReferrer(subject v1.Descriptor, data []byte) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sbom: metadata.timestamp %q: expected an RFC 3339 time", head.Metadata.Timestamp)
 	}
-	return builder.ReferrerImage(subject, SBOMArtifactType, types.MediaType(SBOMArtifactType), data, created)
+	return oci.ReferrerImage(subject, SBOMArtifactType, types.MediaType(SBOMArtifactType), data, created)
 }
 
 // Retain splits the versions of one package into those whose SBOM and
@@ -115,7 +117,7 @@ func (p *Publisher) planRemovals(ctx context.Context, w *siteWriter, cat *catalo
 		_, older := Retain(pkg.Versions, p.keep)
 		for _, v := range older {
 			var have []string
-			for _, f := range []string{SBOMFile(name, v.Version, v.Build), ProvenanceFile(name, v.Version, v.Build)} {
+			for _, f := range []string{sitelayout.SBOMFile(name, v.Version, v.Build), sitelayout.ProvenanceFile(name, v.Version, v.Build)} {
 				if w.exists(f) {
 					have = append(have, f)
 				}
@@ -153,9 +155,9 @@ func (p *Publisher) ensureSBOMReferrers(ctx context.Context, w *siteWriter, name
 		return err
 	}
 	if info == nil {
-		return fmt.Errorf("the site has no %s, which names its chart manifests", BuildInfoFile(name, v.Version, v.Build))
+		return fmt.Errorf("the site has no %s, which names its chart manifests", sitelayout.BuildInfoFile(name, v.Version, v.Build))
 	}
-	f := SBOMFile(name, v.Version, v.Build)
+	f := sitelayout.SBOMFile(name, v.Version, v.Build)
 	if !w.exists(f) {
 		return nil
 	}
@@ -178,7 +180,7 @@ func (p *Publisher) ensureSBOMReferrers(ctx context.Context, w *siteWriter, name
 			return fmt.Errorf("chart %s: %w", c.Ref, err)
 		}
 		if desc.Digest.String() != c.Manifest {
-			return fmt.Errorf("chart %s: the registry holds manifest %s, but %s names %s", c.Ref, desc.Digest, BuildInfoFile(name, v.Version, v.Build), c.Manifest)
+			return fmt.Errorf("chart %s: the registry holds manifest %s, but %s names %s", c.Ref, desc.Digest, sitelayout.BuildInfoFile(name, v.Version, v.Build), c.Manifest)
 		}
 		ref, err := SBOMReferrer(*desc, data)
 		if err != nil {

@@ -20,9 +20,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/provenance"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -46,7 +48,7 @@ func TestSiteKeep(t *testing.T) {
 		t.Fatalf("publish of 11 versions: %v\n%s", err, &f.stderr)
 	}
 	siteDir := filepath.Join(f.work, "site")
-	second := SBOMFile("alpha", version(2), 1)
+	second := sitelayout.SBOMFile("alpha", version(2), 1)
 	secondSBOM, err := os.ReadFile(filepath.Join(siteDir, filepath.FromSlash(second)))
 	if err != nil {
 		t.Fatalf("after the first publish the 10th newest version keeps its SBOM: %v", err)
@@ -66,7 +68,7 @@ func TestSiteKeep(t *testing.T) {
 	for i := 1; i <= 12; i++ {
 		v := version(i)
 		pruned := i <= 2
-		for _, file := range []string{SBOMFile("alpha", v, 1), ProvenanceFile("alpha", v, 1)} {
+		for _, file := range []string{sitelayout.SBOMFile("alpha", v, 1), sitelayout.ProvenanceFile("alpha", v, 1)} {
 			_, err := os.Stat(filepath.Join(siteDir, filepath.FromSlash(file)))
 			if pruned && err == nil {
 				t.Errorf("%s is in the site, want it removed (older than the newest 10)", file)
@@ -76,14 +78,14 @@ func TestSiteKeep(t *testing.T) {
 			}
 		}
 		info := readBuildInfo(t, siteDir, "alpha", v)
-		sbomData, _ := os.ReadFile(filepath.Join(siteDir, filepath.FromSlash(SBOMFile("alpha", v, 1))))
+		sbomData, _ := os.ReadFile(filepath.Join(siteDir, filepath.FromSlash(sitelayout.SBOMFile("alpha", v, 1))))
 		if i == 2 {
 			sbomData = secondSBOM
 		}
 		for _, c := range info.Charts {
 			layers := referrerLayers(t, c)
-			if len(layers[SBOMArtifactType]) != 1 || len(layers[builder.ProvenanceArtifactType]) != 1 {
-				t.Errorf("alpha %s: chart %s has %d SBOM and %d provenance referrers, want one each", v, c.Ref, len(layers[SBOMArtifactType]), len(layers[builder.ProvenanceArtifactType]))
+			if len(layers[SBOMArtifactType]) != 1 || len(layers[provenance.ArtifactType]) != 1 {
+				t.Errorf("alpha %s: chart %s has %d SBOM and %d provenance referrers, want one each", v, c.Ref, len(layers[SBOMArtifactType]), len(layers[provenance.ArtifactType]))
 				continue
 			}
 			got := layers[SBOMArtifactType][0]
@@ -104,9 +106,9 @@ func TestSiteKeep(t *testing.T) {
 			ExternalReferences []struct{ URL, Type string } `json:"externalReferences"`
 		} `json:"components"`
 	}
-	data, err := os.ReadFile(filepath.Join(siteDir, RepositoryBOMFile))
+	data, err := os.ReadFile(filepath.Join(siteDir, sitelayout.RepositoryBOMFile))
 	if err != nil || json.Unmarshal(data, &bom) != nil {
-		t.Fatalf("%s: %v", RepositoryBOMFile, err)
+		t.Fatalf("%s: %v", sitelayout.RepositoryBOMFile, err)
 	}
 	viaRegistry := 0
 	for _, c := range bom.Components {
@@ -114,13 +116,13 @@ func TestSiteKeep(t *testing.T) {
 			if strings.HasPrefix(r.URL, "oci://") {
 				viaRegistry++
 				if c.Version != version(1) && c.Version != version(2) {
-					t.Errorf("%s references %s %s through the registry although the site keeps its SBOM", RepositoryBOMFile, c.Name, c.Version)
+					t.Errorf("%s references %s %s through the registry although the site keeps its SBOM", sitelayout.RepositoryBOMFile, c.Name, c.Version)
 				}
 			}
 		}
 	}
 	if viaRegistry != 2 {
-		t.Errorf("%s references %d versions through the registry, want the 2 oldest", RepositoryBOMFile, viaRegistry)
+		t.Errorf("%s references %d versions through the registry, want the 2 oldest", sitelayout.RepositoryBOMFile, viaRegistry)
 	}
 
 	// oras, as a reader would, lists the SBOM of a version the site no
@@ -144,21 +146,21 @@ func TestSiteKeep(t *testing.T) {
 	// The page shows 10 versions in full: a publish reads the build info
 	// of those only (the one of 1.1.0 is not even parsed), and the 13th
 	// version moves 1.3.0 out of the newest 10.
-	if err := os.WriteFile(filepath.Join(siteDir, filepath.FromSlash(BuildInfoFile("alpha", version(1), 1))), []byte("not: [a build info"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(siteDir, filepath.FromSlash(sitelayout.BuildInfoFile("alpha", version(1), 1))), []byte("not: [a build info"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f.recipe("alpha", version(13), 1)
 	if _, err := f.publish("site", nil, WithSiteKeep(10)); err != nil {
 		t.Fatalf("publish of the 13th version read the build info of a version its page does not show in full: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(siteDir, filepath.FromSlash(SBOMFile("alpha", version(3), 1)))); err == nil {
-		t.Errorf("%s is in the site after the 13th version", SBOMFile("alpha", version(3), 1))
+	if _, err := os.Stat(filepath.Join(siteDir, filepath.FromSlash(sitelayout.SBOMFile("alpha", version(3), 1)))); err == nil {
+		t.Errorf("%s is in the site after the 13th version", sitelayout.SBOMFile("alpha", version(3), 1))
 	}
 }
 
 func readBuildInfo(t *testing.T, siteDir, pkg, version string) *spec.BuildInfo {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(siteDir, filepath.FromSlash(BuildInfoFile(pkg, version, 1))))
+	data, err := os.ReadFile(filepath.Join(siteDir, filepath.FromSlash(sitelayout.BuildInfoFile(pkg, version, 1))))
 	if err != nil {
 		t.Fatalf("%s %s keeps its build info: %v", pkg, version, err)
 	}
@@ -261,7 +263,7 @@ func checkSiteLinks(t *testing.T, siteDir string) {
 			ExternalReferences []struct{ URL, Type string } `json:"externalReferences"`
 		} `json:"components"`
 	}
-	data, err := os.ReadFile(filepath.Join(siteDir, RepositoryBOMFile))
+	data, err := os.ReadFile(filepath.Join(siteDir, sitelayout.RepositoryBOMFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,17 +282,17 @@ func checkSiteLinks(t *testing.T, siteDir string) {
 				}
 				desc, err := remote.Head(tag)
 				if err != nil {
-					t.Errorf("%s references chart %s: %v", RepositoryBOMFile, r.URL, err)
+					t.Errorf("%s references chart %s: %v", sitelayout.RepositoryBOMFile, r.URL, err)
 					continue
 				}
 				layers := referrerLayers(t, spec.BuiltChart{Ref: r.URL, Manifest: desc.Digest.String()})
 				if len(layers[SBOMArtifactType]) != 1 {
-					t.Errorf("%s references chart %s for an SBOM, which has %d SBOM referrers", RepositoryBOMFile, r.URL, len(layers[SBOMArtifactType]))
+					t.Errorf("%s references chart %s for an SBOM, which has %d SBOM referrers", sitelayout.RepositoryBOMFile, r.URL, len(layers[SBOMArtifactType]))
 				}
 				continue
 			}
 			if _, err := os.Stat(filepath.Join(siteDir, filepath.FromSlash(r.URL))); err != nil {
-				t.Errorf("%s references %s, which the site does not hold", RepositoryBOMFile, r.URL)
+				t.Errorf("%s references %s, which the site does not hold", sitelayout.RepositoryBOMFile, r.URL)
 			}
 		}
 	}
@@ -317,7 +319,7 @@ func TestSiteKeepPages(t *testing.T) {
 		t.Fatalf("%v\n%s", err, &f.stderr)
 	}
 	siteDir := filepath.Join(f.work, "site")
-	if _, err := os.Stat(filepath.Join(siteDir, filepath.FromSlash(SBOMFile("alpha", "1.1.0", 1)))); err == nil {
+	if _, err := os.Stat(filepath.Join(siteDir, filepath.FromSlash(sitelayout.SBOMFile("alpha", "1.1.0", 1)))); err == nil {
 		t.Fatal("the oldest of 3 versions kept its SBOM with --site-keep 2")
 	}
 	info := readBuildInfo(t, siteDir, "alpha", "1.1.0")
@@ -348,7 +350,7 @@ func TestSiteKeepPages(t *testing.T) {
 		t.Fatalf("%v\n%s", err, &f.stderr)
 	}
 	for _, v := range []string{"1.1.0", "1.2.0", "1.3.0"} {
-		for _, file := range []string{SBOMFile("alpha", v, 1), ProvenanceFile("alpha", v, 1)} {
+		for _, file := range []string{sitelayout.SBOMFile("alpha", v, 1), sitelayout.ProvenanceFile("alpha", v, 1)} {
 			if _, err := os.Stat(filepath.Join(f.work, "site", filepath.FromSlash(file))); err != nil {
 				t.Errorf("--site-keep 0: %v", err)
 			}
@@ -361,7 +363,7 @@ func TestSiteKeepPages(t *testing.T) {
 // with push: nil drops them (a registry written by a kbuild before SBOMs
 // were referrers), an error fails them.
 type sbomReferrers struct {
-	builder.Target
+	oci.Target
 	err error
 }
 
@@ -383,11 +385,11 @@ func (s sbomReferrers) PushReferrer(ctx context.Context, repo string, img v1.Ima
 func TestSiteKeepAttachesBeforeRemoving(t *testing.T) {
 	f := newFixture(t)
 	f.recipe("alpha", "1.1.0", 1)
-	if _, err := f.publish("site", func(t builder.Target) builder.Target { return sbomReferrers{Target: t} }); err != nil {
+	if _, err := f.publish("site", func(t oci.Target) oci.Target { return sbomReferrers{Target: t} }); err != nil {
 		t.Fatal(err)
 	}
 	siteDir := filepath.Join(f.work, "site")
-	file := filepath.Join(siteDir, filepath.FromSlash(SBOMFile("alpha", "1.1.0", 1)))
+	file := filepath.Join(siteDir, filepath.FromSlash(sitelayout.SBOMFile("alpha", "1.1.0", 1)))
 	old, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +400,7 @@ func TestSiteKeepAttachesBeforeRemoving(t *testing.T) {
 	}
 
 	f.recipe("alpha", "1.2.0", 1)
-	refuse := func(t builder.Target) builder.Target {
+	refuse := func(t oci.Target) oci.Target {
 		return sbomReferrers{Target: t, err: errors.New("denied: quota exceeded")}
 	}
 	if _, err := f.publish("site", refuse, WithSiteKeep(1)); err == nil {
@@ -423,15 +425,15 @@ func TestSiteKeepAttachesBeforeRemoving(t *testing.T) {
 	// warning naming the version.
 	g := newFixture(t)
 	g.recipe("alpha", "1.1.0", 1)
-	if _, err := g.publish("site", func(t builder.Target) builder.Target { return sbomReferrers{Target: t} }); err != nil {
+	if _, err := g.publish("site", func(t oci.Target) oci.Target { return sbomReferrers{Target: t} }); err != nil {
 		t.Fatal(err)
 	}
 	g.recipe("alpha", "1.2.0", 1)
-	onlyOld := func(t builder.Target) builder.Target { return &refuseOld{Target: t} }
+	onlyOld := func(t oci.Target) oci.Target { return &refuseOld{Target: t} }
 	if _, err := g.publish("site", onlyOld, WithSiteKeep(1)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(g.work, "site", filepath.FromSlash(SBOMFile("alpha", "1.1.0", 1)))); err != nil {
+	if _, err := os.Stat(filepath.Join(g.work, "site", filepath.FromSlash(sitelayout.SBOMFile("alpha", "1.1.0", 1)))); err != nil {
 		t.Errorf("the SBOM of 1.1.0 was removed although the registry refused to hold it: %v", err)
 	}
 	if !strings.Contains(g.stderr.String(), "alpha 1.1.0 build 1: keeping its SBOM and provenance in the site") || !strings.Contains(g.stderr.String(), "quota exceeded") {
@@ -441,7 +443,7 @@ func TestSiteKeepAttachesBeforeRemoving(t *testing.T) {
 }
 
 // refuseOld refuses SBOM referrers of charts tagged 1.1.0-1 only.
-type refuseOld struct{ builder.Target }
+type refuseOld struct{ oci.Target }
 
 func (r *refuseOld) PushReferrer(ctx context.Context, repo string, img v1.Image) error {
 	if repo == "alpha/alpha" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -19,7 +20,7 @@ import (
 // package checked as it is read and dropped) and returns what it found.
 func verifySite(t *testing.T, site string, tr *trust.Trust) *trust.Verified {
 	t.Helper()
-	s, err := Open(filepath.Join(site, IndexFile))
+	s, err := Open(filepath.Join(site, sitelayout.IndexFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +60,10 @@ func TestMergeKubepkgIndex(t *testing.T) {
 	if err := os.MkdirAll(site, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(site, IndexFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(site, sitelayout.IndexFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(site, SignatureFile), sig, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(site, sitelayout.SignatureFile), sig, 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -76,11 +77,11 @@ func TestMergeKubepkgIndex(t *testing.T) {
 	sum := sha256.Sum256([]byte("new"))
 	writeRecord(t, distDir, record("kubevirt", "1.10.0", 1, "oci://ghcr.io/example/charts", "sha256:"+hex.EncodeToString(sum[:])))
 	out := filepath.Join(work, "out")
-	res, printed, err := indexInto(t, distDir, out, key, time.Now().UTC().Truncate(time.Second), WithMerge(filepath.Join(site, IndexFile), tr, false))
+	res, printed, err := indexInto(t, distDir, out, key, time.Now().UTC().Truncate(time.Second), WithMerge(filepath.Join(site, sitelayout.IndexFile), tr, false))
 	if err != nil || res.Packages != 2 || res.Versions != 5 {
 		t.Fatalf("Index over kubepkg's index: %v, %+v\n%s\nwant 2 packages, 5 versions", err, res, printed)
 	}
-	merged, _ := os.ReadFile(filepath.Join(out, IndexFile))
+	merged, _ := os.ReadFile(filepath.Join(out, sitelayout.IndexFile))
 	for _, want := range []string{"version: v1.8.0", "path: kubevirt/charts/operator", "verbs: null", "version: 1.10.0"} {
 		if !strings.Contains(string(merged), want) {
 			t.Errorf("merged index lacks %q", want)

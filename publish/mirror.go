@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // MirrorResult is what MirrorIndex copied.
@@ -55,21 +56,21 @@ func MirrorIndex(from, to string) (*MirrorResult, error) {
 		return nil, err
 	}
 	defer unlockTo()
-	data, err := fetchsite.ReadFile(filepath.Join(from, IndexFile), index.MaxIndexSize)
+	data, err := fetchsite.ReadFile(filepath.Join(from, sitelayout.IndexFile), index.MaxIndexSize)
 	if err != nil {
 		return nil, err
 	}
 	defer fetchsite.Release(data)
-	sig, err := fetchsite.ReadFile(filepath.Join(from, SignatureFile), index.MaxSignaturesSize)
+	sig, err := fetchsite.ReadFile(filepath.Join(from, sitelayout.SignatureFile), index.MaxSignaturesSize)
 	if err != nil {
 		return nil, err
 	}
-	byHash := ByHashSignatureFile(data)
+	byHash := sitelayout.ByHashSignatureFile(data)
 	if h, err := fetchsite.ReadFile(filepath.Join(from, filepath.FromSlash(byHash)), index.MaxSignaturesSize); err != nil || !bytes.Equal(h, sig) {
 		return nil, fmt.Errorf("%s: %s is not the signature of %s (%s): a publish into %s may be running; nothing was copied to %s, run it again",
-			from, SignatureFile, IndexFile, byHash, from, to)
+			from, sitelayout.SignatureFile, sitelayout.IndexFile, byHash, from, to)
 	}
-	head, err := checkNotNewer(filepath.Join(to, IndexFile), filepath.Join(from, IndexFile), data)
+	head, err := checkNotNewer(filepath.Join(to, sitelayout.IndexFile), filepath.Join(from, sitelayout.IndexFile), data)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func MirrorIndex(from, to string) (*MirrorResult, error) {
 	if err := sidecars(from, &files); err != nil {
 		return nil, err
 	}
-	res := &MirrorResult{Index: filepath.Join(to, IndexFile), Generated: head.Generated, Expires: head.Expires}
+	res := &MirrorResult{Index: filepath.Join(to, sitelayout.IndexFile), Generated: head.Generated, Expires: head.Expires}
 	for _, rel := range files {
 		b, err := os.ReadFile(filepath.Join(from, filepath.FromSlash(rel)))
 		if err != nil {
@@ -91,18 +92,18 @@ func MirrorIndex(from, to string) (*MirrorResult, error) {
 	if err := atomicfile.WriteFile(filepath.Join(to, filepath.FromSlash(byHash)), sig, 0o644); err != nil {
 		return nil, err
 	}
-	indexPath := filepath.Join(to, IndexFile)
+	indexPath := filepath.Join(to, sitelayout.IndexFile)
 	if err := switchIndex(indexPath, sig, func() error { return atomicfile.WriteFile(indexPath, data, 0o644) }); err != nil {
 		return nil, err
 	}
-	res.Files = append(res.Files, byHash, SignatureFile, IndexFile)
+	res.Files = append(res.Files, byHash, sitelayout.SignatureFile, sitelayout.IndexFile)
 	return res, nil
 }
 
 // sidecars lists the root chain and the keys of the site in dir, sorted:
 // root/N.yaml in version order, root.yaml, keys/*.pub.
 func sidecars(dir string, files *[]string) error {
-	roots, err := os.ReadDir(filepath.Join(dir, RootDir))
+	roots, err := os.ReadDir(filepath.Join(dir, sitelayout.RootDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -117,18 +118,18 @@ func sidecars(dir string, files *[]string) error {
 	}
 	sort.Ints(versions)
 	for _, n := range versions {
-		*files = append(*files, RootVersionFile(n))
+		*files = append(*files, sitelayout.RootVersionFile(n))
 	}
-	if _, err := os.Stat(filepath.Join(dir, RootFile)); err == nil {
-		*files = append(*files, RootFile)
+	if _, err := os.Stat(filepath.Join(dir, sitelayout.RootFile)); err == nil {
+		*files = append(*files, sitelayout.RootFile)
 	}
-	keys, err := filepath.Glob(filepath.Join(dir, KeysDir, "*.pub"))
+	keys, err := filepath.Glob(filepath.Join(dir, sitelayout.KeysDir, "*.pub"))
 	if err != nil {
 		return err
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		*files = append(*files, KeysDir+"/"+filepath.Base(k))
+		*files = append(*files, sitelayout.KeysDir+"/"+filepath.Base(k))
 	}
 	return nil
 }

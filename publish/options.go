@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/builder/oci"
+	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/trust"
@@ -29,11 +30,11 @@ type Publisher struct {
 	rebuild    bool
 	distDir    string
 	builder    *builder.Builder
-	target     builder.Target
+	target     oci.Target
 	fetcher    *sources.Fetcher
 	plainHTTP  bool
 	moves      map[string]string
-	pin        distindex.Pinner
+	pin        dist.Pinner
 	tool       [2]string
 	epoch      time.Time
 	getenv     func(string) string
@@ -111,7 +112,7 @@ func WithBuilder(b *builder.Builder) Option { return func(p *Publisher) { p.buil
 // WithTarget sets where Publish pushes the charts and attaches their
 // referrers (required by Publish; default none). A target that also
 // implements Mirror gets the recipes' image sources copied into it.
-func WithTarget(t builder.Target) Option { return func(p *Publisher) { p.target = t } }
+func WithTarget(t oci.Target) Option { return func(p *Publisher) { p.target = t } }
 
 // WithDist sets the directory of the builder's build records (default
 // "": none, and no stale record is warned about).
@@ -151,7 +152,7 @@ func WithRelocate(moves map[string]string) Option {
 // WithChartPinner makes Index pin, with pin, the charts that records name
 // without a digest (as kubepkg repo index does); without it such a record
 // is refused.
-func WithChartPinner(pin distindex.Pinner) Option { return func(p *Publisher) { p.pin = pin } }
+func WithChartPinner(pin dist.Pinner) Option { return func(p *Publisher) { p.pin = pin } }
 
 // WithOutput sets where results (stdout) and warnings (stderr) go
 // (default: discarded; so is a nil writer's).

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"kbuild.dev/kbuild/internal/kubepkgclient"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // snapshot copies the site's index.yaml, index.yaml.sig and by-hash/ as
@@ -39,11 +40,11 @@ func TestIndexPairAtEveryStep(t *testing.T) {
 	kills := map[string]string{}
 	check := func(step string) {
 		steps = append(steps, step)
-		data, err := os.ReadFile(filepath.Join(site, IndexFile))
+		data, err := os.ReadFile(filepath.Join(site, sitelayout.IndexFile))
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
-		sig, err := os.ReadFile(filepath.Join(site, SignatureFile))
+		sig, err := os.ReadFile(filepath.Join(site, sitelayout.SignatureFile))
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
@@ -69,9 +70,9 @@ func TestIndexPairAtEveryStep(t *testing.T) {
 		if _, err := repairPair(dir); err != nil {
 			t.Fatalf("repairPair after a kill at %s: %v", step, err)
 		}
-		data, _ := os.ReadFile(filepath.Join(dir, IndexFile))
-		sig, _ := os.ReadFile(filepath.Join(dir, SignatureFile))
-		byHash, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ByHashSignatureFile(data))))
+		data, _ := os.ReadFile(filepath.Join(dir, sitelayout.IndexFile))
+		sig, _ := os.ReadFile(filepath.Join(dir, sitelayout.SignatureFile))
+		byHash, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(sitelayout.ByHashSignatureFile(data))))
 		if err != nil || !bytes.Equal(sig, byHash) {
 			t.Errorf("after a kill at %s and repairPair, index.yaml.sig is not the signature by digest of index.yaml (%v)", step, err)
 		}
@@ -91,14 +92,14 @@ func TestRepairPair(t *testing.T) {
 		t.Fatal(err)
 	}
 	site := filepath.Join(f.work, "site")
-	old, _ := os.ReadFile(filepath.Join(site, IndexFile))
+	old, _ := os.ReadFile(filepath.Join(site, sitelayout.IndexFile))
 	f.recipe("beta", "2.0.0", 1)
 	if _, err := f.publish("site", nil); err != nil {
 		t.Fatal(err)
 	}
-	newSig, _ := os.ReadFile(filepath.Join(site, SignatureFile))
+	newSig, _ := os.ReadFile(filepath.Join(site, sitelayout.SignatureFile))
 	// The torn state: the old index, the new signature.
-	if err := os.WriteFile(filepath.Join(site, IndexFile), old, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(site, sitelayout.IndexFile), old, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	keys := []string{string(f.key.Public().PEM())}
@@ -112,8 +113,8 @@ func TestRepairPair(t *testing.T) {
 	if !strings.Contains(f.stderr.String(), "restored it from by-hash/sha256/") {
 		t.Errorf("the publish did not say it repaired the pair:\n%s", f.stderr.String())
 	}
-	data, _ := os.ReadFile(filepath.Join(site, IndexFile))
-	sig, _ := os.ReadFile(filepath.Join(site, SignatureFile))
+	data, _ := os.ReadFile(filepath.Join(site, sitelayout.IndexFile))
+	sig, _ := os.ReadFile(filepath.Join(site, sitelayout.SignatureFile))
 	if err := kubepkgclient.VerifyWithKeys(data, sig, keys); err != nil {
 		t.Errorf("after the publish kubepkg refuses the site: %v", err)
 	}

@@ -14,12 +14,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/distindex"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
@@ -154,7 +156,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if err := cl.addBuilt(results, func(name, version string, build int) bool { return inBase[dist.Key(name, version, build)] }); err != nil {
 		return nil, err
 	}
-	if err := distindex.AddRecords(b, records); err != nil {
+	if err := dist.AddRecords(b, records); err != nil {
 		return nil, err
 	}
 	if err := p.warnStale(b, records); err != nil {
@@ -196,7 +198,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 		if err != nil {
 			return nil, err
 		}
-		if err := w.write(ScanFile, rep); err != nil {
+		if err := w.write(sitelayout.ScanFile, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -222,7 +224,7 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 func (p *Publisher) loadBase(ctx context.Context, b *index.Builder, each func(string, *index.IndexPackage) error) (*Base, error) {
 	ref, allowNew := p.merge, p.allowNew
 	if ref == "" {
-		ref, allowNew = filepath.Join(p.site, IndexFile), true
+		ref, allowNew = filepath.Join(p.site, sitelayout.IndexFile), true
 	}
 	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, each, fetchsite.WithTimeout(p.timeout))
 	if err != nil {
@@ -291,13 +293,13 @@ func (p *Publisher) warnStale(b *index.Builder, built []string) error {
 // (sources.MirrorPath). builder.RegistryTarget is one; a local OCI layout
 // is not.
 type Mirror interface {
-	builder.Target
+	oci.Target
 	// Base returns the registry path images are mirrored under,
 	// HOST[/PATH].
 	Base() string
 }
 
-var _ Mirror = (*builder.RegistryTarget)(nil)
+var _ Mirror = (*oci.RegistryTarget)(nil)
 
 // mirror copies the image sources of the builds into the registry, under
 // the mirror path of each original repository.
@@ -331,7 +333,7 @@ func (p *Publisher) mirror(ctx context.Context, t Mirror, results []*builder.Res
 // provenance signs an in-toto statement for each build of this run, writes
 // it into the site and attaches it to every chart as an OCI referrer.
 func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*builder.Result) error {
-	id, invocation := builder.BuilderIdentity(p.getenv)
+	id, invocation := provenance.BuilderIdentity(p.getenv)
 	for _, r := range results {
 		if len(r.Charts) == 0 {
 			continue
@@ -344,7 +346,7 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 			return err
 		}
 		for _, c := range r.Charts {
-			img, err := builder.ReferrerImage(c.Manifest, builder.ProvenanceArtifactType, builder.DSSEEnvelopeMediaType, f.Data, p.epoch)
+			img, err := oci.ReferrerImage(c.Manifest, provenance.ArtifactType, provenance.DSSEEnvelopeMediaType, f.Data, p.epoch)
 			if err != nil {
 				return err
 			}
@@ -352,7 +354,7 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 				return fmt.Errorf("%s: attach provenance to chart %s: %w", r.Name, c.Key, err)
 			}
 		}
-		if err := p.attachCosignProvenance(ctx, r, builder.Provenance(&r.Info, id, invocation, p.epoch).Predicate); err != nil {
+		if err := p.attachCosignProvenance(ctx, r, provenance.New(&r.Info, id, invocation, p.epoch).Predicate); err != nil {
 			return err
 		}
 	}
@@ -363,11 +365,11 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 func (p *Publisher) writeKeys(w *siteWriter) error {
 	for _, k := range p.signers {
 		pub := k.Public().PEM()
-		if err := w.write(KeyFile(k.KeyID()), pub); err != nil {
+		if err := w.write(sitelayout.KeyFile(k.KeyID()), pub); err != nil {
 			return err
 		}
 		if len(p.signers) == 1 {
-			if err := w.write(SingleKeyFile, pub); err != nil {
+			if err := w.write(sitelayout.SingleKeyFile, pub); err != nil {
 				return err
 			}
 		}
@@ -413,20 +415,20 @@ func (p *Publisher) copyRoot(w *siteWriter, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("--root %s: %w", p.root, err)
 	}
-	dir := filepath.Join(filepath.Dir(p.root), RootDir)
+	dir := filepath.Join(filepath.Dir(p.root), sitelayout.RootDir)
 	for v := 1; v < r.Signed.Version; v++ {
 		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.yaml", v)))
 		if err != nil {
 			return fmt.Errorf("--root %s is version %d, and its chain needs %w", p.root, r.Signed.Version, err)
 		}
-		if err := w.write(RootVersionFile(v), b); err != nil {
+		if err := w.write(sitelayout.RootVersionFile(v), b); err != nil {
 			return err
 		}
 	}
-	if err := w.write(RootVersionFile(r.Signed.Version), data); err != nil {
+	if err := w.write(sitelayout.RootVersionFile(r.Signed.Version), data); err != nil {
 		return err
 	}
-	return w.write(RootFile, data)
+	return w.write(sitelayout.RootFile, data)
 }
 
 // CheckIndexRole refuses signers that do not meet the index role of root
@@ -513,7 +515,7 @@ func (p *Publisher) beginWrite() (rootData []byte, indexPath, start string, unlo
 	} else if note != "" {
 		p.warnf("%s", note)
 	}
-	indexPath = filepath.Join(p.site, IndexFile)
+	indexPath = filepath.Join(p.site, sitelayout.IndexFile)
 	if start, err = fileID(indexPath); err != nil {
 		unlock()
 		return nil, "", "", nil, err
@@ -537,7 +539,7 @@ func removeTemps(site string) []string {
 			if path == site {
 				return nil
 			}
-			if _, err := os.Lstat(filepath.Join(path, IndexFile)); err == nil {
+			if _, err := os.Lstat(filepath.Join(path, sitelayout.IndexFile)); err == nil {
 				return filepath.SkipDir
 			}
 			return nil

@@ -22,8 +22,10 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
@@ -100,7 +102,7 @@ spec:
 
 // publisher returns a Publisher over the fixture's recipes into site;
 // wrap, when given, wraps the registry target.
-func (f *fixture) publisher(site string, wrap func(builder.Target) builder.Target, extra ...Option) *Publisher {
+func (f *fixture) publisher(site string, wrap func(oci.Target) oci.Target, extra ...Option) *Publisher {
 	f.t.Helper()
 	f.stdout.Reset()
 	f.stderr.Reset()
@@ -114,13 +116,13 @@ func (f *fixture) publisher(site string, wrap func(builder.Target) builder.Targe
 // testPublisher returns a Publisher of the recipes under work/recipes
 // into work/site, pushing to registry (plain HTTP), or into the local
 // layout work/dist/oci when registry is "", built at epoch.
-func testPublisher(work, registry string, key *trust.PrivateKey, epoch time.Time, site string, wrap func(builder.Target) builder.Target, stdout, stderr io.Writer, extra ...Option) (*Publisher, error) {
-	var t builder.Target
+func testPublisher(work, registry string, key *trust.PrivateKey, epoch time.Time, site string, wrap func(oci.Target) oci.Target, stdout, stderr io.Writer, extra ...Option) (*Publisher, error) {
+	var t oci.Target
 	var err error
 	if registry == "" {
-		t, err = builder.NewLayoutTarget(filepath.Join(work, "dist", "oci"), "")
+		t, err = oci.NewLayoutTarget(filepath.Join(work, "dist", "oci"), "")
 	} else {
-		t, err = builder.NewRegistryTarget(registry, true)
+		t, err = oci.NewRegistryTarget(registry, true)
 	}
 	if err != nil {
 		return nil, err
@@ -143,18 +145,18 @@ func testPublisher(work, registry string, key *trust.PrivateKey, epoch time.Time
 	return New(append(opts, extra...)...)
 }
 
-func (f *fixture) publish(site string, wrap func(builder.Target) builder.Target, extra ...Option) (*Result, error) {
+func (f *fixture) publish(site string, wrap func(oci.Target) oci.Target, extra ...Option) (*Result, error) {
 	return f.publisher(site, wrap, extra...).Publish(context.Background(), filepath.Join(f.work, "recipes"))
 }
 
 // verified reads and verifies the index of site as a subscriber does.
 func (f *fixture) verified(site string) *index.RepositoryIndex {
 	f.t.Helper()
-	data, err := os.ReadFile(filepath.Join(f.work, site, IndexFile))
+	data, err := os.ReadFile(filepath.Join(f.work, site, sitelayout.IndexFile))
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	sig, err := os.ReadFile(filepath.Join(f.work, site, SignatureFile))
+	sig, err := os.ReadFile(filepath.Join(f.work, site, sitelayout.SignatureFile))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -163,9 +165,9 @@ func (f *fixture) verified(site string) *index.RepositoryIndex {
 		f.t.Fatalf("the published index does not verify: %v", err)
 	}
 	// The signature by digest is the same file.
-	byHash, err := os.ReadFile(filepath.Join(f.work, site, filepath.FromSlash(ByHashSignatureFile(data))))
+	byHash, err := os.ReadFile(filepath.Join(f.work, site, filepath.FromSlash(sitelayout.ByHashSignatureFile(data))))
 	if err != nil || !bytes.Equal(byHash, sig) {
-		f.t.Errorf("%s: %v; it must equal index.yaml.sig", ByHashSignatureFile(data), err)
+		f.t.Errorf("%s: %v; it must equal index.yaml.sig", sitelayout.ByHashSignatureFile(data), err)
 	}
 	return v.Index
 }
@@ -262,7 +264,7 @@ func TestPublishSignsOnlyWhatItPushed(t *testing.T) {
 
 // dropPushes is a target whose pushes of charts succeed without storing
 // anything: what a registry that loses a write looks like to a client.
-type dropPushes struct{ builder.Target }
+type dropPushes struct{ oci.Target }
 
 func (dropPushes) Push(context.Context, string, string, v1.Image) error { return nil }
 
@@ -275,13 +277,13 @@ func TestPublishConfirmsManifests(t *testing.T) {
 	if _, err := f.publish("site", nil); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	before, _ := os.ReadFile(filepath.Join(f.work, "site", sitelayout.IndexFile))
 	f.recipe("beta", "2.0.0", 1)
-	_, err := f.publish("site", func(t builder.Target) builder.Target { return dropPushes{t} })
+	_, err := f.publish("site", func(t oci.Target) oci.Target { return dropPushes{t} })
 	if err == nil || !strings.Contains(err.Error(), "beta: chart "+strings.TrimPrefix(f.registry, "oci://")+"/beta/beta:2.0.0-1 is not in the registry although it was pushed; nothing was signed") {
 		t.Fatalf("publish with lost pushes: %v", err)
 	}
-	if after, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile)); !bytes.Equal(after, before) {
+	if after, _ := os.ReadFile(filepath.Join(f.work, "site", sitelayout.IndexFile)); !bytes.Equal(after, before) {
 		t.Errorf("a failed publish changed index.yaml")
 	}
 	f.verified("site")
@@ -305,7 +307,7 @@ func TestPublishNothingNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := f.verified("site")
-	firstData, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	firstData, _ := os.ReadFile(filepath.Join(f.work, "site", sitelayout.IndexFile))
 	os.RemoveAll(filepath.Join(f.work, "dist"))
 	later := time.Now().Add(48 * time.Hour)
 	now = func() time.Time { return later }
@@ -320,7 +322,7 @@ func TestPublishNothingNew(t *testing.T) {
 	if res.Versions != 1 {
 		t.Errorf("re-signed %d versions, want 1", res.Versions)
 	}
-	data, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	data, _ := os.ReadFile(filepath.Join(f.work, "site", sitelayout.IndexFile))
 	x, err := index.ParseIndex(data)
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +352,7 @@ func TestPublishLocked(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "another publish is writing") {
 		t.Fatalf("publish into a locked site: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(f.work, "site", IndexFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(f.work, "site", sitelayout.IndexFile)); err == nil {
 		t.Error("a refused publish wrote index.yaml")
 	}
 	if _, err := f.publish("site", nil); err != nil {
@@ -429,7 +431,7 @@ func TestWithdraw(t *testing.T) {
 
 	// A merge into another site keeps the tombstone.
 	trust := &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}}
-	if _, err := f.publish("site2", nil, WithMerge(filepath.Join(f.work, "site", IndexFile), trust, false)); err != nil {
+	if _, err := f.publish("site2", nil, WithMerge(filepath.Join(f.work, "site", sitelayout.IndexFile), trust, false)); err != nil {
 		t.Fatal(err)
 	}
 	if x := f.verified("site2"); len(x.Withdrawn) != 1 || x.Withdrawn[0] != want {
@@ -437,11 +439,11 @@ func TestWithdraw(t *testing.T) {
 	}
 
 	// repo index refuses the record of the withdrawn version.
-	ip, err := New(WithSigners(f.key), WithGenerated(later), WithMerge(filepath.Join(f.work, "site", IndexFile), trust, false))
+	ip, err := New(WithSigners(f.key), WithGenerated(later), WithMerge(filepath.Join(f.work, "site", sitelayout.IndexFile), trust, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ip.Index(ctx, filepath.Join(f.work, "dist"), filepath.Join(f.work, "site3", IndexFile))
+	_, err = ip.Index(ctx, filepath.Join(f.work, "dist"), filepath.Join(f.work, "site3", sitelayout.IndexFile))
 	var we *index.WithdrawnError
 	if !errors.As(err, &we) || !strings.Contains(err.Error(), "beta 1.1.0 build 1 was withdrawn on") {
 		t.Errorf("repo index of a withdrawn record: %v", err)
@@ -449,7 +451,7 @@ func TestWithdraw(t *testing.T) {
 
 	// A kubepkg client decodes the index leniently and no longer sees the
 	// version; the signature covers the tombstones too.
-	data, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	data, _ := os.ReadFile(filepath.Join(f.work, "site", sitelayout.IndexFile))
 	var kp struct {
 		Kind     string `json:"kind"`
 		Packages map[string]struct {
@@ -513,7 +515,7 @@ func TestConcurrentPublish(t *testing.T) {
 func TestCommitCompareAndSwap(t *testing.T) {
 	dir := t.TempDir()
 	k, _ := trust.GenerateKey(rand.Reader)
-	path := filepath.Join(dir, IndexFile)
+	path := filepath.Join(dir, sitelayout.IndexFile)
 	os.WriteFile(path, []byte("the index this publish read\n"), 0o644)
 	read, err := fileID(path)
 	if err != nil {
@@ -594,10 +596,10 @@ func TestIncrementalCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	trust := &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}}
-	if _, err := f.publish("fresh", nil, WithMerge(filepath.Join(f.work, "site", IndexFile), trust, false)); err != nil {
+	if _, err := f.publish("fresh", nil, WithMerge(filepath.Join(f.work, "site", sitelayout.IndexFile), trust, false)); err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range []string{"index.html", "packages/alpha.html", IndexFile, RepositoryBOMFile} {
+	for _, file := range []string{"index.html", "packages/alpha.html", sitelayout.IndexFile, sitelayout.RepositoryBOMFile} {
 		got, _ := os.ReadFile(filepath.Join(f.work, "site", file))
 		want, err := os.ReadFile(filepath.Join(f.work, "fresh", file))
 		if err != nil || !bytes.Equal(got, want) {
@@ -684,9 +686,9 @@ func TestPublishWithAnySigner(t *testing.T) {
 	if got := versionsOf(f.verified("site")); len(got) != 2 {
 		t.Errorf("the index holds %v, want alpha and beta", got)
 	}
-	pub, err := os.ReadFile(filepath.Join(f.work, "site", KeyFile(f.key.KeyID())))
+	pub, err := os.ReadFile(filepath.Join(f.work, "site", sitelayout.KeyFile(f.key.KeyID())))
 	if err != nil || !bytes.Equal(pub, f.key.Public().PEM()) {
-		t.Errorf("%s: %v; want the signer's public key", KeyFile(f.key.KeyID()), err)
+		t.Errorf("%s: %v; want the signer's public key", sitelayout.KeyFile(f.key.KeyID()), err)
 	}
 }
 
@@ -701,7 +703,7 @@ func TestPublishRefusesChangedRecipe(t *testing.T) {
 	if _, err := f.publish("site", nil); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile))
+	before, _ := os.ReadFile(filepath.Join(f.work, "site", sitelayout.IndexFile))
 	file := filepath.Join(f.work, "recipes", "alpha", "recipe.yaml")
 	data, _ := os.ReadFile(file)
 	changed := strings.Replace(string(data), "    rollback: {safe: true}\n", "    rollback: {safe: true}\n    provides: [\"build:alpha@1.0.0+build.1\"]\n", 1)
@@ -716,7 +718,7 @@ func TestPublishRefusesChangedRecipe(t *testing.T) {
 	if strings.Contains(f.stdout.String(), "up to date") {
 		t.Errorf("a changed recipe was reported up to date: %s", f.stdout.String())
 	}
-	if after, _ := os.ReadFile(filepath.Join(f.work, "site", IndexFile)); !bytes.Equal(after, before) {
+	if after, _ := os.ReadFile(filepath.Join(f.work, "site", sitelayout.IndexFile)); !bytes.Equal(after, before) {
 		t.Error("a refused publish changed index.yaml")
 	}
 	f.recipe("alpha", "1.0.0", 2)

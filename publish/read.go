@@ -8,6 +8,7 @@ import (
 
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -53,16 +54,16 @@ func ReadIndexAt(ctx context.Context, ref string, tr *trust.Trust, now time.Time
 // Open returns the site at ref (a directory, a path of its index.yaml or
 // an http(s) URL) for reading as a subscriber: its Verify checks
 // index.yaml.sig as kubepkg does, and the signature by the index's digest
-// (ByHashSignatureFile) too when the site has one — an extra check, never
+// (sitelayout.ByHashSignatureFile) too when the site has one — an extra check, never
 // a substitute.
 func Open(ref string, opts ...fetchsite.Option) (*fetchsite.Site, error) {
-	return fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(byHashSignatureOf))...)
+	return fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(sitelayout.ByHashSignatureOf))...)
 }
 
 // BuildInfo returns the build info of a version from beside the index,
 // found false when the site has none.
 func (p *Published) BuildInfo(ctx context.Context, name, version string, build int) (data []byte, found bool, err error) {
-	data, err = p.Site.Fetch(ctx, BuildInfoFile(name, version, build), maxSidecarSize)
+	data, err = p.Site.Fetch(ctx, sitelayout.BuildInfoFile(name, version, build), maxSidecarSize)
 	if errors.Is(err, fetchsite.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -78,7 +79,7 @@ func (p *Published) ReadBuildInfo(ctx context.Context, name, version string, bui
 	}
 	info := new(spec.BuildInfo)
 	if err := dist.Unmarshal(data, info); err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Site.Location(BuildInfoFile(name, version, build)), err)
+		return nil, fmt.Errorf("%s: %w", p.Site.Location(sitelayout.BuildInfoFile(name, version, build)), err)
 	}
 	return info, nil
 }

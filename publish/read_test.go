@@ -14,6 +14,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -33,8 +34,8 @@ func TestReadIndex(t *testing.T) {
 	sig, _ := SignatureFileOf(data, []trust.Signer{k})
 	badSig, _ := SignatureFileOf(data, []trust.Signer{stranger})
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, IndexFile), data, 0o644)
-	os.WriteFile(filepath.Join(dir, SignatureFile), sig, 0o644)
+	os.WriteFile(filepath.Join(dir, sitelayout.IndexFile), data, 0o644)
+	os.WriteFile(filepath.Join(dir, sitelayout.SignatureFile), sig, 0o644)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/index.yaml", "/stranger/index.yaml", "/unsigned/index.yaml":
@@ -55,9 +56,9 @@ func TestReadIndex(t *testing.T) {
 		name, location, wantErr string
 		notFound                bool
 	}{
-		{name: "file", location: filepath.Join(dir, IndexFile)},
+		{name: "file", location: filepath.Join(dir, sitelayout.IndexFile)},
 		{name: "url", location: srv.URL + "/index.yaml"},
-		{name: "missing file", location: filepath.Join(t.TempDir(), IndexFile), notFound: true, wantErr: "index.yaml: not found"},
+		{name: "missing file", location: filepath.Join(t.TempDir(), sitelayout.IndexFile), notFound: true, wantErr: "index.yaml: not found"},
 		{name: "404", location: srv.URL + "/none/index.yaml", notFound: true, wantErr: "/none/index.yaml: 404 Not Found"},
 		{name: "502", location: srv.URL + "/broken/index.yaml", wantErr: "/broken/index.yaml: 502 Bad Gateway"},
 		{name: "unsigned", location: srv.URL + "/unsigned/index.yaml", wantErr: "refused: index.yaml: index is not signed by a trusted key: index.yaml.sig is missing"},

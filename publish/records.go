@@ -8,7 +8,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/spec"
@@ -19,7 +19,7 @@ import (
 // fetch, as kubepkg repo index does: trust on first use, the record file
 // is not changed, the index carries the digest. logf, when not nil, is
 // told of every chart pinned.
-func SourcePinner(fetch *sources.Fetcher, logf func(format string, args ...any)) distindex.Pinner {
+func SourcePinner(fetch *sources.Fetcher, logf func(format string, args ...any)) dist.Pinner {
 	return func(ctx context.Context, c *spec.ChartRef) error {
 		src, err := fetch.Pin(ctx, recipe.Source{Chart: &recipe.ChartSource{Repository: c.Repository, Name: c.Name, Version: c.Version}})
 		if err != nil {
@@ -38,7 +38,7 @@ func SourcePinner(fetch *sources.Fetcher, logf func(format string, args ...any))
 // many charts it checked and those that do not match their pins.
 func CheckRecordCharts(ctx context.Context, dir string, o chartpin.Options) (int, []*chartpin.Mismatch, error) {
 	b := index.NewBuilder()
-	if err := distindex.Add(ctx, b, dir); err != nil {
+	if err := dist.Add(ctx, b, dir); err != nil {
 		return 0, nil, err
 	}
 	// The index is only walked for its charts: its time is not used.

@@ -8,7 +8,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -16,7 +16,7 @@ import (
 // SignRecord signs the version statement of the build record in file —
 // package, version, build and spec digest — with each of keys (a
 // delegated team's keys) and adds the signatures to the record's sidecar
-// (see distindex.SidecarPath), replacing earlier ones by the same keys;
+// (see dist.SidecarPath), replacing earlier ones by the same keys;
 // repo index carries them into the version's signatures. It returns the
 // record, the sidecar's path and how many signatures it now holds. The
 // record is checked first; the sidecar is written whole or not at all.
@@ -34,7 +34,7 @@ func SignRecord(file string, keys ...trust.Signer) (rec *spec.PackageSource, sid
 	if err := index.CheckRecord(rec); err != nil {
 		return nil, "", 0, fmt.Errorf("%s: %w", file, err)
 	}
-	sidecar = distindex.SidecarPath(file)
+	sidecar = dist.SidecarPath(file)
 	var sigs []index.Signature
 	if b, err := os.ReadFile(sidecar); err == nil {
 		if sigs, err = index.ParseSignatures(b); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -39,14 +40,14 @@ func TestRepoIndexOrder(t *testing.T) {
 		merge     string
 		want      string
 	}{
-		{"expiry past, before the base", now.AddDate(0, -2, 0), filepath.Join(strangerSite, IndexFile), "which is past (generated"},
-		{"base refused, nothing written", now.Add(-time.Hour), filepath.Join(strangerSite, IndexFile), "index is not signed by a trusted key"},
+		{"expiry past, before the base", now.AddDate(0, -2, 0), filepath.Join(strangerSite, sitelayout.IndexFile), "which is past (generated"},
+		{"base refused, nothing written", now.Add(-time.Hour), filepath.Join(strangerSite, sitelayout.IndexFile), "index is not signed by a trusted key"},
 		{"written", now.Add(-time.Hour), "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			site := t.TempDir()
 			var out bytes.Buffer
-			a := &RepoIndex{Dist: dist, Out: filepath.Join(site, IndexFile), Signers: []trust.Signer{key}, Merge: tc.merge, MergeTrust: trusted,
+			a := &RepoIndex{Dist: dist, Out: filepath.Join(site, sitelayout.IndexFile), Signers: []trust.Signer{key}, Merge: tc.merge, MergeTrust: trusted,
 				Generated: tc.generated, Expires: 30 * 24 * time.Hour, Now: now, Stdout: &out, Stderr: &out}
 			res, err := a.Run(t.Context())
 			if tc.want != "" {
@@ -57,8 +58,8 @@ func TestRepoIndexOrder(t *testing.T) {
 				if errors.As(err, &past) != strings.HasPrefix(tc.name, "expiry") {
 					t.Errorf("Run = %v (%T): a past expiry is a *PastExpiryError, nothing else is", err, err)
 				}
-				if _, err := os.Stat(filepath.Join(site, IndexFile)); err == nil {
-					t.Errorf("%s written by a refused RepoIndex", IndexFile)
+				if _, err := os.Stat(filepath.Join(site, sitelayout.IndexFile)); err == nil {
+					t.Errorf("%s written by a refused RepoIndex", sitelayout.IndexFile)
 				}
 				return
 			}

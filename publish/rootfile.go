@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"kbuild.dev/kbuild/internal/atomicfile"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -38,7 +39,7 @@ func WriteRootFile(file string, r *trust.Root) error {
 
 // RootChainFile returns root/<version>.yaml beside the root file.
 func RootChainFile(file string, version int) string {
-	return filepath.Join(filepath.Dir(file), filepath.FromSlash(RootVersionFile(version)))
+	return filepath.Join(filepath.Dir(file), filepath.FromSlash(sitelayout.RootVersionFile(version)))
 }
 
 // KeepRootVersion writes r to root/<N>.yaml beside file unless a file is

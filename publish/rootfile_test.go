@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
 func TestRootFiles(t *testing.T) {
 	site := t.TempDir()
-	file := filepath.Join(site, RootFile)
+	file := filepath.Join(site, sitelayout.RootFile)
 	rootKey, _ := trust.GenerateKey(rand.Reader)
 	other, _ := trust.GenerateKey(rand.Reader)
 	idx, _ := trust.GenerateKey(rand.Reader)

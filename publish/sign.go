@@ -19,6 +19,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -145,7 +146,7 @@ func (s *signed) discard() {
 func (s *signed) commit(expect *string) error {
 	defer s.discard()
 	dir := filepath.Dir(s.path)
-	if err := atomicfile.WriteFile(filepath.Join(dir, filepath.FromSlash(byHashSignatureOf(s.hex))), s.sigData, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, filepath.FromSlash(sitelayout.ByHashSignatureOf(s.hex))), s.sigData, 0o644); err != nil {
 		return err
 	}
 	pauseAt("by-hash")
@@ -231,12 +232,12 @@ func bothSignatures(old, now []byte) ([]byte, bool) {
 // what it did, or "" when nothing was needed. Call it under the site's
 // lock.
 func repairPair(site string) (string, error) {
-	path := filepath.Join(site, IndexFile)
+	path := filepath.Join(site, sitelayout.IndexFile)
 	d, err := fileDigest(path)
 	if err != nil || d == "" {
 		return "", err
 	}
-	byHash := byHashSignatureOf(strings.TrimPrefix(d, "sha256:"))
+	byHash := sitelayout.ByHashSignatureOf(strings.TrimPrefix(d, "sha256:"))
 	want, err := fetchsite.ReadFile(filepath.Join(site, filepath.FromSlash(byHash)), index.MaxSignaturesSize)
 	if errors.Is(err, fetchsite.ErrNotFound) {
 		return "", nil
@@ -251,7 +252,7 @@ func repairPair(site string) (string, error) {
 	if err := atomicfile.WriteFile(path+".sig", want, 0o644); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s did not hold exactly the signature of %s (a publish was interrupted while it replaced them): restored it from %s", SignatureFile, IndexFile, byHash), nil
+	return fmt.Sprintf("%s did not hold exactly the signature of %s (a publish was interrupted while it replaced them): restored it from %s", sitelayout.SignatureFile, sitelayout.IndexFile, byHash), nil
 }
 
 // fileID identifies the file at path — device, inode, size and
@@ -284,4 +285,10 @@ func fileDigest(path string) (string, error) {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hexDigest is the hex of the sha256 of data.
+func hexDigest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -64,7 +65,7 @@ func TestNewChecksInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Index(t.Context(), dist, filepath.Join(site, IndexFile)); err != nil {
+	if _, err := p.Index(t.Context(), dist, filepath.Join(site, sitelayout.IndexFile)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ReadIndex(t.Context(), site, &trust.Trust{IndexKeys: []*trust.PublicKey{key.Public()}}); err != nil {

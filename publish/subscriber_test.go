@@ -13,6 +13,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/kubepkgclient"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -88,7 +89,7 @@ func (s *subscriberSite) write(t *testing.T, dir string, sig []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{IndexFile: s.data, ByHashSignatureFile(s.data): sigFileOf(t, s.data, s.cur)}
+	files := map[string][]byte{sitelayout.IndexFile: s.data, sitelayout.ByHashSignatureFile(s.data): sigFileOf(t, s.data, s.cur)}
 	for i, r := range []*trust.Root{r1, r2} {
 		if err := r.Sign(s.root); err != nil {
 			t.Fatal(err)
@@ -97,11 +98,11 @@ func (s *subscriberSite) write(t *testing.T, dir string, sig []byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[RootVersionFile(i+1)] = b
-		files[RootFile] = b
+		files[sitelayout.RootVersionFile(i+1)] = b
+		files[sitelayout.RootFile] = b
 	}
 	if sig != nil {
-		files[SignatureFile] = sig
+		files[sitelayout.SignatureFile] = sig
 	}
 	for name, b := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))

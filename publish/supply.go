@@ -12,7 +12,9 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -48,7 +50,7 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 			if err := w.write(f.Path, f.Data); err != nil {
 				return err
 			}
-			if f.Path == SBOMFile(r.Name, r.Version, r.Build) {
+			if f.Path == sitelayout.SBOMFile(r.Name, r.Version, r.Build) {
 				if err := p.attachSBOM(ctx, r, f.Data); err != nil {
 					return err
 				}
@@ -60,7 +62,7 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 	if base != nil && p.merge != "" && !w.copyOf(base.Digest) {
 		var fetch []string
 		for _, v := range cat.versions {
-			for _, f := range []string{BuildInfoFile(v.Name, v.Version, v.Build), ProvenanceFile(v.Name, v.Version, v.Build), v.BOM} {
+			for _, f := range []string{sitelayout.BuildInfoFile(v.Name, v.Version, v.Build), sitelayout.ProvenanceFile(v.Name, v.Version, v.Build), v.BOM} {
 				if !w.exists(f) {
 					fetch = append(fetch, f)
 				}
@@ -85,7 +87,7 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 			v.BOM = ""
 		}
 	}
-	bom, err := sbom.ForRepositoryRefs(IndexFile, cat.versions, sbom.WithTimestamp(p.generated), sbom.WithTool(p.tool[0], p.tool[1]))
+	bom, err := sbom.ForRepositoryRefs(sitelayout.IndexFile, cat.versions, sbom.WithTimestamp(p.generated), sbom.WithTool(p.tool[0], p.tool[1]))
 	if err != nil {
 		return err
 	}
@@ -93,7 +95,7 @@ func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalog
 	if err != nil {
 		return err
 	}
-	return w.write(RepositoryBOMFile, data)
+	return w.write(sitelayout.RepositoryBOMFile, data)
 }
 
 // SiteFile is a file of a site: its path relative to the site's root
@@ -103,8 +105,8 @@ type SiteFile struct {
 	Data []byte
 }
 
-// VersionFiles returns the build info (BuildInfoFile) and the SBOM
-// (SBOMFile) of one built version, rec and its build info, exactly as
+// VersionFiles returns the build info (sitelayout.BuildInfoFile) and the SBOM
+// (sitelayout.SBOMFile) of one built version, rec and its build info, exactly as
 // Publish writes them: generated is the SBOM's timestamp, tool and
 // version name the program that wrote it. Its provenance is
 // ProvenanceFor's.
@@ -114,7 +116,7 @@ func VersionFiles(ctx context.Context, rec *spec.PackageSource, info *spec.Build
 	if err != nil {
 		return nil, err
 	}
-	files := []SiteFile{{BuildInfoFile(name, v, build), data}}
+	files := []SiteFile{{sitelayout.BuildInfoFile(name, v, build), data}}
 	digest, err := rec.Spec.Digest()
 	if err != nil {
 		return nil, err
@@ -128,18 +130,18 @@ func VersionFiles(ctx context.Context, rec *spec.PackageSource, info *spec.Build
 	if data, err = sbom.Marshal(bom); err != nil {
 		return nil, err
 	}
-	return append(files, SiteFile{SBOMFile(name, v, build), data}), nil
+	return append(files, SiteFile{sitelayout.SBOMFile(name, v, build), data}), nil
 }
 
-// ProvenanceFor returns the signed provenance (ProvenanceFile) of one
+// ProvenanceFor returns the signed provenance (sitelayout.ProvenanceFile) of one
 // built version as Publish writes it and attaches it to the version's
 // charts: the DSSE envelope of builder.Provenance, signed by signer.
 func ProvenanceFor(info *spec.BuildInfo, builderID, invocation string, epoch time.Time, signer trust.Signer) (SiteFile, error) {
-	env, err := builder.SignStatement(builder.Provenance(info, builderID, invocation, epoch), signer)
+	env, err := provenance.Sign(provenance.New(info, builderID, invocation, epoch), signer)
 	if err != nil {
 		return SiteFile{}, err
 	}
-	return SiteFile{ProvenanceFile(info.Package, info.Version, info.Build), env}, nil
+	return SiteFile{sitelayout.ProvenanceFile(info.Package, info.Version, info.Build), env}, nil
 }
 
 // copyOf reports whether the site directory is a copy of the site whose
@@ -147,10 +149,10 @@ func ProvenanceFor(info *spec.BuildInfo, builderID, invocation string, epoch tim
 // digest (which only a publish of that index wrote), or its index.yaml is
 // that index.
 func (w *siteWriter) copyOf(digest string) bool {
-	if w.exists(byHashSignatureOf(strings.TrimPrefix(digest, "sha256:"))) {
+	if w.exists(sitelayout.ByHashSignatureOf(strings.TrimPrefix(digest, "sha256:"))) {
 		return true
 	}
-	d, err := fileDigest(w.path(IndexFile))
+	d, err := fileDigest(w.path(sitelayout.IndexFile))
 	return err == nil && d == digest
 }
 
@@ -160,7 +162,7 @@ func (w *siteWriter) buildInfo(name, version string, build int) (*spec.BuildInfo
 	if info := w.info[dist.Key(name, version, build)]; info != nil {
 		return info, nil
 	}
-	return w.readInfo(BuildInfoFile(name, version, build))
+	return w.readInfo(sitelayout.BuildInfoFile(name, version, build))
 }
 
 // readInfo returns the build info at rel in the site, nil when absent.

@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/provenance"
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // VersionFiles and ProvenanceFor are what Publish writes for a version it
@@ -29,12 +30,12 @@ func TestVersionFilesAreWhatPublishWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, invocation := builder.BuilderIdentity(func(string) string { return "" })
+	id, invocation := provenance.BuilderIdentity(func(string) string { return "" })
 	prov, err := ProvenanceFor(&r.Info, id, invocation, f.epoch, f.key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{BuildInfoFile("alpha", "1.0.0", 1), SBOMFile("alpha", "1.0.0", 1), ProvenanceFile("alpha", "1.0.0", 1)}
+	want := []string{sitelayout.BuildInfoFile("alpha", "1.0.0", 1), sitelayout.SBOMFile("alpha", "1.0.0", 1), sitelayout.ProvenanceFile("alpha", "1.0.0", 1)}
 	all := append(files, prov)
 	if len(all) != len(want) {
 		t.Fatalf("VersionFiles + ProvenanceFor gave %d files, want %d", len(all), len(want))
@@ -58,7 +59,7 @@ func TestVersionFilesAreWhatPublishWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := builder.VerifyProvenance(prov.Data, pub, r.Info.Charts[0].Digest); err != nil {
-		t.Errorf("VerifyProvenance of %s = %v", prov.Path, err)
+	if _, err := provenance.Verify(prov.Data, pub, r.Info.Charts[0].Digest); err != nil {
+		t.Errorf("provenance.Verify of %s = %v", prov.Path, err)
 	}
 }

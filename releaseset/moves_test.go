@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/kubepkgmodel"
+	"kbuild.dev/kbuild/internal/kubepkgclient"
 	"kbuild.dev/kbuild/spec"
 )
 
 // TestSelectsAgreesWithKubepkg: for every build a Package may run and the
 // constraints 'kubepkg install' and a set write, Selects picks what the
-// independent model of kubepkg's operator (kubepkgmodel) picks, in an
+// independent model of kubepkg's operator (kubepkgclient) picks, in an
 // index of several versions, builds, a pre-release and a "v" spelling.
 func TestSelectsAgreesWithKubepkg(t *testing.T) {
 	type rel struct {
@@ -20,14 +20,14 @@ func TestSelectsAgreesWithKubepkg(t *testing.T) {
 	}
 	rels := []rel{{"3.14.0", 1}, {"3.15.0", 1}, {"3.15.0", 2}, {"3.15.1", 1}, {"3.15.2-rc.1", 1}, {"v3.16.0", 1}, {"4.0.0", 3}}
 	x := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{"foreman": {}}}
-	var model []kubepkgmodel.Release
+	var model []kubepkgclient.Release
 	for _, r := range rels {
 		x.Packages["foreman"].Versions = append(x.Packages["foreman"].Versions, index.IndexVersion{Version: r.version, Build: r.build, Spec: spec.PackageSpec{Version: r.version, Build: r.build}})
-		model = append(model, kubepkgmodel.Release{Package: "foreman", Version: r.version, Build: r.build})
+		model = append(model, kubepkgclient.Release{Package: "foreman", Version: r.version, Build: r.build})
 	}
-	m := kubepkgmodel.NewIndex(model...)
+	m := kubepkgclient.NewIndex(model...)
 	for _, r := range rels {
-		for _, c := range []string{Follow(r.version), kubepkgmodel.DefaultConstraint(r.version), "=" + r.version, "=" + r.version + "+build.9", ""} {
+		for _, c := range []string{Follow(r.version), kubepkgclient.DefaultConstraint(r.version), "=" + r.version, "=" + r.version + "+build.9", ""} {
 			want, ok := m.Select("foreman", c)
 			got := Selects(x, "foreman", c)
 			g, w := "none", "none"
@@ -42,7 +42,7 @@ func TestSelectsAgreesWithKubepkg(t *testing.T) {
 			}
 		}
 	}
-	if Follow("v3.15.0") != "~3.15" || Follow("3.15.0") != kubepkgmodel.DefaultConstraint("3.15.0") {
+	if Follow("v3.15.0") != "~3.15" || Follow("3.15.0") != kubepkgclient.DefaultConstraint("3.15.0") {
 		t.Errorf("Follow = %q, %q", Follow("v3.15.0"), Follow("3.15.0"))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -189,9 +190,9 @@ func newPage(idx *index.RepositoryIndex, o *options, title, root string) page {
 		Root:       root,
 		Generated:  newStamp(idx.Generated),
 		Expires:    newStamp(idx.Expires),
-		Links:      []link{{Href: root + "index.yaml", Text: "index.yaml"}},
+		Links:      []link{{Href: root + sitelayout.IndexFile, Text: sitelayout.IndexFile}},
 	}
-	for _, f := range []string{"index.yaml.sig", "root.yaml", "scan.json"} {
+	for _, f := range []string{sitelayout.SignatureFile, sitelayout.RootFile, sitelayout.ScanFile} {
 		if o.published[f] {
 			p.Links = append(p.Links, link{Href: root + f, Text: f})
 		}
@@ -288,7 +289,7 @@ func newVersionView(name string, v index.IndexVersion, newest bool, o *options) 
 	for _, f := range []struct{ path, text string }{
 		{"sbom/" + key + ".cdx.json", "SBOM (CycloneDX)"},
 		{"provenance/" + key + ".intoto.json", "Provenance (in-toto)"},
-		{"scan.json", "Vulnerability scan"},
+		{sitelayout.ScanFile, "Vulnerability scan"},
 	} {
 		if o.published[f.path] {
 			vv.Files = append(vv.Files, link{Href: "../" + f.path, Text: f.text})

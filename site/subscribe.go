@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"kbuild.dev/kbuild/sitelayout"
 )
 
 // Subscribe snippets: what a reader pastes to install from the
@@ -41,7 +43,7 @@ func repositorySnippet(o *options, root string) snippet {
 		Before:      fmt.Sprintf("apiVersion: %s\nkind: Repository\nmetadata:\n  name: %s\nspec:\n  url: ", clusterAPIVersion, name),
 		SiteURL:     base + "/index.yaml",
 		Placeholder: ph,
-		RelIndex:    root + "index.yaml",
+		RelIndex:    root + sitelayout.IndexFile,
 		After:       after.String() + "\n",
 		CmdBefore:   "# or, with the key file(s) saved beside you:\nkubepkg repo add " + name + " ",
 		CmdAfter:    cmd.String(),

@@ -24,6 +24,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/site"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -78,7 +79,7 @@ type Policy struct {
 
 // reserved are names of site files and directories that a suite may not
 // take.
-var reserved = []string{publish.EvidenceDir, publish.RootDir, publish.KeysDir, "by-hash", "sbom", "provenance", "build", "packages", MatrixDir}
+var reserved = []string{sitelayout.EvidenceDir, sitelayout.RootDir, sitelayout.KeysDir, sitelayout.ByHashRoot, sitelayout.SBOMDir, sitelayout.ProvenanceDir, sitelayout.BuildDir, "packages", MatrixDir}
 
 // suiteName is a DNS-1123 label, as suite names are.
 var suiteName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -240,14 +241,14 @@ func (c *Config) MirrorRoot(dir, title string) (*publish.MirrorResult, error) {
 	rows := make([]site.SuiteRow, len(c.Suites))
 	for i, s := range c.Suites {
 		rows[i] = site.SuiteRow{Name: s.Name, Policy: "new builds, from publish", AtRoot: s.Name == c.RootSuite,
-			NoIndex: !exists(filepath.Join(dir, s.Name, publish.IndexFile))}
+			NoIndex: !exists(filepath.Join(dir, s.Name, sitelayout.IndexFile))}
 		if s.Policy != nil {
 			rows[i].Policy = "from " + c.Suites[i-1].Name + ", when the evidence shows a " + s.Policy.String()
 		}
 	}
-	opts := []site.Option{site.WithPublished(publish.SignatureFile)}
-	if exists(filepath.Join(dir, publish.RootFile)) {
-		opts = append(opts, site.WithPublished(publish.RootFile))
+	opts := []site.Option{site.WithPublished(sitelayout.SignatureFile)}
+	if exists(filepath.Join(dir, sitelayout.RootFile)) {
+		opts = append(opts, site.WithPublished(sitelayout.RootFile))
 	}
 	if title != "" {
 		opts = append(opts, site.WithTitle(title))

@@ -18,6 +18,7 @@ import (
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -25,7 +26,7 @@ import (
 // signed test evidence QA commits by pull request (written by 'kbuild
 // attest -o'), beside suites.yaml; publish verifies it and copies it into
 // the site.
-const EvidenceDir = "evidence"
+const EvidenceDir = sitelayout.EvidenceDir
 
 // MaxIncoming caps the evidence files a publish takes from a repository.
 const MaxIncoming = 10000
@@ -90,7 +91,7 @@ func ScanIncoming(dir, site string) ([]*Incoming, error) {
 // holds: they were verified when they were copied there.
 func publishedDigests(site string) (map[string]bool, error) {
 	have := map[string]bool{}
-	err := filepath.WalkDir(filepath.Join(site, publish.EvidenceDir), func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(site, sitelayout.EvidenceDir), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(p, ".intoto.json") {
 			return err
 		}
@@ -103,7 +104,7 @@ func publishedDigests(site string) (map[string]bool, error) {
 		have["sha256:"+hex.EncodeToString(sum[:])] = true
 		return nil
 	})
-	if errors.Is(err, fs.ErrNotExist) && !exists(filepath.Join(site, publish.EvidenceDir)) {
+	if errors.Is(err, fs.ErrNotExist) && !exists(filepath.Join(site, sitelayout.EvidenceDir)) {
 		err = nil
 	}
 	return have, err
@@ -131,7 +132,7 @@ func VerifyIncoming(in []*Incoming, root *trust.Root, x *index.RepositoryIndex, 
 			return fmt.Errorf("evidence %s: %w; nothing was published: fix or remove the file (by pull request)", e.Src, err)
 		}
 		e.Verified = v
-		e.Dest = publish.EvidenceFile(v.Target.Package, v.Target.Version, v.Target.Build, evidence.EnvString(v.Env))
+		e.Dest = sitelayout.EvidenceFile(v.Target.Package, v.Target.Version, v.Target.Build, evidence.EnvString(v.Env))
 		if other, ok := dests[e.Dest]; ok {
 			return fmt.Errorf("evidence %s and %s are both of %s on %s; keep one (the newer result) and remove the other", other, e.Src, v.Target, evidence.EnvString(v.Env))
 		}

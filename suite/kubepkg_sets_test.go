@@ -12,29 +12,29 @@ import (
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/kubepkgmodel"
+	"kbuild.dev/kbuild/internal/kubepkgclient"
 	"kbuild.dev/kbuild/internal/stacktest"
 )
 
-// modelOf is x as kubepkg's store holds it (kubepkgmodel): each build with
+// modelOf is x as kubepkg's store holds it (kubepkgclient): each build with
 // what its default variant requires and what it provides.
-func modelOf(x *index.RepositoryIndex) *kubepkgmodel.Index {
-	var rs []kubepkgmodel.Release
+func modelOf(x *index.RepositoryIndex) *kubepkgclient.Index {
+	var rs []kubepkgclient.Release
 	for name, p := range x.Packages {
 		for _, v := range p.Versions {
-			r := kubepkgmodel.Release{Package: name, Version: v.Version, Build: v.Build, Provides: v.Spec.Provides}
+			r := kubepkgclient.Release{Package: name, Version: v.Version, Build: v.Build, Provides: v.Spec.Provides}
 			for _, va := range v.Spec.Variants {
 				if va.Name != "default" {
 					continue
 				}
 				for _, q := range va.Requires {
-					r.Requires = append(r.Requires, kubepkgmodel.Requirement{Package: q.Package, Capability: q.Capability, Version: q.Version, Optional: q.Optional})
+					r.Requires = append(r.Requires, kubepkgclient.Requirement{Package: q.Package, Capability: q.Capability, Version: q.Version, Optional: q.Optional})
 				}
 			}
 			rs = append(rs, r)
 		}
 	}
-	return kubepkgmodel.NewIndex(rs...)
+	return kubepkgclient.NewIndex(rs...)
 }
 
 // pin reads the build a set's requirement pins, "=VERSION+build.N": the
@@ -43,7 +43,7 @@ var pin = regexp.MustCompile(`^=(.+)\+build\.([0-9]+)$`)
 
 // offPins returns, for a cluster, each member of the set it runs that
 // does not run the build the set pins, as "pkg runs V build N, pinned V build M".
-func offPins(c *kubepkgmodel.Cluster, set string) []string {
+func offPins(c *kubepkgclient.Cluster, set string) []string {
 	s, ok := c.Runs(set)
 	if !ok {
 		return []string{set + " runs nothing"}
@@ -75,7 +75,7 @@ func subscriberSees(t *testing.T, r *repo, target evidence.Target) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var added []kubepkgmodel.Release
+	var added []kubepkgclient.Release
 	for _, ref := range refs {
 		if before.Find(ref.Package, ref.Version, ref.Build) == nil {
 			one := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{ref.Package: {Versions: []index.IndexVersion{*r.x.Find(ref.Package, ref.Version, ref.Build)}}}}
@@ -85,7 +85,7 @@ func subscriberSees(t *testing.T, r *repo, target evidence.Target) []string {
 	mb := modelOf(before)
 	after := mb.With(added...)
 	var why []string
-	c, err := kubepkgmodel.Install(mb, "foreman-stack", "")
+	c, err := kubepkgclient.Install(mb, "foreman-stack", "")
 	if err != nil {
 		t.Fatalf("installing the set from testing before the promotion: %v", err)
 	}
@@ -96,7 +96,7 @@ func subscriberSees(t *testing.T, r *repo, target evidence.Target) []string {
 	for _, o := range offPins(c, "foreman-stack") {
 		why = append(why, "a running cluster: "+o)
 	}
-	if fresh, err := kubepkgmodel.Install(after, "foreman-stack", ""); err == nil {
+	if fresh, err := kubepkgclient.Install(after, "foreman-stack", ""); err == nil {
 		for _, o := range offPins(fresh, "foreman-stack") {
 			why = append(why, "a fresh install: "+o)
 		}

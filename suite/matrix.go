@@ -17,6 +17,7 @@ import (
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -204,7 +205,7 @@ func firstRoot(root *trust.Root, file string) (*trust.Root, error) {
 	if root.Signed.Version == 1 {
 		return root, nil
 	}
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(file), filepath.FromSlash(publish.RootVersionFile(1))))
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(file), filepath.FromSlash(sitelayout.RootVersionFile(1))))
 	if err != nil {
 		return nil, fmt.Errorf("root %s is version %d, and reading its chain needs %w", file, root.Signed.Version, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/site"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -81,7 +82,7 @@ func (pg *Pages) Refresh(ctx context.Context, skip string, names []string) ([]st
 			continue
 		}
 		dir := filepath.Join(pg.Site, name)
-		if _, err := os.Stat(filepath.Join(dir, publish.IndexFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, sitelayout.IndexFile)); err != nil {
 			continue
 		}
 		h, err := pg.Holdings(ctx, name)

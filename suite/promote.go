@@ -18,6 +18,7 @@ import (
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -125,7 +126,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%w: no evidence for %s under %s; %s needs evidence (%s): run the tests and 'kbuild attest %s@%s --build %d'",
-			ErrRefused, t, filepath.Join(pr.Site, filepath.Dir(filepath.FromSlash(publish.EvidenceFile(t.Package, t.Version, t.Build, "x")))), pr.To, policy, t.Package, t.Version, t.Build)
+			ErrRefused, t, filepath.Join(pr.Site, filepath.Dir(filepath.FromSlash(sitelayout.EvidenceFile(t.Package, t.Version, t.Build, "x")))), pr.To, policy, t.Package, t.Version, t.Build)
 	}
 	for _, f := range files {
 		data, err := fetchsite.ReadFile(f, trust.MaxEnvelopeSize)
@@ -150,7 +151,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 		}
 		return out, &refusal{msg: msg}
 	}
-	toIndex := filepath.Join(pr.Site, pr.To, publish.IndexFile)
+	toIndex := filepath.Join(pr.Site, pr.To, sitelayout.IndexFile)
 	if _, err := os.Stat(toIndex); errors.Is(err, os.ErrNotExist) && !pr.AllowNew {
 		return out, fmt.Errorf("%w: %s does not exist; for the first promotion into %s allow a new index (--allow-new), otherwise restore the published site first", ErrRefused, toIndex, pr.To)
 	}
@@ -203,7 +204,7 @@ func (r *refusal) Unwrap() error { return ErrRefused }
 
 // evidenceFiles lists the evidence files of t in the site, sorted.
 func evidenceFiles(site string, t evidence.Target) ([]string, error) {
-	dir := filepath.Join(site, filepath.Dir(filepath.FromSlash(publish.EvidenceFile(t.Package, t.Version, t.Build, "x"))))
+	dir := filepath.Join(site, filepath.Dir(filepath.FromSlash(sitelayout.EvidenceFile(t.Package, t.Version, t.Build, "x"))))
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -222,7 +223,7 @@ func evidenceFiles(site string, t evidence.Target) ([]string, error) {
 }
 
 // WriteEvidence writes signed evidence of t in env into the site, where
-// Promote reads it (publish.EvidenceFile), through a temporary file and a
+// Promote reads it (sitelayout.EvidenceFile), through a temporary file and a
 // rename; it returns the path.
 func WriteEvidence(site string, t evidence.Target, env map[string]string, envelope []byte) (string, error) {
 	norm := make(map[string]string, len(env))
@@ -230,7 +231,7 @@ func WriteEvidence(site string, t evidence.Target, env map[string]string, envelo
 		norm[k] = v
 	}
 	norm["kubernetes"] = evidence.KubernetesMinor(norm["kubernetes"])
-	p := filepath.Join(site, filepath.FromSlash(publish.EvidenceFile(t.Package, t.Version, t.Build, evidence.EnvString(norm))))
+	p := filepath.Join(site, filepath.FromSlash(sitelayout.EvidenceFile(t.Package, t.Version, t.Build, evidence.EnvString(norm))))
 	return p, atomicfile.WriteFile(p, envelope, 0o644)
 }
 
@@ -254,7 +255,7 @@ func VerifyEvidence(dir string, root *trust.Root, x *index.RepositoryIndex, now 
 			skipped++
 		case verr != nil:
 			refused = append(refused, fmt.Sprintf("%s: %v", p, verr))
-		case filepath.Dir(p) != filepath.Join(dir, filepath.Base(filepath.Dir(filepath.FromSlash(publish.EvidenceFile(v.Target.Package, v.Target.Version, v.Target.Build, "x"))))):
+		case filepath.Dir(p) != filepath.Join(dir, filepath.Base(filepath.Dir(filepath.FromSlash(sitelayout.EvidenceFile(v.Target.Package, v.Target.Version, v.Target.Build, "x"))))):
 			refused = append(refused, fmt.Sprintf("%s: it is evidence for %s, filed elsewhere", p, v.Target))
 		default:
 			ok = append(ok, v)

@@ -13,6 +13,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -101,7 +102,7 @@ func (a *Withdraw) Run(ctx context.Context) (*WithdrawResult, error) {
 	done := 0
 	for _, s := range c.Names() {
 		dir := filepath.Join(a.Site, s)
-		if _, err := os.Stat(filepath.Join(dir, publish.IndexFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, sitelayout.IndexFile)); err != nil {
 			continue
 		}
 		w, err := a.withdraw(ctx, dir, s)

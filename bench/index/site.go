@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/trust"
 )
@@ -49,7 +49,7 @@ func writeVersionFiles(site string, epoch time.Time, signer trust.Signer) (int64
 			return 0, err
 		}
 	}
-	id, invocation := builder.BuilderIdentity(func(k string) string { return ciEnv[k] })
+	id, invocation := provenance.BuilderIdentity(func(k string) string { return ciEnv[k] })
 	ctx := context.Background()
 	var total int64
 	var mu sync.Mutex

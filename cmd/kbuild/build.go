@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/render"
 )
 
 func newBuildCmd() *Command {
@@ -77,7 +78,7 @@ Examples:
 			// time of building 20 charts (bench/README.md).
 			tuneGC(env)
 			results, err := b.Build(ctx, dirs)
-			builder.StopRenderWorkers()
+			render.StopWorkers()
 			return (&reporter{env: env}).builds(results, err, func(d string) string { return d }, "")
 		},
 	}

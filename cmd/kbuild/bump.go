@@ -9,8 +9,8 @@ import (
 
 	"kbuild.dev/kbuild/bump"
 	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/watch"
 )
 

@@ -10,8 +10,8 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/review"
 )
 
 // diffFlags are the flags of kbuild diff.

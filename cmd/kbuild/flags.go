@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/sources"
 )
@@ -77,7 +79,7 @@ type renderFlags struct {
 }
 
 func (f *renderFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.kubeVersion, "kube-version", "", "render charts as for this Kubernetes version, e.g. 1.31 (default "+builder.DefaultKubeVersion+", or the newest a chart's kubeVersion allows)")
+	fs.StringVar(&f.kubeVersion, "kube-version", "", "render charts as for this Kubernetes version, e.g. 1.31 (default "+render.DefaultKubeVersion+", or the newest a chart's kubeVersion allows)")
 }
 
 // buildFlags are the flags of commands that build recipes.
@@ -107,7 +109,7 @@ func (f *buildFlags) addFlags(fs *pflag.FlagSet) {
 }
 
 // target returns the registry target, or the local layout under DIST/oci.
-func (f *buildFlags) target(env *Env) (builder.Target, error) {
+func (f *buildFlags) target(env *Env) (oci.Target, error) {
 	reg := f.registry
 	if reg == "" {
 		reg = env.Getenv("KBUILD_REGISTRY")
@@ -117,12 +119,12 @@ func (f *buildFlags) target(env *Env) (builder.Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		return builder.NewRegistryTarget(reg, f.plainHTTP, builder.WithKeychain(kc), builder.WithRegistryTimeout(f.timeout))
+		return oci.NewRegistryTarget(reg, f.plainHTTP, oci.WithKeychain(kc), oci.WithRegistryTimeout(f.timeout))
 	}
-	return builder.NewLayoutTarget(filepath.Join(f.out, "oci"), "")
+	return oci.NewLayoutTarget(filepath.Join(f.out, "oci"), "")
 }
 
-func (f *buildFlags) builder(env *Env, t builder.Target, root string, extra ...builder.Option) (*builder.Builder, error) {
+func (f *buildFlags) builder(env *Env, t oci.Target, root string, extra ...builder.Option) (*builder.Builder, error) {
 	jobs, err := f.count()
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/testenv"
 )
 
@@ -68,8 +69,8 @@ func TestInit(t *testing.T) {
 	defer srv.Close()
 
 	// The same chart in the registry, as helm push stores it.
-	target, _ := builder.NewRegistryTarget("oci://"+base+"/charts", true)
-	ci, _ := builder.ChartImage(archive, &chart.Metadata{APIVersion: "v2", Name: "app", Version: "2.1.0", Description: "An app for tests"}, time.Unix(0, 0))
+	target, _ := oci.NewRegistryTarget("oci://"+base+"/charts", true)
+	ci, _ := oci.ChartImage(archive.Data, &chart.Metadata{APIVersion: "v2", Name: "app", Version: "2.1.0", Description: "An app for tests"}, time.Unix(0, 0))
 	if err := target.Push(context.Background(), "app", "2.1.0", ci); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 )
 
 // TestInitOffline drafts a recipe online from an oci:// chart in ggcr's
@@ -48,8 +49,8 @@ func TestInitOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, _ := builder.NewRegistryTarget("oci://"+host+"/charts", true)
-	ci, _ := builder.ChartImage(archive, &chart.Metadata{APIVersion: "v2", Name: "app", Version: "2.1.0", Description: "An app for tests"}, time.Unix(0, 0))
+	target, _ := oci.NewRegistryTarget("oci://"+host+"/charts", true)
+	ci, _ := oci.ChartImage(archive.Data, &chart.Metadata{APIVersion: "v2", Name: "app", Version: "2.1.0", Description: "An app for tests"}, time.Unix(0, 0))
 	if err := target.Push(context.Background(), "app", "2.1.0", ci); err != nil {
 		t.Fatal(err)
 	}

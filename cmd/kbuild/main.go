@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"kbuild.dev/kbuild/builder/render"
 )
 
 // Env is what a command may touch of the process: its output streams and
@@ -63,6 +65,7 @@ func commands() []*Command {
 }
 
 func main() {
+	render.WorkerMain() // a rendering worker Render started renders and exits here
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cgoWarning(os.Stderr, builtWithCgo, addressSpaceLimit())
 	log.SetOutput(stdlogFilter{os.Stderr})

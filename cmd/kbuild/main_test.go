@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/testenv"
 )
 
@@ -19,6 +20,7 @@ import (
 var kbuildBin string
 
 func TestMain(m *testing.M) {
+	render.WorkerMain()
 	dir, err := os.MkdirTemp("", "kbuild-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

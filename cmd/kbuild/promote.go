@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/evidence"
-	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/suite"
 )
 
@@ -133,7 +133,7 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "withdrawn in %s as in %s: %s\n", f.to, out.From, w)
 	}
 	fmt.Fprintf(env.Stdout, "promoted %s from %s to %s: %d version(s) copied; signed %s: %d packages, %d versions\n",
-		target, out.From, f.to, len(out.Copied), filepath.Join(f.site, f.to, publish.IndexFile), out.Packages, out.Versions)
+		target, out.From, f.to, len(out.Copied), filepath.Join(f.site, f.to, sitelayout.IndexFile), out.Packages, out.Versions)
 	for _, s := range out.Refreshed {
 		fmt.Fprintf(env.Stdout, "rewrote the pages of suite %s\n", s)
 	}

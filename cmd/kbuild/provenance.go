@@ -12,14 +12,14 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/trust"
 )
 
 func newVerifyProvenanceCmd() *Command {
 	var (
-		provenance, archive string
-		publicKeys          []string
+		provenanceFile, archive string
+		publicKeys              []string
 	)
 	return &Command{
 		Name:    "verify-provenance",
@@ -50,11 +50,11 @@ Examples:
     ghcr.io/acme/packages/kubevirt/kubevirt-operator@LAYER`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&archive, "archive", "", "the chart archive `FILE` (.tgz) to check")
-			fs.StringVar(&provenance, "provenance", "", "the DSSE envelope `FILE` (.intoto.json)")
+			fs.StringVar(&provenanceFile, "provenance", "", "the DSSE envelope `FILE` (.intoto.json)")
 			fs.StringArrayVar(&publicKeys, "public-key", nil, "public key `FILE` (PEM) of the repository, trusted to sign the provenance; repeat for several (one must have signed)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 || archive == "" || provenance == "" || len(publicKeys) == 0 {
+			if len(args) > 0 || archive == "" || provenanceFile == "" || len(publicKeys) == 0 {
 				return usagef("--archive, --provenance and --public-key are required")
 			}
 			data, err := os.ReadFile(archive)
@@ -63,7 +63,7 @@ Examples:
 			}
 			sum := sha256.Sum256(data)
 			digest := "sha256:" + hex.EncodeToString(sum[:])
-			envelope, err := os.ReadFile(provenance)
+			envelope, err := os.ReadFile(provenanceFile)
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ Examples:
 				return err
 			}
 			var (
-				st   *builder.Statement
+				st   *provenance.Statement
 				key  *trust.PublicKey
 				errs []error
 			)
@@ -81,14 +81,14 @@ Examples:
 				if err != nil {
 					return err
 				}
-				if st, err = builder.VerifyProvenance(envelope, der, digest); err == nil {
+				if st, err = provenance.Verify(envelope, der, digest); err == nil {
 					key = k
 					break
 				}
 				errs = append(errs, fmt.Errorf("key %s: %w", k.KeyID(), err))
 			}
 			if key == nil {
-				return fmt.Errorf("%s: %w", provenance, errors.Join(errs...))
+				return fmt.Errorf("%s: %w", provenanceFile, errors.Join(errs...))
 			}
 			p := st.Predicate.BuildDefinition.ExternalParameters
 			fmt.Fprintf(env.Stdout, "%s: verified: %s %s build %d, signed by %s\n", archive, p.Package, p.Version, p.Build, key.KeyID())

@@ -9,8 +9,8 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/review"
 )
 
 func newRebuildCheckCmd() *Command {

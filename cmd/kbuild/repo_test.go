@@ -16,7 +16,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/kubepkgmodel"
+	"kbuild.dev/kbuild/internal/kubepkgclient"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -415,10 +415,10 @@ func TestRepoWithdrawSubscribers(t *testing.T) {
 			key := keygen(t, dir, "index")
 			distDir := filepath.Join(dir, "dist")
 			os.MkdirAll(distDir, 0o755)
-			var model []kubepkgmodel.Release
+			var model []kubepkgclient.Release
 			for _, r := range tc.releases {
 				writeRecord(t, distDir, "kubevirt", r.version, r.build, "oci://127.0.0.1:5000/kubevirt", hexDigest([]byte("chart")))
-				model = append(model, kubepkgmodel.Release{Package: "kubevirt", Version: r.version, Build: r.build})
+				model = append(model, kubepkgclient.Release{Package: "kubevirt", Version: r.version, Build: r.build})
 			}
 			epochEnv(t, time.Hour)
 			site := filepath.Join(dir, "site")
@@ -429,10 +429,10 @@ func TestRepoWithdrawSubscribers(t *testing.T) {
 			if r.code != 0 {
 				t.Fatal(r)
 			}
-			before := kubepkgmodel.NewIndex(model...)
+			before := kubepkgclient.NewIndex(model...)
 			after := before.Without("kubevirt", tc.withdraw.version, tc.withdraw.build)
-			for _, c := range []string{kubepkgmodel.DefaultConstraint(tc.withdraw.version), "=" + tc.withdraw.version} {
-				cl, err := kubepkgmodel.Install(before, "kubevirt", c)
+			for _, c := range []string{kubepkgclient.DefaultConstraint(tc.withdraw.version), "=" + tc.withdraw.version} {
+				cl, err := kubepkgclient.Install(before, "kubevirt", c)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -20,6 +20,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/site"
@@ -55,11 +56,11 @@ func newServeFixture(t *testing.T) *serveFixture {
 	if err != nil {
 		t.Fatalf("Pack: %v", err)
 	}
-	img, err := builder.ChartImage(a, &chart.Metadata{APIVersion: "v2", Name: "demo", Version: "1.0.0-1", Type: "application"}, epoch)
+	img, err := oci.ChartImage(a.Data, &chart.Metadata{APIVersion: "v2", Name: "demo", Version: "1.0.0-1", Type: "application"}, epoch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := builder.NewLayoutTarget(filepath.Join(dir, "dist", "oci"), "")
+	target, err := oci.NewLayoutTarget(filepath.Join(dir, "dist", "oci"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

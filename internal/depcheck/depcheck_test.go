@@ -23,44 +23,47 @@ var allowed = map[string][]string{
 	"index": {"internal/yamlscan", "spec"},
 	"trust": {"index", "internal/atomicfile", "internal/yamlscan", "spec"},
 	// The recipe model and the pipeline: recipe needs only the spec.
-	"recipe":       {"internal/yamlbound", "spec"},
-	"recipe/draft": {"builder", "internal/atomicfile", "recipe", "sources"},
-	"sources":      {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "internal/yamlbound", "recipe", "spec"},
-	"patches":      {"internal/yamlbound", "recipe"},
-	"watch":        {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
-	"bump":         {"builder", "index", "internal/atomicfile", "internal/plainhttp", "internal/review", "recipe", "sources", "watch"},
-	"builder":      {"index", "internal/atomicfile", "internal/dist", "internal/netdeadline", "internal/ocilimit", "patches", "recipe", "releaseset", "sources", "spec", "trust"},
+	"recipe":         {"internal/yamlbound", "spec"},
+	"recipe/draft":   {"builder", "internal/atomicfile", "recipe", "sources"},
+	"sources":        {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "internal/yamlbound", "recipe", "spec"},
+	"patches":        {"internal/yamlbound", "recipe"},
+	"watch":          {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
+	"bump":           {"builder", "index", "internal/atomicfile", "internal/plainhttp", "recipe", "review", "sources", "watch"},
+	"builder":        {"builder/oci", "builder/render", "index", "internal/atomicfile", "internal/dist", "patches", "recipe", "releaseset", "sources", "spec"},
+	"builder/oci":    {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit"},
+	"builder/render": {"recipe"},
 	// What is published and how.
 	"sbom":              {"index", "spec"},
 	"sbom/trivytest":    {},
-	"site":              {"index", "internal/atomicfile", "spec"},
-	"publish":           {"builder", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/distindex", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "recipe", "sbom", "sigbundle", "site", "sources", "spec", "trust"},
-	"bundle":            {"builder", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "sigbundle", "spec", "trust"},
+	"site":              {"index", "internal/atomicfile", "sitelayout", "spec"},
+	"publish":           {"builder", "builder/oci", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "recipe", "sbom", "sigbundle", "site", "sitelayout", "sources", "spec", "trust"},
+	"bundle":            {"builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "sigbundle", "sitelayout", "spec", "trust"},
 	"bundle/nodeconfig": {"internal/atomicfile"},
 	"releaseset":        {"index", "spec"},
 	"sigbundle":         {"trust"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
-	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "spec", "trust"},
+	"provenance":        {"spec", "trust"},
+	"sitelayout":        {"internal/dist"},
+	// What changed between two builds, for reviewers (diff, bump).
+	"review": {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
+	"suite":  {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "sitelayout", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
 	"internal/addrspace":     {},
 	"internal/atomicfile":    {},
 	"internal/chartpin":      {"index", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "spec"},
-	"internal/dist":          {"spec"},
-	"internal/distindex":     {"index", "spec"},
-	"internal/fetchsite":     {"index", "internal/addrspace", "internal/netdeadline", "trust"},
+	"internal/dist":          {"index", "spec"},
+	"internal/fetchsite":     {"index", "internal/addrspace", "internal/netdeadline", "sitelayout", "trust"},
 	"internal/kubepkgclient": {},
 	"internal/netdeadline":   {},
 	"internal/ociserve":      {},
 	"internal/plainhttp":     {},
-	"internal/review":        {"builder", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
-	"internal/stacktest":     {"index", "internal/distindex"},
+	"internal/stacktest":     {"index", "internal/dist"},
 	"internal/testenv":       {},
 	"internal/testtree":      {},
 	"internal/yamlbound":     {},
 	"internal/yamlscan":      {},
 	"scripts/hostile":        {},
-	"internal/kubepkgmodel":  {},
 	"internal/upstreamtest":  {"internal/testenv"},
 	"internal/ocilimit":      {},
 }
@@ -90,7 +93,7 @@ var signing = append([]string{"filippo.io/edwards25519/..."}, leaf...)
 // small, the import paths outside the standard library and kbuild that it
 // may depend on, directly or not (a path ending in "/..." allows the tree
 // under it). The packages that fetch, build, review and publish (builder,
-// sources, patches, recipe/draft, internal/review, bundle, publish, suite,
+// sources, patches, recipe/draft, review, bundle, publish, suite,
 // internal/chartpin, sbom/trivytest, and internal/testenv, which reads
 // referrers for the end-to-end tests) depend on Helm, kyaml and the
 // registry clients by design and are not held here.
@@ -103,8 +106,8 @@ var outside = map[string][]string{
 	"evidence":               append([]string{"github.com/package-url/packageurl-go"}, signing...),
 	"sbom":                   append([]string{"github.com/package-url/packageurl-go", "github.com/CycloneDX/cyclonedx-go"}, leaf...),
 	"site":                   leaf,
+	"sitelayout":             leaf,
 	"internal/dist":          leaf,
-	"internal/distindex":     leaf,
 	"internal/fetchsite":     signing,
 	"internal/kubepkgclient": leaf,
 	"internal/stacktest":     leaf,
@@ -118,9 +121,9 @@ var outside = map[string][]string{
 	"bundle/nodeconfig":      {"github.com/BurntSushi/toml/...", "go.yaml.in/yaml/v2", "sigs.k8s.io/yaml"},
 	"examples":               {},
 	"scripts/hostile":        {},
-	"internal/kubepkgmodel":  {"github.com/Masterminds/semver/v3"},
 	"internal/ocilimit":      {},
 	"sigbundle":              signing,
+	"provenance":             signing,
 }
 
 // pkg is one package of the build graph as go list reports it.
@@ -263,4 +266,28 @@ func allowedOutside(path string, may []string) bool {
 		}
 	}
 	return false
+}
+
+// formats are the packages of kbuild that internal/ may import besides
+// its own: the formats at the bottom of the graph, and the names of a
+// site's files.
+var formats = []string{"spec", "index", "trust", "sitelayout"}
+
+// TestInternalHoldsLeaves checks that internal/ holds only helpers below
+// the libraries: each internal package imports nothing of kbuild but other
+// internal packages and the formats (spec, index, trust, sitelayout), so no feature
+// hides in internal/ above builder.
+func TestInternalHoldsLeaves(t *testing.T) {
+	g, own := graph(t)
+	for _, p := range own {
+		if !strings.HasPrefix(p, "internal/") {
+			continue
+		}
+		for _, imp := range g[module+p].imports {
+			rel, ok := strings.CutPrefix(imp, module)
+			if ok && !strings.HasPrefix(rel, "internal/") && !slices.Contains(formats, rel) {
+				t.Errorf("%s imports %s: internal/ holds helpers below the libraries; move %s out of internal/ (as review moved)", p, rel, p)
+			}
+		}
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/addrspace"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -72,7 +73,7 @@ func WithSignatureFor(name func(sha256Hex string) string) Option {
 // New returns the site of ref: a directory, a path to its index.yaml, an
 // http(s) URL of the site or of its index.yaml.
 func New(ref string, opts ...Option) (*Site, error) {
-	s := &Site{index: "index.yaml", client: &http.Client{Transport: netdeadline.Transport(http.DefaultTransport, netdeadline.DefaultIdle)}}
+	s := &Site{index: sitelayout.IndexFile, client: &http.Client{Transport: netdeadline.Transport(http.DefaultTransport, netdeadline.DefaultIdle)}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -525,7 +526,7 @@ func (s *Site) Explain(ctx context.Context, data []byte, err error) error {
 // rest stay nil, so a site of a thousand junk roots costs one fetch, and
 // index.Verify reports that first bad version.
 func (s *Site) Roots(ctx context.Context, tr *trust.Trust, first int) error {
-	latest, err := s.Fetch(ctx, "root.yaml", trust.MaxRootSize)
+	latest, err := s.Fetch(ctx, sitelayout.RootFile, trust.MaxRootSize)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -539,7 +540,7 @@ func (s *Site) Roots(ctx context.Context, tr *trust.Trust, first int) error {
 	}
 	n := r.Signed.Version
 	if n > MaxRootVersions {
-		return &trust.VerificationError{What: s.Location("root.yaml"), Err: trust.ErrTooLarge, Detail: fmt.Sprintf("root version %d; at most %d versions are supported", n, MaxRootVersions)}
+		return &trust.VerificationError{What: s.Location(sitelayout.RootFile), Err: trust.ErrTooLarge, Detail: fmt.Sprintf("root version %d; at most %d versions are supported", n, MaxRootVersions)}
 	}
 	tr.Roots = make([][]byte, n)
 	chain := trust.NewRootChain(tr, trust.VerifyOptions{})

@@ -1,5 +1,8 @@
-// Package kubepkgclient is a test helper: how a kubepkg subscriber decides
-// whether to accept a published index and its signature, encoded from
+// Package kubepkgclient is a test helper, an independent encoding of
+// kubepkg's client rules in two parts: how a subscriber decides whether to
+// accept a published index and its signature (this file: LoadWithRoot,
+// VerifyWithKeys), and what a cluster then does with the index (model.go:
+// Index, Install, Cluster). The first is encoded from
 // kubepkg's own client code (tym83/kubepkg pkg/repo: trust.go
 // LoadIndexWithRoot, Bootstrap, Update, VerifyIndex, countValid and
 // parseSignatures; sign.go Verify; index.go LoadIndex) and independent of

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/distindex"
+	"kbuild.dev/kbuild/internal/dist"
 )
 
 // Generated is the generated time of the indexes Index returns.
@@ -49,7 +49,11 @@ func Index(t testing.TB, records ...string) *index.RepositoryIndex {
 	if len(records) > 0 {
 		dir = CopyDist(t, records...)
 	}
-	x, err := distindex.Build(context.Background(), dir, Generated)
+	b := index.NewBuilder()
+	if err := dist.Add(context.Background(), b, dir); err != nil {
+		t.Fatal(err)
+	}
+	x, err := b.Index(Generated)
 	if err != nil {
 		t.Fatal(err)
 	}

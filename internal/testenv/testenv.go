@@ -9,6 +9,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,17 +65,36 @@ func isExec(p string) bool {
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
-// Shared returns the path of ../shared beside the repository root, or skips
-// the test when it is absent (a user's fresh clone has none).
+// Shared returns the path of ../shared beside the repository root. When it
+// is absent (a user's fresh clone has none) the test is skipped, and named
+// in the test command's summary (see MissingFixture); under CI (CI=true),
+// which always has ../shared, it fails instead.
 func Shared(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	dir := filepath.Join(root, "..", "shared")
+	dir := filepath.Join(RepoRoot(), "..", "shared")
 	if _, err := os.Stat(filepath.Join(dir, "spec")); err != nil {
-		t.Skipf("skipping: %s is absent", dir)
+		MissingFixture(t, dir)
 	}
 	return dir
+}
+
+// MissingFixture ends a test whose fixture under ../shared (path) is
+// absent: it fails under CI (CI=true), where the fixtures are always
+// present, and skips elsewhere, adding the test's name to
+// $KBUILD_TEST_OUTPUT/skipped-fixtures.txt, which scripts/test.sh lists
+// at the end of its run.
+func MissingFixture(t testing.TB, path string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("fixture %s is absent, and CI always has ../shared beside the repository: check out the shared fixtures there", path)
+	}
+	if out := os.Getenv("KBUILD_TEST_OUTPUT"); out != "" {
+		if f, err := os.OpenFile(filepath.Join(out, "skipped-fixtures.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(f, "%s (needs %s)\n", t.Name(), path)
+			f.Close()
+		}
+	}
+	t.Skipf("skipping: fixture %s is absent (put the shared fixtures beside the repository as ../shared to run this test)", path)
 }
 
 // RepoRoot returns the repository root.
