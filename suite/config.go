@@ -245,7 +245,11 @@ func (c *Config) MirrorRoot(dir, title string) (*publish.MirrorResult, error) {
 			rows[i].Policy = "from " + c.Suites[i-1].Name + ", when the evidence shows a " + s.Policy.String()
 		}
 	}
-	opts := []site.Option{site.WithPublished(publish.SignatureFile)}
+	compat, err := site.ListMatrices(dir)
+	if err != nil {
+		return res, err
+	}
+	opts := []site.Option{site.WithPublished(publish.SignatureFile), site.WithCompat(compat...)}
 	if exists(filepath.Join(dir, publish.RootFile)) {
 		opts = append(opts, site.WithPublished(publish.RootFile))
 	}

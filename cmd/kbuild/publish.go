@@ -277,7 +277,21 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	return f.installEvidence(ctx, env, ev, generated)
+	if err := f.installEvidence(ctx, env, ev, generated); err != nil {
+		return err
+	}
+	if !found || f.root == "" {
+		return nil
+	}
+	pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Root: f.root, Title: f.title, Now: time.Now(), Stderr: env.Stderr}
+	compat, err := pages.WriteCompat(ctx, f.root)
+	if err != nil {
+		return fmt.Errorf("the index is published, but the compatibility matrices were not written: %w", err)
+	}
+	for _, file := range compat.Matrices {
+		fmt.Fprintf(env.Stdout, "wrote %s\n", file)
+	}
+	return nil
 }
 
 // incoming is the repository's new evidence, verified, and the published

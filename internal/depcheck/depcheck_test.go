@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"releaseset":        {"index", "spec"},
 	"sigbundle":         {"trust"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
-	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "spec", "trust"},
+	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "publish", "releaseset", "site", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
 	"internal/atomicfile":    {},
