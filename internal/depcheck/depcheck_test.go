@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"patches":      {"internal/yamlbound", "recipe"},
 	"watch":        {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
 	"bump":         {"builder", "index", "internal/atomicfile", "internal/plainhttp", "internal/review", "recipe", "sources", "watch"},
-	"builder":      {"index", "internal/atomicfile", "internal/dist", "internal/netdeadline", "internal/ocilimit", "patches", "recipe", "releaseset", "sources", "spec", "trust"},
+	"builder":      {"index", "internal/atomicfile", "internal/dist", "internal/netdeadline", "internal/ocilimit", "patches", "recipe", "releaseset", "sigbundle", "sources", "spec", "trust"},
 	// What is published and how.
 	"sbom":              {"index", "spec"},
 	"sbom/trivytest":    {},
