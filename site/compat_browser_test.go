@@ -140,7 +140,7 @@ var probeRE = regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`)
 // Chromium keeps its window at least 500 px wide, while an iframe's
 // viewport, which media queries read, is exactly its width.
 const phoneHTML = `<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body style="margin:0">
-<iframe id="frame" src="%s?probe" width="%d" height="844" style="border:0;display:block"></iframe>
+<iframe id="frame" src="%s%s" width="%d" height="844" style="border:0;display:block"></iframe>
 <script>
 document.getElementById("frame").addEventListener("load", function () {
   var p = this.contentDocument.getElementById("probe");
@@ -157,7 +157,12 @@ func withProbe(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/phone.html" {
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprintf(w, phoneHTML, html.EscapeString(r.URL.Query().Get("path")), atoi(r.URL.Query().Get("w")))
+			q := r.URL.Query()
+			probe := "?probe"
+			if q.Has("shot") {
+				probe = "" // a screenshot: the page as a reader sees it
+			}
+			fmt.Fprintf(w, phoneHTML, html.EscapeString(q.Get("path")), probe, atoi(q.Get("w")))
 			return
 		}
 		if strings.HasSuffix(r.URL.Path, "/probe.js") {
@@ -265,7 +270,7 @@ func TestBrowserCompat(t *testing.T) {
 		for _, p := range []string{"/repo/compat/virt-stack.html", "/repo/testing/packages/virt-stack.html"} {
 			png := filepath.Join(outputDir(t), "compat-"+strings.NewReplacer("/", "_").Replace(strings.TrimPrefix(p, "/repo/"))+"-"+width+".png")
 			os.Remove(png)
-			if _, console := b.run("/repo/phone.html?w="+width+"&path="+p, "--screenshot="+png, "--window-size="+w); len(console) > 0 {
+			if _, console := b.run("/repo/phone.html?shot&w="+width+"&path="+p, "--screenshot="+png, "--window-size="+w); len(console) > 0 {
 				t.Errorf("console messages at %s: %s", w, strings.Join(console, "\n"))
 			}
 			if fi, err := os.Stat(png); err != nil || fi.Size() < 10000 {
