@@ -23,6 +23,7 @@ import (
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
 )
 
 // Builder builds recipes with a source fetcher into a publish target.
@@ -42,6 +43,7 @@ type Builder struct {
 	kubeVersion   string
 	workDir       string
 	adopt         bool
+	chartSigners  []trust.Signer
 }
 
 // New returns a Builder that fetches with f and publishes to t. t may be
@@ -461,6 +463,9 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 	}
 	res.Record = Record(r, chartRefs)
 	res.Info = info
+	if err := b.signCharts(ctx, res); err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", p.Dir, err)
+	}
 	if err := b.writeRecord(res); err != nil {
 		return nil, err
 	}

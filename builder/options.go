@@ -3,6 +3,8 @@ package builder
 import (
 	"runtime"
 	"time"
+
+	"kbuild.dev/kbuild/trust"
 )
 
 // Option configures a Builder.
@@ -71,6 +73,14 @@ func WithWorkDir(dir string) Option { return func(b *Builder) { b.workDir = dir 
 // build naming the first differing file. Default false: a published tag
 // with other content always fails the build.
 func WithAdopt(adopt bool) Option { return func(b *Builder) { b.adopt = adopt } }
+
+// WithChartSigners makes every chart a build publishes (pushed, reused or
+// adopted) carry, as an OCI referrer, one Sigstore bundle per signer: the
+// signature `cosign verify --key` and Flux's verify.provider: cosign check
+// (package sigbundle), as publish attaches to its charts. Default none.
+func WithChartSigners(signers ...trust.Signer) Option {
+	return func(b *Builder) { b.chartSigners = append(b.chartSigners, signers...) }
+}
 
 func defaults() *Builder {
 	return &Builder{

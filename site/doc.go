@@ -8,7 +8,9 @@
 // are absolute UTC times taken from the index, never from the clock. Every
 // link is relative, so the site works under a Pages sub-path such as
 // https://org.github.io/repo/. Pages need no JavaScript; the optional
-// search.js adds a filter box and relative expiry times.
+// search.js adds a filter box, relative expiry times and copy buttons.
+// WriteMatrices writes the compatibility matrices (compat/<name>.html at
+// the root of a site with suites) from results the caller verified.
 //
 // The package imports nothing of kbuild but index.
 package site

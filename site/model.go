@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -25,6 +26,13 @@ type page struct {
 	Expires   stamp
 	// Links are the repository-wide files linked in the footer.
 	Links []link
+	// Suite names the suite whose catalog the page is part of (WithSuites),
+	// SuiteHref links that catalog's package list and AllSuitesHref the
+	// site root's page of suites, when there is one.
+	Suite, SuiteHref, AllSuitesHref string
+	// Banner, when set, is shown instead of the index's expiry (pages that
+	// are not one index's, as the compatibility matrices).
+	Banner string
 }
 
 // stamp is an absolute UTC time; ISO is empty for the zero time.
@@ -68,6 +76,8 @@ type snippet struct {
 	// CmdBefore and CmdAfter are the kubepkg repo add command around
 	// SiteURL, when there is one.
 	CmdBefore, CmdAfter string
+	// Keys are the key files the command names, linked.
+	Keys []link
 }
 
 type packagePage struct {
@@ -88,6 +98,11 @@ type packagePage struct {
 	// Referrers is whether every version's SBOM and provenance are OCI
 	// referrers of its charts (WithReferrers).
 	Referrers bool
+	// Compat links the compatibility matrices of the package and of the
+	// release sets it is a member of.
+	Compat []link
+	// IsSet is whether the newest version is a release set.
+	IsSet bool
 }
 
 // MaxDetailed is how many of a package's versions, newest first, its page
@@ -126,6 +141,27 @@ type versionView struct {
 	// (WithReferrers).
 	Discover []string
 	Snippet  snippet
+	// Set is the release set this version is, with its members.
+	Set *setView
+}
+
+// setView is a release set: the exact builds it pins, each with its
+// images, and its set digest when the index lists the set whole.
+type setView struct {
+	Digest  string
+	Members []memberView
+	// CompatHref links the set's compatibility matrix, when it has one.
+	CompatHref string
+}
+
+type memberView struct {
+	Package, Version, Href string
+	Build                  int
+	// Digest is the member's spec digest; Missing says the index does not
+	// hold the build.
+	Digest  string
+	Missing bool
+	Images  []imageView
 }
 
 type permissionsView struct {
@@ -197,6 +233,15 @@ func newPage(idx *index.RepositoryIndex, o *options, title, root string) page {
 			p.Links = append(p.Links, link{Href: root + f, Text: f})
 		}
 	}
+	for _, k := range keyFiles(o) {
+		p.Links = append(p.Links, link{Href: root + k, Text: k})
+	}
+	if s := o.suites; s != nil && s.This != "" {
+		p.Suite, p.SuiteHref = s.This, root+"index.html"
+		if s.List {
+			p.AllSuitesHref = root + "../index.html"
+		}
+	}
 	return p
 }
 
@@ -236,13 +281,18 @@ func newPackagePage(idx *index.RepositoryIndex, name string, o *options) package
 		HomeLink:    strings.HasPrefix(pkg.Home, "https://") || strings.HasPrefix(pkg.Home, "http://"),
 		HasSuites:   o.suites != nil,
 		Referrers:   o.referrers,
+		Compat:      compatLinks(idx, name, o, "../"),
 	}
 	for i, v := range pkg.Versions {
 		vv := versionView{ID: fmt.Sprintf("v%s-%d", v.Version, v.Build), Version: v.Version, Build: v.Build, Digest: v.Digest, Rollback: newRollback(v.Spec.Rollback)}
 		if i < MaxDetailed {
 			vv = newVersionView(name, v, i == 0, o)
 			vv.Detailed = true
+			vv.Set = newSetView(idx, name, v, o)
 			pp.Detailed = i + 1
+			if i == 0 {
+				pp.IsSet = vv.Set != nil
+			}
 		}
 		vv.Suites = o.badges(name, v.Version, v.Build, v.Digest, true, false)
 		pp.Versions = append(pp.Versions, vv)
@@ -255,6 +305,43 @@ func newPackagePage(idx *index.RepositoryIndex, name string, o *options) package
 		}
 	}
 	return pp
+}
+
+// newSetView returns the members of v when it is a release set, each
+// linked to its version on its own page, with its images; nil otherwise.
+func newSetView(idx *index.RepositoryIndex, name string, v index.IndexVersion, o *options) *setView {
+	members, isSet, err := index.SetMembers(&v.Spec)
+	if !isSet || err != nil {
+		return nil
+	}
+	sv := &setView{}
+	for _, sd := range idx.Sets {
+		if sd.Package == name && sd.Version == v.Version && sd.Build == v.Build {
+			sv.Digest = sd.Digest
+		}
+	}
+	if o.suites != nil && o.suites.This != "" && slices.Contains(o.suites.Compat, name) {
+		sv.CompatHref = "../../" + CompatPath(name) + fmt.Sprintf("#v%s-%d", v.Version, v.Build)
+	}
+	for _, m := range members {
+		mv := memberView{Package: m.Package, Version: m.Version, Build: m.Build, Href: m.Package + ".html"}
+		e := idx.Find(m.Package, m.Version, m.Build)
+		if e == nil {
+			mv.Missing = true
+		} else {
+			mv.Version, mv.Digest = e.Version, e.Digest
+			mv.Href += fmt.Sprintf("#v%s-%d", e.Version, e.Build)
+			for _, img := range e.Spec.Images {
+				ref, dgst, _ := strings.Cut(img, "@")
+				mv.Images = append(mv.Images, imageView{Name: ref, Digest: dgst})
+			}
+		}
+		if idx.Packages[m.Package] == nil {
+			mv.Href = ""
+		}
+		sv.Members = append(sv.Members, mv)
+	}
+	return sv
 }
 
 func newVersionView(name string, v index.IndexVersion, newest bool, o *options) versionView {

@@ -29,6 +29,7 @@ type options struct {
 	counts        map[string]int
 	suites        *Suites
 	referrers     bool
+	compat        []string
 }
 
 // WithPages limits the package pages Write writes to those of the packages
@@ -158,7 +159,8 @@ func Files(idx *index.RepositoryIndex) []string {
 
 // Write writes the catalog for idx, an index already verified, into dir
 // next to index.yaml: index.html, packages/<name>.html for each package,
-// style.css, search.js and favicon.svg. Versions are shown newest first
+// style.css, search.js and favicon.svg, and with WithRootKeys the root
+// keys as keys/root-key-<n>.pub, which the kubepkg repo add command names. Versions are shown newest first
 // whatever their order in idx, which Write does not modify. Each file is
 // written to a temporary file and renamed into place, so a reader never
 // sees a partial page; Write removes nothing, including pages of packages
@@ -200,7 +202,12 @@ func Write(dir string, idx *index.RepositoryIndex, opts ...Option) error {
 		}
 		files[f] = b
 	}
-	for _, f := range Files(idx) {
+	names := Files(idx)
+	for i, k := range o.rootKeys {
+		files[rootKeyFile(i)] = []byte(strings.TrimRight(k, "\n") + "\n")
+		names = append(names, rootKeyFile(i))
+	}
+	for _, f := range names {
 		if files[f] == nil {
 			continue // a page not asked for (WithPages)
 		}

@@ -2,6 +2,7 @@ package site
 
 import (
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,7 @@ func repositorySnippet(o *options, root string) snippet {
 		fmt.Fprintf(&after, "\n  trust:\n    rootThreshold: %d\n    rootKeys:", max(o.rootThreshold, 1))
 		writePEMList(&after, "      ", o.rootKeys)
 		for i := range o.rootKeys {
-			fmt.Fprintf(&cmd, " --root-key root-key-%d.pub", i+1)
+			fmt.Fprintf(&cmd, " --root-key %s", path.Base(rootKeyFile(i)))
 		}
 		fmt.Fprintf(&cmd, " --root-threshold %d", max(o.rootThreshold, 1))
 	case len(o.publicKeys) > 0:
@@ -39,7 +40,12 @@ func repositorySnippet(o *options, root string) snippet {
 		after.WriteString("\n  # publicKeys: the PEM public keys that sign index.yaml (keys/*.pub beside it)")
 		cmd.WriteString(" --public-key index.pub")
 	}
+	var keys []link
+	for _, k := range keyFiles(o) {
+		keys = append(keys, link{Href: root + k, Text: k})
+	}
 	return snippet{
+		Keys:        keys,
 		Before:      fmt.Sprintf("apiVersion: %s\nkind: Repository\nmetadata:\n  name: %s\nspec:\n  url: ", clusterAPIVersion, name),
 		SiteURL:     base + "/index.yaml",
 		Placeholder: ph,
@@ -48,6 +54,27 @@ func repositorySnippet(o *options, root string) snippet {
 		CmdBefore:   "# or, with the key file(s) saved beside you:\nkubepkg repo add " + name + " ",
 		CmdAfter:    cmd.String(),
 	}
+}
+
+// rootKeyFile is the site path of the PEM of root key i (from 0), which
+// Write publishes so that the kubepkg repo add command names files a
+// subscriber can download.
+func rootKeyFile(i int) string { return fmt.Sprintf("keys/root-key-%d.pub", i+1) }
+
+// keyFiles are the site paths of the key files the snippets name: the
+// root keys Write publishes, or keys/index.pub, which publish writes
+// when one key signs the index.
+func keyFiles(o *options) []string {
+	var out []string
+	switch {
+	case len(o.rootKeys) > 0:
+		for i := range o.rootKeys {
+			out = append(out, rootKeyFile(i))
+		}
+	case len(o.publicKeys) == 1:
+		out = append(out, "keys/index.pub")
+	}
+	return out
 }
 
 // writePEMList writes keys as a YAML list of literal blocks at indent.

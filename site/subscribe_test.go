@@ -1,6 +1,9 @@
 package site
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -223,5 +226,28 @@ func TestGitOpsSnippets(t *testing.T) {
 	// nothing to follow.
 	if cv := newChartView("c", &spec.ChartRef{Repository: "oci://r", Name: "c", Version: "1.0.0-1", Digest: "sha256:bb"}, "c", "", &options{manifests: map[string]string{}}); cv.Flux != "" || cv.ArgoCD != "" || cv.Follow != nil {
 		t.Errorf("snippets without a manifest digest or suites: %q %q %+v", cv.Flux, cv.ArgoCD, cv.Follow)
+	}
+}
+
+// TestRootKeyFiles: the command for root subscribers names key files the
+// site publishes, and the catalog links them: each holds its root key.
+func TestRootKeyFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(dir, testIndex(t), WithRootKeys(2, testPEM1, testPEM2)); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pem := range []string{testPEM1, testPEM2} {
+		name := fmt.Sprintf("root-key-%d.pub", i+1)
+		got, err := os.ReadFile(filepath.Join(dir, "keys", name))
+		if err != nil || strings.TrimSpace(string(got)) != strings.TrimSpace(pem) {
+			t.Errorf("keys/%s = %q, %v; want root key %d", name, got, err, i+1)
+		}
+		if !strings.Contains(string(page), "--root-key "+name) || !strings.Contains(string(page), `<a href="keys/`+name+`">keys/`+name+`</a>`) {
+			t.Errorf("index.html does not name and link keys/%s", name)
+		}
 	}
 }

@@ -27,6 +27,13 @@ type Suites struct {
 	// spec digest) to the suites that hold it or withdrew it, filled by Add
 	// from each suite's verified index.
 	Held, Withdrawn map[string][]string
+	// List is whether the site root has the page of suites (WriteSuites):
+	// every page then links it.
+	List bool
+	// Compat names the packages and release sets that have a
+	// compatibility matrix at the site root (WriteMatrices): their pages,
+	// and those of a set's members, link it.
+	Compat []string
 }
 
 // buildKey names one build of a package by its spec digest, as the keys
@@ -137,6 +144,8 @@ type suitesPage struct {
 	Suites []suiteRowView
 	// KeyHref links the public key beside the first suite with an index.
 	KeyHref string
+	// Compat links the compatibility matrices (WithCompat).
+	Compat []link
 }
 
 type suiteRowView struct {
@@ -163,6 +172,11 @@ func WriteSuites(dir string, idx *index.RepositoryIndex, rows []SuiteRow, opts .
 		p = newPage(idx, o, p.Title, "")
 	}
 	sp := suitesPage{page: p}
+	for _, n := range slices.Sorted(slices.Values(o.compat)) {
+		if index.CheckPackageName(n) == nil {
+			sp.Compat = append(sp.Compat, link{Href: CompatPath(n), Text: n})
+		}
+	}
 	for _, r := range rows {
 		if err := index.CheckPackageName(r.Name); err != nil {
 			return fmt.Errorf("site %s: suite: %w", dir, err)

@@ -246,7 +246,11 @@ func (c *Config) MirrorRoot(dir, title string) (*publish.MirrorResult, error) {
 			rows[i].Policy = "from " + c.Suites[i-1].Name + ", when the evidence shows a " + s.Policy.String()
 		}
 	}
-	opts := []site.Option{site.WithPublished(sitelayout.SignatureFile)}
+	compat, err := site.ListMatrices(dir)
+	if err != nil {
+		return res, err
+	}
+	opts := []site.Option{site.WithPublished(sitelayout.SignatureFile), site.WithCompat(compat...)}
 	if exists(filepath.Join(dir, sitelayout.RootFile)) {
 		opts = append(opts, site.WithPublished(sitelayout.RootFile))
 	}

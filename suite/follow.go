@@ -21,6 +21,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
+	"kbuild.dev/kbuild/internal/ocilimit"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/trust"
@@ -41,6 +42,13 @@ import (
 
 // chartLayerMediaType is a Helm chart archive's layer media type.
 const chartLayerMediaType = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+
+// MaxFollowReferrers is the most referrers of one chart Follow copies: a
+// chart carries a few Sigstore bundles (signature, SBOM, provenance, one
+// per signing key and re-signing) and its evidence, far fewer; a longer
+// list (the list itself is capped at ocilimit.MaxManifest) is refused
+// before any is read.
+const MaxFollowReferrers = 1000
 
 // maxFollowManifest caps a manifest Follow reads.
 const maxFollowManifest = 4 << 20
@@ -91,7 +99,7 @@ func Follow(ctx context.Context, x *index.RepositoryIndex, suite string, o Follo
 		o.Timeout = time.Minute
 	}
 	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(o.Keychain),
-		remote.WithTransport(netdeadline.Transport(remote.DefaultTransport, o.Timeout))}
+		remote.WithTransport(ocilimit.Transport(netdeadline.Transport(remote.DefaultTransport, o.Timeout)))}
 	type pin struct{ tag, archive string }
 	want := map[string]map[string]pin{} // follow repository -> tag -> pin
 	src := map[string]string{}          // follow repository -> chart repository
@@ -246,6 +254,10 @@ func copyReferrers(subject name.Digest, to name.Repository, ropts []remote.Optio
 	m, err := idx.IndexManifest()
 	if err != nil {
 		return fmt.Errorf("%w: referrers of %s: %w", ErrFollow, subject, err)
+	}
+	if len(m.Manifests) > MaxFollowReferrers {
+		return fmt.Errorf("%w: %s has %d referrers, more than the %d a chart's signatures, attestations and evidence need; nothing of them was copied: delete the extra referrers in %s (they were not pushed by kbuild)",
+			ErrFollow, subject, len(m.Manifests), MaxFollowReferrers, subject.Context())
 	}
 	for _, r := range m.Manifests {
 		dst := to.Digest(r.Digest.String())

@@ -1,12 +1,11 @@
 package suite
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,85 +13,95 @@ import (
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/releaseset"
+	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
 
-// MatrixDir holds the compatibility matrix of each release set:
-// MatrixDir/<set>.html.
-const MatrixDir = "compat"
+// MatrixDir holds the compatibility matrix of each package and release
+// set with evidence: MatrixDir/<name>.html (site.CompatDir).
+const MatrixDir = site.CompatDir
 
 // Untested is the result of a cell without evidence.
-const Untested = "untested"
+const Untested = site.Untested
 
-// Matrix is the compatibility matrix of one release set: a row per set
-// version a suite holds, a column per environment tested.
-type Matrix struct {
-	Set  string
-	Envs []string
-	Rows []MatrixRow
-}
+// Matrix is the compatibility matrix of one package or release set: a row
+// per version a suite holds, a cell per environment tested.
+type Matrix = site.Matrix
 
-// MatrixRow is one set version.
-type MatrixRow struct {
-	Version string
-	Build   int
-	// Digest is the set digest.
-	Digest string
-	// Cells are by Envs.
-	Cells []MatrixCell
-	// Suites hold the version; Supported are those of them (after the
-	// first) whose policy its evidence meets.
-	Suites, Supported []string
-}
+// MatrixRow is one version of a Matrix.
+type MatrixRow = site.MatrixRow
 
-// MatrixCell is one result: evidence.Pass, evidence.Fail or Untested,
-// with the evidence file relative to the site.
-type MatrixCell struct {
-	Result string
-	File   string
-}
+// MatrixCell is one result, with the evidence file relative to the site.
+type MatrixCell = site.MatrixCell
 
 // Matrices reads every suite of the site as Promote reads them and the
-// evidence, and returns the matrix of each release set a suite holds,
-// sorted by name. Evidence that does not verify is not shown.
-func Matrices(ctx context.Context, site string, c *Config, rootFile string, now time.Time) ([]Matrix, error) {
+// evidence under <site>/evidence/, and returns the matrix of each package
+// and release set a suite holds a version of with evidence, sorted by
+// name. Evidence that does not verify (against the qa role of the root in
+// rootFile, and the digests the suite's index pins) is not shown. A cell
+// shows the lifecycle phases the evidence lists among its tests
+// (site.PhasesOf), or its result alone.
+func Matrices(ctx context.Context, siteDir string, c *Config, rootFile string, now time.Time) ([]Matrix, error) {
 	root, first, err := loadChain(rootFile)
 	if err != nil {
+		return nil, err
+	}
+	tested, err := testedDirs(siteDir)
+	if err != nil || len(tested) == 0 {
 		return nil, err
 	}
 	type held struct {
 		x      *index.RepositoryIndex
 		digest string
+		set    bool
 		suites []string
 	}
-	sets := map[evidence.Target]*held{}
+	targets := map[evidence.Target]*held{}
 	for _, s := range c.Suites {
-		pub, err := publish.ReadIndexAt(ctx, filepath.Join(site, s.Name), &trust.Trust{TrustedRoot: first}, now)
+		pub, err := publish.ReadIndexAt(ctx, filepath.Join(siteDir, s.Name), &trust.Trust{TrustedRoot: first}, now)
 		if errors.Is(err, fetchsite.ErrNotFound) {
 			continue // nothing promoted into it yet
 		}
 		if err != nil {
 			return nil, fmt.Errorf("suite %s: %w", s.Name, err)
 		}
-		for _, sd := range pub.Verified.Index.Sets {
-			t := evidence.Target{Package: sd.Package, Version: sd.Version, Build: sd.Build}
-			h := sets[t]
-			if h == nil {
-				h = &held{x: pub.Verified.Index, digest: sd.Digest}
-				sets[t] = h
+		x := pub.Verified.Index
+		sets := map[evidence.Target]string{}
+		for _, sd := range x.Sets {
+			sets[evidence.Target{Package: sd.Package, Version: sd.Version, Build: sd.Build}] = sd.Digest
+		}
+		for name, p := range x.Packages {
+			if p == nil {
+				continue
 			}
-			h.suites = append(h.suites, s.Name)
+			for _, v := range p.Versions {
+				t := evidence.Target{Package: name, Version: v.Version, Build: v.Build}
+				if !tested[evidenceDir(t)] {
+					continue
+				}
+				h := targets[t]
+				if h == nil {
+					h = &held{x: x, digest: v.Digest}
+					if d, ok := sets[t]; ok {
+						h.digest, h.set = d, true
+					} else if _, isSet, _ := releaseset.Members(&v.Spec); isSet {
+						continue // a set the suite does not hold whole
+					}
+					targets[t] = h
+				}
+				h.suites = append(h.suites, s.Name)
+			}
 		}
 	}
-	bySet := map[string]*Matrix{}
+	byName := map[string]*Matrix{}
 	results := map[evidence.Target]map[string]MatrixCell{}
-	for t, h := range sets {
-		files, err := evidenceFiles(site, t)
+	for t, h := range targets {
+		files, err := evidenceFiles(siteDir, t)
 		if err != nil {
 			return nil, err
 		}
@@ -109,20 +118,25 @@ func Matrices(ctx context.Context, site string, c *Config, rootFile string, now 
 				continue
 			}
 			ev = append(ev, v)
-			rel, _ := filepath.Rel(site, f)
-			res[evidence.EnvString(v.Env)] = MatrixCell{Result: v.Result, File: filepath.ToSlash(rel)}
+			rel, _ := filepath.Rel(siteDir, f)
+			pr := v.Statement.Predicate
+			res[evidence.EnvString(v.Env)] = MatrixCell{Result: v.Result, File: filepath.ToSlash(rel), Env: v.Env, Phases: site.PhasesOf(pr.PassedTests, pr.FailedTests)}
+		}
+		if len(res) == 0 {
+			continue
 		}
 		results[t] = res
+		slices.SortFunc(h.suites, func(a, b string) int { return c.Index(a) - c.Index(b) })
 		row := MatrixRow{Version: t.Version, Build: t.Build, Digest: h.digest, Suites: h.suites}
 		for _, name := range h.suites {
 			if p := c.Suites[c.Index(name)].Policy; p != nil && p.Evaluate(t, ev) == nil {
 				row.Supported = append(row.Supported, name)
 			}
 		}
-		m := bySet[t.Package]
+		m := byName[t.Package]
 		if m == nil {
-			m = &Matrix{Set: t.Package}
-			bySet[t.Package] = m
+			m = &Matrix{Package: t.Package, Set: h.set}
+			byName[t.Package] = m
 		}
 		for env := range res {
 			if !slices.Contains(m.Envs, env) {
@@ -132,7 +146,7 @@ func Matrices(ctx context.Context, site string, c *Config, rootFile string, now 
 		m.Rows = append(m.Rows, row)
 	}
 	var out []Matrix
-	for _, m := range bySet {
+	for _, m := range byName {
 		slices.Sort(m.Envs)
 		slices.SortFunc(m.Rows, func(a, b MatrixRow) int {
 			if c := compareVersions(b.Version, a.Version); c != 0 {
@@ -142,7 +156,7 @@ func Matrices(ctx context.Context, site string, c *Config, rootFile string, now 
 		})
 		for i := range m.Rows {
 			r := &m.Rows[i]
-			res := results[evidence.Target{Package: m.Set, Version: r.Version, Build: r.Build}]
+			res := results[evidence.Target{Package: m.Package, Version: r.Version, Build: r.Build}]
 			for _, env := range m.Envs {
 				cell, ok := res[env]
 				if !ok {
@@ -153,36 +167,100 @@ func Matrices(ctx context.Context, site string, c *Config, rootFile string, now 
 		}
 		out = append(out, *m)
 	}
-	slices.SortFunc(out, func(a, b Matrix) int { return strings.Compare(a.Set, b.Set) })
+	slices.SortFunc(out, func(a, b Matrix) int { return strings.Compare(a.Package, b.Package) })
 	return out, nil
 }
 
-var matrixPage = template.Must(template.New("matrix").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Set}}: compatibility</title>
-<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em}
-.pass{background:#d4f7d4}.fail{background:#f7d4d4}.untested{color:#888}.badge{background:#2a7;color:#fff;border-radius:.3em;padding:0 .4em}</style></head>
-<body><h1>{{.Set}}: compatibility</h1>
-<table><thead><tr><th>version</th><th>suites</th>{{range .Envs}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .Rows}}<tr><td>{{.Version}} build {{.Build}}<br><small>{{.Digest}}</small></td><td>{{range .Suites}}{{.}} {{end}}{{range .Supported}}<span class="badge">supported in {{.}}</span> {{end}}</td>{{range .Cells}}<td class="{{.Result}}">{{if .File}}<a href="../{{.File}}">{{.Result}}</a>{{else}}{{.Result}}{{end}}</td>{{end}}</tr>
-{{end}}</tbody></table></body></html>
-`))
+// evidenceDir is the directory of t's evidence, relative to the site.
+func evidenceDir(t evidence.Target) string {
+	return path.Dir(sitelayout.EvidenceFile(t.Package, t.Version, t.Build, "x"))
+}
 
-// WriteMatrices writes each matrix to the site as MatrixDir/<set>.html,
-// through a temporary file and a rename, and returns the files written.
-func WriteMatrices(site string, ms []Matrix) ([]string, error) {
-	var files []string
-	for _, m := range ms {
-		var b bytes.Buffer
-		if err := matrixPage.Execute(&b, m); err != nil {
-			return nil, err
-		}
-		p := filepath.Join(site, MatrixDir, m.Set+".html")
-		if err := atomicfile.WriteFile(p, b.Bytes(), 0o644); err != nil {
-			return nil, err
-		}
-		files = append(files, p)
+// testedDirs returns the evidence directories of the site (relative,
+// slash-separated), so that only versions with evidence are looked at.
+func testedDirs(siteDir string) (map[string]bool, error) {
+	entries, err := os.ReadDir(filepath.Join(siteDir, sitelayout.EvidenceDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
-	return files, nil
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, e := range entries {
+		if e.IsDir() {
+			out[sitelayout.EvidenceDir+"/"+e.Name()] = true
+		}
+	}
+	return out, nil
+}
+
+// WriteMatrices writes each matrix to the site as MatrixDir/<name>.html
+// (site.WriteMatrices, styled as the catalogs, with the suites of c),
+// removes the matrices of packages no longer tested, and returns the
+// names whose matrix appeared or went.
+func WriteMatrices(siteDir string, c *Config, title string, ms []Matrix) ([]string, error) {
+	opts := []site.Option{site.WithSuites(&site.Suites{Names: c.Names(), List: c.RootSuite != ""})}
+	if title != "" {
+		opts = append(opts, site.WithTitle(title))
+	}
+	return site.WriteMatrices(siteDir, ms, opts...)
+}
+
+// Compat is what WriteCompat did.
+type Compat struct {
+	// Matrices are the matrices written, as files.
+	Matrices []string
+	// Refreshed are the suites whose pages were rewritten to link a matrix
+	// that appeared or to unlink one that went.
+	Refreshed []string
+}
+
+// WriteCompat writes the compatibility matrices of the site from its
+// evidence (Matrices, with the root in rootFile), and when a matrix
+// appeared or went, rewrites the pages that link it in every suite (the
+// package's and, for a set, its members'; WithSuites' Suites.Compat) and
+// the page of suites, without re-signing. Publish calls it after
+// installing new evidence, promote after a promotion.
+func (pg *Pages) WriteCompat(ctx context.Context, rootFile string) (*Compat, error) {
+	ms, err := Matrices(ctx, pg.Site, pg.Config, rootFile, pg.Now)
+	if err != nil {
+		return nil, err
+	}
+	changed, err := WriteMatrices(pg.Site, pg.Config, pg.Title, ms)
+	if err != nil {
+		return nil, err
+	}
+	out := &Compat{}
+	for _, m := range ms {
+		out.Matrices = append(out.Matrices, filepath.Join(pg.Site, filepath.FromSlash(site.CompatPath(m.Package))))
+	}
+	if len(changed) == 0 {
+		return out, nil
+	}
+	names := slices.Clone(changed)
+	for _, s := range pg.Config.Names() {
+		pub, err := publish.ReadIndexAt(ctx, filepath.Join(pg.Site, s), trust.SignedBy(pg.Signers...), pg.Now)
+		if err != nil {
+			continue // not there yet, or Holdings warns of it
+		}
+		for _, sd := range pub.Verified.Index.Sets {
+			if slices.Contains(changed, sd.Package) {
+				for _, m := range sd.Members {
+					names = append(names, m.Package)
+				}
+			}
+		}
+	}
+	if out.Refreshed, err = pg.Refresh(ctx, "", names); err != nil {
+		return out, err
+	}
+	if pg.Config.RootSuite != "" && exists(filepath.Join(pg.Site, sitelayout.IndexFile)) {
+		if _, err := pg.Config.MirrorRoot(pg.Site, pg.Title); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // loadChain reads the root in file and root version 1 beside it (the

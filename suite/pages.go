@@ -46,7 +46,12 @@ type Pages struct {
 // not verify is left out with a warning (its badges are not shown), so
 // one broken suite does not stop a publish into another.
 func (pg *Pages) Holdings(ctx context.Context, this string) (*site.Suites, error) {
-	s := &site.Suites{This: this, Names: pg.Config.Names()}
+	s := &site.Suites{This: this, Names: pg.Config.Names(), List: pg.Config.RootSuite != ""}
+	compat, err := site.ListMatrices(pg.Site)
+	if err != nil {
+		return nil, err
+	}
+	s.Compat = compat
 	for _, name := range s.Names {
 		if name == this {
 			continue

@@ -74,6 +74,8 @@ type PublishResult struct {
 	// files written into SITE/evidence/.
 	Attached []string
 	Evidence []*Incoming
+	// Compat are the compatibility matrices written (with Root).
+	Compat []string
 }
 
 // Run publishes recipesDir, in this order: the suites file is read and
@@ -130,14 +132,23 @@ func (a *Publish) Run(ctx context.Context, recipesDir string) (*PublishResult, e
 		}
 		res.RootSuite = c.RootSuite
 	}
-	if ev == nil {
+	if ev != nil {
+		res.Attached, err = InstallIncoming(ctx, ev.files, a.Site, ev.pub, a.Generated, a.PlainHTTP, a.Timeout)
+		if err != nil {
+			return res, fmt.Errorf("the index is published, but: %w", err)
+		}
+		res.Evidence = ev.files
+	}
+	if !found || a.Root == "" {
 		return res, nil
 	}
-	res.Attached, err = InstallIncoming(ctx, ev.files, a.Site, ev.pub, a.Generated, a.PlainHTTP, a.Timeout)
+	// The compatibility matrices: what the evidence says of each version.
+	pages := &Pages{Site: a.Site, Config: c, Signers: a.Signers, Root: a.Root, Title: a.Title, Now: time.Now(), Stderr: a.Stderr}
+	compat, err := pages.WriteCompat(ctx, a.Root)
 	if err != nil {
-		return res, fmt.Errorf("the index is published, but: %w", err)
+		return res, fmt.Errorf("the index is published, but the compatibility matrices were not written: %w", err)
 	}
-	res.Evidence = ev.files
+	res.Compat = compat.Matrices
 	return res, nil
 }
 

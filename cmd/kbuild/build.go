@@ -12,9 +12,10 @@ import (
 
 func newBuildCmd() *Command {
 	var f buildFlags
+	var keys signerFlags
 	return &Command{
 		Name:    "build",
-		Usage:   "kbuild build DIR... [--registry oci://HOST/PATH] [-o DIST]",
+		Usage:   "kbuild build DIR... [--registry oci://HOST/PATH] [-o DIST] [--sign-key FILE]...",
 		Summary: "Build recipes into reproducible charts, push them and write build records.",
 		Help: `Each DIR is a recipe directory or a directory of them. For every recipe,
 build fetches and verifies the sources, assembles and packs each chart
@@ -22,7 +23,11 @@ byte-reproducibly (SOURCE_DATE_EPOCH sets the timestamps; default 1970),
 checks the rendered charts against the recipe, pushes the charts to
 <registry>/<package>/<chart>:<version>-<build> and writes
 DIST/<name>-<version>-<build>.yaml (the build record that 'kbuild repo index'
-reads) with a .build.yaml sidecar recording the resolved sources.
+reads) with a .build.yaml sidecar recording the resolved sources. With
+--sign-key or --sign-key-env (the repository's index key), every chart
+also carries its cosign signature as an OCI referrer (a Sigstore bundle),
+as 'kbuild publish' signs its charts, so 'cosign verify --key index.pub
+--insecure-ignore-tlog=true' and Flux's verify.provider: cosign pass.
 
 A published version never changes: if the tag exists with the same content it
 is reused; with different content the build fails and asks for a new build
@@ -48,6 +53,9 @@ Examples:
   # build and push to a registry on loopback
   kbuild build recipes/kubevirt --registry oci://127.0.0.1:5000/packages --plain-http
 
+  # push charts signed for cosign with the repository's key
+  kbuild build recipes/ --registry oci://ghcr.io/example/packages --sign-key-env KBUILD_SIGN_KEY
+
   # take over charts kubepkg already pushed for these versions and builds
   kbuild build recipes/ --registry oci://ghcr.io/example/packages --adopt
 
@@ -56,10 +64,15 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			f.addFlags(fs)
 			f.addPublishFlags(fs)
+			keys.addFlags(fs, "each chart pushed, for cosign")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 0 {
 				return usagef("name at least one recipe directory")
+			}
+			signers, err := keys.signers(env)
+			if err != nil {
+				return err
 			}
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
@@ -69,7 +82,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, t, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline))
+			b, err := f.builder(env, t, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline), builder.WithChartSigners(signers...))
 			if err != nil {
 				return err
 			}

@@ -137,15 +137,12 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 	for _, s := range out.Refreshed {
 		fmt.Fprintf(env.Stdout, "rewrote the pages of suite %s\n", s)
 	}
-	ms, err := suite.Matrices(ctx, f.site, c, f.root, time.Now())
+	pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Root: f.root, Now: time.Now(), Stderr: env.Stderr}
+	compat, err := pages.WriteCompat(ctx, f.root)
 	if err != nil {
 		return fmt.Errorf("the promotion is signed, but the compatibility matrices were not written: %w", err)
 	}
-	files, err := suite.WriteMatrices(f.site, ms)
-	if err != nil {
-		return fmt.Errorf("the promotion is signed, but the compatibility matrices were not written: %w", err)
-	}
-	for _, file := range files {
+	for _, file := range compat.Matrices {
 		fmt.Fprintf(env.Stdout, "wrote %s\n", file)
 	}
 	return nil

@@ -90,12 +90,20 @@ func TestAttestPromote(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(r.stdout, "wrote "+filepath.Join(site, "compat", "foreman-stack.html")) {
+	// The matrix of foreman, the one version with evidence: its suites,
+	// the environment, the result and the phases its tests name.
+	if !strings.Contains(r.stdout, "wrote "+filepath.Join(site, "compat", "foreman.html")) {
 		t.Errorf("promote wrote no compatibility matrix: %s", r)
 	}
-	if page := readFile(t, filepath.Join(site, "compat", "foreman-stack.html")); !strings.Contains(page, "3.15.0 build 1") {
-		t.Errorf("the matrix lacks the set in unstable:\n%s", page)
+	page := readFile(t, filepath.Join(site, "compat", "foreman.html"))
+	mustContain(t, "compat/foreman.html", page, `<h2>3.15.0 <span class="build">build 1</span></h2>`,
+		`<a href="../testing/packages/foreman.html#v3.15.0-1">testing</a>`,
+		`<td data-label="Kubernetes">1.33</td><td data-label="Arch">amd64</td><td data-label="Other">runtime=containerd</td>`,
+		`<span class="badge phase passed">install ✓</span> <span class="badge phase passed">upgrade ✓</span>`)
+	if _, err := os.Stat(filepath.Join(site, "compat", "foreman-stack.html")); err == nil {
+		t.Error("a matrix of foreman-stack, which has no evidence")
 	}
+	mustContain(t, "testing/packages/foreman.html", readFile(t, filepath.Join(site, "testing", "packages", "foreman.html")), `<a href="../../compat/foreman.html">foreman</a>`)
 	r = promote("stable")
 	if r.code != exitRefused || !strings.Contains(r.stderr, "promotion refused: foreman 3.15.0 build 1 does not meet the policy") || !strings.Contains(r.stderr, "no pass on arm64") ||
 		!strings.Contains(r.stderr, "the pass on arch=amd64,kubernetes=1.33,runtime=containerd lists no rollback test") {

@@ -24,6 +24,9 @@ func printPublished(env *Env, site string, res *suite.PublishResult, signers []t
 	for _, e := range res.Evidence {
 		fmt.Fprintf(env.Stdout, "wrote %s: %s from %s (%s)\n", filepath.Join(site, filepath.FromSlash(e.Dest)), e.Verified.Target, e.Src, e.Digest)
 	}
+	for _, file := range res.Compat {
+		fmt.Fprintf(env.Stdout, "wrote %s\n", file)
+	}
 }
 
 // printSigned prints what a publish, index or withdraw wrote and signed.

@@ -90,6 +90,20 @@ func TestPublishEvidence(t *testing.T) {
 	if got := readFile(t, filepath.Join(work, dest)); got != envelope {
 		t.Error("the site's evidence is not the committed file byte for byte")
 	}
+	// The publish that brought the evidence wrote the compatibility matrix
+	// and linked it from the package's page and the page of suites.
+	if !strings.Contains(r.stdout, "wrote "+filepath.Join("site", "compat", "smart-proxy.html")) {
+		t.Errorf("publish with evidence wrote no compatibility matrix: %s", r)
+	}
+	for file, want := range map[string]string{
+		"site/compat/smart-proxy.html":            `<a href="../evidence/smart-proxy-3.14.0-1/arch=amd64,kubernetes=1.33,runtime=containerd.intoto.json">pass</a>`,
+		"site/unstable/packages/smart-proxy.html": `<a href="../../compat/smart-proxy.html">smart-proxy</a>`,
+		"site/index.html":                         `<li><a href="compat/smart-proxy.html">smart-proxy</a></li>`,
+	} {
+		if page := readFile(t, filepath.Join(work, filepath.FromSlash(file))); !strings.Contains(page, want) {
+			t.Errorf("%s lacks %s", file, want)
+		}
+	}
 	var subject string
 	for _, l := range strings.Split(r.stdout, "\n") {
 		if s, ok := strings.CutPrefix(l, "attached evidence to "); ok {

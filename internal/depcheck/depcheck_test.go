@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"patches":        {"internal/yamlbound", "recipe"},
 	"watch":          {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
 	"bump":           {"builder", "index", "internal/atomicfile", "internal/plainhttp", "recipe", "review", "sources", "watch"},
-	"builder":        {"builder/oci", "builder/render", "index", "internal/atomicfile", "internal/dist", "patches", "recipe", "releaseset", "sources", "spec"},
+	"builder":        {"builder/oci", "builder/render", "index", "internal/atomicfile", "internal/dist", "patches", "recipe", "releaseset", "sigbundle", "sources", "spec"},
 	"builder/oci":    {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit"},
 	"builder/render": {"recipe"},
 	// What is published and how.
@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	"sitelayout":        {"internal/dist"},
 	// What changed between two builds, for reviewers (diff, bump).
 	"review": {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
-	"suite":  {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "sitelayout", "spec", "trust"},
+	"suite":  {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "publish", "releaseset", "site", "sitelayout", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
 	"internal/addrspace":     {},

@@ -1,7 +1,9 @@
 // kbuild catalog enhancements. Everything on the page works without this
 // script; it only adds a filter box to the package list, shows how far the
-// index expiry is from now, and fills in the site address in snippets when
-// the site was generated without one.
+// index expiry is from now, fills in the site address in snippets when
+// the site was generated without one, and puts a copy button on every
+// snippet (the Clipboard API where the page is a secure context, else a
+// selection copied with execCommand; nothing is loaded from elsewhere).
 (function () {
   "use strict";
 
@@ -71,7 +73,55 @@
     });
   }
 
+  function copyText(text, done) {
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { done(true); }, function () { done(legacyCopy(text)); });
+      return;
+    }
+    done(legacyCopy(text));
+  }
+
+  function legacyCopy(text) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.top = "-1000px";
+    document.body.appendChild(area);
+    area.select();
+    var ok = false;
+    try {
+      ok = document.execCommand("copy");
+    } catch (e) {
+      ok = false;
+    }
+    area.remove();
+    return ok;
+  }
+
+  function copyButtons() {
+    document.querySelectorAll("pre.code").forEach(function (pre) {
+      var wrap = document.createElement("div");
+      wrap.className = "code-wrap";
+      pre.parentNode.insertBefore(wrap, pre);
+      wrap.appendChild(pre);
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "copy";
+      button.textContent = "Copy";
+      button.setAttribute("aria-label", "Copy to the clipboard");
+      button.addEventListener("click", function () {
+        copyText(pre.textContent, function (ok) {
+          button.textContent = ok ? "Copied" : "Select and copy";
+          setTimeout(function () { button.textContent = "Copy"; }, 2000);
+        });
+      });
+      wrap.appendChild(button);
+    });
+  }
+
   filterBox();
   expiry();
   siteURL();
+  copyButtons();
 })();
