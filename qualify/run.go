@@ -139,6 +139,7 @@ type run struct {
 	helm   *helmClient
 	log    io.Writer
 	charts map[string]*chart.Chart // by archive digest
+	start  time.Time
 	// made are every object the releases made, by release, over all
 	// revisions: what uninstall must remove.
 	made map[string][]object
@@ -155,7 +156,7 @@ func (q *Qualification) Run(ctx context.Context) (*Result, error) {
 	if out == nil {
 		out = io.Discard
 	}
-	r := &run{q: q, res: &Result{}, log: io.MultiWriter(out, h), charts: map[string]*chart.Chart{}, made: map[string][]object{}, owners: map[types.UID]bool{}}
+	r := &run{q: q, res: &Result{}, start: time.Now(), log: io.MultiWriter(out, h), charts: map[string]*chart.Chart{}, made: map[string][]object{}, owners: map[types.UID]bool{}}
 	err := r.all(ctx)
 	r.res.LogDigest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return r.res, err
@@ -167,7 +168,7 @@ func (r *run) logf(format string, args ...any) {
 
 func (r *run) progress(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	r.logf("==> %s", msg)
+	r.logf("==> [%6.1fs] %s", time.Since(r.start).Seconds(), msg)
 	if r.q.Progress != nil {
 		r.q.Progress(msg)
 	}

@@ -1,7 +1,8 @@
 // Package controlplane starts a real Kubernetes control plane on loopback
-// for kbuild's cluster tests and benchmarks: etcd, then kube-apiserver,
+// for kbuild's cluster tests and benchmarks: etcd, kube-apiserver,
 // kube-controller-manager and kube-scheduler (all from kcp, the one binary
-// tools/controlplane links from k8s.io/kubernetes), then kwok running
+// tools/controlplane links from k8s.io/kubernetes and go.etcd.io/etcd at
+// the releases Kubernetes is tested with), then kwok running
 // fake nodes with kbuild's own Stages (stages.yaml), so that Deployments,
 // StatefulSets, DaemonSets and Jobs really become ready or complete
 // through the real controllers and scheduler. No container runs: image
@@ -23,7 +24,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,7 +49,6 @@ type Node struct {
 // Options say which binaries to start and where the cluster lives.
 type Options struct {
 	KCP   string // the kcp multi-call binary (tools/controlplane)
-	Etcd  string // an etcd server binary (Debian's etcd-server)
 	Dir   string // certificates, etcd data, kubeconfig and logs
 	Nodes []Node // default: one amd64 node, kwok-node-0
 	// Ready bounds the whole start (default 2 minutes).
@@ -65,8 +64,9 @@ type Cluster struct {
 	// Started says how long each step of the start took, in order.
 	Started []Step
 
-	pki   *pki
-	procs []*process
+	pki     *pki
+	procs   []*process
+	cleanup []func()
 }
 
 // Step is one timed step of the start.
@@ -139,6 +139,10 @@ func (c *Cluster) Stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		c.procs[i].stop(10 * time.Second)
 	}
+	for _, f := range c.cleanup {
+		f()
+	}
+	c.cleanup = nil
 }
 
 // Kill stops one component at once with SIGKILL (kube-apiserver, etcd,
@@ -165,9 +169,6 @@ func (c *Cluster) start(name, bin string, args ...string) (*process, error) {
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
-	if runtime.GOARCH != "amd64" {
-		cmd.Env = append(cmd.Env, "ETCD_UNSUPPORTED_ARCH="+runtime.GOARCH)
-	}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -218,8 +219,16 @@ func (c *Cluster) startEtcd(ctx context.Context, o Options) (string, error) {
 	}
 	url := "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	p, err := c.start("etcd", o.Etcd,
-		"--name=kbuild", "--data-dir="+filepath.Join(o.Dir, "etcd"),
+	// etcd syncs every write to disk; a test cluster's data lives in
+	// memory (/dev/shm) where there is one, so a busy disk does not slow
+	// every API call down.
+	data := filepath.Join(o.Dir, "etcd")
+	if shm, err := os.MkdirTemp("/dev/shm", "kbuild-etcd-"); err == nil {
+		data = shm
+		c.cleanup = append(c.cleanup, func() { os.RemoveAll(shm) })
+	}
+	p, err := c.start("etcd", o.KCP, "etcd",
+		"--name=kbuild", "--data-dir="+data,
 		"--listen-client-urls="+url, "--advertise-client-urls="+url,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
 		"--initial-cluster=kbuild="+peerURL, "--log-level=warn")
@@ -272,6 +281,9 @@ func (c *Cluster) startControllers(o Options) error {
 		"--service-account-private-key-file="+c.pki.saKey,
 		"--root-ca-file="+c.pki.caCert,
 		"--use-service-account-credentials=false",
+		// kwok's nodes send no heartbeats: a node stays Ready for the
+		// length of any test rather than being tainted after 50 s
+		"--node-monitor-grace-period=1h",
 		"--concurrent-deployment-syncs=5", "--concurrent-replicaset-syncs=5",
 		"--v=0"); err != nil {
 		return err
@@ -295,9 +307,9 @@ func (c *Cluster) startControllers(o Options) error {
 		"--config="+stagesFile,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector="+kwokAnnotation+"=fake",
-		"--node-lease-duration-seconds=40",
+		"--node-lease-duration-seconds=0", // no lease: one kwok owns the nodes; the heartbeat stage keeps them Ready
 		"--server-address=127.0.0.1:"+strconv.Itoa(ports[0]),
-		"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1")
+		"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", "--v="+kwokLogLevel())
 	return err
 }
 
@@ -398,4 +410,13 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// kwokLogLevel is kwok's log level: info, or $KBUILD_KWOK_LOG (debug)
+// when debugging its Stages.
+func kwokLogLevel() string {
+	if l := os.Getenv("KBUILD_KWOK_LOG"); l != "" {
+		return l
+	}
+	return "info"
 }

@@ -8,20 +8,19 @@ import (
 	"kbuild.dev/kbuild/internal/testenv"
 )
 
-// ForTest starts a cluster for a test (kcp from the tool cache, etcd from
-// PATH: scripts/test.sh provides both) and stops it when the test ends;
+// ForTest starts a cluster for a test (kcp from the tool cache, which
+// scripts/test.sh fills) and stops it when the test ends;
 // its logs are kept in the test's temporary directory and printed when
 // the test fails. Under the test command (KBUILD_E2E=1) a missing binary
 // fails the test; elsewhere it skips.
 func ForTest(t testing.TB, nodes ...Node) *Cluster {
 	t.Helper()
 	kcp := testenv.Tool(t, "kcp")
-	etcd := testenv.Tool(t, "etcd")
 	dir, err := os.MkdirTemp("", "kbuild-cluster-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Start(context.Background(), Options{KCP: kcp, Etcd: etcd, Dir: dir, Nodes: nodes})
+	c, err := Start(context.Background(), Options{KCP: kcp, Dir: dir, Nodes: nodes})
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -35,6 +34,10 @@ func ForTest(t testing.TB, nodes ...Node) *Cluster {
 				}
 				t.Logf("the end of %s's log:\n%s", name, b)
 			}
+		}
+		if os.Getenv("KBUILD_KEEP_CLUSTER") != "" {
+			t.Logf("cluster files kept in %s (KBUILD_KEEP_CLUSTER)", dir)
+			return
 		}
 		os.RemoveAll(dir)
 	})

@@ -1,6 +1,7 @@
-// Command kcp is a multi-call binary: kube-apiserver, kube-controller-manager,
-// kube-scheduler (all of k8s.io/kubernetes at one release) and kwok, linked
-// once. The first argument (or the name it is called by) picks the program:
+// Command kcp is a multi-call binary: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler (all at the release of
+// k8s.io/kubernetes go.mod pins, with the etcd it requires) and kwok,
+// linked once. The first argument (or the name it is called by) picks the program:
 //
 //	kcp kube-apiserver --etcd-servers=http://127.0.0.1:2379 ...
 //	kcp kwok --kubeconfig=... --config=stages.yaml
@@ -20,6 +21,7 @@ import (
 // programs maps each program name to its entry point. An entry point gets the
 // arguments after the program name and returns the exit code.
 var programs = map[string]func(args []string) int{
+	"etcd":                    runEtcd,
 	"kube-apiserver":          runAPIServer,
 	"kube-controller-manager": runControllerManager,
 	"kube-scheduler":          runScheduler,
