@@ -19,6 +19,7 @@ import (
 	"kbuild.dev/kbuild/internal/review"
 	"kbuild.dev/kbuild/internal/yamlbound"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/qualify"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/releaseset"
 	"kbuild.dev/kbuild/sources"
@@ -89,7 +90,7 @@ func exitCode(err error) int {
 		return exitRefused
 	case errors.Is(err, netdeadline.ErrStalled), errors.Is(err, sources.ErrUnavailable), errors.Is(err, fetchsite.ErrUnavailable),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EHOSTUNREACH),
-		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, context.DeadlineExceeded):
+		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, context.DeadlineExceeded), errors.Is(err, qualify.ErrCluster):
 		return exitUnavailable
 	case errors.As(err, &te) && (te.StatusCode >= 500 || te.StatusCode == http.StatusTooManyRequests):
 		return exitUnavailable

@@ -70,6 +70,7 @@ func commands() []*Command {
 		newSBOMCmd(),
 		newScanCmd(),
 		newAttestCmd(),
+		newTestCmd(),
 		newPromoteCmd(),
 		newVerifyProvenanceCmd(),
 		newRebuildCheckCmd(),
