@@ -149,7 +149,7 @@ status:
 
 // push packs the chart and pushes it to the registry as helm push does,
 // returning the index's reference to it.
-func (a app) push(t *testing.T, registry string) spec.ChartRef {
+func (a app) push(t testing.TB, registry string) spec.ChartRef {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), a.name)
 	for rel, body := range a.files() {
@@ -196,7 +196,7 @@ type version struct {
 	crds         []string
 }
 
-func (v version) entry(t *testing.T, registry string) index.IndexVersion {
+func (v version) entry(t testing.TB, registry string) index.IndexVersion {
 	s := spec.PackageSpec{Version: v.version, Build: v.build, Provides: v.provides, CRDs: v.crds}
 	if v.rollbackSafe {
 		s.Rollback = &spec.Rollback{Safe: true}
@@ -219,6 +219,10 @@ func (v version) entry(t *testing.T, registry string) index.IndexVersion {
 
 // fixtureIndex returns an index of versions.
 func fixtureIndex(t *testing.T, registry string, vs ...version) *index.RepositoryIndex {
+	return fixtureIndexB(t, registry, vs...)
+}
+
+func fixtureIndexB(t testing.TB, registry string, vs ...version) *index.RepositoryIndex {
 	t.Helper()
 	x := &index.RepositoryIndex{APIVersion: "kubepkg.dev/v1", Kind: "RepositoryIndex", Packages: map[string]*index.IndexPackage{}}
 	for _, v := range vs {

@@ -10,14 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
 )
 
 // ranPod is one pod a release runs, where it ran and its images.
 type ranPod struct {
 	Namespace, Name, Node string
-	Arch, Runtime        string
-	Images               []ranImage
+	Arch, Runtime         string
+	Images                []ranImage
 }
 
 type ranImage struct {

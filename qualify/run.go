@@ -106,7 +106,9 @@ type RanPod struct {
 }
 
 // Passed returns the names of the phases that passed, sorted.
-func (r *Result) Passed() []string { return r.names(func(p Phase) bool { return p.Err == nil && p.Skipped == "" }) }
+func (r *Result) Passed() []string {
+	return r.names(func(p Phase) bool { return p.Err == nil && p.Skipped == "" })
+}
 
 // Failed returns the names of the phases that failed, sorted.
 func (r *Result) Failed() []string { return r.names(func(p Phase) bool { return p.Err != nil }) }

@@ -47,7 +47,7 @@ func newTestCmd() *Command {
              component's healthCheckExprs (CEL) and readyWhen conditions hold
   digests    every container of every pod the releases run uses an image the
              index pins, by digest
-  helm-test  the charts' helm test hooks (their logs go to --log)
+  helm-test  the charts' helm test hooks (their logs go to --log-file)
   uninstall  nothing of the releases left but CRDs and what
              helm.sh/resource-policy: keep keeps; no CRD removed
   upgrade    from the build before (or --from), then digests again
@@ -71,7 +71,7 @@ Examples:
   kbuild test foreman-stack@3.15.0 --build 1 --index "$SITE/unstable/" --root-key keys/root.pub \
     --junit junit.xml --attest --sign-key-env KBUILD_QA_KEY --root keys/root.yaml -o evidence/foreman-stack.intoto.json`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.IntVar(&f.build, "build", 0, "build number to test (required)")
+			fs.IntVar(&f.build, "build", 0, "build number of the version to test (required)")
 			f.indexFlags.addFlags(fs, "to install from (required)")
 			fs.StringVar(&f.variant, "variant", "", "variant of the target to install (default: default, as kubepkg)")
 			fs.StringVar(&f.from, "from", "", "upgrade from `VERSION+build.M` (default: the build before in the index)")
@@ -81,12 +81,12 @@ Examples:
 			fs.DurationVar(&f.wait, "wait", 5*time.Minute, "deadline of each Helm action and of each object's readiness")
 			fs.StringVar(&f.junit, "junit", "", "write the result as JUnit XML to `FILE`")
 			fs.StringVar(&f.summary, "summary", "", "append a Markdown summary to `FILE` (default: $GITHUB_STEP_SUMMARY when set)")
-			fs.StringVar(&f.log, "log", "", "write the whole log to `FILE` (its digest goes into the evidence)")
+			fs.StringVar(&f.log, "log-file", "", "write the whole log to `FILE` (its digest goes into the evidence)")
 			fs.BoolVar(&f.attest, "attest", false, "sign the result as test evidence (needs --sign-key, --root, -o)")
 			f.keys.addFlags(fs, "the evidence (a key of the root's qa role)")
-			fs.StringVar(&f.root, "root", "", "the root of trust `FILE` whose qa role signs evidence (with --attest)")
+			fs.StringVar(&f.root, "root", "", "your root.yaml `FILE` with the qa role (with --attest)")
 			addOutputFlag(fs, &f.out, "", "the evidence to `FILE` (with --attest)")
-			fs.StringVar(&f.logURL, "log-url", "", "http(s) URL of the run, written into the evidence")
+			fs.StringVar(&f.logURL, "log", "", "http(s) URL of the test run, written into the evidence")
 			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
 			f.plainHTTPFlag.addFlags(fs, "")
 			f.timeoutFlag.addFlags(fs, "a registry or site that stalls")

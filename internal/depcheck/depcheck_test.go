@@ -40,11 +40,13 @@ var allowed = map[string][]string{
 	"releaseset":        {"index", "spec"},
 	"sigbundle":         {"trust"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
+	"qualify":           {"evidence", "index", "internal/chartpin", "internal/plainhttp", "spec", "trust"},
 	"suite":             {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "publish", "releaseset", "site", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
 	"internal/atomicfile":    {},
 	"internal/chartpin":      {"index", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "spec"},
+	"internal/controlplane":  {"internal/testenv"},
 	"internal/dist":          {"spec"},
 	"internal/distindex":     {"index", "spec"},
 	"internal/fetchsite":     {"index", "internal/netdeadline", "trust"},
