@@ -7,13 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kbuild.dev/kbuild/evidence"
 )
-
-func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
 
 // environment reads the environment from the cluster, never from flags:
 // kubernetes (the server's MAJOR.MINOR), server (its exact version), arch
