@@ -40,6 +40,11 @@ const (
 	EnvironmentConfig = "environment"
 	// TargetConfig names what was tested and until when the evidence holds.
 	TargetConfig = "kbuild.dev/evidence"
+	// LogConfig names the configuration entry holding the digest of the
+	// run's log.
+	LogConfig = "kbuild.dev/log"
+	// RunConfig names the configuration entry saying how the tests ran.
+	RunConfig = "kbuild.dev/run"
 )
 
 // Results of a test run.
@@ -77,6 +82,9 @@ type ResourceDescriptor struct {
 	Name        string            `json:"name"`
 	URI         string            `json:"uri,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// Digest, where the descriptor names content (the run's log), is
+	// its digests by algorithm: {"sha256": "<hex>"}.
+	Digest map[string]string `json:"digest,omitempty"`
 }
 
 // Target is the version (or release set) tested.
@@ -120,6 +128,14 @@ type Attestation struct {
 	// counting (after Issued).
 	Issued, Expires time.Time
 	Passed, Failed  []string
+	// LogDigest, when set, is sha256:<hex> of the run's whole log
+	// (kbuild test): written as the digest of a configuration entry
+	// named LogConfig.
+	LogDigest string
+	// Run, when set, says how the tests ran (kbuild test: runner,
+	// upgradeFrom, rollback): the annotations of a configuration entry
+	// named RunConfig.
+	Run map[string]string
 }
 
 var (
@@ -220,6 +236,16 @@ func New(a Attestation, subjects []Subject) (*Statement, error) {
 				}},
 			},
 		},
+	}
+	if a.LogDigest != "" {
+		h, err := spec.ParseDigest(a.LogDigest)
+		if err != nil {
+			return nil, fmt.Errorf("log digest %q: %w", a.LogDigest, err)
+		}
+		s.Predicate.Configuration = append(s.Predicate.Configuration, ResourceDescriptor{Name: LogConfig, Digest: map[string]string{"sha256": h.Hex}})
+	}
+	if len(a.Run) > 0 {
+		s.Predicate.Configuration = append(s.Predicate.Configuration, ResourceDescriptor{Name: RunConfig, Annotations: maps.Clone(a.Run)})
 	}
 	return s, nil
 }

@@ -48,6 +48,16 @@ tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"
 tool actionlint github.com/rhysd/actionlint/cmd/actionlint "$ACTIONLINT_VERSION"
 tool cosign github.com/sigstore/cosign/v3/cmd/cosign "$COSIGN_VERSION" "about 10 minutes, once"
 tool ko github.com/google/ko "$KO_VERSION" "about 3 minutes, once"
+# kcp: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok in
+# one binary (tools/controlplane, its own module), for the cluster tests
+# of 'kbuild test'; rebuilt when that directory changes.
+kcp_version=$(cat tools/controlplane/go.mod tools/controlplane/go.sum tools/controlplane/*.go tools/controlplane/build.sh | sha256sum | cut -c1-16)
+if [ ! -x "$TOOLS/kcp" ] || [ "$(cat "$TOOLS/.kcp.version" 2>/dev/null)" != "$kcp_version" ]; then
+	log "building kcp, the test control plane (k8s.io/kubernetes $(grep -m1 'k8s.io/kubernetes v' tools/controlplane/go.mod | awk '{print $2}'); about 13 minutes of 2 idle cores, once)"
+	tools/controlplane/build.sh "$TOOLS/kcp.tmp"
+	mv -f "$TOOLS/kcp.tmp" "$TOOLS/kcp"
+	echo "$kcp_version" >"$TOOLS/.kcp.version"
+fi
 
 # kbuild is pure Go: the tests build and run what users get (README).
 export CGO_ENABLED=0

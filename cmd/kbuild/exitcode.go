@@ -21,6 +21,7 @@ import (
 	"kbuild.dev/kbuild/internal/yamlbound"
 	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/qualify"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/releaseset"
 	"kbuild.dev/kbuild/review"
@@ -92,7 +93,7 @@ func exitCode(err error) int {
 		return exitRefused
 	case errors.Is(err, netdeadline.ErrStalled), errors.Is(err, sources.ErrUnavailable), errors.Is(err, fetchsite.ErrUnavailable),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EHOSTUNREACH),
-		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, context.DeadlineExceeded):
+		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, context.DeadlineExceeded), errors.Is(err, qualify.ErrCluster):
 		return exitUnavailable
 	case errors.As(err, &te) && (te.StatusCode >= 500 || te.StatusCode == http.StatusTooManyRequests):
 		return exitUnavailable

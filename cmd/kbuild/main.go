@@ -55,6 +55,7 @@ func commands() []*Command {
 		newSBOMCmd(),
 		newScanCmd(),
 		newAttestCmd(),
+		newTestCmd(),
 		newPromoteCmd(),
 		newVerifyProvenanceCmd(),
 		newRebuildCheckCmd(),

@@ -45,13 +45,15 @@ var allowed = map[string][]string{
 	"provenance":        {"spec", "trust"},
 	"sitelayout":        {"internal/dist"},
 	// What changed between two builds, for reviewers (diff, bump).
-	"review": {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
-	"suite":  {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "publish", "releaseset", "site", "sitelayout", "spec", "trust"},
+	"review":  {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
+	"qualify": {"evidence", "index", "internal/chartpin", "internal/plainhttp", "spec", "trust"},
+	"suite":   {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "publish", "releaseset", "site", "sitelayout", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
 	"internal/addrspace":     {},
 	"internal/atomicfile":    {},
 	"internal/chartpin":      {"index", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "spec"},
+	"internal/controlplane":  {"internal/testenv"},
 	"internal/dist":          {"index", "spec"},
 	"internal/fetchsite":     {"index", "internal/addrspace", "internal/netdeadline", "sitelayout", "trust"},
 	"internal/kubepkgclient": {},

@@ -1,0 +1,67 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// RESTConfig returns the administrator's client configuration.
+func (c *Cluster) RESTConfig() (*rest.Config, error) {
+	return clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+}
+
+// startNodes creates the fake nodes and waits until kwok has made them
+// Ready and the controller manager has given the default namespace its
+// service account (pods cannot be created before).
+func (c *Cluster) startNodes(ctx context.Context, o Options) error {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, n := range o.Nodes {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+			Name: n.Name,
+			Labels: map[string]string{
+				"kubernetes.io/arch": n.Arch, "kubernetes.io/os": "linux",
+				"kubernetes.io/hostname": n.Name, "type": "kwok",
+			},
+			Annotations: map[string]string{kwokAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+		}}
+		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create node %s: %w", n.Name, err)
+		}
+	}
+	kwok := c.procs[len(c.procs)-1]
+	for _, n := range o.Nodes {
+		if err := poll(ctx, kwok, func() error {
+			node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+			return fmt.Errorf("node %s is not Ready", n.Name)
+		}); err != nil {
+			return err
+		}
+	}
+	cm := c.procs[len(c.procs)-3]
+	return poll(ctx, cm, func() error {
+		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+}

@@ -1,0 +1,204 @@
+package qualify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strings"
+	"syscall"
+
+	"helm.sh/helm/v3/pkg/releaseutil"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+)
+
+// cluster is the API server a qualification runs against.
+type cluster struct {
+	config *rest.Config
+	cs     kubernetes.Interface
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+func connect(kubeconfig, kubecontext string) (*cluster, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubecontext}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &cluster{config: cfg, cs: cs, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+}
+
+// object is one object a release made.
+type object struct {
+	GVK       schema.GroupVersionKind
+	Namespace string // "" for cluster-scoped objects
+	Name      string
+}
+
+func (o object) String() string {
+	kind := o.GVK.Kind
+	if o.Namespace == "" {
+		return kind + " " + o.Name
+	}
+	return kind + " " + o.Namespace + "/" + o.Name
+}
+
+// objects returns the objects of a release manifest, namespaced ones
+// without a namespace put in ns (as Helm puts them).
+func (c *cluster) objects(manifest, ns string) ([]object, error) {
+	var out []object
+	parts := releaseutil.SplitManifests(manifest)
+	keys := make([]string, 0, len(parts))
+	for k := range parts {
+		keys = append(keys, k)
+	}
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+	for _, k := range keys {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(parts[k]), &u.Object); err != nil {
+			return nil, fmt.Errorf("release manifest: %w", err)
+		}
+		if len(u.Object) == 0 || u.GetKind() == "" {
+			continue
+		}
+		o, err := c.objectOf(&u, ns)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func (c *cluster) objectOf(u *unstructured.Unstructured, ns string) (object, error) {
+	o := object{GVK: u.GroupVersionKind(), Name: u.GetName(), Namespace: u.GetNamespace()}
+	m, err := c.mapping(o.GVK)
+	if err != nil {
+		return o, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if o.Namespace == "" {
+			o.Namespace = ns
+		}
+	} else {
+		o.Namespace = ""
+	}
+	return o, nil
+}
+
+func (c *cluster) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil && meta.IsNoMatchError(err) {
+		c.mapper.Reset() // a CRD the release just made
+		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", gvk, err)
+	}
+	return m, nil
+}
+
+// get reads the live object; a missing one is (nil, nil).
+func (c *cluster) get(ctx context.Context, o object) (*unstructured.Unstructured, error) {
+	m, err := c.mapping(o.GVK)
+	if err != nil {
+		return nil, err
+	}
+	var ri dynamic.ResourceInterface = c.dyn.Resource(m.Resource)
+	if o.Namespace != "" {
+		ri = c.dyn.Resource(m.Resource).Namespace(o.Namespace)
+	}
+	u, err := ri.Get(ctx, o.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return u, err
+}
+
+// unreachable reports whether err says the API server could not be
+// reached (refused, reset, timed out, no such host): a fault of the
+// cluster, not of what is tested.
+func unreachable(err error) bool {
+	var oe *net.OpError
+	var ue *url.Error
+	var de *net.DNSError
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.As(err, &oe), errors.As(err, &de):
+		return true
+	case errors.As(err, &ue):
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "connection refused") || strings.Contains(s, "connection reset") || strings.Contains(s, "Kubernetes cluster unreachable")
+}
+
+// alive reports whether the API server answers.
+func (c *cluster) alive(ctx context.Context) error {
+	_, err := c.cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	return err
+}
+
+// ensureNamespace creates ns as kubepkg's operator does: annotated
+// helm.sh/resource-policy: keep (so no uninstall removes it), labelled
+// pod-security.kubernetes.io/enforce=privileged for a privileged
+// component; an existing namespace only gains the label.
+func (c *cluster) ensureNamespace(ctx context.Context, ns string, privileged bool) error {
+	got, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Annotations: map[string]string{"helm.sh/resource-policy": "keep"}}}
+		if privileged {
+			n.Labels = map[string]string{podSecurityEnforce: "privileged"}
+		}
+		_, err = c.cs.CoreV1().Namespaces().Create(ctx, n, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	case err == nil && privileged && got.Labels[podSecurityEnforce] != "privileged":
+		if got.Labels == nil {
+			got.Labels = map[string]string{}
+		}
+		got.Labels[podSecurityEnforce] = "privileged"
+		_, err = c.cs.CoreV1().Namespaces().Update(ctx, got, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+const podSecurityEnforce = "pod-security.kubernetes.io/enforce"

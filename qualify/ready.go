@@ -1,0 +1,164 @@
+package qualify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"kbuild.dev/kbuild/spec"
+)
+
+// NotReadyError is a release whose objects did not become ready: the
+// object, the check and what it last saw.
+type NotReadyError struct {
+	Release  Release
+	Object   string
+	Check    string // "kstatus", "healthCheckExprs", "readyWhen Available=True"
+	Last     string // the last observed value
+	Failed   bool   // the check said Failed (not a timeout)
+	Deadline time.Duration
+}
+
+func (e *NotReadyError) Error() string {
+	if e.Failed {
+		return fmt.Sprintf("%s: %s failed (%s): %s", e.Release, e.Object, e.Check, e.Last)
+	}
+	return fmt.Sprintf("%s: %s not ready within %s (%s); last observed: %s", e.Release, e.Object, e.Deadline, e.Check, e.Last)
+}
+
+// waiter decides when a release is ready: every object it made Current
+// by kstatus (sigs.k8s.io/cli-utils, as Helm 4's --wait and Flux decide),
+// or by the component's healthCheckExprs for the kinds they name, and
+// every readyWhen condition met. Each object has its own deadline.
+type waiter struct {
+	c        *cluster
+	deadline time.Duration
+	interval time.Duration
+	logf     func(format string, args ...any)
+}
+
+type pendingCheck struct {
+	obj   object
+	check string
+	eval  func(u *unstructured.Unstructured) (done bool, failed bool, last string)
+	last  string
+}
+
+func (w *waiter) wait(ctx context.Context, r Release, objs []object) error {
+	health, err := compileHealth(r.Install.HealthCheckExprs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r, err)
+	}
+	var pending []*pendingCheck
+	for _, o := range objs {
+		if h := health.forKind(o.GVK); h != nil {
+			pending = append(pending, &pendingCheck{obj: o, check: "healthCheckExprs", eval: h.eval})
+			continue
+		}
+		pending = append(pending, &pendingCheck{obj: o, check: "kstatus", eval: kstatusEval})
+	}
+	for _, rw := range r.Install.ReadyWhen {
+		gv, err := schema.ParseGroupVersion(rw.APIVersion)
+		if err != nil {
+			return fmt.Errorf("%s: readyWhen apiVersion %q: %w", r, rw.APIVersion, err)
+		}
+		ns := rw.Namespace
+		if ns == "" {
+			ns = r.Namespace
+		}
+		o := object{GVK: gv.WithKind(rw.Kind), Namespace: ns, Name: rw.Name}
+		if m, err := w.c.mapping(o.GVK); err == nil && m.Scope.Name() != "namespace" {
+			o.Namespace = ""
+		}
+		pending = append(pending, &pendingCheck{obj: o, check: "readyWhen " + rw.Condition + "=" + want(rw), eval: readyWhenEval(rw)})
+	}
+	start := time.Now()
+	for {
+		var still []*pendingCheck
+		for _, p := range pending {
+			u, err := w.c.get(ctx, p.obj)
+			if err != nil {
+				return fmt.Errorf("%s: read %s: %w", r, p.obj, err)
+			}
+			if u == nil {
+				p.last = "the object does not exist"
+				still = append(still, p)
+				continue
+			}
+			done, failed, last := p.eval(u)
+			p.last = last
+			if failed {
+				return &NotReadyError{Release: r, Object: p.obj.String(), Check: p.check, Last: last, Failed: true}
+			}
+			if !done {
+				still = append(still, p)
+			}
+		}
+		pending = still
+		if len(pending) == 0 {
+			return nil
+		}
+		if time.Since(start) > w.deadline {
+			p := pending[0]
+			return &NotReadyError{Release: r, Object: p.obj.String(), Check: p.check, Last: p.last, Deadline: w.deadline}
+		}
+		select {
+		case <-ctx.Done():
+			p := pending[0]
+			return fmt.Errorf("%s: waiting for %s (%s, last observed: %s): %w", r, p.obj, p.check, p.last, ctx.Err())
+		case <-time.After(w.interval):
+		}
+	}
+}
+
+func kstatusEval(u *unstructured.Unstructured) (bool, bool, string) {
+	res, err := status.Compute(u)
+	if err != nil {
+		return false, false, "kstatus: " + err.Error()
+	}
+	last := string(res.Status)
+	if res.Message != "" {
+		last += ": " + res.Message
+	}
+	return res.Status == status.CurrentStatus, res.Status == status.FailedStatus, last
+}
+
+func want(rw spec.ReadyWhen) string {
+	if rw.Status == "" {
+		return "True"
+	}
+	return rw.Status
+}
+
+func readyWhenEval(rw spec.ReadyWhen) func(u *unstructured.Unstructured) (bool, bool, string) {
+	return func(u *unstructured.Unstructured) (bool, bool, string) {
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		var seen []string
+		for _, c := range conds {
+			m, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			t, _ := m["type"].(string)
+			s, _ := m["status"].(string)
+			if t == rw.Condition {
+				msg, _ := m["message"].(string)
+				last := fmt.Sprintf("%s=%s", t, s)
+				if msg != "" {
+					last += " (" + msg + ")"
+				}
+				return strings.EqualFold(s, want(rw)), false, last
+			}
+			seen = append(seen, t+"="+s)
+		}
+		if len(seen) == 0 {
+			return false, false, "no conditions"
+		}
+		return false, false, "no condition " + rw.Condition + " (has " + strings.Join(seen, ", ") + ")"
+	}
+}
