@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"patches":        {"internal/yamlbound", "recipe"},
 	"watch":          {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
 	"bump":           {"builder", "index", "internal/atomicfile", "internal/plainhttp", "recipe", "review", "sources", "watch"},
-	"builder":        {"builder/oci", "builder/render", "index", "internal/atomicfile", "internal/dist", "patches", "recipe", "releaseset", "sigbundle", "sources", "spec"},
+	"builder":        {"builder/oci", "builder/render", "index", "internal/atomicfile", "internal/dist", "patches", "recipe", "releaseset", "sigbundle", "sources", "spec", "trust"},
 	"builder/oci":    {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit"},
 	"builder/render": {"recipe"},
 	// What is published and how.
