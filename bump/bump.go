@@ -61,8 +61,15 @@ type Result struct {
 	Package string
 	// From and To are the versions before and after.
 	From, To string
-	// Changed is false when the recipe was already at To: nothing is
-	// written.
+	// Build is the build after: 1 at a new version, the next build when
+	// only upstreams under also: moved (the version stays).
+	Build int
+	// Also lists the upstreams under also: that moved while the package's
+	// own did not, each "NAME CURRENT -> NEWEST"; empty when the version
+	// moved.
+	Also []string
+	// Changed is false when the recipe was already at To and nothing it
+	// follows under also: moved: nothing is written.
 	Changed bool
 	// Changes lists each field changed, "field: old -> new", in file order.
 	Changes []string
@@ -165,15 +172,28 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 		return nil, fmt.Errorf("recipe %s: %s lists no version %s the watch rule allows (the newest allowed is %s): %w", dir, watch.Describe(rule.Upstream), to, newest, ErrNotAllowed)
 	}
 	res.To = versionLike(r.Spec.Version, target.Version)
-	if sameVersion(r.Spec.Version, target.Version) {
-		return pl, nil
-	}
-	for name := range rule.Also {
+	for _, name := range sortedKeys(rule.Also) {
 		s, err := b.Looker.Lookup(ctx, rule.Also[name])
 		if err != nil {
 			return nil, fmt.Errorf("recipe %s: also %s: %w", dir, name, err)
 		}
 		sels[name] = s
+	}
+	// At the same version, only an upstream under also: that moved makes
+	// a bump: the version stays and the build goes up.
+	same := sameVersion(r.Spec.Version, target.Version)
+	res.Build = 1
+	if same {
+		for _, name := range sortedKeys(rule.Also) {
+			if rule.Behind(r, name, sels[name]) {
+				c, _ := sels[name].Newest()
+				res.Also = append(res.Also, fmt.Sprintf("%s %s -> %s", name, rule.CurrentTag(r, name), c.Tag))
+			}
+		}
+		if len(res.Also) == 0 {
+			return pl, nil
+		}
+		res.Build = r.Spec.Build + 1
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(before, &doc); err != nil || len(doc.Content) == 0 {
@@ -181,7 +201,8 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 	}
 	e := &editor{file: l.File, root: doc.Content[0]}
 	e.set(res.From, res.To, "spec", "version")
-	e.set(strconv.Itoa(r.Spec.Build), "1", "spec", "build")
+	e.set(strconv.Itoa(r.Spec.Build), strconv.Itoa(res.Build), "spec", "build")
+	versionEdits := len(e.edits)
 	work, err := os.MkdirTemp("", "kbuild-bump-")
 	if err != nil {
 		return nil, err
@@ -197,16 +218,21 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 	if err := requires(rule, sels, target, e); err != nil {
 		return nil, fmt.Errorf("recipe %s at %s: %w", dir, res.To, err)
 	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	if same && len(e.edits) == versionEdits {
+		// The moved upstream changes nothing the recipe pins.
+		res.Also = nil
+		return pl, nil
+	}
 	oldCap := fmt.Sprintf("build:%s@%s+build.%d", r.Metadata.Name, r.Spec.Version, r.Spec.Build)
 	if p := recipe.MappingPath(e.root, "spec", "package", "provides"); p != nil && p.Kind == yaml.SequenceNode {
 		for _, it := range p.Content {
 			if it.Kind == yaml.ScalarNode && it.Value == oldCap {
-				e.edit(it, "spec.package.provides", fmt.Sprintf("build:%s@%s+build.1", r.Metadata.Name, res.To))
+				e.edit(it, "spec.package.provides", fmt.Sprintf("build:%s@%s+build.%d", r.Metadata.Name, res.To, res.Build))
 			}
 		}
-	}
-	if e.err != nil {
-		return nil, e.err
 	}
 	after, err := applyEdits(before, e.edits)
 	if err != nil {

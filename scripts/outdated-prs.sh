@@ -99,7 +99,9 @@ for dir in "${outdated[@]}"; do
 		continue
 	fi
 	# shellcheck disable=SC2016 # the backquotes are Markdown's
-	title=$(head -n 1 "$tmp/body.md" | sed -E 's/^Bumps `([^`]*)` from ([^ ]*) to ([^ ]*) .*/\1: bump to \3/')
+	# "Bumps `NAME` from A to B (build 1)." or, when only an upstream under
+	# also: moved, "Bumps `NAME` at A to build N: WHAT moved."
+	title=$(head -n 1 "$tmp/body.md" | sed -E -e 's/^Bumps `([^`]*)` from ([^ ]*) to ([^ ]*) .*/\1: bump to \3/' -e 's/^Bumps `([^`]*)` at ([^ ]*) to build ([0-9]+): (.*)\.$/\1: \2 build \3 (\4)/')
 	"${git[@]}" add -- "$dir"
 	"${git[@]}" commit -q -m "$title" -m "$(head -n 1 "$tmp/body.md")"
 	"${git[@]}" push -q --force origin "HEAD:refs/heads/$branch"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -40,7 +41,10 @@ Nothing is written when upstream breaks a pin rule: a chart whose archive
 differs from the digest its repository index lists, a release asset whose
 download differs from the digest the release lists, an image tag with no
 manifest for the platform. A recipe that does not validate after the edit
-is put back. A bump to the version the recipe has changes nothing.
+is put back. A bump to the version the recipe has changes nothing, unless
+an upstream under also: moved (an operator's helper images on their own
+release line): then what follows it is re-pinned, the version stays and
+the build goes up by one.
 
 Examples:
   # to the newest version watch.yaml allows
@@ -106,7 +110,11 @@ Examples:
 				return nil
 			}
 			if format.format == "markdown" {
-				fmt.Fprintf(env.Stdout, "Bumps `%s` from %s to %s (build 1).\n\n", res.Package, res.From, res.To)
+				if len(res.Also) > 0 {
+					fmt.Fprintf(env.Stdout, "Bumps `%s` at %s to build %d: %s.\n\n", res.Package, res.To, res.Build, strings.Join(res.Also, ", "))
+				} else {
+					fmt.Fprintf(env.Stdout, "Bumps `%s` from %s to %s (build 1).\n\n", res.Package, res.From, res.To)
+				}
 				fmt.Fprintf(env.Stdout, "<details><summary>%d fields of %s changed</summary>\n\n```\n", len(res.Changes), res.File)
 				for _, c := range res.Changes {
 					fmt.Fprintln(env.Stdout, c)
@@ -114,7 +122,11 @@ Examples:
 				fmt.Fprint(env.Stdout, "```\n</details>\n\n")
 				return res.Report.WriteMarkdown(env.Stdout, review.WithCommand("kbuild diff "+res.Dir))
 			}
-			fmt.Fprintf(env.Stdout, "bumped %s from %s to %s\n", res.File, res.From, res.To)
+			if len(res.Also) > 0 {
+				fmt.Fprintf(env.Stdout, "bumped %s at %s to build %d: %s\n", res.File, res.To, res.Build, strings.Join(res.Also, ", "))
+			} else {
+				fmt.Fprintf(env.Stdout, "bumped %s from %s to %s\n", res.File, res.From, res.To)
+			}
 			for _, c := range res.Changes {
 				fmt.Fprintf(env.Stdout, "  %s\n", c)
 			}
