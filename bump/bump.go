@@ -68,6 +68,16 @@ type Result struct {
 	// own did not, each "NAME CURRENT -> NEWEST"; empty when the version
 	// moved.
 	Also []string
+	// Set is true for a release set: its member pins follow the builds
+	// its members' recipes are at, once published.
+	Set bool
+	// Members lists the pins a set bump moved, "NAME V build N -> V' build
+	// N'".
+	Members []string
+	// Waiting lists, for a set, the member builds its members' recipes
+	// are at that the published index does not hold yet: nothing changes
+	// until it does.
+	Waiting []string
 	// Changed is false when the recipe was already at To and nothing it
 	// follows under also: moved: nothing is written.
 	Changed bool
@@ -112,6 +122,17 @@ func (b *Bumper) Bump(ctx context.Context, dir, to string) (*Result, error) {
 		}
 		return nil, restore(fmt.Errorf("recipe %s at %s: %w:\n  %s", dir, res.To, ErrInvalid, strings.Join(lines, "\n  ")))
 	}
+	if res.Set {
+		// The new pins resolve against the published index: every member
+		// build there, no image pinned twice, none that would move off.
+		if probs := b.Builder.CheckSets([]string{dir}, b.Index, "the published index")[dir]; len(probs.Errors()) > 0 {
+			var lines []string
+			for _, p := range probs.Errors() {
+				lines = append(lines, p.String())
+			}
+			return nil, restore(fmt.Errorf("release set %s at %s build %d: %w:\n  %s", dir, res.To, res.Build, ErrInvalid, strings.Join(lines, "\n  ")))
+		}
+	}
 	sides := review.Sides{Builder: b.Builder, Warnf: b.Warnf}
 	if b.Index != nil {
 		res.Report, err = sides.AgainstIndex(ctx, dir, b.Index, b.Plain, b.KubeVersion)
@@ -138,11 +159,20 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 	if l.Recipe == nil {
 		return nil, l.Err()
 	}
+	r := l.Recipe
+	if members, set, err := isSet(r); err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", dir, err)
+	} else if set {
+		before, err := os.ReadFile(l.File)
+		if err != nil {
+			return nil, err
+		}
+		return b.planSet(l, before, members)
+	}
 	rule, err := watch.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	r := l.Recipe
 	if err := rule.Against(filepath.Join(dir, watch.FileName), r); err != nil {
 		return nil, err
 	}

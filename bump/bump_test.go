@@ -37,7 +37,9 @@ func (r *repo) add(name, recipe, rule string) string {
 	dir := filepath.Join(r.root, "recipes", name)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "recipe.yaml"), []byte(recipe), 0o644)
-	os.WriteFile(filepath.Join(dir, "watch.yaml"), []byte(rule), 0o644)
+	if rule != "" {
+		os.WriteFile(filepath.Join(dir, "watch.yaml"), []byte(rule), 0o644)
+	}
 	testenv.Git(r.t, r.root, "add", "-A")
 	testenv.Git(r.t, r.root, "commit", "-q", "-m", "add "+name)
 	return dir

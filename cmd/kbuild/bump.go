@@ -46,13 +46,24 @@ an upstream under also: moved (an operator's helper images on their own
 release line): then what follows it is re-pinned, the version stays and
 the build goes up by one.
 
+A release set (a recipe whose requirements pin exact builds,
+"=VERSION+build.N") has no watch.yaml: bump moves each pin and build
+capability to the build its member's recipe beside it is at, once --index
+(the published index, verified) holds every one of them; until then it
+changes nothing and says which builds it waits for. The set takes its
+members' version when they share one (build 1), else keeps its version and
+raises its build; the new pins must resolve against the published index.
+
 Examples:
   # to the newest version watch.yaml allows
   kbuild bump recipes/kubevirt
 
   # to a chosen version, the diff against what is published, for a PR body
   kbuild bump recipes/cdi --version 1.66.2 --format markdown \
-    --index https://example.github.io/packages/ --public-key keys/index.pub`,
+    --index https://example.github.io/packages/ --public-key keys/index.pub
+
+  # a release set, once its members' bumps are published
+  kbuild bump recipes/foreman-stack --index https://example.github.io/packages/ --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&version, "version", "", "upstream version to bump to (default: the newest the watch rule allows)")
 			it.addFlags(fs, "to compare the bumped recipe with (default: the recipe at git HEAD)")
@@ -106,11 +117,17 @@ Examples:
 				return err
 			}
 			if !res.Changed {
+				if len(res.Waiting) > 0 {
+					fmt.Fprintf(env.Stdout, "%s waits until its members' builds are published: %s; nothing changed\n", res.Dir, strings.Join(res.Waiting, ", "))
+					return nil
+				}
 				fmt.Fprintf(env.Stdout, "%s is at %s already; nothing changed\n", res.Dir, res.To)
 				return nil
 			}
 			if format.format == "markdown" {
-				if len(res.Also) > 0 {
+				if res.Set {
+					fmt.Fprintf(env.Stdout, "Bumps `%s` from %s to %s (build %d): the release set's members at their published builds, %s.\n\n", res.Package, res.From, res.To, res.Build, strings.Join(res.Members, ", "))
+				} else if len(res.Also) > 0 {
 					fmt.Fprintf(env.Stdout, "Bumps `%s` at %s to build %d: %s.\n\n", res.Package, res.To, res.Build, strings.Join(res.Also, ", "))
 				} else {
 					fmt.Fprintf(env.Stdout, "Bumps `%s` from %s to %s (build 1).\n\n", res.Package, res.From, res.To)
@@ -122,7 +139,9 @@ Examples:
 				fmt.Fprint(env.Stdout, "```\n</details>\n\n")
 				return res.Report.WriteMarkdown(env.Stdout, review.WithCommand("kbuild diff "+res.Dir))
 			}
-			if len(res.Also) > 0 {
+			if res.Set {
+				fmt.Fprintf(env.Stdout, "bumped release set %s from %s to %s build %d: %s\n", res.File, res.From, res.To, res.Build, strings.Join(res.Members, ", "))
+			} else if len(res.Also) > 0 {
 				fmt.Fprintf(env.Stdout, "bumped %s at %s to build %d: %s\n", res.File, res.To, res.Build, strings.Join(res.Also, ", "))
 			} else {
 				fmt.Fprintf(env.Stdout, "bumped %s from %s to %s\n", res.File, res.From, res.To)

@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"sources":      {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "internal/yamlbound", "recipe", "spec"},
 	"patches":      {"internal/yamlbound", "recipe"},
 	"watch":        {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
-	"bump":         {"builder", "index", "internal/atomicfile", "internal/plainhttp", "internal/review", "recipe", "sources", "watch"},
+	"bump":         {"builder", "index", "internal/atomicfile", "internal/plainhttp", "internal/review", "recipe", "sources", "spec", "watch"},
 	"builder":      {"index", "internal/atomicfile", "internal/dist", "internal/netdeadline", "internal/ocilimit", "patches", "recipe", "releaseset", "sources", "spec", "trust"},
 	// What is published and how.
 	"sbom":              {"index", "spec"},
