@@ -56,6 +56,9 @@ func (b *Bumper) planSet(l *builder.Loaded, before []byte, members []index.SetMe
 		if to == m {
 			continue
 		}
+		if older(to, m) {
+			return nil, fmt.Errorf("recipe %s: release set member %s: its recipe is at %s build %d, older than the pin %s build %d; a set bump never moves a pin back (edit the set by hand if that is meant)", dir, m.Package, to.Version, to.Build, m.Version, m.Build)
+		}
 		moved = true
 		if b.Index.Find(to.Package, to.Version, to.Build) == nil {
 			res.Waiting = append(res.Waiting, to.String())
@@ -181,4 +184,14 @@ func siblingRecipes(dir string) (map[string]index.SetMember, error) {
 		out[l.Recipe.Metadata.Name] = index.SetMember{Package: l.Recipe.Metadata.Name, Version: spec.CanonicalVersion(l.Recipe.Spec.Version), Build: l.Recipe.Spec.Build}
 	}
 	return out, nil
+}
+
+// older reports whether build a comes before build b of one package.
+func older(a, b index.SetMember) bool {
+	va, ea := spec.ParseVersion(a.Version)
+	vb, eb := spec.ParseVersion(b.Version)
+	if ea != nil || eb != nil || va.Equal(vb) {
+		return a.Version == b.Version && a.Build < b.Build
+	}
+	return va.LessThan(vb)
 }

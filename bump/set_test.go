@@ -138,6 +138,16 @@ func TestBumpSet(t *testing.T) {
 		t.Errorf("a second Bump = %+v, %v; want nothing changed", res, err)
 	}
 
+	// A member recipe behind its pin is refused: a pin never moves back.
+	os.WriteFile(filepath.Join(r.root, "recipes", "b", "recipe.yaml"), []byte(member("b", "1.0.0", 1)), 0o644)
+	if _, err := b.Bump(ctx, dir, ""); err == nil || !strings.Contains(err.Error(), "never moves a pin back") {
+		t.Errorf("Bump with b's recipe behind its pin = %v, want a refusal", err)
+	}
+	if now, _ := os.ReadFile(file); !bytes.Equal(now, after) {
+		t.Errorf("a refused set bump changed the recipe:\n%s", now)
+	}
+	os.WriteFile(filepath.Join(r.root, "recipes", "b", "recipe.yaml"), []byte(member("b", "1.1.0", 2)), 0o644)
+
 	// a moves on alone: the members no longer share a version, so the
 	// set keeps 1.1.0 and takes build 2.
 	os.WriteFile(filepath.Join(r.root, "recipes", "a", "recipe.yaml"), []byte(member("a", "1.1.1", 1)), 0o644)
