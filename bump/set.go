@@ -15,7 +15,8 @@ import (
 	"kbuild.dev/kbuild/spec"
 )
 
-// ErrSetNeedsIndex: a release set is bumped to builds its members have
+// ErrSetNeedsIndex is wrapped when a release set is bumped without the
+// published index: a set is bumped to builds its members have
 // published, so the published index must be given.
 var ErrSetNeedsIndex = errors.New("a release set is bumped to its members' published builds")
 
