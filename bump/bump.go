@@ -61,8 +61,25 @@ type Result struct {
 	Package string
 	// From and To are the versions before and after.
 	From, To string
-	// Changed is false when the recipe was already at To: nothing is
-	// written.
+	// Build is the build after: 1 at a new version, the next build when
+	// only upstreams under also: moved (the version stays).
+	Build int
+	// Also lists the upstreams under also: that moved while the package's
+	// own did not, each "NAME CURRENT -> NEWEST"; empty when the version
+	// moved.
+	Also []string
+	// Set is true for a release set: its member pins follow the builds
+	// its members' recipes are at, once published.
+	Set bool
+	// Members lists the pins a set bump moved, "NAME V build N -> V' build
+	// N'".
+	Members []string
+	// Waiting lists, for a set, the member builds its members' recipes
+	// are at that the published index does not hold yet: nothing changes
+	// until it does.
+	Waiting []string
+	// Changed is false when the recipe was already at To and nothing it
+	// follows under also: moved: nothing is written.
 	Changed bool
 	// Changes lists each field changed, "field: old -> new", in file order.
 	Changes []string
@@ -105,6 +122,17 @@ func (b *Bumper) Bump(ctx context.Context, dir, to string) (*Result, error) {
 		}
 		return nil, restore(fmt.Errorf("recipe %s at %s: %w:\n  %s", dir, res.To, ErrInvalid, strings.Join(lines, "\n  ")))
 	}
+	if res.Set {
+		// The new pins resolve against the published index: every member
+		// build there, no image pinned twice, none that would move off.
+		if probs := b.Builder.CheckSets([]string{dir}, b.Index, "the published index")[dir]; len(probs.Errors()) > 0 {
+			var lines []string
+			for _, p := range probs.Errors() {
+				lines = append(lines, p.String())
+			}
+			return nil, restore(fmt.Errorf("release set %s at %s build %d: %w:\n  %s", dir, res.To, res.Build, ErrInvalid, strings.Join(lines, "\n  ")))
+		}
+	}
 	sides := review.Sides{Builder: b.Builder, Warnf: b.Warnf}
 	if b.Index != nil {
 		res.Report, err = sides.AgainstIndex(ctx, dir, b.Index, b.Plain, b.KubeVersion)
@@ -131,11 +159,20 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 	if l.Recipe == nil {
 		return nil, l.Err()
 	}
+	r := l.Recipe
+	if members, set, err := isSet(r); err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", dir, err)
+	} else if set {
+		before, err := os.ReadFile(l.File)
+		if err != nil {
+			return nil, err
+		}
+		return b.planSet(l, before, members)
+	}
 	rule, err := watch.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	r := l.Recipe
 	if err := rule.Against(filepath.Join(dir, watch.FileName), r); err != nil {
 		return nil, err
 	}
@@ -165,15 +202,28 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 		return nil, fmt.Errorf("recipe %s: %s lists no version %s the watch rule allows (the newest allowed is %s): %w", dir, watch.Describe(rule.Upstream), to, newest, ErrNotAllowed)
 	}
 	res.To = versionLike(r.Spec.Version, target.Version)
-	if sameVersion(r.Spec.Version, target.Version) {
-		return pl, nil
-	}
-	for name := range rule.Also {
+	for _, name := range sortedKeys(rule.Also) {
 		s, err := b.Looker.Lookup(ctx, rule.Also[name])
 		if err != nil {
 			return nil, fmt.Errorf("recipe %s: also %s: %w", dir, name, err)
 		}
 		sels[name] = s
+	}
+	// At the same version, only an upstream under also: that moved makes
+	// a bump: the version stays and the build goes up.
+	same := sameVersion(r.Spec.Version, target.Version)
+	res.Build = 1
+	if same {
+		for _, name := range sortedKeys(rule.Also) {
+			if rule.Behind(r, name, sels[name]) {
+				c, _ := sels[name].Newest()
+				res.Also = append(res.Also, fmt.Sprintf("%s %s -> %s", name, rule.CurrentTag(r, name), c.Tag))
+			}
+		}
+		if len(res.Also) == 0 {
+			return pl, nil
+		}
+		res.Build = r.Spec.Build + 1
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(before, &doc); err != nil || len(doc.Content) == 0 {
@@ -181,7 +231,8 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 	}
 	e := &editor{file: l.File, root: doc.Content[0]}
 	e.set(res.From, res.To, "spec", "version")
-	e.set(strconv.Itoa(r.Spec.Build), "1", "spec", "build")
+	e.set(strconv.Itoa(r.Spec.Build), strconv.Itoa(res.Build), "spec", "build")
+	versionEdits := len(e.edits)
 	work, err := os.MkdirTemp("", "kbuild-bump-")
 	if err != nil {
 		return nil, err
@@ -197,16 +248,21 @@ func (b *Bumper) plan(ctx context.Context, dir, to string) (*plan, error) {
 	if err := requires(rule, sels, target, e); err != nil {
 		return nil, fmt.Errorf("recipe %s at %s: %w", dir, res.To, err)
 	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	if same && len(e.edits) == versionEdits {
+		// The moved upstream changes nothing the recipe pins.
+		res.Also = nil
+		return pl, nil
+	}
 	oldCap := fmt.Sprintf("build:%s@%s+build.%d", r.Metadata.Name, r.Spec.Version, r.Spec.Build)
 	if p := recipe.MappingPath(e.root, "spec", "package", "provides"); p != nil && p.Kind == yaml.SequenceNode {
 		for _, it := range p.Content {
 			if it.Kind == yaml.ScalarNode && it.Value == oldCap {
-				e.edit(it, "spec.package.provides", fmt.Sprintf("build:%s@%s+build.1", r.Metadata.Name, res.To))
+				e.edit(it, "spec.package.provides", fmt.Sprintf("build:%s@%s+build.%d", r.Metadata.Name, res.To, res.Build))
 			}
 		}
-	}
-	if e.err != nil {
-		return nil, e.err
 	}
 	after, err := applyEdits(before, e.edits)
 	if err != nil {

@@ -37,7 +37,9 @@ func (r *repo) add(name, recipe, rule string) string {
 	dir := filepath.Join(r.root, "recipes", name)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "recipe.yaml"), []byte(recipe), 0o644)
-	os.WriteFile(filepath.Join(dir, "watch.yaml"), []byte(rule), 0o644)
+	if rule != "" {
+		os.WriteFile(filepath.Join(dir, "watch.yaml"), []byte(rule), 0o644)
+	}
 	testenv.Git(r.t, r.root, "add", "-A")
 	testenv.Git(r.t, r.root, "commit", "-q", "-m", "add "+name)
 	return dir
@@ -386,5 +388,56 @@ requires:
 	want := []string{"version: 1.10.0", "build: 1", `version: "~1.10"   # the operator`, `version: "~1.67"`}
 	if got := changedLines(t, before, after); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("changed lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestBumpAlsoOnly bumps a recipe whose package upstream stays where it
+// is while an upstream under also: (a helper image on its own release
+// line) moves: the images that follow it are re-pinned, the version
+// stays, the build goes up by one with the build capability, and the
+// result says which upstream moved. Once re-pinned, a second bump
+// changes nothing.
+func TestBumpAlsoOnly(t *testing.T) {
+	reg := testenv.Registry(t)
+	images := fmt.Sprintf("%s/bump/%d", reg, time.Now().UnixNano())
+	path := strings.TrimPrefix(images, reg+"/")
+	d190 := upstreamtest.PushImage(t, reg, path+"/op", "v1.9.0", "linux/amd64")
+	h022 := upstreamtest.PushImage(t, reg, path+"/helper", "v0.2.2", "linux/amd64")
+	h030 := upstreamtest.PushImage(t, reg, path+"/helper", "v0.3.0", "linux/amd64")
+	api := upstreamtest.GitHubAPI(t, "o/op", []upstreamtest.Release{
+		{Tag: "v1.9.0", Assets: map[string][]byte{"op.yaml": manifest("1.9.0")}},
+	})
+	helpers := upstreamtest.GitHubAPI(t, "o/helper", []upstreamtest.Release{{Tag: "v0.3.0"}, {Tag: "v0.2.2"}})
+	r := newRepo(t)
+	old := images + "/op:v1.9.0@" + d190
+	rule := fmt.Sprintf(opRule, api, images) + fmt.Sprintf("  - {repository: \"%s/helper\", tag: \"v{version}\", from: helper}\nalso:\n  helper:\n    github: {repository: o/helper, api: %q}\n    versions: {strip: [v]}\n", images, helpers)
+	dir := r.add("op", fmt.Sprintf(opRecipe, api, strings.TrimPrefix(upstreamtest.Digest(manifest("1.9.0")), "sha256:"), old, images+"/helper:v0.2.2@"+h022), rule)
+	file := filepath.Join(dir, "recipe.yaml")
+	before, _ := os.ReadFile(file)
+	b := bumper(t)
+	ctx := context.Background()
+
+	res, err := b.Bump(ctx, dir, "")
+	if err != nil {
+		t.Fatalf("Bump = %v", err)
+	}
+	if !res.Changed || res.To != "1.9.0" || res.Build != 4 || strings.Join(res.Also, ";") != "helper v0.2.2 -> v0.3.0" {
+		t.Errorf("Bump = changed %v, to %s build %d, also %q; want changed, 1.9.0 build 4, helper v0.2.2 -> v0.3.0", res.Changed, res.To, res.Build, res.Also)
+	}
+	after, _ := os.ReadFile(file)
+	want := []string{
+		"build: 4",
+		`provides: [op, "build:op@1.9.0+build.4"]`,
+		"- " + images + "/helper:v0.3.0@" + h030,
+	}
+	if got := changedLines(t, before, after); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changed lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	res, err = b.Bump(ctx, dir, "")
+	if err != nil || res.Changed {
+		t.Errorf("a second Bump = %+v, %v; want nothing changed", res, err)
+	}
+	if now, _ := os.ReadFile(file); !bytes.Equal(now, after) {
+		t.Errorf("a second bump changed the recipe:\n%s", now)
 	}
 }

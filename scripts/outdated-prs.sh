@@ -7,7 +7,8 @@
 # open for that branch (never a second). The outdated table goes to the
 # job summary; a recipe that cannot be checked or bumped is annotated and
 # the others still get their pull requests; the script exits 1 if any
-# failed.
+# failed. Release sets get a pull request that moves their pins once all
+# their members' bumps are published (with KBUILD_INDEX).
 #
 # Run it from the root of the recipes repository, on the base branch, with
 # a clean work tree. Environment:
@@ -17,7 +18,8 @@
 #   KBUILD_CACHE_DIR   the source cache (default .cache/kbuild)
 #   KBUILD_INDEX       the published index to diff against (default: the
 #                      recipe at the base branch); with KBUILD_TRUST_KEY
-#                      (default keys/index.pub)
+#                      (default keys/index.pub). Release sets are bumped
+#                      only with it: to their members' published builds
 #   KBUILD_PLAIN_HTTP  1 to talk plain HTTP to registries on loopback
 #   GH                 the GitHub CLI (default gh; GH_TOKEN in its env)
 #   GITHUB_STEP_SUMMARY  the file the summary is appended to
@@ -71,13 +73,13 @@ esac
 cat "$tmp/outdated.txt"
 # The recipe column of the rows whose status is "outdated".
 mapfile -t outdated < <(awk 'NR > 1 && $NF == "outdated" { print $1 }' "$tmp/outdated.txt" | sort -u)
-if ((${#outdated[@]} == 0)); then
-	log "every watched recipe is up to date"
-	exit "$failed"
-fi
+((${#outdated[@]} > 0)) || log "every watched recipe is up to date"
 
-# 2. One branch and one pull request per package.
-for dir in "${outdated[@]}"; do
+# bump_pr DIR runs kbuild bump on DIR on its branch (kbuild-bump/<name>)
+# and opens or updates its pull request; a bump that changes nothing
+# opens none.
+bump_pr() {
+	local dir=$1 name branch rc title number
 	name=$(basename "$dir")
 	branch="kbuild-bump/$name"
 	log "bumping $dir on $branch"
@@ -91,15 +93,20 @@ for dir in "${outdated[@]}"; do
 		annotate "$tmp/bump.err"
 		failed=1
 		"${git[@]}" checkout -q -f "$BASE"
-		continue
+		return 0
 	fi
 	if ! grep -q '^Bumps `' "$tmp/body.md"; then
 		log "$dir: nothing to bump ($(head -n 1 "$tmp/body.md"))"
 		"${git[@]}" checkout -q "$BASE"
-		continue
+		return 0
 	fi
+	# "Bumps `NAME` from A to B (build N)…" or, when only an upstream under
+	# also: moved, "Bumps `NAME` at A to build N: WHAT moved."
 	# shellcheck disable=SC2016 # the backquotes are Markdown's
-	title=$(head -n 1 "$tmp/body.md" | sed -E 's/^Bumps `([^`]*)` from ([^ ]*) to ([^ ]*) .*/\1: bump to \3/')
+	title=$(head -n 1 "$tmp/body.md" | sed -E \
+		-e 's/^Bumps `([^`]*)` from [^ ]* to ([^ ]*) \(build 1\).*/\1: bump to \2/' \
+		-e 's/^Bumps `([^`]*)` from [^ ]* to ([^ ]*) \(build ([0-9]+)\).*/\1: bump to \2 build \3/' \
+		-e 's/^Bumps `([^`]*)` at ([^ ]*) to build ([0-9]+): (.*)\.$/\1: \2 build \3 (\4)/')
 	"${git[@]}" add -- "$dir"
 	"${git[@]}" commit -q -m "$title" -m "$(head -n 1 "$tmp/body.md")"
 	"${git[@]}" push -q --force origin "HEAD:refs/heads/$branch"
@@ -113,5 +120,23 @@ for dir in "${outdated[@]}"; do
 	fi
 	echo "- $title" >>"$SUMMARY"
 	"${git[@]}" checkout -q "$BASE"
+}
+
+# 2. One branch and one pull request per package.
+for dir in "${outdated[@]}"; do
+	bump_pr "$dir"
 done
+
+# 3. Release sets (recipes whose requirements pin exact builds,
+#    "=VERSION+build.N"): one pull request per set moving its pins to the
+#    builds its members' recipes are at, once the published index holds
+#    them all; until then kbuild bump says what it waits for.
+if [ -z "${KBUILD_INDEX:-}" ]; then
+	log "release sets are bumped to their members' published builds: set KBUILD_INDEX to the published index"
+else
+	mapfile -t sets < <(grep -lE "^[[:space:]]*version:[[:space:]]*[\"']?=[^\"' ]+\+build\.[0-9]+" "$RECIPES"/*/recipe.yaml 2>/dev/null | xargs -r -n 1 dirname | sort)
+	for dir in "${sets[@]}"; do
+		bump_pr "$dir"
+	done
+fi
 exit "$failed"

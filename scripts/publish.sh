@@ -24,8 +24,9 @@
 # what Flux, Argo CD and Helm clusters follow) are brought to its index
 # ('kbuild repo follow'), as after a promotion.
 #
-# With suites.yaml at the repository root, publish writes the first suite
-# (SITE/<first>/) and suites.yaml must serve it at the site root too
+# With a suites file ($SUITES, suites.yaml at the repository root by
+# default), publish writes the first suite (SITE/<first>/) and the suites
+# file must serve it at the site root too
 # (rootSuite: <first>), so PAGES_URL/index.yaml stays the index today's
 # subscribers read. Its base is PAGES_URL/<first>/index.yaml, or, before
 # the first publish with suites, PAGES_URL/index.yaml (the index from
@@ -51,6 +52,8 @@
 #                      (default keys/index.pub; plan and publish)
 #   SHARDS             build jobs at most (plan; default 4)
 #   RECIPES            the recipes directory (default recipes)
+#   SUITES             the suites file (default suites.yaml); every step
+#                      reads this one, and kbuild is given it (--suites)
 #   KBUILD_CACHE_DIR   the source cache (default .cache/kbuild)
 #   DIST               build records of this job (default dist)
 #   SITE               the site written by publish (default _site)
@@ -68,6 +71,7 @@ plain=()
 [ "${KBUILD_PLAIN_HTTP:-}" = 1 ] && plain=(--plain-http)
 
 ROOT=${KBUILD_ROOT:-keys/root.yaml}
+SUITES=${SUITES:-suites.yaml}
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -96,13 +100,13 @@ published_index() {
 	echo "$url"
 }
 
-# suites prints the suites of suites.yaml in order, nothing without one.
-# It reads the block style kbuild's suites.yaml uses ("  - name: X").
+# suites prints the suites of $SUITES in order, nothing without one. It
+# reads the block style kbuild's suites files use ("  - name: X").
 suites() {
-	[ -f suites.yaml ] || return 0
+	[ -f "$SUITES" ] || return 0
 	local names
-	names=$(sed -n 's/^[[:space:]]*-[[:space:]]*name:[[:space:]]*\([a-z0-9-]*\)[[:space:]]*$/\1/p' suites.yaml)
-	[ -n "$names" ] || { echo "error: suites.yaml: no suite found; list them as '  - name: SUITE' lines" >&2; return 1; }
+	names=$(sed -n 's/^[[:space:]]*-[[:space:]]*name:[[:space:]]*\([a-z0-9-]*\)[[:space:]]*$/\1/p' "$SUITES")
+	[ -n "$names" ] || { echo "error: $SUITES: no suite found; list them as '  - name: SUITE' lines" >&2; return 1; }
 	echo "$names"
 }
 
@@ -123,8 +127,8 @@ check_suites() {
 # signed index: after every publish (the weekly re-signing included) and
 # promotion ('kbuild repo follow').
 follow() {
-	[ -f suites.yaml ] || return 0
-	"$KBUILD" repo follow --site "$SITE" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}" "${plain[@]}"
+	[ -f "$SUITES" ] || return 0
+	"$KBUILD" repo follow --site "$SITE" --suites "$SUITES" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}" "${plain[@]}"
 }
 
 cmd=${1:-}
@@ -160,8 +164,8 @@ publish)
 	written="$SITE/index.yaml"
 	index=""
 	if [ -n "$first" ]; then
-		grep -q "^rootSuite: *$first *$" suites.yaml || {
-			echo "error: suites.yaml: add 'rootSuite: $first' so that ${PAGES_URL%/}/index.yaml stays the index its subscribers read" >&2
+		grep -q "^rootSuite: *$first *$" "$SUITES" || {
+			echo "error: $SUITES: add 'rootSuite: $first' so that ${PAGES_URL%/}/index.yaml stays the index its subscribers read" >&2
 			exit 1
 		}
 		# The first suite is the one written: publish fetches what it lacks
@@ -180,7 +184,7 @@ publish)
 	# indexes them with its own (it rebuilds what the published index lacks,
 	# reusing the charts the build jobs pushed, to sign their provenance).
 	"$KBUILD" publish "$RECIPES/" --registry "$KBUILD_REGISTRY" --sign-key-env KBUILD_SIGN_KEY \
-		--site "$SITE" -o "$records" --cache-dir "$CACHE" "${merge[@]}" "${root[@]}" "${plain[@]}"
+		--site "$SITE" --suites "$SUITES" -o "$records" --cache-dir "$CACHE" "${merge[@]}" "${root[@]}" "${plain[@]}"
 	"$(dirname "$0")/check-anonymous-pull.sh" "$written"
 	# The later suites change only by promotion; re-sign them here, the
 	# weekly run included, so that they do not expire. Nothing is rebuilt:
@@ -204,7 +208,7 @@ promote)
 	: "${PAGES_URL:?set PAGES_URL to where the site is served, e.g. https://OWNER.github.io/REPO}"
 	[ -f "$ROOT" ] || { echo "error: $ROOT: no root of trust; promote checks evidence against its qa role (see CONTRIBUTING.md)" >&2; exit 1; }
 	names=$(suites)
-	[ -n "$names" ] || { echo "error: no suites.yaml: a repository without suites has nothing to promote into" >&2; exit 1; }
+	[ -n "$names" ] || { echo "error: no suites file $SUITES: a repository without suites has nothing to promote into" >&2; exit 1; }
 	# shellcheck disable=SC2086 # suite names are DNS labels
 	check_suites $names
 	# The restored site must be what Pages serves, or the promotion would
@@ -219,7 +223,7 @@ promote)
 	done
 	allow=()
 	[ -n "$(published_at "$to/index.yaml")" ] || allow=(--allow-new)
-	"$KBUILD" promote "$what" --build "$build" --to "$to" --root "$ROOT" --site "$SITE" --sign-key-env KBUILD_SIGN_KEY "${allow[@]}"
+	"$KBUILD" promote "$what" --build "$build" --to "$to" --root "$ROOT" --site "$SITE" --suites "$SUITES" --sign-key-env KBUILD_SIGN_KEY "${allow[@]}"
 	"$(dirname "$0")/check-anonymous-pull.sh" "$SITE/$to/index.yaml"
 	follow
 	;;

@@ -131,10 +131,35 @@ func status(ctx context.Context, memo *lookups, t Target, name string) Status {
 	st.NotVersions, st.Refused = sel.NotVersions, sel.Refused
 	if c, ok := sel.Newest(); ok {
 		st.Newest, st.NewestTag = c.Version, c.Tag
-		curV := p.current(cur)
-		st.Outdated = curV != nil && c.semver.GreaterThan(curV)
+		st.Outdated = behind(p, cur, c)
 	}
 	return st
+}
+
+// Behind reports whether sel, upstream name's look-up, lists an allowed
+// version newer than the recipe's current one (CurrentTag, read with the
+// upstream's policy). An upstream nothing in the recipe follows, or whose
+// current version is not one, is never behind.
+func (r *Rule) Behind(rec *recipe.Recipe, name string, sel Selection) bool {
+	u, ok := r.Upstream, true
+	if name != PackageUpstream {
+		u, ok = r.Also[name]
+	}
+	c, newest := sel.Newest()
+	if !ok || !newest {
+		return false
+	}
+	p, err := compile(u.Versions)
+	if err != nil {
+		return false
+	}
+	return behind(p, r.CurrentTag(rec, name), c)
+}
+
+// behind reports whether c is newer than cur read with p.
+func behind(p *policy, cur string, c Candidate) bool {
+	curV := p.current(cur)
+	return curV != nil && c.semver != nil && c.semver.GreaterThan(curV)
 }
 
 // CurrentTag returns the recipe's current version of upstream name: the

@@ -13,18 +13,29 @@ import (
 )
 
 // TestAdoptHelmPushed moves a chart that another tool published to kbuild:
-// the chart kbuild assembles is packaged and pushed by the real helm CLI
-// (other archive bytes, helm's own Chart.yaml) to the real registry under
+// the chart kbuild assembles is packaged and pushed by the real helm CLI,
+// Helm 3 and Helm 4 each into a repository of its own (other archive
+// bytes, helm's own Chart.yaml) to the real registry under
 // the same version and build; kbuild build refuses it as different
 // content, and with --adopt keeps it, pinning helm's archive digest.
 func TestAdoptHelmPushed(t *testing.T) {
 	reg := testenv.Registry(t)
-	helm := testenv.Tool(t, "helm")
-	base := uniqueRepo(t, reg)
 	work, cache := t.TempDir(), t.TempDir()
 	if r := kbuild(t, repoRoot, nil, "build", "examples/smart-proxy", "-o", filepath.Join(work, "local"), "--work-dir", filepath.Join(work, "w"), "--cache-dir", cache); r.code != 0 {
 		t.Fatalf("local build: %s", r)
 	}
+	for _, h := range testenv.Helms(t) {
+		t.Run(h.Name, func(t *testing.T) {
+			adoptHelmPushed(t, h.Path, uniqueRepo(t, reg), filepath.Join(work, "w", "smart-proxy", "charts", "smart-proxy"), cache)
+		})
+	}
+}
+
+// adoptHelmPushed packages chart with the helm CLI helm, pushes it to
+// base, and checks that kbuild build refuses it without --adopt and keeps
+// helm's archive with it.
+func adoptHelmPushed(t *testing.T, helm, base, chart, cache string) {
+	work := t.TempDir()
 	helmEnv := append(os.Environ(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_REGISTRY_CONFIG="+filepath.Join(t.TempDir(), "config.json"))
 	pkgDir := t.TempDir()
 	run := func(args ...string) string {
@@ -37,7 +48,7 @@ func TestAdoptHelmPushed(t *testing.T) {
 		}
 		return string(out)
 	}
-	run("package", filepath.Join(work, "w", "smart-proxy", "charts", "smart-proxy"), "-d", pkgDir)
+	run("package", chart, "-d", pkgDir)
 	tgz, _ := filepath.Glob(filepath.Join(pkgDir, "*.tgz"))
 	if len(tgz) != 1 {
 		t.Fatalf("helm package wrote %v", tgz)

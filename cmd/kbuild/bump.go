@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -40,7 +41,18 @@ Nothing is written when upstream breaks a pin rule: a chart whose archive
 differs from the digest its repository index lists, a release asset whose
 download differs from the digest the release lists, an image tag with no
 manifest for the platform. A recipe that does not validate after the edit
-is put back. A bump to the version the recipe has changes nothing.
+is put back. A bump to the version the recipe has changes nothing, unless
+an upstream under also: moved (an operator's helper images on their own
+release line): then what follows it is re-pinned, the version stays and
+the build goes up by one.
+
+A release set (a recipe whose requirements pin exact builds,
+"=VERSION+build.N") has no watch.yaml: bump moves each pin and build
+capability to the build its member's recipe beside it is at, once --index
+(the published index, verified) holds every one of them; until then it
+changes nothing and says which builds it waits for. The set takes its
+members' version when they share one (build 1), else keeps its version and
+raises its build; the new pins must resolve against the published index.
 
 Examples:
   # to the newest version watch.yaml allows
@@ -48,7 +60,10 @@ Examples:
 
   # to a chosen version, the diff against what is published, for a PR body
   kbuild bump recipes/cdi --version 1.66.2 --format markdown \
-    --index https://example.github.io/packages/ --public-key keys/index.pub`,
+    --index https://example.github.io/packages/ --public-key keys/index.pub
+
+  # a release set, once its members' bumps are published
+  kbuild bump recipes/foreman-stack --index https://example.github.io/packages/ --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&version, "version", "", "upstream version to bump to (default: the newest the watch rule allows)")
 			it.addFlags(fs, "to compare the bumped recipe with (default: the recipe at git HEAD)")
@@ -102,11 +117,21 @@ Examples:
 				return err
 			}
 			if !res.Changed {
+				if len(res.Waiting) > 0 {
+					fmt.Fprintf(env.Stdout, "%s waits until its members' builds are published: %s; nothing changed\n", res.Dir, strings.Join(res.Waiting, ", "))
+					return nil
+				}
 				fmt.Fprintf(env.Stdout, "%s is at %s already; nothing changed\n", res.Dir, res.To)
 				return nil
 			}
 			if format.format == "markdown" {
-				fmt.Fprintf(env.Stdout, "Bumps `%s` from %s to %s (build 1).\n\n", res.Package, res.From, res.To)
+				if res.Set {
+					fmt.Fprintf(env.Stdout, "Bumps `%s` from %s to %s (build %d): the release set's members at their published builds, %s.\n\n", res.Package, res.From, res.To, res.Build, strings.Join(res.Members, ", "))
+				} else if len(res.Also) > 0 {
+					fmt.Fprintf(env.Stdout, "Bumps `%s` at %s to build %d: %s.\n\n", res.Package, res.To, res.Build, strings.Join(res.Also, ", "))
+				} else {
+					fmt.Fprintf(env.Stdout, "Bumps `%s` from %s to %s (build 1).\n\n", res.Package, res.From, res.To)
+				}
 				fmt.Fprintf(env.Stdout, "<details><summary>%d fields of %s changed</summary>\n\n```\n", len(res.Changes), res.File)
 				for _, c := range res.Changes {
 					fmt.Fprintln(env.Stdout, c)
@@ -114,7 +139,13 @@ Examples:
 				fmt.Fprint(env.Stdout, "```\n</details>\n\n")
 				return res.Report.WriteMarkdown(env.Stdout, review.WithCommand("kbuild diff "+res.Dir))
 			}
-			fmt.Fprintf(env.Stdout, "bumped %s from %s to %s\n", res.File, res.From, res.To)
+			if res.Set {
+				fmt.Fprintf(env.Stdout, "bumped release set %s from %s to %s build %d: %s\n", res.File, res.From, res.To, res.Build, strings.Join(res.Members, ", "))
+			} else if len(res.Also) > 0 {
+				fmt.Fprintf(env.Stdout, "bumped %s at %s to build %d: %s\n", res.File, res.To, res.Build, strings.Join(res.Also, ", "))
+			} else {
+				fmt.Fprintf(env.Stdout, "bumped %s from %s to %s\n", res.File, res.From, res.To)
+			}
 			for _, c := range res.Changes {
 				fmt.Fprintf(env.Stdout, "  %s\n", c)
 			}

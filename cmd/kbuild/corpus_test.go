@@ -239,9 +239,10 @@ func TestKubevirtImages(t *testing.T) {
 // the corpus operator (anchors, a List with shared anchors, CRLF) builds and
 // helm template renders the built chart, with the patch on the anchor
 // changing one CRD version only; a chart whose template aliases an anchor of
-// an earlier document is refused by kbuild, as helm template refuses it.
+// an earlier document is refused by kbuild, as helm template refuses it;
+// with Helm 3 and Helm 4.
 func TestHelmAgrees(t *testing.T) {
-	helm := testenv.Tool(t, "helm")
+	helms := testenv.Helms(t)
 	work := t.TempDir()
 	out := filepath.Join(work, "dist")
 	r := kbuild(t, repoRoot, nil, "build", "--offline", "--cache-dir", filepath.Join(work, "cache"), "-o", out, filepath.Join(corpus, "operator"))
@@ -254,6 +255,24 @@ func TestHelmAgrees(t *testing.T) {
 		t.Fatalf("no chart digest in the BuildInfo:\n%s", info)
 	}
 	tgz := filepath.Join(out, "oci", "blobs", "sha256", m[1])
+	bad := filepath.Join(work, "bad")
+	writeFiles(t, bad, map[string]string{
+		"recipe.yaml":            recipeYAML("    upstream:\n      dir: chart\n", "", ""),
+		"chart/Chart.yaml":       "apiVersion: v2\nname: demo\nversion: 1.0.0\n",
+		"chart/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: &l {app: x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: *l\n",
+	})
+	for _, h := range helms {
+		t.Run(h.Name, func(t *testing.T) { helmAgrees(t, h.Path, tgz, bad) })
+	}
+	r = kbuild(t, work, nil, "validate", "--cache-dir", filepath.Join(work, "cache"), "bad")
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "unknown anchor") {
+		t.Errorf("kbuild validate accepts what helm refuses: %s", r)
+	}
+}
+
+// helmAgrees renders the built chart tgz with the helm CLI helm and
+// checks that it refuses the chart in bad, as kbuild does.
+func helmAgrees(t *testing.T, helm, tgz, bad string) {
 	cmd := exec.Command(helm, "template", "backup", tgz)
 	rendered, err := cmd.CombinedOutput()
 	if err != nil {
@@ -268,19 +287,9 @@ func TestHelmAgrees(t *testing.T) {
 		t.Errorf("the patch through the alias reached the other version, or the Namespace is left:\n%s", rendered)
 	}
 
-	bad := filepath.Join(work, "bad")
-	writeFiles(t, bad, map[string]string{
-		"recipe.yaml":            recipeYAML("    upstream:\n      dir: chart\n", "", ""),
-		"chart/Chart.yaml":       "apiVersion: v2\nname: demo\nversion: 1.0.0\n",
-		"chart/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: &l {app: x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: *l\n",
-	})
 	hout, err := exec.Command(helm, "template", "x", filepath.Join(bad, "chart")).CombinedOutput()
 	if err == nil || !strings.Contains(string(hout), "unknown anchor") {
 		t.Fatalf("helm template of the cross-document alias = %v:\n%s; the test expects helm to refuse it", err, hout)
-	}
-	r = kbuild(t, work, nil, "validate", "--cache-dir", filepath.Join(work, "cache"), "bad")
-	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "unknown anchor") {
-		t.Errorf("kbuild validate accepts what helm refuses: %s", r)
 	}
 }
 

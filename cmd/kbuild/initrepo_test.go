@@ -1,14 +1,18 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/internal/testenv"
 )
 
@@ -17,8 +21,10 @@ import (
 // repo keygen, a recipe, then the steps of the workflows init wrote, run
 // locally through the action's command script (scripts/action-run.sh)
 // against the real registry standing in for GHCR and a directory served
-// over HTTP for Pages: test, the pull request's diff, the first publish
-// and a second one over the site the first deployed. A subscriber then
+// over HTTP for Pages: test, the pull request's diff, then publish.yml's
+// plan, build (one job per shard of the plan) and publish jobs, each in a
+// fresh checkout with the build records handed on as artifacts, for the
+// first publish and a second one over the site the first deployed. A subscriber then
 // verifies the served index with the committed public key. actionlint
 // checks the written workflows.
 func TestInitRepoAdoption(t *testing.T) {
@@ -56,12 +62,14 @@ func TestInitRepoAdoption(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(repo, "keys", "index.key"))
-	if err := copyDir(filepath.Join(repoRoot, "examples", "virt-template"), filepath.Join(repo, "recipes", "virt-template")); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"smart-proxy", "virt-template"} {
+		if err := copyDir(filepath.Join(repoRoot, "examples", name), filepath.Join(repo, "recipes", name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	git(t, repo, "init", "-q", "-b", "main")
 	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-q", "-m", "kbuild init repo, keys/index.pub, virt-template")
+	git(t, repo, "commit", "-q", "-m", "kbuild init repo, keys/index.pub, smart-proxy, virt-template")
 	if out := git(t, repo, "status", "--porcelain", "--ignored"); strings.Contains(out, ".key") {
 		t.Errorf("the private key is not ignored: %s", out)
 	}
@@ -82,7 +90,7 @@ func TestInitRepoAdoption(t *testing.T) {
 	}
 
 	// 3. pr.yml: test, then the diff of a pull request.
-	if r := step(nil, "test"); r.code != 0 || !strings.Contains(r.stdout, "0 of 1 recipes failed") {
+	if r := step(nil, "test"); r.code != 0 || !strings.Contains(r.stdout, "0 of 2 recipes failed") {
 		t.Fatalf("action test: %s", r)
 	}
 	git(t, repo, "update-ref", "refs/remotes/origin/main", "HEAD")
@@ -99,30 +107,87 @@ func TestInitRepoAdoption(t *testing.T) {
 	}
 	git(t, repo, "checkout", "-q", "main")
 
-	// 4. publish.yml twice: the first starts the repository (Pages is
-	// empty), the second merges over what the first deployed.
-	publishEnv := []string{"KBUILD_REGISTRY=" + ghcr + "/packages", "KBUILD_SIGN_KEY=" + string(pem), "SITE=" + filepath.Join(repo, "_site")}
-	deploy := func() {
-		os.RemoveAll(pages)
-		if err := copyDir(filepath.Join(repo, "_site"), pages); err != nil {
-			t.Fatal(err)
-		}
-		os.RemoveAll(filepath.Join(repo, "_site"))
-	}
-	if r := step(publishEnv, "publish", filepath.Join(t.TempDir(), "dist")); r.code != 0 {
-		t.Fatalf("action publish (first): %s", r)
-	}
-	deploy()
+	// 4. publish.yml twice, its three jobs as the reusable workflow runs
+	// them: the first starts the repository (Pages is empty) and builds
+	// both recipes in two shards, the second merges over what the first
+	// deployed and builds only virt-template's new build.
+	published := []string{"KBUILD_REGISTRY=" + ghcr + "/packages"}
+	publishJobs(t, repo, append(append([]string{}, env...), published...), string(pem), pages, [][]string{{"recipes/smart-proxy"}, {"recipes/virt-template"}})
 	git(t, repo, "merge", "-q", "more-replicas")
-	if r := step(publishEnv, "publish", filepath.Join(t.TempDir(), "dist")); r.code != 0 {
-		t.Fatalf("action publish (second, over the first): %s", r)
-	}
-	deploy()
+	publishJobs(t, repo, append(append([]string{}, env...), published...), string(pem), pages, [][]string{{"recipes/virt-template"}})
 
 	// 5. A subscriber verifies the served index with the committed key.
 	r = kbuild(t, repo, nil, "repo", "verify", "--index", srv.URL+"/index.yaml", "--public-key", "keys/index.pub", "--charts", "--plain-http")
-	if r.code != 0 || !strings.Contains(r.stdout, "1 packages, 2 versions") {
+	if r.code != 0 || !strings.Contains(r.stdout, "2 packages, 3 versions") {
 		t.Fatalf("repo verify of the adopted repository's site: %s", r)
+	}
+}
+
+// publishJobs runs the jobs of reusable-publish.yml through the action's
+// command script, each in a fresh clone of repo as GitHub checks out
+// every job: plan writes plan= and shards= to $GITHUB_OUTPUT; one build
+// job per shard of that plan (the matrix fromJSON(plan).shards) keeps its
+// records as the artifact records-INDEX; publish downloads them all under
+// records/ and writes _site, which is then deployed to pages. wantShards
+// are the recipes of each shard the plan must give.
+func publishJobs(t *testing.T, repo string, env []string, signKey, pages string, wantShards [][]string) {
+	t.Helper()
+	checkout := func() string {
+		dir := filepath.Join(t.TempDir(), "checkout")
+		git(t, filepath.Dir(dir), "clone", "-q", repo, dir)
+		return dir
+	}
+	job := func(dir string, extra []string, args ...string) script {
+		t.Helper()
+		return runScript(t, dir, append(append([]string{}, env...), extra...), "action-run.sh", args...)
+	}
+
+	// plan (SHARDS is the input shards)
+	output := filepath.Join(t.TempDir(), "github-output")
+	if r := job(checkout(), []string{"SHARDS=2", "GITHUB_OUTPUT=" + output}, "plan"); r.code != 0 {
+		t.Fatalf("plan job: %s", r)
+	}
+	outputs := map[string]string{}
+	data, _ := os.ReadFile(output)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			outputs[k] = v
+		}
+	}
+	var plan builder.Plan
+	if err := json.Unmarshal([]byte(outputs["plan"]), &plan); err != nil {
+		t.Fatalf("the plan job's output plan is not JSON: %v\n%s", err, data)
+	}
+	var got [][]string
+	for _, s := range plan.Shards {
+		got = append(got, s.Recipes)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(wantShards) || outputs["shards"] != strconv.Itoa(len(wantShards)) {
+		t.Fatalf("plan job: shards=%s, plan %v; want %d shards %v", outputs["shards"], got, len(wantShards), wantShards)
+	}
+
+	// build, one job per shard; upload-artifact records-INDEX of dist/,
+	// download-artifact pattern records-* into records/.
+	records := filepath.Join(t.TempDir(), "records")
+	for _, s := range plan.Shards {
+		dir := checkout()
+		if r := job(dir, []string{"DIST=dist"}, append([]string{"build"}, s.Recipes...)...); r.code != 0 {
+			t.Fatalf("build job %d %v: %s", s.Index, s.Recipes, r)
+		}
+		if err := copyDir(filepath.Join(dir, "dist"), filepath.Join(records, fmt.Sprintf("records-%d", s.Index))); err != nil {
+			t.Fatalf("build job %d kept no records: %v", s.Index, err)
+		}
+	}
+
+	// publish, on the records of the build jobs; then deploy _site.
+	dir := checkout()
+	site := filepath.Join(dir, "_site")
+	if r := job(dir, []string{"KBUILD_SIGN_KEY=" + signKey, "KBUILD_TRUST_KEY=keys/index.pub", "KBUILD_ROOT=keys/root.yaml", "SITE=_site"}, "publish", records); r.code != 0 {
+		t.Fatalf("publish job: %s", r)
+	}
+	os.RemoveAll(pages)
+	if err := copyDir(site, pages); err != nil {
+		t.Fatal(err)
 	}
 }
 

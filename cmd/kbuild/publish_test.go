@@ -120,13 +120,14 @@ func TestPublishMainJob(t *testing.T) {
 	}
 }
 
-// TestPublishRegistry publishes to the real registry: charts, mirrored
-// image sources, provenance referrers; then a tampered base, a changed
+// TestPublishRegistry publishes to the real registry: charts (pulled
+// anonymously by digest with Helm 3 and Helm 4), mirrored image sources,
+// provenance referrers; then a tampered base, a changed
 // published version and a stranger's base are all refused before anything
 // is pushed or written.
 func TestPublishRegistry(t *testing.T) {
 	reg := testenv.Registry(t)
-	helm := testenv.Tool(t, "helm")
+	helms := testenv.Helms(t)
 	work := t.TempDir()
 	base := uniqueRepo(t, reg)
 	if err := copyDir(filepath.Join(repoRoot, "examples"), filepath.Join(work, "recipes")); err != nil {
@@ -191,9 +192,12 @@ spec:
 		for _, c := range b.Info.Charts {
 			ref := strings.TrimPrefix(c.Ref, "oci://")
 			repo := ref[:strings.LastIndex(ref, ":")]
-			// Anyone can pull it, by digest, with no credentials.
-			if got := "sha256:" + sha(helmPull(t, helm, "oci://"+repo+"@"+c.Manifest)); got != c.Digest {
-				t.Errorf("anonymous pull of %s: %s, want %s", repo, got, c.Digest)
+			// Anyone can pull it, by digest, with no credentials: Helm 3
+			// and Helm 4.
+			for _, h := range helms {
+				if got := "sha256:" + sha(helmPull(t, h.Path, "oci://"+repo+"@"+c.Manifest)); got != c.Digest {
+					t.Errorf("anonymous pull of %s with %s: %s, want %s", repo, h.Name, got, c.Digest)
+				}
 			}
 			// Its provenance and its SBOM are attached as referrers, and
 			// for cosign and Flux its signature, SBOM and provenance as

@@ -65,8 +65,8 @@ func TestReusableWorkflows(t *testing.T) {
 		commands []string
 	}{
 		{"pr", []string{"kbuild-version", "kbuild-repository", "site-url", "recipes"}, false, []string{"test", "diff"}},
-		{"publish", []string{"kbuild-version", "kbuild-repository", "registry", "site-url", "recipes", "shards"}, true, []string{"plan", "build", "publish"}},
-		{"promote", []string{"kbuild-version", "kbuild-repository", "site-url", "what", "build", "to"}, true, []string{"promote"}},
+		{"publish", []string{"kbuild-version", "kbuild-repository", "registry", "site-url", "recipes", "suites", "shards"}, true, []string{"plan", "build", "publish"}},
+		{"promote", []string{"kbuild-version", "kbuild-repository", "site-url", "suites", "what", "build", "to"}, true, []string{"promote"}},
 	} {
 		reusable := "reusable-" + tc.name + ".yml"
 		wf := readWorkflow(t, reusable)
@@ -101,6 +101,9 @@ func TestReusableWorkflows(t *testing.T) {
 						t.Errorf("%s: job %s runs the action with version %q, want the input kbuild-version", reusable, name, s.With["version"])
 					}
 					commands = append(commands, s.With["command"])
+					if _, ok := call.Inputs["suites"]; ok && s.With["suites"] != "${{ inputs.suites }}" {
+						t.Errorf("%s: job %s runs the action's %s with suites %q, want the input suites", reusable, name, s.With["command"], s.With["suites"])
+					}
 				}
 			}
 		}
@@ -124,6 +127,39 @@ func TestReusableWorkflows(t *testing.T) {
 			if got := job.Secrets["KBUILD_SIGN_KEY"]; tc.secret != (got == "${{ secrets.KBUILD_SIGN_KEY }}") {
 				t.Errorf("%s: job %s passes KBUILD_SIGN_KEY %q, want it passed: %v", tc.name+".yml", name, got, tc.secret)
 			}
+		}
+	}
+}
+
+// TestActionSuitesInput: the action takes the suites file as an input and
+// hands it to its scripts as SUITES, which scripts/publish.sh reads
+// everywhere (TestWorkflowScripts runs it with a suites file elsewhere
+// than suites.yaml).
+func TestActionSuitesInput(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var action struct {
+		Inputs map[string]struct {
+			Default string `yaml:"default"`
+		} `yaml:"inputs"`
+		Runs struct {
+			Steps []struct {
+				ID  string            `yaml:"id"`
+				Env map[string]string `yaml:"env"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(data, &action); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	if in, ok := action.Inputs["suites"]; !ok || in.Default != "suites.yaml" {
+		t.Errorf("action.yml: input suites = %+v (declared %v), want default suites.yaml", in, ok)
+	}
+	for _, s := range action.Runs.Steps {
+		if s.ID == "run" && s.Env["SUITES"] != "${{ inputs.suites }}" {
+			t.Errorf("action.yml: the command step sets SUITES=%q, want the input suites", s.Env["SUITES"])
 		}
 	}
 }

@@ -210,15 +210,15 @@ func (r rendered) components() []string {
 // foreman, pulp and candlepin from one chart of the upstream shape at a
 // git commit, smart-proxy from the execution proxy chart, images by
 // digest, and the foreman-stack release set — publishes it into the
-// unstable suite of the real registry, checks with helm that each package
-// renders only its component and runs the pinned digests, validates the
+// unstable suite of the real registry, checks with helm (Helm 3 and Helm
+// 4) that each package renders only its component and runs the pinned digests, validates the
 // set, attests it with a qa key and promotes it unstable → testing →
 // stable, with the set's refusals on the way: a failed test, a suite's
 // policy not met, evidence for other digests, expired evidence, and a
 // withdrawn member.
 func TestForemanStack(t *testing.T) {
 	reg := testenv.Registry(t)
-	helm := testenv.Tool(t, "helm")
+	helms := testenv.Helms(t)
 	s := newForemanStack(t, reg)
 	work := s.work
 	epochEnv(t, time.Hour)
@@ -311,13 +311,15 @@ func TestForemanStack(t *testing.T) {
 			t.Fatalf("record %s: %+v", name, b.Info)
 		}
 		c := b.Info.Charts[0]
-		got := parseRendered(helmTemplate(t, helm, c.Ref, c.Manifest, w.release, "foreman"))
-		renders[name] = got
-		if !slices.Equal(got.components(), w.components) {
-			t.Errorf("%s renders the components %v, want %v:\n%v", name, got.components(), w.components, got.objects)
-		}
-		if !slices.Equal(got.images, w.images) {
-			t.Errorf("%s runs %v, want the pinned %v", name, got.images, w.images)
+		for _, h := range helms {
+			got := parseRendered(helmTemplate(t, h.Path, c.Ref, c.Manifest, w.release, "foreman"))
+			renders[name] = got
+			if !slices.Equal(got.components(), w.components) {
+				t.Errorf("%s renders with %s the components %v, want %v:\n%v", name, h.Name, got.components(), w.components, got.objects)
+			}
+			if !slices.Equal(got.images, w.images) {
+				t.Errorf("%s runs with %s %v, want the pinned %v", name, h.Name, got.images, w.images)
+			}
 		}
 		if !slices.Equal(b.Record.Spec.Images, w.images) {
 			t.Errorf("%s lists package.images %v, want %v", name, b.Record.Spec.Images, w.images)

@@ -412,10 +412,14 @@ func TestWorkflowScripts(t *testing.T) {
 	}
 	w.checkSigned("weekly re-signing")
 
-	// 6. Suites: a root of trust with a qa role and suites.yaml serving
+	// 6. Suites: a root of trust with a qa role and a suites file serving
 	// unstable at the site root. The next publish moves the index into
-	// unstable; /index.yaml stays, the same signed index.
-	qa := w.suites()
+	// unstable; /index.yaml stays, the same signed index. The suites file
+	// is ci/suites.yaml (the reusable workflows' input suites, SUITES),
+	// and ./suites.yaml is a decoy no step may read: every later step
+	// reads the one SUITES names.
+	qa := w.suites("ci/suites.yaml")
+	w.env = append(w.env, "SUITES=ci/suites.yaml")
 	w.publish("publish into suites", nil, []string{"recipes/smart-proxy", "recipes/virt-stack", "recipes/virt-template"})
 	if a, b := readFile(t, filepath.Join(w.pages, "index.yaml")), readFile(t, filepath.Join(w.pages, "unstable", "index.yaml")); a != b {
 		t.Error("Pages' /index.yaml is not the unstable suite's index")
@@ -426,7 +430,7 @@ func TestWorkflowScripts(t *testing.T) {
 	// 7. QA attests smart-proxy and commits the evidence; the next
 	// publish copies it into the site.
 	if r := kbuild(t, w.repo, nil, "attest", "smart-proxy@3.14.0", "--build", "2", "--result", "pass", "--env", "kubernetes=1.33,arch=amd64",
-		"--sign-key", qa, "--root", "keys/root.yaml", "--site", w.pages, "-o", "evidence/smart-proxy-amd64.intoto.json"); r.code != 0 {
+		"--sign-key", qa, "--root", "keys/root.yaml", "--site", w.pages, "--suites", "ci/suites.yaml", "-o", "evidence/smart-proxy-amd64.intoto.json"); r.code != 0 {
 		t.Fatalf("attest: %s", r)
 	}
 	w.commit("evidence: smart-proxy 3.14.0 build 2 passes on 1.33, amd64")
@@ -496,9 +500,10 @@ func TestWorkflowScripts(t *testing.T) {
 }
 
 // suites adds a root of trust (root and qa keys made here, the index key
-// the repository's) and suites.yaml to the repository, and returns the qa
-// key file.
-func (w *workflowRun) suites() string {
+// the repository's) and the suites file file to the repository, with a
+// decoy suites.yaml at the root unless file is suites.yaml, and returns
+// the qa key file.
+func (w *workflowRun) suites(file string) string {
 	t := w.t
 	keys := t.TempDir()
 	for _, k := range []string{"root", "qa"} {
@@ -514,7 +519,11 @@ func (w *workflowRun) suites() string {
 		t.Fatal(r)
 	}
 	w.rootKey = filepath.Join(keys, "root.pub")
-	os.WriteFile(filepath.Join(w.repo, "suites.yaml"), []byte(`apiVersion: kbuild.dev/v1
+	if file != "suites.yaml" {
+		os.WriteFile(filepath.Join(w.repo, "suites.yaml"), []byte("# not the suites file: SUITES names it\n"), 0o644)
+	}
+	os.MkdirAll(filepath.Dir(filepath.Join(w.repo, file)), 0o755)
+	os.WriteFile(filepath.Join(w.repo, file), []byte(`apiVersion: kbuild.dev/v1
 kind: Suites
 rootSuite: unstable
 suites:
