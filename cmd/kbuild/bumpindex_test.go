@@ -16,7 +16,7 @@ import (
 	"kbuild.dev/kbuild/internal/kubepkgclient"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/internal/upstreamtest"
-	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -148,8 +148,8 @@ func TestBumpIndexClientAgrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		roots[publish.RootVersionFile(i+1)] = b
-		roots[publish.RootFile] = b
+		roots[sitelayout.RootVersionFile(i+1)] = b
+		roots[sitelayout.RootFile] = b
 	}
 	for _, tc := range []struct {
 		name   string
