@@ -283,9 +283,13 @@ func CheckRendered(r *recipe.Recipe, pos recipe.Positions, charts []*PreparedCha
 			}
 		}
 		for _, img := range c.Rendered.Images {
-			if _, ok := PinFor(img, r.Spec.Package.Images); !ok && !listed(img, r.Spec.Package.Images) {
+			pin, ok := PinFor(img, r.Spec.Package.Images)
+			switch {
+			case !ok && !listed(img, r.Spec.Package.Images):
 				p := add(recipe.Error, "spec.package.images", "%s", unpinnedMessage(c.Key, img, r.Spec.Package.Images, pos))
 				p.Code = recipe.CodeUnpinnedImage
+			case ok && !strings.Contains(img, "@"):
+				add(recipe.Warning, "spec.package.images", "chart %s runs image %s by tag, which a cluster resolves when it pulls; package.images pins %s: make the chart run the pinned reference (a values change or a patch), or kbuild test fails its pods as not running a pinned digest", c.Key, img, pin)
 			}
 		}
 	}

@@ -1,8 +1,10 @@
 package builder
 
 import (
+	"strings"
 	"testing"
 
+	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/recipe"
 )
 
@@ -43,6 +45,33 @@ func TestUnpinnedMessage(t *testing.T) {
 	} {
 		if got := unpinnedMessage("op", tc.image, images, recipe.Positions{"spec.package.images[0]": 7}); got != tc.want {
 			t.Errorf("unpinnedMessage(%s) =\n%s\nwant\n%s", tc.image, got, tc.want)
+		}
+	}
+}
+
+// TestCheckRenderedImages: an image the chart runs that package.images
+// does not pin is an error; one it pins but the chart runs by tag alone
+// is a warning (the cluster resolves the tag when it pulls); one run by
+// the pinned digest is neither.
+func TestCheckRenderedImages(t *testing.T) {
+	const a = "sha256:a600000000000000000000000000000000000000000000000000000000000000"
+	r := &recipe.Recipe{}
+	r.Spec.Package.Images = []string{"quay.io/x/op:v1@" + a}
+	for _, tc := range []struct {
+		image     string
+		sev       recipe.Severity
+		want      string
+	}{
+		{"quay.io/x/op:v1@" + a, recipe.Error, ""},
+		{"quay.io/x/op:v1", recipe.Warning, "chart op runs image quay.io/x/op:v1 by tag, which a cluster resolves when it pulls; package.images pins quay.io/x/op:v1@" + a},
+		{"quay.io/x/op:v2", recipe.Error, "chart op runs image quay.io/x/op:v2, which package.images does not pin"},
+	} {
+		probs := CheckRendered(r, recipe.Positions{}, []*PreparedChart{{Key: "op", Rendered: &render.Rendered{Images: []string{tc.image}}}})
+		switch {
+		case tc.want == "" && len(probs) != 0:
+			t.Errorf("%s: %v, want no problem", tc.image, probs)
+		case tc.want != "" && (len(probs) != 1 || probs[0].Severity != tc.sev || !strings.HasPrefix(probs[0].Message, tc.want)):
+			t.Errorf("%s: %+v, want one of severity %d starting %q", tc.image, probs, tc.sev, tc.want)
 		}
 	}
 }
