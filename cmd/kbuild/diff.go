@@ -9,8 +9,6 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
 )
 
@@ -97,25 +95,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var published *index.RepositoryIndex
-			if f.it.ref != "" {
-				trust, err := f.it.trust()
-				if err != nil {
-					return err
-				}
-				if trust == nil {
-					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is compared with only once its signature is verified")
-				}
-				pub, err := publish.ReadIndex(ctx, f.it.ref, trust, fetchsite.WithTimeout(f.timeout))
-				if err == nil {
-					published = pub.Verified.Index
-				}
-				if errors.Is(err, fetchsite.ErrNotFound) {
-					return fmt.Errorf("%w; nothing is published there yet, so compare with --base instead", err)
-				}
-				if err != nil {
-					return err
-				}
+			published, err := f.it.published(ctx, f.timeout, "compared with", "nothing is published there yet, so compare with --base instead")
+			if err != nil {
+				return err
 			}
 			var errs []error
 			for i, dir := range dirs {

@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 )
 
 func newPlanCmd() *Command {
@@ -79,23 +75,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var published *index.RepositoryIndex
-			if it.ref != "" {
-				trust, err := it.trust()
-				if err != nil {
-					return err
-				}
-				if trust == nil {
-					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified")
-				}
-				pub, err := publish.ReadIndex(ctx, it.ref, trust, fetchsite.WithTimeout(net.timeout))
-				if errors.Is(err, fetchsite.ErrNotFound) {
-					return fmt.Errorf("%w; for a first publish, plan without --index", err)
-				}
-				if err != nil {
-					return err
-				}
-				published = pub.Verified.Index
+			published, err := it.published(ctx, net.timeout, "used", "for a first publish, plan without --index")
+			if err != nil {
+				return err
 			}
 			p, err := builder.PlanBuilds(dirs, published, shards, env.Warnf)
 			if err != nil {
