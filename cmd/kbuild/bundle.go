@@ -112,7 +112,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 	for _, im := range c.Images {
 		size += im.Size
 	}
-	fmt.Fprintf(env.Stderr, "wrote %s: %d packages, %d charts, %d images (%s of image data)\n", f.out, len(c.Packages), len(c.Charts), len(c.Images), humanBytes(size))
+	fmt.Fprintf(env.Stderr, "wrote %s: %d packages, %d charts, %d images (%s of image data)\n", f.out, len(c.Packages), len(c.Charts), len(c.Images), bundle.HumanBytes(size))
 	return nil
 }
 
