@@ -56,6 +56,7 @@ var allowed = map[string][]string{
 	"internal/controlplane":  {"internal/testenv"},
 	"internal/dist":          {"index", "spec"},
 	"internal/fetchsite":     {"index", "internal/addrspace", "internal/netdeadline", "sitelayout", "trust"},
+	"internal/kbuildversion": {},
 	"internal/kubepkgclient": {},
 	"internal/netdeadline":   {},
 	"internal/ociserve":      {},
