@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	// What is published and how.
 	"sbom":              {"index", "spec"},
 	"sbom/trivytest":    {},
-	"site":              {"index", "internal/atomicfile", "sitelayout", "spec"},
+	"site":              {"index", "internal/atomicfile", "internal/ociserve", "sitelayout", "spec"},
 	"publish":           {"builder", "builder/oci", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "recipe", "sbom", "sigbundle", "site", "sitelayout", "sources", "spec", "trust"},
 	"bundle":            {"builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "sigbundle", "sitelayout", "spec", "trust"},
 	"bundle/nodeconfig": {"internal/atomicfile"},
