@@ -89,8 +89,8 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 		return nil, err
 	}
 	if _, _, ok := root.RoleKeys(trust.RoleQA); !ok {
-		return nil, fmt.Errorf("%w: root %s (version %d) has no qa role, so no evidence can count for %s (%s); add one with 'kbuild trust root next --qa-key FILE'",
-			ErrRefused, pr.Root, root.Signed.Version, pr.To, policy)
+		return nil, fmt.Errorf("%w: root %s (version %d) %w, so no evidence can count for %s (%s)",
+			ErrRefused, pr.Root, root.Signed.Version, evidence.ErrNoQARole, pr.To, policy)
 	}
 	first, err := firstRoot(root, pr.Root)
 	if err != nil {

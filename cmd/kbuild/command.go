@@ -53,7 +53,7 @@ func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []s
 		return 0
 	}
 	resolveAliases(env.Stderr, strings.Join(path, " "), fs)
-	err := c.Run(ctx, env, fs.Args())
+	err := withHint(c.Run(ctx, env, fs.Args()))
 	var ue *usageError
 	var ee *exitError
 	switch {

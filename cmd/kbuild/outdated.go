@@ -84,7 +84,7 @@ Examples:
 				return err
 			}
 			if f.offline {
-				return fmt.Errorf("outdated asks upstream for its versions and kbuild caches no upstream answers: %w; run it without --offline", watch.ErrOffline)
+				return fmt.Errorf("outdated asks upstream for its versions and kbuild caches no upstream answers: %w", watch.ErrOffline)
 			}
 			if len(args) == 0 {
 				args = []string{"recipes"}

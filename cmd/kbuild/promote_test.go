@@ -71,6 +71,9 @@ func TestAttestPromote(t *testing.T) {
 	if r := attest(qa, "--result", "pass", "--env", "arch=amd64"); r.code != 2 || !strings.Contains(r.stderr, "the environment needs kubernetes") {
 		t.Fatalf("attest without kubernetes: %s", r)
 	}
+	if r := attest(qa, "--result", "pass", "--env", "kubernetes=1.33,arch=amd64", "--suite", "nightly"); r.code != 1 || !strings.Contains(r.stderr, "error: --suite nightly is not in "+suites) {
+		t.Fatalf("attest --suite nightly: %s", r)
+	}
 
 	r = promote("testing")
 	if r.code != 0 || !strings.Contains(r.stdout, "evidence: pass on arch=amd64,kubernetes=1.33,runtime=containerd, signed by 1 qa key(s)") ||
