@@ -62,17 +62,27 @@ type Outcome struct {
 	// Refreshed are the other suites whose package pages were rewritten,
 	// since they say which suites hold each build.
 	Refreshed []string
+	// Matrices are the compatibility matrices written last, from the
+	// evidence and the suites as they now are (Pages.WriteCompat).
+	Matrices []string
 }
 
 // ErrRefused is wrapped by every refusal to promote.
 var ErrRefused = errors.New("promotion refused")
+
+// ErrCompat is wrapped by Promote's error when the promotion is signed
+// and written but the compatibility matrices are not: the Outcome says
+// what was promoted.
+var ErrCompat = errors.New("the compatibility matrices were not written")
 
 // Promote copies Target (a version, or a release set with its members)
 // from the suite before To into To, when the evidence under the site's
 // evidence/ meets To's policy. The previous suite's index is read as a
 // subscriber reads it, from root version 1 through the chain published
 // beside it; evidence is verified against its newest root's qa role and
-// its entries; the copy is publish.Copy's. Nothing is written on refusal.
+// its entries; the copy is publish.Copy's; then the pages of the other
+// suites are rewritten and, last, the compatibility matrices. Nothing is
+// written on refusal.
 func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	c := pr.Config
 	i := c.Index(pr.To)
@@ -193,6 +203,11 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if out.Refreshed, err = pages.Refresh(ctx, pr.To, changed); err != nil {
 		return out, fmt.Errorf("%s is promoted into %s and its index signed, but the other suites' pages were not rewritten (run the promotion again): %w", t, pr.To, err)
 	}
+	compat, err := pages.WriteCompat(ctx, pr.Root)
+	if err != nil {
+		return out, fmt.Errorf("the promotion is signed, but %w: %w", ErrCompat, err)
+	}
+	out.Matrices = compat.Matrices
 	return out, nil
 }
 
