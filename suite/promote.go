@@ -70,6 +70,11 @@ type Outcome struct {
 // ErrRefused is wrapped by every refusal to promote.
 var ErrRefused = errors.New("promotion refused")
 
+// ErrNoSuiteIndex is wrapped by Promote's refusal when the suite promoted
+// into has no index and AllowNew is not set: allow a new index for the
+// suite's first promotion, otherwise restore the published site first.
+var ErrNoSuiteIndex = errors.New("the suite has no index yet")
+
 // ErrCompat is wrapped by Promote's error when the promotion is signed
 // and written but the compatibility matrices are not: the Outcome says
 // what was promoted.
@@ -163,7 +168,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	}
 	toIndex := filepath.Join(pr.Site, pr.To, sitelayout.IndexFile)
 	if _, err := os.Stat(toIndex); errors.Is(err, os.ErrNotExist) && !pr.AllowNew {
-		return out, fmt.Errorf("%w: %s does not exist; for the first promotion into %s allow a new index (--allow-new), otherwise restore the published site first", ErrRefused, toIndex, pr.To)
+		return out, fmt.Errorf("%w: %s does not exist: %w", ErrRefused, toIndex, ErrNoSuiteIndex)
 	}
 	// What To holds now, verified (an expired index too: re-signing it
 	// is how its expiry is renewed), for the sets it would still resolve.

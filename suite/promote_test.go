@@ -196,7 +196,7 @@ func TestPromote(t *testing.T) {
 	late := gen.AddDate(0, 3, 0)
 	r.attest(r.x, foreman, evidence.Pass, "kubernetes=1.33,arch=amd64,runtime=containerd", late, r.qa)
 	if _, err := Promote(context.Background(), Promotion{Site: r.site, Config: r.cfg, To: "testing", Target: foreman, Root: r.rootFile,
-		Signers: []trust.Signer{r.idx}, Generated: gen, Now: gen}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "testing/index.yaml does not exist; for the first promotion into testing allow a new index (--allow-new)") {
+		Signers: []trust.Signer{r.idx}, Generated: gen, Now: gen}); !errors.Is(err, ErrRefused) || !errors.Is(err, ErrNoSuiteIndex) || !strings.Contains(err.Error(), "testing/index.yaml does not exist: the suite has no index yet") {
 		t.Fatalf("a first promotion without AllowNew: %v", err)
 	}
 	out, err := r.promote("testing", foreman, gen)

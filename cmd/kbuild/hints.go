@@ -9,6 +9,7 @@ import (
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/watch"
 )
 
@@ -24,6 +25,7 @@ var hints = []struct {
 	{publish.ErrUnverified, "it needs --public-key FILE or --root-key FILE"},
 	{publish.ErrOtherRegistry, "publish to that registry, or keep every version's files (--site-keep 0)"},
 	{publish.ErrRootExists, "use 'kbuild trust root next' to change it"},
+	{suite.ErrNoSuiteIndex, "for the first promotion into a suite pass --allow-new, otherwise restore the published site first"},
 	{evidence.ErrNoRoot, "publish with --root"},
 	{evidence.ErrNoQARole, "add one with 'kbuild trust root next ROOT.yaml --qa-key FILE'"},
 	{review.ErrOtherKbuild, "or pass --other-kbuild to compare anyway"},
