@@ -70,6 +70,10 @@ type Outcome struct {
 // ErrRefused is wrapped by every refusal to promote.
 var ErrRefused = errors.New("promotion refused")
 
+// ErrNoEvidence is wrapped by Promote's refusal of a target without any
+// evidence under the site's evidence/: run its tests and attest them.
+var ErrNoEvidence = errors.New("no evidence")
+
 // ErrNoSuiteIndex is wrapped by Promote's refusal when the suite promoted
 // into has no index and AllowNew is not set: allow a new index for the
 // suite's first promotion, otherwise restore the published site first.
@@ -140,8 +144,8 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: no evidence for %s under %s; %s needs evidence (%s): run the tests and 'kbuild attest %s@%s --build %d'",
-			ErrRefused, t, filepath.Join(pr.Site, filepath.Dir(filepath.FromSlash(sitelayout.EvidenceFile(t.Package, t.Version, t.Build, "x")))), pr.To, policy, t.Package, t.Version, t.Build)
+		return nil, fmt.Errorf("%w: %w for %s under %s; %s needs evidence (%s)",
+			ErrRefused, ErrNoEvidence, t, filepath.Join(pr.Site, filepath.Dir(filepath.FromSlash(sitelayout.EvidenceFile(t.Package, t.Version, t.Build, "x")))), pr.To, policy)
 	}
 	for _, f := range files {
 		data, err := fetchsite.ReadFile(f, trust.MaxEnvelopeSize)

@@ -121,7 +121,10 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	out, err := suite.Promote(ctx, suite.Promotion{Site: f.site, Config: c, To: f.to, Target: target, Root: f.root,
 		Signers: signers, Generated: generated, Expires: f.expires, Now: time.Now(), Stderr: env.Stderr, AllowNew: f.allowNew})
-	if err != nil && !errors.Is(err, suite.ErrCompat) {
+	switch {
+	case errors.Is(err, suite.ErrNoEvidence):
+		return fmt.Errorf("%w: run the tests and 'kbuild attest %s@%s --build %d'", err, target.Package, target.Version, target.Build)
+	case err != nil && !errors.Is(err, suite.ErrCompat):
 		return err
 	}
 	for _, v := range out.Evidence {

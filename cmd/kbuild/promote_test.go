@@ -75,6 +75,10 @@ func TestAttestPromote(t *testing.T) {
 		t.Fatalf("attest --suite nightly: %s", r)
 	}
 
+	if r := runInProcess("promote", "pulp@3.73.0", "--build", "1", "--to", "testing", "--root", rootFile, "--site", site, "--suites", suites, "--sign-key", idx+".key", "--allow-new"); r.code != 3 ||
+		!strings.Contains(r.stderr, "promotion refused: no evidence for pulp 3.73.0 build 1 under "+filepath.Join(site, "evidence", "pulp-3.73.0-1")) || !strings.Contains(r.stderr, "run the tests and 'kbuild attest pulp@3.73.0 --build 1'") {
+		t.Fatalf("promote without evidence: %s", r)
+	}
 	if r := runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", "testing", "--root", rootFile, "--site", site, "--suites", suites, "--sign-key", idx+".key"); r.code != 3 ||
 		!strings.Contains(r.stderr, "testing/index.yaml does not exist: the suite has no index yet; for the first promotion into a suite pass --allow-new, otherwise restore the published site first") {
 		t.Fatalf("the first promote into testing without --allow-new: %s", r)
