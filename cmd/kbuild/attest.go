@@ -90,14 +90,12 @@ Examples:
 			f.plainHTTPFlag.addFlags(fs, "for --push")
 			f.timeoutFlag.addFlags(fs, "a registry that does not start answering, with --push,")
 		},
-		Run: f.run,
+		Args: exactArgs(1, "attest takes one NAME@VERSION"),
+		Run:  f.run,
 	}
 }
 
 func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 {
-		return usagef("attest takes one NAME@VERSION")
-	}
 	target, err := evidence.ParseTarget(args[0], f.build)
 	if err != nil {
 		return usagef("%v", err)

@@ -65,10 +65,8 @@ Examples:
 			f.sourceFlags.addFlags(fs)
 			f.renderFlags.addFlags(fs)
 		},
+		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("name one recipe directory")
-			}
 			if err := format.check(); err != nil {
 				return err
 			}

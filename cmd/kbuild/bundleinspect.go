@@ -33,10 +33,8 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			f.format.addFlags(fs, true, "text", "json")
 		},
+		Args: exactArgs(1, "inspect takes one FILE"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("inspect takes one FILE")
-			}
 			if err := f.format.check(); err != nil {
 				return err
 			}

@@ -74,10 +74,8 @@ Examples:
 			f.renderFlags.addFlags(fs)
 			f.jobsFlag.addFlags(fs, "charts built")
 		},
+		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 {
-				return usagef("name at least one recipe directory")
-			}
 			if f.base != "" && f.it.ref != "" {
 				return usagef("--base and --index name two different bases; use one")
 			}

@@ -54,10 +54,8 @@ Examples:
 			f.sourceFlags.addFlags(fs)
 			f.renderFlags.addFlags(fs)
 		},
+		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("name one recipe directory")
-			}
 			f.jobs = 1
 			b, err := f.builder(env, nil, "")
 			if err != nil {

@@ -61,10 +61,8 @@ Examples:
 			fs.IntVar(&shards, "shards", 1, "split the recipes to build into at most this many shards")
 			format.addFlags(fs, true, "text", "json")
 		},
+		Args: minArgs(1, "name at least one recipes directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 {
-				return usagef("name at least one recipes directory")
-			}
 			if shards < 1 {
 				return usagef("--shards %d: give 1 or more", shards)
 			}

@@ -82,14 +82,12 @@ Examples:
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
 			fs.BoolVar(&f.allowNew, "allow-new", false, "start a new index when the site has none for SUITE (only for its first promotion)")
 		},
-		Run: f.run,
+		Args: exactArgs(1, "promote takes one NAME@VERSION"),
+		Run:  f.run,
 	}
 }
 
 func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 {
-		return usagef("promote takes one NAME@VERSION")
-	}
 	target, err := evidence.ParseTarget(args[0], f.build)
 	if err != nil {
 		return usagef("%v", err)

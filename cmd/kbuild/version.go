@@ -45,10 +45,8 @@ that kbuild to get the same bytes.
 Examples:
   # print the version
   kbuild version`,
+		Args: exactArgs(0, "version takes no arguments"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("version takes no arguments")
-			}
 			thisKbuild().Print(env.Stdout)
 			return nil
 		},
