@@ -116,18 +116,14 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 	return nil
 }
 
-// refusal prints a verification refusal (exit 4) or bad bundle (exit 3);
-// other errors exit as exitCode says (5: registry unavailable).
+// refusal prints a verification refusal (exit 4) or bad bundle (exit 3)
+// as "refused: …"; other errors are returned as they are (exitCode: 5 for
+// a registry unavailable).
 func refusal(env *Env, err error) error {
 	var ve *trust.VerificationError
 	if errors.As(err, &ve) || errors.Is(err, bundle.ErrBadBundle) {
 		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
 		return &exitError{code: exitCode(err)}
 	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		return err
-	}
-	fmt.Fprintf(env.Stderr, "error: %v\n", err)
-	return &exitError{code: exitCode(err)}
+	return err
 }

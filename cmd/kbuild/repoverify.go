@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/suite"
-	"kbuild.dev/kbuild/trust"
 )
 
 // repoVerifyFlags are the flags of repo verify.
@@ -112,13 +110,11 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	now := time.Now()
 	res, err := (&suite.Verify{Ref: ref, Trust: tr, StateFile: f.state, Charts: f.charts, PlainHTTP: f.plainHTTP,
 		Evidence: f.evidence, Timeout: f.timeout, Now: now}).Run(ctx)
-	var ve *trust.VerificationError
-	if res != nil && res.Verified == nil && errors.As(err, &ve) {
-		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
-		return &exitError{code: exitCode(err)}
-	}
-	if res == nil || res.Verified == nil {
+	if res == nil {
 		return err
+	}
+	if res.Verified == nil {
+		return refusal(env, err)
 	}
 	v := res.Verified
 	for _, w := range v.Warnings {
