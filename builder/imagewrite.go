@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -60,4 +61,43 @@ func UnpinnedImages(entries []ImageEntry, dir string) error {
 		return nil
 	}
 	return fmt.Errorf("%d images are not pinned, their digests could not be looked up:\n%s\nrun kbuild images %s --write where their registries can be reached", len(errs), strings.Join(errs, "\n"), dir)
+}
+
+// PinnedImages is what PinImages did.
+type PinnedImages struct {
+	// File is the recipe file; Written says whether its images: block
+	// was rewritten.
+	File    string
+	Written bool
+	// Entries are the images, as PlanImages returns them.
+	Entries []ImageEntry
+}
+
+// PinImages is the action of kbuild images: it loads the recipe in dir (a
+// recipe whose only problems are unpinned images loads), prepares and
+// renders its charts, resolves every image they run or the recipe
+// declares to its digest with the builder's fetcher (PlanImages) and,
+// with write, rewrites the recipe's images: block (WriteImages). The
+// result holds the entries whenever they were planned; images that could
+// not be pinned are an error after the rest is done (UnpinnedImages).
+func (b *Builder) PinImages(ctx context.Context, dir string, write bool) (*PinnedImages, error) {
+	l, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if l.Recipe == nil || !l.Problems.OnlyUnpinned() {
+		return nil, l.Err()
+	}
+	p, err := b.PrepareLoaded(ctx, l)
+	if p == nil {
+		return nil, err
+	}
+	res := &PinnedImages{File: l.File, Entries: PlanImages(ctx, p, b.fetcher.ResolveImage)}
+	if write {
+		if err := WriteImages(l.File, res.Entries); err != nil {
+			return res, err
+		}
+		res.Written = true
+	}
+	return res, UnpinnedImages(res.Entries, dir)
 }

@@ -38,7 +38,7 @@ func (b *Bumper) planSet(l *builder.Loaded, before []byte, members []index.SetMe
 	res := &Result{Dir: dir, File: l.File, Package: r.Metadata.Name, From: r.Spec.Version, To: r.Spec.Version, Build: r.Spec.Build, Set: true}
 	pl := &plan{res: res, before: before, after: before}
 	if b.Index == nil {
-		return nil, fmt.Errorf("recipe %s is a release set: %w; give the published index (--index REF with --public-key or --root-key)", dir, ErrSetNeedsIndex)
+		return nil, fmt.Errorf("recipe %s is a release set: %w", dir, ErrSetNeedsIndex)
 	}
 	recipes, err := siblingRecipes(dir)
 	if err != nil {

@@ -274,9 +274,19 @@ func TestCreateAndImport(t *testing.T) {
 
 	mirror, ups := newCountingRegistry(t)
 	site := t.TempDir()
-	res, err := Import(context.Background(), a, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now))
+	nodes := filepath.Join(t.TempDir(), "nodes")
+	res, err := Import(context.Background(), a, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now), WithNodeConfig(nodes))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The node settings last, for every registry the images come from.
+	if len(res.NodeConfig) == 0 {
+		t.Errorf("Import with WithNodeConfig wrote no node settings")
+	}
+	for _, p := range res.NodeConfig {
+		if data, err := os.ReadFile(p); err != nil || !bytes.Contains(data, []byte(mirror)) {
+			t.Errorf("node setting %s: %v; want it to name the mirror %s", p, err, mirror)
+		}
 	}
 	for _, im := range append(f.images, f.multiRef) {
 		r, _ := ParseImageRef(im)

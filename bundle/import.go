@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
 
+	"kbuild.dev/kbuild/bundle/nodeconfig"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/fetchsite"
@@ -57,6 +58,8 @@ type Imported struct {
 	Locations Locations
 	// Registries are the upstream registries of the images, sorted.
 	Registries []string
+	// NodeConfig are the node settings written (WithNodeConfig).
+	NodeConfig []string
 }
 
 // Import verifies the bundle file against trust (keys from the caller,
@@ -69,7 +72,8 @@ type Imported struct {
 // repository> (blobs the mirror has are skipped; blobs already pushed to
 // another repository are mounted where the registry allows), and write
 // site: the signed files unchanged, the SBOMs and provenance, and
-// LocationsFile.
+// LocationsFile; then the node settings (WithNodeConfig). Only an error
+// writing those returns the account with it.
 func Import(ctx context.Context, file string, trust *trust.Trust, mirror, site string, opts ...Option) (*Imported, error) {
 	o := makeOptions(opts)
 	host, mpath, err := parseMirror(mirror)
@@ -139,6 +143,13 @@ func Import(ctx context.Context, file string, trust *trust.Trust, mirror, site s
 	if len(o.resign) > 0 {
 		if err := resign(site, vb.v, b.c.Packages, host, mpath, o.resign); err != nil {
 			return nil, err
+		}
+	}
+	if o.nodeConfig != "" {
+		// The mirror holds everything now: the settings that send nodes
+		// there come last, and a failure to write them keeps the account.
+		if res.NodeConfig, err = nodeconfig.Write(o.nodeConfig, nodeconfig.Mirror{Host: host, Path: mpath, PlainHTTP: o.plainHTTP}, res.Registries); err != nil {
+			return res, err
 		}
 	}
 	return res, nil

@@ -32,10 +32,16 @@ type options struct {
 	resign      []trust.Signer
 	timeout     time.Duration
 	transport   http.RoundTripper
+	nodeConfig  string
 }
 
 // Option configures Create, Inspect and Import.
 type Option func(*options)
+
+// WithNodeConfig makes Import write, once everything is pushed, the
+// containerd, Talos and CRI-O settings that send the images' registries
+// to the mirror into dir (bundle/nodeconfig); default none.
+func WithNodeConfig(dir string) Option { return func(o *options) { o.nodeConfig = dir } }
 
 // WithPlainHTTP talks plain HTTP to registries (loopback registries).
 // Default: HTTPS.

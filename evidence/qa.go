@@ -15,7 +15,7 @@ import (
 func CheckQASigners(root *trust.Root, file string, signers []trust.Signer) (have, need int, err error) {
 	qa, ok := root.Signed.Roles[trust.RoleQA]
 	if !ok {
-		return 0, 0, fmt.Errorf("root %s (version %d) has no qa role: no evidence would count; add one with 'kbuild trust root next %s --qa-key FILE'", file, root.Signed.Version, file)
+		return 0, 0, fmt.Errorf("root %s (version %d) %w: no evidence would count", file, root.Signed.Version, ErrNoQARole)
 	}
 	for _, s := range signers {
 		if !slices.Contains(qa.KeyIDs, s.KeyID()) {

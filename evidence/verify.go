@@ -18,6 +18,15 @@ import (
 // ErrRefused is wrapped by every refusal of Verify.
 var ErrRefused = errors.New("evidence refused")
 
+// ErrNoRoot is wrapped by Verify's error when no root of trust is given:
+// evidence counts only under a root with a qa role.
+var ErrNoRoot = errors.New("no root of trust given")
+
+// ErrNoQARole is wrapped by the errors of Verify and CheckQASigners (and
+// suite.Promote) about a root without a qa role: no evidence can count
+// until the root's next version adds one.
+var ErrNoQARole = errors.New("has no qa role")
+
 // Verified is evidence that Verify accepted.
 type Verified struct {
 	Statement *Statement
@@ -39,11 +48,11 @@ type Verified struct {
 // says what to do.
 func Verify(envelope []byte, root *trust.Root, x *index.RepositoryIndex, now time.Time) (*Verified, error) {
 	if root == nil {
-		return nil, fmt.Errorf("%w: evidence is verified against a root of trust with a qa role; publish with --root", ErrRefused)
+		return nil, fmt.Errorf("%w: evidence is verified against a root of trust with a qa role: %w", ErrRefused, ErrNoRoot)
 	}
 	keys, threshold, ok := root.RoleKeys(trust.RoleQA)
 	if !ok {
-		return nil, fmt.Errorf("%w: root version %d has no qa role, so no key may sign test evidence; add one with 'kbuild trust root next --qa-key FILE'", ErrRefused, root.Signed.Version)
+		return nil, fmt.Errorf("%w: root version %d %w, so no key may sign test evidence", ErrRefused, root.Signed.Version, ErrNoQARole)
 	}
 	payload, signedBy, err := trust.OpenEnvelope(envelope, PayloadType, keys)
 	if err != nil {

@@ -3,7 +3,9 @@ package provenance
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -206,4 +208,29 @@ func Verify(envelope []byte, pubDER []byte, archiveDigest string) (*Statement, e
 		have = append(have, s.Name+"@sha256:"+s.Digest["sha256"])
 	}
 	return nil, fmt.Errorf("%w: the chart archive sha256:%s is not a subject of the statement (subjects: %s)", ErrVerify, want, strings.Join(have, ", "))
+}
+
+// VerifyArchive checks that envelope is provenance of the chart archive
+// signed by one of keys (as Verify, for each key in turn). It returns the
+// statement and the key that signed it; when none did, an error that
+// names each key and why.
+func VerifyArchive(archive, envelope []byte, keys []*trust.PublicKey) (*Statement, *trust.PublicKey, error) {
+	if len(keys) == 0 {
+		return nil, nil, fmt.Errorf("%w: no key to verify the provenance with", ErrVerify)
+	}
+	sum := sha256.Sum256(archive)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	var errs []error
+	for _, k := range keys {
+		der, err := x509.MarshalPKIXPublicKey(k.Key())
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := Verify(envelope, der, digest)
+		if err == nil {
+			return st, k, nil
+		}
+		errs = append(errs, fmt.Errorf("key %s: %w", k.KeyID(), err))
+	}
+	return nil, nil, errors.Join(errs...)
 }

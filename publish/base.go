@@ -27,6 +27,15 @@ type Base struct {
 // index and a new one may not be started.
 var ErrNoBase = errors.New("no published index")
 
+// ErrOtherRegistry is wrapped by Publish's error when the site keeps old
+// versions' files (a site-keep limit) of a chart that is not in the
+// registry this publish pushes to: publish there, or keep every version.
+var ErrOtherRegistry = errors.New("its files are kept only from the registry this publish pushes to")
+
+// ErrRootExists is wrapped by WriteRootVersion's error for a new root of
+// trust where a root already is: a root changes only by its next version.
+var ErrRootExists = errors.New("refusing to overwrite a root of trust")
+
 // LoadBase fetches the index at ref (a site directory, a path of its
 // index.yaml or an http(s) URL), verifies it with trust as a subscriber
 // does — the root chain when trust has a root, the signatures, every spec
@@ -63,7 +72,7 @@ func LoadBase(ctx context.Context, ref string, tr *trust.Trust, allowNew bool, b
 	case errors.Is(err, fetchsite.ErrNotFound) && allowNew:
 		return nil, nil
 	case errors.Is(err, fetchsite.ErrNotFound):
-		return nil, fmt.Errorf("the published index %s does not exist; check the URL, or pass --allow-new to start a new repository (only for the first publication; KBUILD_ALLOW_NEW=1 does the same): %w", loc, ErrNoBase)
+		return nil, fmt.Errorf("%w: the published index %s does not exist", ErrNoBase, loc)
 	case errors.As(err, &ve):
 		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed (its body was not read): %w", loc, site.Explain(ctx, nil, err))
 	case err != nil:

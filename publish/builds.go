@@ -76,7 +76,7 @@ func LoadBuilds(ctx context.Context, src string, trust *trust.Trust, o BuildsOpt
 		}
 	}
 	if trust == nil {
-		return nil, fmt.Errorf("reading the index %s needs --public-key FILE or --root-key FILE: %w", src, ErrUnverified)
+		return nil, fmt.Errorf("reading the index %s: %w", src, ErrUnverified)
 	}
 	var fo []fetchsite.Option
 	if o.Timeout > 0 {

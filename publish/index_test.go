@@ -106,8 +106,8 @@ func TestIndexMerge(t *testing.T) {
 			wantErr: "failed verification, so nothing was published or re-signed: index.yaml: index is not signed by a trusted key"},
 		{name: "conflict", dist: distConflict, merge: srv.URL + "/base/",
 			wantErr: "kubevirt 1.9.0 build 4 is already published with different content (published " + published + ", built " + conflictDigest + "); published versions do not change, give the recipe a new build number"},
-		{name: "404 base without allowNew", dist: dist2, merge: srv.URL + "/nothing/index.yaml", wantErr: "does not exist; check the URL, or pass --allow-new to start a new repository"},
-		{name: "missing file base without allowNew", dist: dist2, merge: filepath.Join(dir, "nothing", sitelayout.IndexFile), wantErr: "does not exist; check the URL, or pass --allow-new"},
+		{name: "404 base without allowNew", dist: dist2, merge: srv.URL + "/nothing/index.yaml", wantErr: "no published index: the published index " + srv.URL + "/nothing/index.yaml does not exist"},
+		{name: "missing file base without allowNew", dist: dist2, merge: filepath.Join(dir, "nothing", sitelayout.IndexFile), wantErr: "no published index: the published index " + filepath.Join(dir, "nothing", sitelayout.IndexFile) + " does not exist"},
 		{name: "404 base with allowNew", dist: dist2, merge: srv.URL + "/nothing/index.yaml", allowNew: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

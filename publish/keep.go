@@ -169,7 +169,7 @@ func (p *Publisher) ensureSBOMReferrers(ctx context.Context, w *siteWriter, name
 		repo := name + "/" + c.Name
 		tag := c.Ref[strings.LastIndexByte(c.Ref, ':')+1:]
 		if got := p.target.Repository(repo) + "/" + c.Name + ":" + tag; got != c.Ref {
-			return fmt.Errorf("chart %s is not in the registry this publish pushes to (it would be %s); publish to that registry, or keep every version's files (--site-keep 0)", c.Ref, got)
+			return fmt.Errorf("chart %s is not in the registry this publish pushes to (it would be %s): %w", c.Ref, got, ErrOtherRegistry)
 		}
 		img, err := p.target.Image(ctx, repo, tag)
 		if err != nil {

@@ -61,7 +61,7 @@ func WriteRootVersion(file string, r *trust.Root, fresh bool) (string, error) {
 	p := RootChainFile(file, r.Signed.Version)
 	if fresh {
 		if _, err := os.Stat(file); err == nil {
-			return "", fmt.Errorf("%s exists; refusing to overwrite a root of trust (use 'kbuild trust root next' to change it)", file)
+			return "", fmt.Errorf("%s exists: %w", file, ErrRootExists)
 		}
 		if _, err := os.Stat(p); err == nil {
 			return "", fmt.Errorf("%s exists; refusing to overwrite a root version", p)

@@ -65,7 +65,7 @@ func (k Kbuild) builtBy(ctx context.Context, name, version string, build int) (s
 	if rel, ok := strings.CutPrefix(info.Builder, "kbuild "); ok && strings.HasPrefix(rel, "v") {
 		install = " (go install kbuild.dev/kbuild/cmd/kbuild@" + rel + ", or its release binary)"
 	}
-	return by, fmt.Errorf("%s %s build %d was %w, %s; this is %s, which may pack other bytes: rebuild with that kbuild%s, or pass --other-kbuild to compare anyway",
+	return by, fmt.Errorf("%s %s build %d was %w, %s; this is %s, which may pack other bytes: rebuild with that kbuild%s",
 		name, version, build, ErrOtherKbuild, by, this, install)
 }
 

@@ -81,7 +81,7 @@ func NewTrivy(opts ...TrivyOption) (*Trivy, error) {
 	}
 	p, err := exec.LookPath(t.path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v; install it with `%s` (Go 1.26 needs that experiment; it takes about 12 minutes on 2 cores), then put it on PATH or pass its path with --trivy", ErrTrivyNotFound, err, TrivyInstall)
+		return nil, fmt.Errorf("%w: %v; install it with `%s` (Go 1.26 needs that experiment; it takes about 12 minutes on 2 cores), then put it on PATH", ErrTrivyNotFound, err, TrivyInstall)
 	}
 	t.path = p
 	return t, nil

@@ -276,7 +276,7 @@ func SiteDir(site, name, suitesFile string) (string, error) {
 	}
 	if !found {
 		if name != "" {
-			return "", fmt.Errorf("--suite %s: there is no %s, so the site has no suites", name, suitesFile)
+			return "", &publish.InputError{Input: "suite", Err: fmt.Errorf("suite %s: there is no %s, so the site has no suites", name, suitesFile)}
 		}
 		return site, nil
 	}
@@ -284,7 +284,7 @@ func SiteDir(site, name, suitesFile string) (string, error) {
 		name = c.First()
 	}
 	if c.Index(name) < 0 {
-		return "", fmt.Errorf("--suite %s is not in %s (suites: %v)", name, suitesFile, c.Names())
+		return "", &publish.InputError{Input: "suite", Err: fmt.Errorf("suite %s is not in %s (suites: %v)", name, suitesFile, c.Names())}
 	}
 	if strings.HasPrefix(site, "https://") || strings.HasPrefix(site, "http://") {
 		return strings.TrimSuffix(site, "/") + "/" + name, nil

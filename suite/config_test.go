@@ -1,10 +1,13 @@
 package suite
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kbuild.dev/kbuild/publish"
 )
 
 func TestLoad(t *testing.T) {
@@ -66,10 +69,10 @@ func TestSiteDir(t *testing.T) {
 	}{
 		{name: "first suite", file: "testdata/suites.yaml", want: filepath.Join("site", "unstable")},
 		{name: "named suite", suite: "stable", file: "testdata/suites.yaml", want: filepath.Join("site", "stable")},
-		{name: "unknown suite", suite: "nightly", file: "testdata/suites.yaml", wantErr: "--suite nightly is not in testdata/suites.yaml (suites: [unstable testing stable])"},
+		{name: "unknown suite", suite: "nightly", file: "testdata/suites.yaml", wantErr: "suite nightly is not in testdata/suites.yaml (suites: [unstable testing stable])"},
 		{name: "no suites file", file: "testdata/none.yaml", want: "site"},
 		{name: "a published site", site: "https://acme.github.io/packages/", suite: "testing", file: "testdata/suites.yaml", want: "https://acme.github.io/packages/testing"},
-		{name: "suite without a suites file", suite: "stable", file: "testdata/none.yaml", wantErr: "--suite stable: there is no testdata/none.yaml"},
+		{name: "suite without a suites file", suite: "stable", file: "testdata/none.yaml", wantErr: "suite stable: there is no testdata/none.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.site == "" {
@@ -77,8 +80,9 @@ func TestSiteDir(t *testing.T) {
 			}
 			got, err := SiteDir(tc.site, tc.suite, tc.file)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("SiteDir = %q, %v; want an error containing %q", got, err, tc.wantErr)
+				var ie *publish.InputError
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ie) || ie.Input != "suite" {
+					t.Fatalf("SiteDir = %q, %v; want an InputError about the suite containing %q", got, err, tc.wantErr)
 				}
 				return
 			}

@@ -25,6 +25,7 @@ func TestMatrix(t *testing.T) {
 	if _, err := r.promote("testing", stack, gen); err != nil {
 		t.Fatal(err)
 	}
+	unwriteCompat(t, r)
 	ms, err := Matrices(context.Background(), r.site, r.cfg, r.rootFile, gen)
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +91,7 @@ func TestWriteCompat(t *testing.T) {
 	if _, err := r.promote("testing", stack, gen); err != nil {
 		t.Fatal(err)
 	}
+	unwriteCompat(t, r)
 	r.cfg.RootSuite = "unstable"
 	if _, err := r.cfg.MirrorRoot(r.site, ""); err != nil {
 		t.Fatal(err)
@@ -138,5 +140,14 @@ func TestCompareVersions(t *testing.T) {
 		if got := compareVersions(tc.a, tc.b); got != tc.want {
 			t.Errorf("compareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// unwriteCompat removes the compatibility matrices Promote wrote last, so
+// that a test writes them as new.
+func unwriteCompat(t *testing.T, r *repo) {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(r.site, "compat")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -62,17 +62,36 @@ type Outcome struct {
 	// Refreshed are the other suites whose package pages were rewritten,
 	// since they say which suites hold each build.
 	Refreshed []string
+	// Matrices are the compatibility matrices written last, from the
+	// evidence and the suites as they now are (Pages.WriteCompat).
+	Matrices []string
 }
 
 // ErrRefused is wrapped by every refusal to promote.
 var ErrRefused = errors.New("promotion refused")
+
+// ErrNoEvidence is wrapped by Promote's refusal of a target without any
+// evidence under the site's evidence/: run its tests and attest them.
+var ErrNoEvidence = errors.New("no evidence")
+
+// ErrNoSuiteIndex is wrapped by Promote's refusal when the suite promoted
+// into has no index and AllowNew is not set: allow a new index for the
+// suite's first promotion, otherwise restore the published site first.
+var ErrNoSuiteIndex = errors.New("the suite has no index yet")
+
+// ErrCompat is wrapped by Promote's error when the promotion is signed
+// and written but the compatibility matrices are not: the Outcome says
+// what was promoted.
+var ErrCompat = errors.New("the compatibility matrices were not written")
 
 // Promote copies Target (a version, or a release set with its members)
 // from the suite before To into To, when the evidence under the site's
 // evidence/ meets To's policy. The previous suite's index is read as a
 // subscriber reads it, from root version 1 through the chain published
 // beside it; evidence is verified against its newest root's qa role and
-// its entries; the copy is publish.Copy's. Nothing is written on refusal.
+// its entries; the copy is publish.Copy's; then the pages of the other
+// suites are rewritten and, last, the compatibility matrices. Nothing is
+// written on refusal.
 func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	c := pr.Config
 	i := c.Index(pr.To)
@@ -89,8 +108,8 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 		return nil, err
 	}
 	if _, _, ok := root.RoleKeys(trust.RoleQA); !ok {
-		return nil, fmt.Errorf("%w: root %s (version %d) has no qa role, so no evidence can count for %s (%s); add one with 'kbuild trust root next --qa-key FILE'",
-			ErrRefused, pr.Root, root.Signed.Version, pr.To, policy)
+		return nil, fmt.Errorf("%w: root %s (version %d) %w, so no evidence can count for %s (%s)",
+			ErrRefused, pr.Root, root.Signed.Version, evidence.ErrNoQARole, pr.To, policy)
 	}
 	first, err := firstRoot(root, pr.Root)
 	if err != nil {
@@ -125,8 +144,8 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: no evidence for %s under %s; %s needs evidence (%s): run the tests and 'kbuild attest %s@%s --build %d'",
-			ErrRefused, t, filepath.Join(pr.Site, filepath.Dir(filepath.FromSlash(sitelayout.EvidenceFile(t.Package, t.Version, t.Build, "x")))), pr.To, policy, t.Package, t.Version, t.Build)
+		return nil, fmt.Errorf("%w: %w for %s under %s; %s needs evidence (%s)",
+			ErrRefused, ErrNoEvidence, t, filepath.Join(pr.Site, filepath.Dir(filepath.FromSlash(sitelayout.EvidenceFile(t.Package, t.Version, t.Build, "x")))), pr.To, policy)
 	}
 	for _, f := range files {
 		data, err := fetchsite.ReadFile(f, trust.MaxEnvelopeSize)
@@ -153,7 +172,7 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	}
 	toIndex := filepath.Join(pr.Site, pr.To, sitelayout.IndexFile)
 	if _, err := os.Stat(toIndex); errors.Is(err, os.ErrNotExist) && !pr.AllowNew {
-		return out, fmt.Errorf("%w: %s does not exist; for the first promotion into %s allow a new index (--allow-new), otherwise restore the published site first", ErrRefused, toIndex, pr.To)
+		return out, fmt.Errorf("%w: %s does not exist: %w", ErrRefused, toIndex, ErrNoSuiteIndex)
 	}
 	// What To holds now, verified (an expired index too: re-signing it
 	// is how its expiry is renewed), for the sets it would still resolve.
@@ -193,6 +212,11 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if out.Refreshed, err = pages.Refresh(ctx, pr.To, changed); err != nil {
 		return out, fmt.Errorf("%s is promoted into %s and its index signed, but the other suites' pages were not rewritten (run the promotion again): %w", t, pr.To, err)
 	}
+	compat, err := pages.WriteCompat(ctx, pr.Root)
+	if err != nil {
+		return out, fmt.Errorf("the promotion is signed, but %w: %w", ErrCompat, err)
+	}
+	out.Matrices = compat.Matrices
 	return out, nil
 }
 

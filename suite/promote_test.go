@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/stacktest"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -194,7 +196,7 @@ func TestPromote(t *testing.T) {
 	late := gen.AddDate(0, 3, 0)
 	r.attest(r.x, foreman, evidence.Pass, "kubernetes=1.33,arch=amd64,runtime=containerd", late, r.qa)
 	if _, err := Promote(context.Background(), Promotion{Site: r.site, Config: r.cfg, To: "testing", Target: foreman, Root: r.rootFile,
-		Signers: []trust.Signer{r.idx}, Generated: gen, Now: gen}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "testing/index.yaml does not exist; for the first promotion into testing allow a new index (--allow-new)") {
+		Signers: []trust.Signer{r.idx}, Generated: gen, Now: gen}); !errors.Is(err, ErrRefused) || !errors.Is(err, ErrNoSuiteIndex) || !strings.Contains(err.Error(), "testing/index.yaml does not exist: the suite has no index yet") {
 		t.Fatalf("a first promotion without AllowNew: %v", err)
 	}
 	out, err := r.promote("testing", foreman, gen)
@@ -264,6 +266,12 @@ func TestPromoteSet(t *testing.T) {
 	// The set digest is recorded in both suites, the same.
 	if len(x.Sets) != 1 || len(r.x.Sets) != 1 || x.Sets[0].Digest != r.x.Sets[0].Digest || x.Sets[0].Package != "foreman-stack" {
 		t.Fatalf("sets: testing %+v, unstable %+v", x.Sets, r.x.Sets)
+	}
+	// Last, the set's compatibility matrix, from the suites as they now
+	// are: it says the set is in testing.
+	matrix := filepath.Join(r.site, filepath.FromSlash(site.CompatPath("foreman-stack")))
+	if data, err := os.ReadFile(matrix); err != nil || !slices.Contains(out.Matrices, matrix) || !bytes.Contains(data, []byte("testing")) {
+		t.Fatalf("Promote wrote matrices %v (%v); want %s, naming testing", out.Matrices, err, matrix)
 	}
 }
 

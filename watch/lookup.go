@@ -67,7 +67,7 @@ func NewLooker(opts ...Option) *Looker {
 // Lookup lists the versions of u and selects those its policy allows.
 func (l *Looker) Lookup(ctx context.Context, u Upstream) (Selection, error) {
 	if l.offline {
-		return Selection{}, fmt.Errorf("%s: %w; run without --offline", Describe(u), ErrOffline)
+		return Selection{}, fmt.Errorf("%s: %w", Describe(u), ErrOffline)
 	}
 	p, err := compile(u.Versions)
 	if err != nil {

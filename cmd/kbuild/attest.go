@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
 )
 
@@ -89,14 +90,12 @@ Examples:
 			f.plainHTTPFlag.addFlags(fs, "for --push")
 			f.timeoutFlag.addFlags(fs, "a registry that does not start answering, with --push,")
 		},
-		Run: f.run,
+		Args: exactArgs(1, "attest takes one NAME@VERSION"),
+		Run:  f.run,
 	}
 }
 
 func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 {
-		return usagef("attest takes one NAME@VERSION")
-	}
 	target, err := evidence.ParseTarget(args[0], f.build)
 	if err != nil {
 		return usagef("%v", err)
@@ -131,6 +130,10 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	res, err := a.Run(ctx)
 	if errors.Is(err, suite.ErrSiteURL) {
 		return usagef("--site %s is a published site: write the evidence to a file with -o (evidence/… in the recipes repository, committed by pull request)", f.site)
+	}
+	var ie *publish.InputError
+	if errors.As(err, &ie) && ie.Input == "suite" {
+		return fmt.Errorf("--%w", err) // "suite NAME …" is about --suite NAME
 	}
 	if res == nil {
 		return err

@@ -66,10 +66,8 @@ Examples:
 			f.addPublishFlags(fs)
 			keys.addFlags(fs, "each chart pushed, for cosign")
 		},
+		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 {
-				return usagef("name at least one recipe directory")
-			}
 			signers, err := keys.signers(env)
 			if err != nil {
 				return err

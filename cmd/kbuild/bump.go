@@ -2,16 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/bump"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
-	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/watch"
 )
 
@@ -71,10 +65,8 @@ Examples:
 			f.sourceFlags.addFlags(fs)
 			f.renderFlags.addFlags(fs)
 		},
+		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("name one recipe directory")
-			}
 			if err := format.check(); err != nil {
 				return err
 			}
@@ -95,62 +87,17 @@ Examples:
 				Fetcher: fetch, Builder: b, Plain: f.plainPolicy(), KubeVersion: f.kubeVersion, Warnf: env.Warnf,
 				Looker: watch.NewLooker(watch.WithTimeout(f.timeout), watch.WithOffline(f.offline), watch.WithKeychain(kc), watch.WithPlainHTTP(f.plainPolicy())),
 			}
-			if it.ref != "" {
-				trust, err := it.trust()
-				if err != nil {
-					return err
-				}
-				if trust == nil {
-					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is compared with only once its signature is verified")
-				}
-				pub, err := publish.ReadIndex(ctx, it.ref, trust, fetchsite.WithTimeout(f.timeout))
-				if errors.Is(err, fetchsite.ErrNotFound) {
-					return fmt.Errorf("%w; nothing is published there yet, so leave --index out to compare with git HEAD", err)
-				}
-				if err != nil {
-					return err
-				}
-				bp.Index = pub.Verified.Index
+			if bp.Index, err = it.published(ctx, f.timeout, "compared with", "nothing is published there yet, so leave --index out to compare with git HEAD"); err != nil {
+				return err
 			}
 			res, err := bp.Bump(ctx, args[0], version)
 			if err != nil {
 				return err
 			}
-			if !res.Changed {
-				if len(res.Waiting) > 0 {
-					fmt.Fprintf(env.Stdout, "%s waits until its members' builds are published: %s; nothing changed\n", res.Dir, strings.Join(res.Waiting, ", "))
-					return nil
-				}
-				fmt.Fprintf(env.Stdout, "%s is at %s already; nothing changed\n", res.Dir, res.To)
-				return nil
-			}
 			if format.format == "markdown" {
-				if res.Set {
-					fmt.Fprintf(env.Stdout, "Bumps `%s` from %s to %s (build %d): the release set's members at their published builds, %s.\n\n", res.Package, res.From, res.To, res.Build, strings.Join(res.Members, ", "))
-				} else if len(res.Also) > 0 {
-					fmt.Fprintf(env.Stdout, "Bumps `%s` at %s to build %d: %s.\n\n", res.Package, res.To, res.Build, strings.Join(res.Also, ", "))
-				} else {
-					fmt.Fprintf(env.Stdout, "Bumps `%s` from %s to %s (build 1).\n\n", res.Package, res.From, res.To)
-				}
-				fmt.Fprintf(env.Stdout, "<details><summary>%d fields of %s changed</summary>\n\n```\n", len(res.Changes), res.File)
-				for _, c := range res.Changes {
-					fmt.Fprintln(env.Stdout, c)
-				}
-				fmt.Fprint(env.Stdout, "```\n</details>\n\n")
-				return res.Report.WriteMarkdown(env.Stdout, review.WithCommand("kbuild diff "+res.Dir))
+				return res.WriteMarkdown(env.Stdout)
 			}
-			if res.Set {
-				fmt.Fprintf(env.Stdout, "bumped release set %s from %s to %s build %d: %s\n", res.File, res.From, res.To, res.Build, strings.Join(res.Members, ", "))
-			} else if len(res.Also) > 0 {
-				fmt.Fprintf(env.Stdout, "bumped %s at %s to build %d: %s\n", res.File, res.To, res.Build, strings.Join(res.Also, ", "))
-			} else {
-				fmt.Fprintf(env.Stdout, "bumped %s from %s to %s\n", res.File, res.From, res.To)
-			}
-			for _, c := range res.Changes {
-				fmt.Fprintf(env.Stdout, "  %s\n", c)
-			}
-			fmt.Fprintln(env.Stdout)
-			return res.Report.WriteText(env.Stdout)
+			return res.WriteText(env.Stdout)
 		},
 	}
 }

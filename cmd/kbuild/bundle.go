@@ -112,22 +112,18 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 	for _, im := range c.Images {
 		size += im.Size
 	}
-	fmt.Fprintf(env.Stderr, "wrote %s: %d packages, %d charts, %d images (%s of image data)\n", f.out, len(c.Packages), len(c.Charts), len(c.Images), humanBytes(size))
+	fmt.Fprintf(env.Stderr, "wrote %s: %d packages, %d charts, %d images (%s of image data)\n", f.out, len(c.Packages), len(c.Charts), len(c.Images), bundle.HumanBytes(size))
 	return nil
 }
 
-// refusal prints a verification refusal (exit 4) or bad bundle (exit 3);
-// other errors exit as exitCode says (5: registry unavailable).
+// refusal prints a verification refusal (exit 4) or bad bundle (exit 3)
+// as "refused: …"; other errors are returned as they are (exitCode: 5 for
+// a registry unavailable).
 func refusal(env *Env, err error) error {
 	var ve *trust.VerificationError
 	if errors.As(err, &ve) || errors.Is(err, bundle.ErrBadBundle) {
 		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
 		return &exitError{code: exitCode(err)}
 	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		return err
-	}
-	fmt.Fprintf(env.Stderr, "error: %v\n", err)
-	return &exitError{code: exitCode(err)}
+	return err
 }

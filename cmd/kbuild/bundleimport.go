@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/bundle"
-	"kbuild.dev/kbuild/bundle/nodeconfig"
 )
 
 type bundleImportFlags struct {
@@ -79,7 +78,7 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithProgress(progressBar(env))}
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithProgress(progressBar(env)), bundle.WithNodeConfig(f.nodeConfig)}
 	signers, err := f.resign.signers(env)
 	if err != nil {
 		return err
@@ -88,22 +87,18 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 		opts = append(opts, bundle.WithResignKey(signers...))
 	}
 	res, err := bundle.Import(ctx, args[0], trust, f.mirror, f.site, opts...)
-	if err != nil {
+	if res == nil {
 		return refusal(env, err)
 	}
 	for _, w := range res.Verified.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	fmt.Fprintf(env.Stderr, "verified and pushed %d charts and %d images to %s; wrote %s\n", len(res.Locations.Charts), len(res.Locations.Images), f.mirror, f.site)
-	if f.nodeConfig != "" {
-		host, path, _ := strings.Cut(strings.TrimPrefix(strings.TrimSuffix(f.mirror, "/"), "oci://"), "/")
-		paths, err := nodeconfig.Write(f.nodeConfig, nodeconfig.Mirror{Host: host, Path: path, PlainHTTP: f.plainHTTP}, res.Registries)
-		if err != nil {
-			return err
-		}
-		for _, p := range paths {
-			fmt.Fprintf(env.Stderr, "wrote %s\n", p)
-		}
+	for _, p := range res.NodeConfig {
+		fmt.Fprintf(env.Stderr, "wrote %s\n", p)
+	}
+	if err != nil {
+		return err
 	}
 	site := strings.TrimSuffix(f.site, "/")
 	fmt.Fprintf(env.Stdout, "index: %s/index.yaml (signed upstream; subscribe with the same keys)\n", site)

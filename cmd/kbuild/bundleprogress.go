@@ -32,7 +32,7 @@ func progressTo(w io.Writer, tty bool) func(bundle.Progress) {
 				pct = int(p.Done * 100 / p.Total)
 			}
 			bar := strings.Repeat("#", pct/4) + strings.Repeat(" ", 25-pct/4)
-			fmt.Fprintf(w, "\r[%s] %3d%% %s / %s %-50.50s", bar, pct, humanBytes(p.Done), humanBytes(p.Total), p.Artifact)
+			fmt.Fprintf(w, "\r[%s] %3d%% %s / %s %-50.50s", bar, pct, bundle.HumanBytes(p.Done), bundle.HumanBytes(p.Total), p.Artifact)
 			if p.Artifact == "" {
 				fmt.Fprintln(w)
 			}
@@ -40,19 +40,7 @@ func progressTo(w io.Writer, tty bool) func(bundle.Progress) {
 		}
 		if p.Artifact != "" && p.Artifact != last {
 			last = p.Artifact
-			fmt.Fprintf(w, "copying %s (%s of %s done)\n", p.Artifact, humanBytes(p.Done), humanBytes(p.Total))
+			fmt.Fprintf(w, "copying %s (%s of %s done)\n", p.Artifact, bundle.HumanBytes(p.Done), bundle.HumanBytes(p.Total))
 		}
 	}
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

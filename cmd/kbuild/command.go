@@ -12,13 +12,15 @@ import (
 
 // Command is one kbuild subcommand: a usage line with UPPERCASE
 // placeholders, a one-line summary, a help text with examples, its flags and
-// what it runs. A command with Subcommands dispatches on its first argument.
+// what it runs. Args, when set, checks the arguments before Run (exactArgs,
+// minArgs). A command with Subcommands dispatches on its first argument.
 type Command struct {
 	Name        string
 	Usage       string
 	Summary     string
 	Help        string
 	Flags       func(fs *pflag.FlagSet)
+	Args        func(args []string) error
 	Run         func(ctx context.Context, env *Env, args []string) error
 	Subcommands []*Command
 }
@@ -53,7 +55,14 @@ func dispatch(ctx context.Context, env *Env, c *Command, path []string, args []s
 		return 0
 	}
 	resolveAliases(env.Stderr, strings.Join(path, " "), fs)
-	err := c.Run(ctx, env, fs.Args())
+	var err error
+	if c.Args != nil {
+		err = c.Args(fs.Args())
+	}
+	if err == nil {
+		err = c.Run(ctx, env, fs.Args())
+	}
+	err = withHint(err)
 	var ue *usageError
 	var ee *exitError
 	switch {
@@ -110,4 +119,26 @@ func printGroupHelp(w io.Writer, c *Command, path []string) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name, sub.Summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n\n%s\n", strings.Join(path, " "), exitStatusHelp)
+}
+
+// exactArgs is an Args check: exactly n arguments, else the usage error
+// msg.
+func exactArgs(n int, msg string) func([]string) error {
+	return func(args []string) error {
+		if len(args) != n {
+			return usagef("%s", msg)
+		}
+		return nil
+	}
+}
+
+// minArgs is an Args check: at least n arguments, else the usage error
+// msg.
+func minArgs(n int, msg string) func([]string) error {
+	return func(args []string) error {
+		if len(args) < n {
+			return usagef("%s", msg)
+		}
+		return nil
+	}
 }

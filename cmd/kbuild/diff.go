@@ -9,8 +9,6 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
 )
 
@@ -76,10 +74,8 @@ Examples:
 			f.renderFlags.addFlags(fs)
 			f.jobsFlag.addFlags(fs, "charts built")
 		},
+		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 {
-				return usagef("name at least one recipe directory")
-			}
 			if f.base != "" && f.it.ref != "" {
 				return usagef("--base and --index name two different bases; use one")
 			}
@@ -97,25 +93,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var published *index.RepositoryIndex
-			if f.it.ref != "" {
-				trust, err := f.it.trust()
-				if err != nil {
-					return err
-				}
-				if trust == nil {
-					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is compared with only once its signature is verified")
-				}
-				pub, err := publish.ReadIndex(ctx, f.it.ref, trust, fetchsite.WithTimeout(f.timeout))
-				if err == nil {
-					published = pub.Verified.Index
-				}
-				if errors.Is(err, fetchsite.ErrNotFound) {
-					return fmt.Errorf("%w; nothing is published there yet, so compare with --base instead", err)
-				}
-				if err != nil {
-					return err
-				}
+			published, err := f.it.published(ctx, f.timeout, "compared with", "nothing is published there yet, so compare with --base instead")
+			if err != nil {
+				return err
 			}
 			var errs []error
 			for i, dir := range dirs {

@@ -58,6 +58,7 @@ func TestExitStatus(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"build", "--nope"}, exitUsage, "kbuild build: unknown flag: --nope\nRun 'kbuild build --help' for usage and examples.\n"},
+		{"arguments that do not fit", []string{"repo", "keygen"}, exitUsage, "kbuild repo keygen: keygen takes one PREFIX\nRun 'kbuild repo keygen --help' for usage and examples.\n"},
 		{"missing keys", []string{"repo", "verify", "--index", "site"}, exitUsage, "kbuild repo verify: verify needs --public-key or --root-key (one of them)\nRun 'kbuild repo verify --help' for usage and examples.\n"},
 		{"recipe over its size limit", []string{"build", "recipes/big"}, exitRefused, ""},
 		{"not a bundle", []string{"bundle", "inspect", "bad.tar"}, exitRefused, ""},

@@ -31,10 +31,8 @@ Examples:
 			f.sourceFlags.addFlags(fs)
 			f.jobsFlag.addFlags(fs, "sources fetched")
 		},
+		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 {
-				return usagef("name at least one recipe directory")
-			}
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
 				return err
@@ -94,10 +92,8 @@ Examples:
 				f.addFlags(fs)
 				fs.StringVar(&origin, "url", "", "the http(s) `URL` FILE was downloaded from: recorded, so that a url source of it is pinned offline (one FILE only)")
 			},
+			Args: minArgs(1, "name at least one file"),
 			Run: func(ctx context.Context, env *Env, args []string) error {
-				if len(args) == 0 {
-					return usagef("name at least one file")
-				}
 				fe, err := f.fetcher(env)
 				if err != nil {
 					return err

@@ -54,41 +54,23 @@ Examples:
 			f.sourceFlags.addFlags(fs)
 			f.renderFlags.addFlags(fs)
 		},
+		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("name one recipe directory")
-			}
 			f.jobs = 1
 			b, err := f.builder(env, nil, "")
 			if err != nil {
 				return err
 			}
-			fetch, err := f.fetcher(env)
-			if err != nil {
+			res, err := b.PinImages(ctx, args[0], write)
+			if res == nil {
 				return err
 			}
-			l, err := builder.Load(args[0])
-			if err != nil {
-				return err
-			}
-			if l.Recipe == nil || !l.Problems.OnlyUnpinned() {
-				return l.Err()
-			}
-			p, err := b.PrepareLoaded(ctx, l)
-			if p == nil {
-				return err
-			}
-			entries := builder.PlanImages(ctx, p, fetch.ResolveImage)
-			if write {
-				if err := builder.WriteImages(l.File, entries); err != nil {
-					printImages(env, entries)
-					return err
-				}
-				fmt.Fprintf(env.Stdout, "wrote %s\n", l.File)
+			if res.Written {
+				fmt.Fprintf(env.Stdout, "wrote %s\n", res.File)
 			} else {
-				printImages(env, entries)
+				printImages(env, res.Entries)
 			}
-			return builder.UnpinnedImages(entries, args[0])
+			return err
 		},
 	}
 }

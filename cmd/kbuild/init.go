@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/initrepo"
 	"kbuild.dev/kbuild/recipe/draft"
 )
 
@@ -89,7 +90,7 @@ Examples:
 				if chart != "" || len(manifests) > 0 {
 					return usagef("init repo DIR takes no --chart or --manifest")
 				}
-				files, err := initRepo(args[1], actionRef())
+				files, err := initrepo.Write(args[1], actionRef())
 				if err != nil {
 					return err
 				}

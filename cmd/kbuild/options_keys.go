@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fetchsite"
+	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -122,6 +128,31 @@ type indexFlags struct {
 func (f *indexFlags) addFlags(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&f.ref, "index", "", "the published index `REF` (site directory, index.yaml or http(s) URL) "+what)
 	f.trustFlags.addFlags(fs)
+}
+
+// published reads the index --index names and verifies it with the trust
+// flags; nil without --index. Without keys it is a usage error (a
+// published index is use only once its signature is verified); when
+// nothing is published there, notFound is the hint added.
+func (f *indexFlags) published(ctx context.Context, timeout time.Duration, use, notFound string) (*index.RepositoryIndex, error) {
+	if f.ref == "" {
+		return nil, nil
+	}
+	tr, err := f.trust()
+	if err != nil {
+		return nil, err
+	}
+	if tr == nil {
+		return nil, usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is %s only once its signature is verified", use)
+	}
+	pub, err := publish.ReadIndex(ctx, f.ref, tr, fetchsite.WithTimeout(timeout))
+	if errors.Is(err, fetchsite.ErrNotFound) {
+		return nil, fmt.Errorf("%w; %s", err, notFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pub.Verified.Index, nil
 }
 
 // indexRootFlag is --index-root: your root.yaml, to verify --index under

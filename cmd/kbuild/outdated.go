@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
@@ -85,7 +84,7 @@ Examples:
 				return err
 			}
 			if f.offline {
-				return fmt.Errorf("outdated asks upstream for its versions and kbuild caches no upstream answers: %w; run it without --offline", watch.ErrOffline)
+				return fmt.Errorf("outdated asks upstream for its versions and kbuild caches no upstream answers: %w", watch.ErrOffline)
 			}
 			if len(args) == 0 {
 				args = []string{"recipes"}
@@ -105,74 +104,22 @@ Examples:
 				if err := enc.Encode(reports); err != nil {
 					return err
 				}
-			} else {
-				printOutdated(env, reports)
+			} else if err := watch.WriteTable(env.Stdout, reports); err != nil {
+				return err
 			}
 			return outdatedStatus(env, reports)
 		},
 	}
 }
 
-// printOutdated prints one row per recipe and upstream.
-func printOutdated(env *Env, reports []watch.Report) {
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RECIPE\tUPSTREAM\tCURRENT\tNEWEST\tSTATUS")
-	for _, r := range reports {
-		if r.Error != "" {
-			status := "error"
-			if r.Unwatched {
-				status = "unwatched"
-			}
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\n", r.Recipe, status)
-			continue
-		}
-		for _, s := range r.Upstreams {
-			name := r.Recipe
-			if s.Name != watch.PackageUpstream {
-				name += " (" + s.Name + ")"
-			}
-			status := "up to date"
-			switch {
-			case s.Error != "":
-				status = "error"
-			case s.Outdated:
-				status = "outdated"
-			case s.Newest == "":
-				status = "none allowed"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, s.Upstream, orDash(s.Current), orDash(s.Newest), status)
-		}
-	}
-	tw.Flush()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // outdatedStatus prints the errors on stderr and returns the exit status.
 func outdatedStatus(env *Env, reports []watch.Report) error {
-	failed, outdated := 0, 0
-	for _, r := range reports {
-		if r.Error != "" && !r.Unwatched {
-			env.Warnf("error: %s: %s", r.Recipe, r.Error)
-			failed++
-		}
-		for _, s := range r.Upstreams {
-			if s.Error != "" {
-				env.Warnf("error: %s: %s", r.Recipe, s.Error)
-				failed++
-			}
-		}
-		if r.Outdated() {
-			outdated++
-		}
+	errs, outdated := watch.Tally(reports)
+	for _, e := range errs {
+		env.Warnf("error: %s", e)
 	}
 	switch {
-	case failed > 0:
+	case len(errs) > 0:
 		return &exitError{1}
 	case outdated > 0:
 		return &exitError{exitOutdated}

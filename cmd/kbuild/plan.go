@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 )
 
 func newPlanCmd() *Command {
@@ -65,10 +61,8 @@ Examples:
 			fs.IntVar(&shards, "shards", 1, "split the recipes to build into at most this many shards")
 			format.addFlags(fs, true, "text", "json")
 		},
+		Args: minArgs(1, "name at least one recipes directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 {
-				return usagef("name at least one recipes directory")
-			}
 			if shards < 1 {
 				return usagef("--shards %d: give 1 or more", shards)
 			}
@@ -79,23 +73,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var published *index.RepositoryIndex
-			if it.ref != "" {
-				trust, err := it.trust()
-				if err != nil {
-					return err
-				}
-				if trust == nil {
-					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified")
-				}
-				pub, err := publish.ReadIndex(ctx, it.ref, trust, fetchsite.WithTimeout(net.timeout))
-				if errors.Is(err, fetchsite.ErrNotFound) {
-					return fmt.Errorf("%w; for a first publish, plan without --index", err)
-				}
-				if err != nil {
-					return err
-				}
-				published = pub.Verified.Index
+			published, err := it.published(ctx, net.timeout, "used", "for a first publish, plan without --index")
+			if err != nil {
+				return err
 			}
 			p, err := builder.PlanBuilds(dirs, published, shards, env.Warnf)
 			if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -81,14 +82,12 @@ Examples:
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
 			fs.BoolVar(&f.allowNew, "allow-new", false, "start a new index when the site has none for SUITE (only for its first promotion)")
 		},
-		Run: f.run,
+		Args: exactArgs(1, "promote takes one NAME@VERSION"),
+		Run:  f.run,
 	}
 }
 
 func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 {
-		return usagef("promote takes one NAME@VERSION")
-	}
 	target, err := evidence.ParseTarget(args[0], f.build)
 	if err != nil {
 		return usagef("%v", err)
@@ -120,7 +119,10 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	out, err := suite.Promote(ctx, suite.Promotion{Site: f.site, Config: c, To: f.to, Target: target, Root: f.root,
 		Signers: signers, Generated: generated, Expires: f.expires, Now: time.Now(), Stderr: env.Stderr, AllowNew: f.allowNew})
-	if err != nil {
+	switch {
+	case errors.Is(err, suite.ErrNoEvidence):
+		return fmt.Errorf("%w: run the tests and 'kbuild attest %s@%s --build %d'", err, target.Package, target.Version, target.Build)
+	case err != nil && !errors.Is(err, suite.ErrCompat):
 		return err
 	}
 	for _, v := range out.Evidence {
@@ -137,13 +139,8 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 	for _, s := range out.Refreshed {
 		fmt.Fprintf(env.Stdout, "rewrote the pages of suite %s\n", s)
 	}
-	pages := &suite.Pages{Site: f.site, Config: c, Signers: signers, Root: f.root, Now: time.Now(), Stderr: env.Stderr}
-	compat, err := pages.WriteCompat(ctx, f.root)
-	if err != nil {
-		return fmt.Errorf("the promotion is signed, but the compatibility matrices were not written: %w", err)
-	}
-	for _, file := range compat.Matrices {
+	for _, file := range out.Matrices {
 		fmt.Fprintf(env.Stdout, "wrote %s\n", file)
 	}
-	return nil
+	return err
 }

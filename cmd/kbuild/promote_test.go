@@ -71,7 +71,18 @@ func TestAttestPromote(t *testing.T) {
 	if r := attest(qa, "--result", "pass", "--env", "arch=amd64"); r.code != 2 || !strings.Contains(r.stderr, "the environment needs kubernetes") {
 		t.Fatalf("attest without kubernetes: %s", r)
 	}
+	if r := attest(qa, "--result", "pass", "--env", "kubernetes=1.33,arch=amd64", "--suite", "nightly"); r.code != 1 || !strings.Contains(r.stderr, "error: --suite nightly is not in "+suites) {
+		t.Fatalf("attest --suite nightly: %s", r)
+	}
 
+	if r := runInProcess("promote", "pulp@3.73.0", "--build", "1", "--to", "testing", "--root", rootFile, "--site", site, "--suites", suites, "--sign-key", idx+".key", "--allow-new"); r.code != 3 ||
+		!strings.Contains(r.stderr, "promotion refused: no evidence for pulp 3.73.0 build 1 under "+filepath.Join(site, "evidence", "pulp-3.73.0-1")) || !strings.Contains(r.stderr, "run the tests and 'kbuild attest pulp@3.73.0 --build 1'") {
+		t.Fatalf("promote without evidence: %s", r)
+	}
+	if r := runInProcess("promote", "foreman@3.15.0", "--build", "1", "--to", "testing", "--root", rootFile, "--site", site, "--suites", suites, "--sign-key", idx+".key"); r.code != 3 ||
+		!strings.Contains(r.stderr, "testing/index.yaml does not exist: the suite has no index yet; for the first promotion into a suite pass --allow-new, otherwise restore the published site first") {
+		t.Fatalf("the first promote into testing without --allow-new: %s", r)
+	}
 	r = promote("testing")
 	if r.code != 0 || !strings.Contains(r.stdout, "evidence: pass on arch=amd64,kubernetes=1.33,runtime=containerd, signed by 1 qa key(s)") ||
 		!strings.Contains(r.stdout, "promoted foreman 3.15.0 build 1 from unstable to testing: 1 version(s) copied; signed "+filepath.Join(site, "testing", "index.yaml")+": 1 packages, 1 versions") {

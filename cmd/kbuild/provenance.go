@@ -2,10 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -61,8 +57,6 @@ Examples:
 			if err != nil {
 				return err
 			}
-			sum := sha256.Sum256(data)
-			digest := "sha256:" + hex.EncodeToString(sum[:])
 			envelope, err := os.ReadFile(provenanceFile)
 			if err != nil {
 				return err
@@ -71,24 +65,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var (
-				st   *provenance.Statement
-				key  *trust.PublicKey
-				errs []error
-			)
-			for _, k := range pubs {
-				der, err := x509.MarshalPKIXPublicKey(k.Key())
-				if err != nil {
-					return err
-				}
-				if st, err = provenance.Verify(envelope, der, digest); err == nil {
-					key = k
-					break
-				}
-				errs = append(errs, fmt.Errorf("key %s: %w", k.KeyID(), err))
-			}
-			if key == nil {
-				return fmt.Errorf("%s: %w", provenanceFile, errors.Join(errs...))
+			st, key, err := provenance.VerifyArchive(data, envelope, pubs)
+			if err != nil {
+				return fmt.Errorf("%s: %w", provenanceFile, err)
 			}
 			p := st.Predicate.BuildDefinition.ExternalParameters
 			fmt.Fprintf(env.Stdout, "%s: verified: %s %s build %d, signed by %s\n", archive, p.Package, p.Version, p.Build, key.KeyID())

@@ -87,7 +87,7 @@ Examples:
 				switch {
 				case errors.Is(err, review.ErrOtherKbuild):
 					other++
-					fmt.Fprintf(env.Stdout, "%s: REFUSED: %v\n", d, err)
+					fmt.Fprintf(env.Stdout, "%s: REFUSED: %v\n", d, withHint(err))
 					continue
 				case errors.As(err, &de):
 					differ++

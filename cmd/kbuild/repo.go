@@ -42,10 +42,8 @@ Examples:
 
   # store it as a CI secret and print the public key to publish
   gh secret set KBUILD_SIGN_KEY < keys/index.key && cat keys/index.pub`,
+		Args: exactArgs(1, "keygen takes one PREFIX"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("keygen takes one PREFIX")
-			}
 			k, err := trust.GenerateKey(rand.Reader)
 			if err != nil {
 				return err

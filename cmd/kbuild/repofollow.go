@@ -60,14 +60,12 @@ Examples:
 			f.plainHTTPFlag.addFlags(fs, "")
 			f.timeoutFlag.addFlags(fs, "a registry")
 		},
-		Run: f.run,
+		Args: exactArgs(0, "follow takes no arguments"),
+		Run:  f.run,
 	}
 }
 
 func (f *repoFollowFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 0 {
-		return usagef("follow takes no arguments")
-	}
 	tr, err := f.require("repo follow")
 	if err != nil {
 		return err

@@ -110,14 +110,12 @@ Examples:
 			f.plainHTTPFlag.addFlags(fs, "for --verify and --relocate")
 			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --index base's charts to a new registry path; each must be there with its published digest (repeatable)")
 		},
-		Run: f.run,
+		Args: exactArgs(1, "index takes one DIST directory"),
+		Run:  f.run,
 	}
 }
 
 func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 {
-		return usagef("index takes one DIST directory")
-	}
 	switch {
 	case f.noExpiry && f.fs.Changed("expires") && f.expires != 0:
 		return usagef("--no-expiry and --expires %s contradict each other", f.expires)

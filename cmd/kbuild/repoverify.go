@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
-	"kbuild.dev/kbuild/trust"
 )
 
 // repoVerifyFlags are the flags of repo verify.
@@ -111,63 +106,42 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	if err != nil {
 		return err
 	}
-	var state *trust.State
-	if f.state != "" {
-		if state, err = publish.ReadState(f.state); err != nil {
-			return err
-		}
-	}
-	site, err := publish.Open(ref, fetchsite.WithTimeout(f.timeout))
-	if err != nil {
+	tuneGC(env)
+	now := time.Now()
+	res, err := (&suite.Verify{Ref: ref, Trust: tr, StateFile: f.state, Charts: f.charts, PlainHTTP: f.plainHTTP,
+		Evidence: f.evidence, Timeout: f.timeout, Now: now}).Run(ctx)
+	if res == nil {
 		return err
 	}
-	tuneGC(env)
-	// Without --charts nothing needs the parsed index: check each package
-	// as it is read and drop it.
-	v, err := site.Verify(ctx, tr, trust.VerifyOptions{Now: time.Now(), State: state, DiscardIndex: !f.charts && f.evidence == ""})
-	var ve *trust.VerificationError
-	switch {
-	case errors.As(err, &ve):
-		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
-		return &exitError{code: exitCode(err)}
-	case err != nil:
-		fmt.Fprintf(env.Stderr, "error: %v\n", err)
-		return &exitError{code: exitCode(err)}
+	if res.Verified == nil {
+		return refusal(env, err)
 	}
+	v := res.Verified
 	for _, w := range v.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	if f.charts {
-		n, bad := chartpin.Check(ctx, v.Index, chartpin.Options{PlainHTTP: f.plainHTTP, Timeout: f.timeout})
-		printRefused(env, bad)
-		if len(bad) > 0 {
-			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", len(bad), n)
+		printRefused(env, res.Mismatches)
+		if len(res.Mismatches) > 0 {
+			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", len(res.Mismatches), res.Charts)
 			return &exitError{code: exitVerification}
 		}
-		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
+		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", res.Charts)
 	}
-	if f.state != "" {
-		if err := publish.WriteState(f.state, &v.State); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	if f.evidence != "" {
-		ok, refused, skipped, err := suite.VerifyEvidence(f.evidence, v.Root, v.Index, time.Now())
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "error: %v\n", err)
-			return &exitError{code: exitCode(err)}
-		}
-		for _, r := range refused {
+		for _, r := range res.Refused {
 			fmt.Fprintf(env.Stderr, "refused: %s\n", r)
 		}
-		fmt.Fprintf(env.Stdout, "%s: %d verified, %d refused, %d for versions this index does not hold\n", f.evidence, len(ok), len(refused), skipped)
-		if len(refused) > 0 {
+		fmt.Fprintf(env.Stdout, "%s: %d verified, %d refused, %d for versions this index does not hold\n", f.evidence, len(res.Evidence), len(res.Refused), res.Skipped)
+		if len(res.Refused) > 0 {
 			return &exitError{code: exitVerification}
 		}
 	}
-	now := time.Now()
 	fmt.Fprintf(env.Stdout, "%s: %d packages, %d versions, signed by %d of %d, %s\n",
-		site.IndexName(), v.Packages, v.Versions, len(v.SignedBy), v.Keys, expiresIn(v.Expires, now))
+		res.IndexName, v.Packages, v.Versions, len(v.SignedBy), v.Keys, expiresIn(v.Expires, now))
 	if v.Root != nil {
 		fmt.Fprintf(env.Stdout, "root.yaml: version %d, %s\n", v.Root.Signed.Version, expiresIn(v.Root.Signed.Expires, now))
 	}

@@ -93,7 +93,7 @@ Examples:
 			}
 			res, err := a.Run(ctx)
 			if errors.Is(err, publish.ErrUnverified) {
-				return usagef("%v", err)
+				return usagef("%v", withHint(err))
 			}
 			if res == nil {
 				return err
@@ -145,7 +145,7 @@ func buildsSource(env *Env, cmd, ref string, args []string) (src string, asIndex
 func loadBuilds(ctx context.Context, env *Env, src string, asIndex, infos bool, trust *trust.Trust, timeout time.Duration) (*publish.Builds, error) {
 	in, err := publish.LoadBuilds(ctx, src, trust, publish.BuildsOptions{BuildInfo: infos, Timeout: timeout, Index: asIndex})
 	if errors.Is(err, publish.ErrUnverified) {
-		return nil, usagef("%v", err)
+		return nil, usagef("%v", withHint(err))
 	}
 	if err != nil {
 		return nil, err

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/internal/ociserve"
 	"kbuild.dev/kbuild/site"
 )
 
@@ -104,59 +101,23 @@ func (f *serveFlags) serve(ctx context.Context, env *Env) error {
 		return err
 	}
 	var served []string
-	var files http.Handler = http.NotFoundHandler()
 	if siteDir != "" {
-		if files, err = site.NewHandler(siteDir); err != nil {
-			return err
-		}
 		served = append(served, strings.TrimSuffix(siteDir, "/")+"/")
 	}
-	var registry http.Handler = http.NotFoundHandler()
 	if layoutDir != "" {
-		if registry, err = ociserve.New(layoutDir); err != nil {
-			return err
-		}
 		served = append(served, layoutDir)
 	}
 	if len(served) == 0 {
 		return fmt.Errorf("serve: nothing to serve: no site directory and no OCI layout; build with `kbuild build` first, or name them with --site and --layout")
 	}
-
+	h, err := (&site.Server{Site: siteDir, Layout: layoutDir}).Handler()
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w; is another server on %s? pass --addr", err, f.addr)
 	}
-	srv := &http.Server{
-		Handler:           route(files, registry),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
 	fmt.Fprintf(env.Stderr, "serving %s on http://%s\n", strings.Join(served, " and "), ln.Addr())
-
-	stopped := make(chan error, 1)
-	stop := context.AfterFunc(ctx, func() {
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		stopped <- srv.Shutdown(shutdown)
-	})
-	defer stop()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
-	}
-	if err := <-stopped; err != nil {
-		return fmt.Errorf("serve: stopping: %w", err)
-	}
-	return nil
-}
-
-// route sends the distribution API (/v2 and below) to registry and every
-// other path to files. It is not an http.ServeMux, which would clean ".."
-// out of paths with a redirect before the site handler could refuse them.
-func route(files, registry http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v2" || strings.HasPrefix(r.URL.Path, "/v2/") {
-			registry.ServeHTTP(w, r)
-			return
-		}
-		files.ServeHTTP(w, r)
-	})
+	return site.Serve(ctx, ln, h)
 }

@@ -105,10 +105,8 @@ Examples:
   kbuild trust root new --root-key keys/root.pub --index-key keys/index.pub \
     --delegate team-virt='kubevirt*,cdi' --delegate-key team-virt=keys/virt.pub -o _site/root.yaml`,
 		Flags: func(fs *pflag.FlagSet) { f.addFlags(fs, false) },
+		Args:  exactArgs(0, "root new takes no arguments"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 0 {
-				return usagef("root new takes no arguments")
-			}
 			if len(f.keys) == 0 || len(f.indexKeys) == 0 {
 				return usagef("root new needs --root-key and --index-key")
 			}

@@ -35,10 +35,8 @@ Examples:
   # stop delegating
   kbuild trust root next _site/root.yaml --undelegate team-virt -o _site/root.yaml`,
 		Flags: func(fs *pflag.FlagSet) { f.addFlags(fs, true) },
+		Args:  exactArgs(1, "root next takes the current ROOT.yaml"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("root next takes the current ROOT.yaml")
-			}
 			prev, err := publish.ReadRootFile(args[0])
 			if err != nil {
 				return err

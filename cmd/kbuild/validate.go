@@ -58,10 +58,8 @@ Examples:
 			f.jobsFlag.addFlags(fs, "recipes checked")
 			sets.addFlags(fs)
 		},
+		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 {
-				return usagef("name at least one recipe directory")
-			}
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
 				return err

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"runtime"
-	"runtime/debug"
-	"strings"
+
+	"kbuild.dev/kbuild/internal/kbuildversion"
 )
 
 // Set at link time by scripts/release.sh:
@@ -21,87 +19,12 @@ var (
 	commit  string
 )
 
-// kbuildVersion says which kbuild this binary is.
-type kbuildVersion struct {
-	// Release is the release tag (v0.3.0), or devel-<commit> for a build
-	// from a checkout, or devel when nothing is known.
-	Release string
-	// Commit is the git commit built, with -dirty when the work tree had
-	// changes; empty when unknown.
-	Commit string
-	// Go is the Go toolchain that built the binary.
-	Go string
-	// Module and Sum are the main module's path and, for a binary built
-	// from a module version (go install …@VERSION), its go.sum hash.
-	Module, Sum string
-}
-
 // version is this binary's release, as recorded in build records,
 // provenance and SBOMs.
 var version = thisKbuild().Release
 
 // thisKbuild reads the version of the running binary.
-func thisKbuild() kbuildVersion {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		bi = &debug.BuildInfo{}
-	}
-	return readVersion(bi, release, commit, runtime.Version())
-}
-
-// readVersion is the version of a binary with build info bi and the
-// link-time values rel and rev (either may be empty).
-func readVersion(bi *debug.BuildInfo, rel, rev, goVersion string) kbuildVersion {
-	v := kbuildVersion{Release: rel, Commit: rev, Go: goVersion, Module: bi.Main.Path, Sum: bi.Main.Sum}
-	if bi.GoVersion != "" {
-		v.Go = bi.GoVersion
-	}
-	if v.Commit == "" {
-		dirty := false
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v.Commit = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if dirty && v.Commit != "" {
-			v.Commit += "-dirty"
-		}
-	}
-	if v.Release == "" {
-		if mv := bi.Main.Version; mv != "" && mv != "(devel)" {
-			v.Release = mv
-		}
-	}
-	if v.Release == "" {
-		v.Release = "devel"
-		if v.Commit != "" {
-			short, dirty := strings.CutSuffix(v.Commit, "-dirty")
-			v.Release += "-" + short[:min(12, len(short))]
-			if dirty {
-				v.Release += "-dirty"
-			}
-		}
-	}
-	return v
-}
-
-// ID is how build info and provenance name this kbuild: "kbuild RELEASE".
-func (v kbuildVersion) ID() string { return "kbuild " + v.Release }
-
-// print writes what `kbuild version` shows, one "key: value" a line.
-func (v kbuildVersion) print(w interface{ Write([]byte) (int, error) }) {
-	fmt.Fprintf(w, "kbuild %s\n", v.Release)
-	if v.Commit != "" {
-		fmt.Fprintf(w, "commit: %s\n", v.Commit)
-	}
-	fmt.Fprintf(w, "go: %s\n", v.Go)
-	if v.Sum != "" {
-		fmt.Fprintf(w, "module: %s %s\n", v.Module, v.Sum)
-	}
-}
+func thisKbuild() kbuildversion.Version { return kbuildversion.Running(release, commit) }
 
 func newVersionCmd() *Command {
 	return &Command{
@@ -122,11 +45,9 @@ that kbuild to get the same bytes.
 Examples:
   # print the version
   kbuild version`,
+		Args: exactArgs(0, "version takes no arguments"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("version takes no arguments")
-			}
-			thisKbuild().print(env.Stdout)
+			thisKbuild().Print(env.Stdout)
 			return nil
 		},
 	}

@@ -1,4 +1,4 @@
-package main
+package kbuildversion
 
 import (
 	"bytes"
@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestReadVersion: a release binary takes the stamped release and commit;
+// TestRead: a release binary takes the stamped release and commit;
 // `go install kbuild.dev/kbuild/cmd/kbuild@v0.3.0` leaves only Go's build
 // info, whose module version and hash name it; a checkout build is
 // devel-COMMIT, dirty when the tree was.
-func TestReadVersion(t *testing.T) {
+func TestRead(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		bi       debug.BuildInfo
@@ -31,9 +31,9 @@ func TestReadVersion(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			readVersion(&tc.bi, tc.rel, tc.rev, "go1.99").print(&b)
+			Read(&tc.bi, tc.rel, tc.rev, "go1.99").Print(&b)
 			if b.String() != tc.want {
-				t.Errorf("readVersion printed\n%s\nwant\n%s", b.String(), tc.want)
+				t.Errorf("Read printed\n%s\nwant\n%s", b.String(), tc.want)
 			}
 		})
 	}

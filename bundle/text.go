@@ -1,0 +1,67 @@
+package bundle
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// WriteText writes what the bundle holds for a person: when it was made,
+// the bundled index and who signed it, then every package, chart and
+// image with what pins it (kbuild bundle inspect).
+func (in *Inspection) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "created: %s\nindex: %s (generated %s", in.Created.Format(time.RFC3339), in.Index, in.Generated)
+	if in.Expires != "" {
+		fmt.Fprintf(w, ", expires %s", in.Expires)
+	}
+	fmt.Fprintf(w, ")\n")
+	for _, s := range in.SignedBy {
+		switch {
+		case s.Checked:
+			fmt.Fprintf(w, "index signed by %s (%s, carried in the bundle; import checks the signature against your keys)\n", s.KeyID, s.KeyFile)
+		case s.KeyID != "":
+			fmt.Fprintf(w, "index signed by %s, as index.yaml.sig says (the bundle carries no such key; import checks it against your keys)\n", s.KeyID)
+		default:
+			fmt.Fprintf(w, "index signed by a key the bundle does not carry (index.yaml.sig names no keyid); import checks it against your keys\n")
+		}
+	}
+	fmt.Fprintf(w, "cosign signatures and attestations of the charts: %d\n", in.Sigstore)
+	fmt.Fprintf(w, "%d blobs, %s\n\npackages:\n", in.Blobs, HumanBytes(in.Bytes))
+	for _, p := range in.Packages {
+		fmt.Fprintf(w, "  %s %s build %d  %s  (%s)\n", p.Name, p.Version, p.Build, p.Digest, p.Reason)
+	}
+	fmt.Fprintf(w, "charts:\n")
+	for _, c := range in.Charts {
+		fmt.Fprintf(w, "  oci://%s  archive %s  pinned by %s\n", c.Ref, c.Digest, pinnedBy(c.PinnedBy))
+	}
+	fmt.Fprintf(w, "images:\n")
+	for _, im := range in.Images {
+		extra := ""
+		if len(im.Platforms) > 0 {
+			extra = " platforms " + strings.Join(im.Platforms, ",")
+		}
+		fmt.Fprintf(w, "  %s  %s%s  pinned by %s\n", im.Ref, HumanBytes(im.Size), extra, pinnedBy(im.PinnedBy))
+	}
+	return nil
+}
+
+func pinnedBy(who []string) string {
+	if len(who) == 0 {
+		return "NOTHING in the bundled index (import will refuse it)"
+	}
+	return strings.Join(who, ", ")
+}
+
+// HumanBytes writes n bytes in B, KiB, MiB or GiB, one decimal above B.
+func HumanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"kbuild.dev/kbuild/bump"
+	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/review"
+	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/suite"
+	"kbuild.dev/kbuild/watch"
+)
+
+// hints say what to do on the command line about an error a library
+// returns: the library names its input (a sentinel, publish.InputError),
+// never a flag or a command; the command line adds the hint, one per
+// error, after the message.
+var hints = []struct {
+	err  error
+	hint string
+}{
+	{publish.ErrNoBase, "check the URL, or pass --allow-new to start a new repository (only for the first publication; KBUILD_ALLOW_NEW=1 does the same)"},
+	{publish.ErrUnverified, "it needs --public-key FILE or --root-key FILE"},
+	{publish.ErrOtherRegistry, "publish to that registry, or keep every version's files (--site-keep 0)"},
+	{publish.ErrRootExists, "use 'kbuild trust root next' to change it"},
+	{suite.ErrNoSuiteIndex, "for the first promotion into a suite pass --allow-new, otherwise restore the published site first"},
+	{evidence.ErrNoRoot, "publish with --root"},
+	{evidence.ErrNoQARole, "add one with 'kbuild trust root next ROOT.yaml --qa-key FILE'"},
+	{review.ErrOtherKbuild, "or pass --other-kbuild to compare anyway"},
+	{bump.ErrSetNeedsIndex, "give the published index (--index REF with --public-key or --root-key)"},
+	{watch.ErrOffline, "run it without --offline"},
+	{sbom.ErrTrivyNotFound, "or pass its path with --trivy"},
+}
+
+// withHint returns err with the hint of the first sentinel it wraps;
+// other errors (and nil) as they are.
+func withHint(err error) error {
+	for _, h := range hints {
+		if errors.Is(err, h.err) {
+			return fmt.Errorf("%w; %s", err, h.hint)
+		}
+	}
+	return err
+}

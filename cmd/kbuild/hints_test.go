@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kbuild.dev/kbuild/bump"
+	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/review"
+	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/trust"
+	"kbuild.dev/kbuild/watch"
+)
+
+// TestHints checks what the command line says about errors of the
+// libraries, which name their inputs and no flags: the text users saw
+// before the hints left the libraries.
+func TestHints(t *testing.T) {
+	k, err := trust.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, noBase := publish.LoadBase(ctx, filepath.Join(t.TempDir(), "index.yaml"), trust.SignedBy(k), false, index.NewBuilder(), nil)
+	_, unverified := publish.LoadBuilds(ctx, "https://example.com/index.yaml", nil, publish.BuildsOptions{})
+	dir := t.TempDir()
+	root, err := trust.NewRoot(trust.RootConfig{RootKeys: []*trust.PublicKey{k.Public()}, RootThreshold: 1, IndexKeys: []*trust.PublicKey{k.Public()}, IndexThreshold: 1, Expires: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := publish.WriteRootVersion(filepath.Join(dir, "root.yaml"), root, true); err != nil {
+		t.Fatal(err)
+	}
+	_, rootExists := publish.WriteRootVersion(filepath.Join(dir, "root.yaml"), root, true)
+	_, noRoot := evidence.Verify([]byte("{}"), nil, nil, time.Now())
+	_, _, noQA := evidence.CheckQASigners(root, "root.yaml", nil)
+	_, offline := watch.NewLooker(watch.WithOffline(true)).Lookup(ctx, watch.Upstream{})
+	_, noTrivy := sbom.NewTrivy(sbom.WithTrivyPath(filepath.Join(dir, "no-trivy")))
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no base", noBase, "does not exist; check the URL, or pass --allow-new to start a new repository (only for the first publication; KBUILD_ALLOW_NEW=1 does the same)"},
+		{"index without keys", unverified, "needs --public-key FILE or --root-key FILE"},
+		{"evidence without a root", noRoot, "publish with --root"},
+		{"a root without qa role", noQA, "has no qa role: no evidence would count; add one with 'kbuild trust root next ROOT.yaml --qa-key FILE'"},
+		{"offline look-up", offline, "looking upstream needs the network; run it without --offline"},
+		{"no trivy", noTrivy, "then put it on PATH; or pass its path with --trivy"},
+		{"a set without the index", fmt.Errorf("recipe r is a release set: %w", bump.ErrSetNeedsIndex), "; give the published index (--index REF with --public-key or --root-key)"},
+		{"another kbuild", fmt.Errorf("x was %w, rebuild with that kbuild", review.ErrOtherKbuild), "rebuild with that kbuild; or pass --other-kbuild to compare anyway"},
+		{"keep from another registry", fmt.Errorf("chart c: %w", publish.ErrOtherRegistry), "; publish to that registry, or keep every version's files (--site-keep 0)"},
+		{"a root where one is", rootExists, "refusing to overwrite a root of trust; use 'kbuild trust root next' to change it"},
+	} {
+		if tc.err == nil || !strings.HasSuffix(withHint(tc.err).Error(), tc.want) {
+			t.Errorf("%s: withHint(%v) = %v, want it to end %q", tc.name, tc.err, withHint(tc.err), tc.want)
+		}
+	}
+	if withHint(nil) != nil {
+		t.Errorf("withHint(nil) = %v, want nil", withHint(nil))
+	}
+}

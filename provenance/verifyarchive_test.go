@@ -1,0 +1,58 @@
+package provenance
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"kbuild.dev/kbuild/spec"
+	"kbuild.dev/kbuild/trust"
+)
+
+// TestVerifyArchive checks that the provenance of an archive is accepted
+// with the key that signed it among others, and refused, naming each key,
+// for another archive or without the signing key.
+func TestVerifyArchive(t *testing.T) {
+	archive := []byte("a chart archive")
+	sum := sha256.Sum256(archive)
+	info := *testInfo
+	info.Charts = []spec.BuiltChart{{Name: "demo", Ref: "oci://r/demo/demo:1.0.0-2", Digest: "sha256:" + hex.EncodeToString(sum[:])}}
+	signer, other := key(t), key(t)
+	env, err := Sign(New(&info, "https://kbuild.dev/builders/local", "", time.Unix(1700000000, 0)), signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, by, err := VerifyArchive(archive, env, []*trust.PublicKey{other.Public(), signer.Public()})
+	if err != nil || by.KeyID() != signer.KeyID() || st.Predicate.BuildDefinition.ExternalParameters.Package != "demo" {
+		t.Fatalf("VerifyArchive(its archive, both keys) = %v, %v; want the statement signed by %s", by, err, signer.KeyID())
+	}
+	for name, tc := range map[string]struct {
+		archive []byte
+		keys    []*trust.PublicKey
+	}{
+		"another archive": {[]byte("other bytes"), []*trust.PublicKey{signer.Public()}},
+		"another key":     {archive, []*trust.PublicKey{other.Public()}},
+		"no key":          {archive, nil},
+	} {
+		_, _, err := VerifyArchive(tc.archive, env, tc.keys)
+		if !errors.Is(err, ErrVerify) {
+			t.Errorf("%s: VerifyArchive = %v, want ErrVerify", name, err)
+		}
+		for _, k := range tc.keys {
+			if !strings.Contains(err.Error(), "key "+k.KeyID()) {
+				t.Errorf("%s: VerifyArchive = %v, want it to name key %s", name, err, k.KeyID())
+			}
+		}
+	}
+}
+
+func key(t *testing.T) *trust.PrivateKey {
+	k, err := trust.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
