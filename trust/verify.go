@@ -20,7 +20,7 @@ import (
 // DiscardIndex): the base a publish merges over. A parsed index takes
 // several times its size in memory, and this keeps a merge within about 1
 // GiB; a larger base is refused before anything is parsed or written.
-// Verifying with DiscardIndex, and merging through Builder.AddVerified,
+// Verifying with DiscardIndex, and merging through AddVerifiedFunc,
 // read indexes up to MaxIndexSize.
 const MaxKeptIndexSize = 256 << 20
 
