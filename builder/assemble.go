@@ -44,14 +44,34 @@ func (a assembled) pack(name, version string, epoch time.Time) (*Archive, error)
 // name and version. The chart stays in memory unless an overlay, remove or
 // step needs it on disk: then it is written to the directory chartDir
 // returns and changed there. keep writes a chart assembled in memory there
-// too (--work-dir).
+// too (--work-dir). Its steps: the base tree (baseTree), the values
+// (mergeValues), then either in memory (finishInMemory) or on disk
+// (finishOnDisk).
 func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key string, fetched map[string]*sources.Result, chartDir func() (string, error), keep bool, stepTimeout time.Duration) (assembled, error) {
 	c := r.Spec.Charts[key]
+	tree, err := baseTree(key, c, fetched)
+	if err != nil {
+		return assembled{}, err
+	}
+	if err := mergeValues(key, c, tree); err != nil {
+		return assembled{}, err
+	}
+	if c.Overlay == "" && len(c.Remove) == 0 && len(c.Steps) == 0 {
+		return finishInMemory(r, key, tree, chartDir, keep)
+	}
+	return finishOnDisk(ctx, recipeDir, r, key, tree, chartDir, stepTimeout)
+}
+
+// baseTree is chart key before values and changes on disk: its one chart
+// source read, or its plain manifests split, excluded, patched and
+// wrapped. A chart source mixed with others is refused, as are exclude,
+// patches and crdsDir on a chart source.
+func baseTree(key string, c recipe.Chart, fetched map[string]*sources.Result) (chartTree, error) {
 	var charts, manifests []string
 	for _, from := range c.From {
 		res := fetched[from]
 		if res == nil || res.Path == "" {
-			return assembled{}, fmt.Errorf("chart %s: source %s has no files", key, from)
+			return nil, fmt.Errorf("chart %s: source %s has no files", key, from)
 		}
 		if isChartDir(res.Path) {
 			charts = append(charts, from)
@@ -59,90 +79,113 @@ func assemble(ctx context.Context, recipeDir string, r *recipe.Recipe, key strin
 			manifests = append(manifests, from)
 		}
 	}
-	var tree chartTree
 	switch {
 	case len(charts) > 1 || (len(charts) == 1 && len(manifests) > 0):
-		return assembled{}, fmt.Errorf("chart %s: from mixes chart source %s with %s; a chart is made of one chart source or of plain manifests only", key, strings.Join(charts, ", "), strings.Join(append(charts[1:], manifests...), ", "))
+		return nil, fmt.Errorf("chart %s: from mixes chart source %s with %s; a chart is made of one chart source or of plain manifests only", key, strings.Join(charts, ", "), strings.Join(append(charts[1:], manifests...), ", "))
 	case len(charts) == 1:
 		if len(c.Exclude) > 0 || len(c.Patches) > 0 || c.CRDsDir {
-			return assembled{}, fmt.Errorf("chart %s: exclude, patches and crdsDir apply to wrapped manifests, and source %s is a Helm chart; change it with values or overlay", key, charts[0])
+			return nil, fmt.Errorf("chart %s: exclude, patches and crdsDir apply to wrapped manifests, and source %s is a Helm chart; change it with values or overlay", key, charts[0])
 		}
-		var err error
-		if tree, err = readTree(fetched[charts[0]].Path); err != nil {
-			return assembled{}, fmt.Errorf("chart %s: %w", key, err)
+		tree, err := readTree(fetched[charts[0]].Path)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", key, err)
 		}
+		return tree, nil
 	default:
-		var objs []*patches.Object
-		for _, from := range manifests {
-			files, err := manifestFiles(fetched[from].Path)
+		return wrapManifests(key, c, manifests, fetched)
+	}
+}
+
+// wrapManifests splits the manifest sources' files into objects, excludes
+// and patches them as chart key says, and wraps them into a chart.
+func wrapManifests(key string, c recipe.Chart, manifests []string, fetched map[string]*sources.Result) (chartTree, error) {
+	var objs []*patches.Object
+	for _, from := range manifests {
+		files, err := manifestFiles(fetched[from].Path)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: source %s: %w", key, from, err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f.path)
 			if err != nil {
-				return assembled{}, fmt.Errorf("chart %s: source %s: %w", key, from, err)
+				return nil, err
 			}
-			for _, f := range files {
-				data, err := os.ReadFile(f.path)
-				if err != nil {
-					return assembled{}, err
-				}
-				o, err := patches.Split(from+"/"+f.rel, data)
-				if err != nil {
-					return assembled{}, fmt.Errorf("chart %s: %w", key, err)
-				}
-				objs = append(objs, o...)
-			}
-		}
-		var err error
-		if objs, err = patches.Exclude(objs, c.Exclude); err != nil {
-			return assembled{}, fmt.Errorf("chart %s: %w", key, err)
-		}
-		if err := patches.Apply(objs, c.Patches); err != nil {
-			return assembled{}, fmt.Errorf("chart %s: %w", key, err)
-		}
-		files, err := patches.WrapFiles(key, objs, patches.WrapOptions{CRDsDir: c.CRDsDir})
-		if err != nil {
-			return assembled{}, fmt.Errorf("chart %s: %w", key, err)
-		}
-		tree = filesTree(files)
-	}
-	if len(c.Values) > 0 {
-		vf := tree["values.yaml"]
-		if vf != nil && vf.dir {
-			return assembled{}, fmt.Errorf("chart %s: values.yaml is a directory", key)
-		}
-		var old []byte
-		if vf != nil {
-			old = vf.data
-		}
-		merged, err := patches.MergeValues(old, c.Values)
-		if err != nil {
-			return assembled{}, fmt.Errorf("chart %s: values: %w", key, err)
-		}
-		if vf == nil {
-			vf = &treeFile{mode: 0o644}
-			tree["values.yaml"] = vf
-		}
-		vf.data = merged
-	}
-	if c.Overlay == "" && len(c.Remove) == 0 && len(c.Steps) == 0 {
-		cf := tree["Chart.yaml"]
-		if cf == nil || cf.dir {
-			return assembled{}, fmt.Errorf("chart %s: Chart.yaml: missing", key)
-		}
-		data, err := setChartMetaData(cf.data, key, ChartVersion(r))
-		if err != nil {
-			return assembled{}, err
-		}
-		cf.data = data
-		if keep {
-			dst, err := chartDir()
-			if err == nil {
-				err = tree.write(dst)
-			}
+			o, err := patches.Split(from+"/"+f.rel, data)
 			if err != nil {
-				return assembled{}, fmt.Errorf("chart %s: work dir: %w", key, err)
+				return nil, fmt.Errorf("chart %s: %w", key, err)
 			}
+			objs = append(objs, o...)
 		}
-		return assembled{tree: tree}, nil
 	}
+	var err error
+	if objs, err = patches.Exclude(objs, c.Exclude); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", key, err)
+	}
+	if err := patches.Apply(objs, c.Patches); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", key, err)
+	}
+	files, err := patches.WrapFiles(key, objs, patches.WrapOptions{CRDsDir: c.CRDsDir})
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", key, err)
+	}
+	return filesTree(files), nil
+}
+
+// mergeValues merges chart key's values into the tree's values.yaml
+// (made when there is none).
+func mergeValues(key string, c recipe.Chart, tree chartTree) error {
+	if len(c.Values) == 0 {
+		return nil
+	}
+	vf := tree["values.yaml"]
+	if vf != nil && vf.dir {
+		return fmt.Errorf("chart %s: values.yaml is a directory", key)
+	}
+	var old []byte
+	if vf != nil {
+		old = vf.data
+	}
+	merged, err := patches.MergeValues(old, c.Values)
+	if err != nil {
+		return fmt.Errorf("chart %s: values: %w", key, err)
+	}
+	if vf == nil {
+		vf = &treeFile{mode: 0o644}
+		tree["values.yaml"] = vf
+	}
+	vf.data = merged
+	return nil
+}
+
+// finishInMemory sets Chart.yaml's name and version in the tree and, with
+// keep, writes the tree to the work directory.
+func finishInMemory(r *recipe.Recipe, key string, tree chartTree, chartDir func() (string, error), keep bool) (assembled, error) {
+	cf := tree["Chart.yaml"]
+	if cf == nil || cf.dir {
+		return assembled{}, fmt.Errorf("chart %s: Chart.yaml: missing", key)
+	}
+	data, err := setChartMetaData(cf.data, key, ChartVersion(r))
+	if err != nil {
+		return assembled{}, err
+	}
+	cf.data = data
+	if keep {
+		dst, err := chartDir()
+		if err == nil {
+			err = tree.write(dst)
+		}
+		if err != nil {
+			return assembled{}, fmt.Errorf("chart %s: work dir: %w", key, err)
+		}
+	}
+	return assembled{tree: tree}, nil
+}
+
+// finishOnDisk writes the tree to the directory chartDir returns, applies
+// the overlay, the removals and the steps there, in that order, and sets
+// Chart.yaml's name and version.
+func finishOnDisk(ctx context.Context, recipeDir string, r *recipe.Recipe, key string, tree chartTree, chartDir func() (string, error), stepTimeout time.Duration) (assembled, error) {
+	c := r.Spec.Charts[key]
 	dst, err := chartDir()
 	if err == nil {
 		err = tree.write(dst)

@@ -142,7 +142,9 @@ func isGzip(f *os.File, magic []byte) bool {
 // open reads file through once, refusing anything but oci-layout,
 // index.json and blobs/sha256/<hex> regular files, hashing every blob and
 // recording where it is; then it reads the bundle index and its metadata.
-// Nothing is extracted.
+// Nothing is extracted. Its steps, in order: the tar's entries (scan), the
+// layout's index and the bundle index (readTop), the metadata files
+// (readMeta), the contents (readContents).
 func open(file string, o *options) (_ *opened, rerr error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -154,9 +156,30 @@ func open(file string, o *options) (_ *opened, rerr error) {
 			b.Close()
 		}
 	}()
+	indexJSON, err := b.scan(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.readTop(indexJSON); err != nil {
+		return nil, err
+	}
+	if err := b.readMeta(); err != nil {
+		return nil, err
+	}
+	if err := b.readContents(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// scan reads the tar through once: it refuses every entry but
+// oci-layout, index.json and blobs/sha256/<hex> regular files, hashes
+// each blob and records where it is, and returns index.json.
+func (b *opened) scan(o *options) ([]byte, error) {
+	file := b.file
 	var indexJSON []byte
 	seen := map[string]bool{}
-	pos := &countingReader{r: f}
+	pos := &countingReader{r: b.f}
 	tr := tar.NewReader(pos)
 	for {
 		h, err := tr.Next()
@@ -164,40 +187,18 @@ func open(file string, o *options) (_ *opened, rerr error) {
 			break
 		}
 		if err != nil {
-			if isGzip(f, make([]byte, 2)) {
+			if isGzip(b.f, make([]byte, 2)) {
 				return nil, bad(file, "the file is gzip-compressed; a bundle is a plain tar: decompress it (gunzip) and import the .tar")
 			}
 			return nil, bad(file, "not a complete tar (%v); the file is truncated or not a bundle, copy it again", err)
 		}
-		n := h.Name
-		clean := path.Clean(n)
-		if strings.HasPrefix(n, "/") || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(n, "\\") {
-			return nil, bad(file, "entry %s leaves the bundle; refusing to extract it", quoteName(n))
+		clean, skip, err := b.checkEntry(h, seen)
+		if err != nil {
+			return nil, err
 		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if clean != "blobs" && clean != "blobs/sha256" {
-				return nil, bad(file, "unexpected directory %s; a bundle holds only oci-layout, index.json and blobs/sha256/", quoteName(n))
-			}
+		if skip {
 			continue
-		case tar.TypeReg:
-		case tar.TypeSymlink, tar.TypeLink:
-			return nil, bad(file, "entry %s is a link (to %s); a bundle holds only regular files", quoteName(n), quoteName(h.Linkname))
-		default:
-			return nil, bad(file, "entry %s is of tar type %q; a bundle holds only regular files", quoteName(n), string(h.Typeflag))
 		}
-		for k := range h.PAXRecords {
-			if strings.HasPrefix(k, "GNU.sparse.") {
-				return nil, bad(file, "entry %s is a sparse file; a bundle holds only regular files", quoteName(n))
-			}
-		}
-		if len(seen) >= maxEntries {
-			return nil, bad(file, "more than %d entries; not a bundle kbuild made", maxEntries)
-		}
-		if seen[clean] {
-			return nil, bad(file, "entry %s appears twice", quoteName(n))
-		}
-		seen[clean] = true
 		switch {
 		case clean == "oci-layout":
 			if _, err := readEntry(tr, h, 4096, file); err != nil {
@@ -208,55 +209,114 @@ func open(file string, o *options) (_ *opened, rerr error) {
 				return nil, err
 			}
 		case strings.HasPrefix(clean, "blobs/sha256/") && validDigest("sha256:"+strings.TrimPrefix(clean, "blobs/sha256/")):
-			dg := "sha256:" + strings.TrimPrefix(clean, "blobs/sha256/")
-			if h.Size > o.maxBlob {
-				return nil, bad(file, "blob %s is %d bytes, more than the %d allowed", dg, h.Size, o.maxBlob)
-			}
-			b.offsets[dg] = pos.n // archive/tar reads no further than the header
-			sum := sha256.New()
-			if _, err := io.Copy(sum, tr); err != nil {
-				return nil, truncated(file, h, err)
-			}
-			got := "sha256:" + hex.EncodeToString(sum.Sum(nil))
-			b.sizes[dg] = h.Size
-			if got != dg {
-				b.actual[dg] = got
+			if err := b.hashBlob(tr, h, "sha256:"+strings.TrimPrefix(clean, "blobs/sha256/"), pos.n, o.maxBlob); err != nil {
+				return nil, err
 			}
 		default:
-			return nil, bad(file, "unexpected file %s; a bundle holds only oci-layout, index.json and blobs/sha256/<hex>", quoteName(n))
+			return nil, bad(file, "unexpected file %s; a bundle holds only oci-layout, index.json and blobs/sha256/<hex>", quoteName(h.Name))
 		}
 	}
 	if indexJSON == nil {
 		return nil, bad(file, "no index.json: not an OCI image layout")
 	}
+	return indexJSON, nil
+}
+
+// checkEntry refuses a tar entry that leaves the bundle, is not a regular
+// file (the two blob directories are skipped), is sparse, is one too many,
+// or appears twice. It returns the entry's clean name.
+func (b *opened) checkEntry(h *tar.Header, seen map[string]bool) (clean string, skip bool, err error) {
+	file, n := b.file, h.Name
+	clean = path.Clean(n)
+	if strings.HasPrefix(n, "/") || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(n, "\\") {
+		return "", false, bad(file, "entry %s leaves the bundle; refusing to extract it", quoteName(n))
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		if clean != "blobs" && clean != "blobs/sha256" {
+			return "", false, bad(file, "unexpected directory %s; a bundle holds only oci-layout, index.json and blobs/sha256/", quoteName(n))
+		}
+		return clean, true, nil
+	case tar.TypeReg:
+	case tar.TypeSymlink, tar.TypeLink:
+		return "", false, bad(file, "entry %s is a link (to %s); a bundle holds only regular files", quoteName(n), quoteName(h.Linkname))
+	default:
+		return "", false, bad(file, "entry %s is of tar type %q; a bundle holds only regular files", quoteName(n), string(h.Typeflag))
+	}
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return "", false, bad(file, "entry %s is a sparse file; a bundle holds only regular files", quoteName(n))
+		}
+	}
+	if len(seen) >= maxEntries {
+		return "", false, bad(file, "more than %d entries; not a bundle kbuild made", maxEntries)
+	}
+	if seen[clean] {
+		return "", false, bad(file, "entry %s appears twice", quoteName(n))
+	}
+	seen[clean] = true
+	return clean, false, nil
+}
+
+// hashBlob hashes the blob entry h named dg, at offset in the file,
+// recording its offset and size and, when its content has another
+// digest, that digest (refused when the blob is used).
+func (b *opened) hashBlob(tr *tar.Reader, h *tar.Header, dg string, offset, maxBlob int64) error {
+	if h.Size > maxBlob {
+		return bad(b.file, "blob %s is %d bytes, more than the %d allowed", dg, h.Size, maxBlob)
+	}
+	b.offsets[dg] = offset // archive/tar reads no further than the header
+	sum := sha256.New()
+	if _, err := io.Copy(sum, tr); err != nil {
+		return truncated(b.file, h, err)
+	}
+	got := "sha256:" + hex.EncodeToString(sum.Sum(nil))
+	b.sizes[dg] = h.Size
+	if got != dg {
+		b.actual[dg] = got
+	}
+	return nil
+}
+
+// readTop reads the layout's index (one manifest, of the bundle's
+// artifact type), the bundle index it names, and the metadata manifest
+// that index must begin with.
+func (b *opened) readTop(indexJSON []byte) error {
+	file := b.file
 	var ix v1.IndexManifest
 	if err := json.Unmarshal(indexJSON, &ix); err != nil {
-		return nil, bad(file, "index.json: %v", err)
+		return bad(file, "index.json: %v", err)
 	}
 	if len(ix.Manifests) != 1 || ix.Manifests[0].ArtifactType != ArtifactType {
-		return nil, bad(file, "index.json lists %d manifests; a kbuild bundle lists one, of artifact type %s", len(ix.Manifests), ArtifactType)
+		return bad(file, "index.json lists %d manifests; a kbuild bundle lists one, of artifact type %s", len(ix.Manifests), ArtifactType)
 	}
 	raw, err := b.readBlob(ix.Manifests[0], "the bundle index", maxManifestSize)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := json.Unmarshal(raw, &b.top); err != nil {
-		return nil, bad(file, "the bundle index: %v", err)
+		return bad(file, "the bundle index: %v", err)
 	}
 	if len(b.top.Manifests) == 0 || b.top.Manifests[0].Annotations[AnnotationKind] != kindMetadata {
-		return nil, bad(file, "the bundle index does not begin with its metadata manifest")
+		return bad(file, "the bundle index does not begin with its metadata manifest")
 	}
 	raw, err = b.readBlob(b.top.Manifests[0], "the metadata manifest", maxManifestSize)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := json.Unmarshal(raw, &b.meta); err != nil {
-		return nil, bad(file, "the metadata manifest: %v", err)
+		return bad(file, "the metadata manifest: %v", err)
 	}
+	return nil
+}
+
+// readMeta reads the metadata manifest's layers into b.files, each a file
+// a bundle carries, named once, within its size limit.
+func (b *opened) readMeta() error {
 	for _, l := range b.meta.Layers {
 		name := l.Annotations[AnnotationTitle]
 		if !metaName.MatchString(name) || b.files[name] != nil {
-			return nil, bad(file, "metadata layer %s is named %s: not a file a bundle carries, or named twice", l.Digest, quoteName(name))
+			return bad(b.file, "metadata layer %s is named %s: not a file a bundle carries, or named twice", l.Digest, quoteName(name))
 		}
 		limit := int64(maxSiteFile)
 		if name == sitelayout.IndexFile {
@@ -264,20 +324,25 @@ func open(file string, o *options) (_ *opened, rerr error) {
 		}
 		data, err := b.readBlob(l, "metadata file "+name, limit)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b.files[name] = data
 	}
+	return nil
+}
+
+// readContents decodes the bundle's contents file, strictly.
+func (b *opened) readContents() error {
 	cb := b.files[ContentsFile]
 	if cb == nil {
-		return nil, bad(file, "no %s in the metadata", ContentsFile)
+		return bad(b.file, "no %s in the metadata", ContentsFile)
 	}
 	dec := json.NewDecoder(bytes.NewReader(cb))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b.c); err != nil {
-		return nil, bad(file, "%s: %v", ContentsFile, err)
+		return bad(b.file, "%s: %v", ContentsFile, err)
 	}
-	return b, nil
+	return nil
 }
 
 func readEntry(tr *tar.Reader, h *tar.Header, limit int64, file string) ([]byte, error) {

@@ -132,7 +132,7 @@ func (b *Builder) Add(origin string, rec *spec.PackageSource, sigs []Signature) 
 // records its generated time and withdrawals: published versions are kept,
 // and a record added later with the same version and build must have the
 // same digest. Call it before Add, with an index trust.Verify accepted
-// (trust.AddBase and trust.AddVerified are the ways to call it).
+// (trust.AddBase and trust.AddVerifiedFunc are the ways to call it).
 func (b *Builder) AddPublished(x *RepositoryIndex, withdrawn []Withdrawal) error {
 	type job struct {
 		name string

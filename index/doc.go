@@ -7,10 +7,10 @@
 // The package does no network or file I/O. Callers pass bytes in.
 //
 // What is where:
-//   - repoindex.go, builder.go, merge.go: the RepositoryIndex, building it
-//     from build records (Builder; Compact for 100,000 versions) and
-//     merging over a published base (AddPublished, MergeIndex;
-//     trust.AddVerified and trust.Merge call them after verifying).
+//   - repoindex.go, builder.go: the RepositoryIndex, building it from
+//     build records (Builder; Compact for 100,000 versions) over a
+//     published base (AddPublished, AddPublishedPackage;
+//     trust.AddBase and trust.AddVerifiedFunc call them after verifying).
 //   - recordparse.go: build records (PackageSource documents).
 //   - signatures.go: index.yaml.sig in its two forms.
 //   - sets.go, withdrawn.go: release sets and tombstones.

@@ -126,7 +126,7 @@ func TestRelocate(t *testing.T) {
 		if compact {
 			b = index.NewBuilder(index.Compact(), index.Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org/pkgs"}))
 		}
-		if _, err := trust.AddVerified(b, data, sig, &trust.Trust{IndexKeys: pubs(keys.index)}, opts); err != nil {
+		if _, err := trust.AddVerifiedFunc(b, data, sig, &trust.Trust{IndexKeys: pubs(keys.index)}, opts, nil); err != nil {
 			t.Fatal(err)
 		}
 		r := b.Relocated()
@@ -152,7 +152,7 @@ func TestRelocate(t *testing.T) {
 	x.Packages["kubevirt"].Versions[0].Signatures = []index.Signature{{KeyID: strings.Repeat("a", 64), Sig: base64.StdEncoding.EncodeToString(make([]byte, 64))}}
 	data, sig = signed(t, x, keys.index)
 	b := index.NewBuilder(index.Relocate(map[string]string{"oci://registry.example.com": "oci://mirror.example.org"}))
-	if _, err := trust.AddVerified(b, data, sig, &trust.Trust{IndexKeys: pubs(keys.index)}, opts); err == nil || !strings.Contains(err.Error(), "kubevirt 1.9.0 build 1 carries delegated signatures") {
+	if _, err := trust.AddVerifiedFunc(b, data, sig, &trust.Trust{IndexKeys: pubs(keys.index)}, opts, nil); err == nil || !strings.Contains(err.Error(), "kubevirt 1.9.0 build 1 carries delegated signatures") {
 		t.Errorf("relocating a signed version: %v", err)
 	}
 }

@@ -40,7 +40,7 @@ func TestMerge(t *testing.T) {
 	}
 	b.Add("b", index.Record("kubevirt", "1.10.0", 1), nil)
 	built, _ := b.Index(index.TestTime.Add(time.Minute))
-	x, err := trust.Merge(v, built)
+	x, err := mergeOver(v, built)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestMerge(t *testing.T) {
 	b = index.NewBuilder()
 	b.Add("c", changed, nil)
 	built, _ = b.Index(index.TestTime.Add(time.Minute))
-	_, err = trust.Merge(v, built)
+	_, err = mergeOver(v, built)
 	var ce *index.ConflictError
 	if !errors.As(err, &ce) {
 		t.Fatalf("Merge of a changed build = %v, want a *ConflictError", err)
@@ -69,10 +69,10 @@ func TestMerge(t *testing.T) {
 	}
 
 	older, _ := index.NewBuilder().Index(index.TestTime.Add(-time.Hour))
-	if _, err := trust.Merge(v, older); err == nil || !strings.Contains(err.Error(), "rollback") {
+	if _, err := mergeOver(v, older); err == nil || !strings.Contains(err.Error(), "rollback") {
 		t.Fatalf("Merge of an index generated before its base = %v", err)
 	}
-	if _, err := trust.Merge(&trust.Verified{}, built); err == nil {
+	if _, err := mergeOver(&trust.Verified{}, built); err == nil {
 		t.Fatal("Merge over an unverified base must fail")
 	}
 }
@@ -145,7 +145,7 @@ func TestCompactBuilder(t *testing.T) {
 	add(builtB, recs[14:])
 	built, _ := builtB.Index(later)
 	built.Expires = exp
-	merged, err := trust.Merge(base, built)
+	merged, err := mergeOver(base, built)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,14 +164,14 @@ func TestCompactBuilder(t *testing.T) {
 	}
 	// The same, verifying and adding the base in one pass.
 	cv := index.NewBuilder(index.Compact())
-	if _, err := trust.AddVerified(cv, baseData, sigFile(t, baseData, k.index), &trust.Trust{IndexKeys: pubs(k.index)}, trust.VerifyOptions{Now: index.TestTime}); err != nil {
+	if _, err := trust.AddVerifiedFunc(cv, baseData, sigFile(t, baseData, k.index), &trust.Trust{IndexKeys: pubs(k.index)}, trust.VerifyOptions{Now: index.TestTime}, nil); err != nil {
 		t.Fatal(err)
 	}
 	add(cv, recs[14:])
 	if got, err = cv.Marshal(later, exp); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("AddVerified differs from Merge: %v\n%s", err, index.FirstDiff(got, want))
 	}
-	if _, err := trust.AddVerified(index.NewBuilder(index.Compact()), baseData, sigFile(t, baseData, k.stranger), &trust.Trust{IndexKeys: pubs(k.index)}, trust.VerifyOptions{Now: index.TestTime}); !errors.As(err, new(*trust.VerificationError)) {
+	if _, err := trust.AddVerifiedFunc(index.NewBuilder(index.Compact()), baseData, sigFile(t, baseData, k.stranger), &trust.Trust{IndexKeys: pubs(k.index)}, trust.VerifyOptions{Now: index.TestTime}, nil); !errors.As(err, new(*trust.VerificationError)) {
 		t.Fatalf("AddVerified of a base signed by a stranger = %v", err)
 	}
 	if _, err := cb.Marshal(index.TestTime.Add(-time.Hour), exp); err == nil || !strings.Contains(err.Error(), "rollback") {
@@ -212,4 +212,15 @@ func TestParsersRefuseAliasesAndSize(t *testing.T) {
 			t.Errorf("%s of %d bytes = %v", name, tc.max+1, err)
 		}
 	}
+}
+
+// mergeOver merges a whole built index over a verified base, as
+// publishing once did (a test helper now: publishing adds records to a
+// Builder over the base instead).
+func mergeOver(base *trust.Verified, built *index.RepositoryIndex) (*index.RepositoryIndex, error) {
+	b := index.NewBuilder()
+	if err := trust.AddBase(b, base); err != nil {
+		return nil, err
+	}
+	return b.MergeIndex(built)
 }

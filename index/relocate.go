@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Relocate makes AddBase and AddVerified move the base index's charts (and
+// Relocate makes AddBase and AddVerifiedFunc move the base index's charts (and
 // OCIArtifact package trees) from one registry path to another, as
 // kubepkg repo index --relocate does: every chart repository equal to or
 // under a key of moves ("oci://old") is rewritten under its value

@@ -203,7 +203,7 @@ func TestIndexSignedFiles(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("index.yaml differs from Marshal of the same records (%d bytes, want %d)", len(got), len(want))
 			}
-			wantSig, err := SignatureFileOf(want, tc.signers)
+			wantSig, err := signatureFileOf(want, tc.signers)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -65,31 +65,16 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	}
 	defer unlock()
 
-	// The recipes first: the catalog keeps the published versions of
+	// 1. The recipes first: the catalog keeps the published versions of
 	// their packages in full while the base is read, in case they change.
-	dirs, err := builder.FindRecipes([]string{recipesDir})
+	recipes, names, err := p.loadRecipes(recipesDir)
 	if err != nil {
 		return nil, err
-	}
-	type recipeAt struct {
-		dir string
-		r   *recipe.Recipe
-	}
-	var recipes []recipeAt
-	names := map[string]bool{}
-	for _, d := range dirs {
-		l, err := p.builder.Load(d)
-		if err != nil {
-			return nil, err
-		}
-		recipes = append(recipes, recipeAt{d, l.Recipe})
-		if l.Recipe != nil {
-			names[l.Recipe.Metadata.Name] = true
-		}
 	}
 	w := newSiteWriter(p.site)
 	cl := newCollector(w, func(name string) bool { return names[name] })
 
+	// 2. The base, verified as a subscriber does.
 	b := index.NewBuilder(index.Compact())
 	base, err := p.loadBase(ctx, b, cl.visit)
 	if err != nil {
@@ -102,6 +87,66 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 		p.generated = base.Verified.Generated
 	}
 
+	// 3. What is new, built, pushed, mirrored, its provenance written,
+	// and every chart confirmed in the target.
+	todo, err := p.plan(recipes, b, cl)
+	if err != nil {
+		return nil, err
+	}
+	results, err := p.buildAndPush(ctx, w, todo)
+	if err != nil {
+		return nil, err
+	}
+	pauseAt("pushed")
+
+	// 4. The index: the base and what was built.
+	if err := p.addBuilt(b, cl, results); err != nil {
+		return nil, err
+	}
+
+	// 5. The site, signed and written atomically.
+	pkgs, versions := b.Counts()
+	if err := p.writeSite(ctx, w, cl, b, base, results, rootData, indexPath, &start); err != nil {
+		return nil, err
+	}
+	p.removeMarked(w)
+	return &Result{Index: indexPath, Packages: pkgs, Versions: versions, Built: results}, nil
+}
+
+// recipeAt is a recipe directory and its recipe (nil when it did not
+// load; the build then reports why).
+type recipeAt struct {
+	dir string
+	r   *recipe.Recipe
+}
+
+// loadRecipes finds and loads the recipes under recipesDir, and the names
+// of their packages.
+func (p *Publisher) loadRecipes(recipesDir string) ([]recipeAt, map[string]bool, error) {
+	dirs, err := builder.FindRecipes([]string{recipesDir})
+	if err != nil {
+		return nil, nil, err
+	}
+	var recipes []recipeAt
+	names := map[string]bool{}
+	for _, d := range dirs {
+		l, err := p.builder.Load(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		recipes = append(recipes, recipeAt{d, l.Recipe})
+		if l.Recipe != nil {
+			names[l.Recipe.Metadata.Name] = true
+		}
+	}
+	return recipes, names, nil
+}
+
+// plan returns the recipe directories to build: all of them WithRebuild,
+// else those whose build the base neither holds nor has withdrawn. A
+// recipe whose published build's spec it would change is an error (all of
+// them joined).
+func (p *Publisher) plan(recipes []recipeAt, b *index.Builder, cl *collector) ([]string, error) {
 	var todo []string
 	var changed []error
 	for _, ra := range recipes {
@@ -128,7 +173,15 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if len(changed) > 0 {
 		return nil, errors.Join(changed...)
 	}
+	return todo, nil
+}
+
+// buildAndPush builds todo, mirrors the recipes' images (when the target
+// is a Mirror), writes the builds' provenance and confirms each new
+// chart's manifest in the target.
+func (p *Publisher) buildAndPush(ctx context.Context, w *siteWriter, todo []string) ([]*builder.Result, error) {
 	var results []*builder.Result
+	var err error
 	if len(todo) > 0 {
 		results, err = p.builder.Build(ctx, todo)
 	}
@@ -146,7 +199,12 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	if err := p.confirmPushed(ctx, results); err != nil {
 		return nil, err
 	}
-	pauseAt("pushed")
+	return results, nil
+}
+
+// addBuilt adds this run's build records to b and the catalog, and warns
+// of the other records left in the build directory.
+func (p *Publisher) addBuilt(b *index.Builder, cl *collector, results []*builder.Result) error {
 	records := make([]string, len(results))
 	inBase := map[string]bool{}
 	for i, r := range results {
@@ -154,20 +212,23 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 		inBase[dist.Key(r.Name, r.Version, r.Build)] = b.Has(r.Name, r.Version, r.Build)
 	}
 	if err := cl.addBuilt(results, func(name, version string, build int) bool { return inBase[dist.Key(name, version, build)] }); err != nil {
-		return nil, err
+		return err
 	}
 	if err := dist.AddRecords(b, records); err != nil {
-		return nil, err
+		return err
 	}
-	if err := p.warnStale(b, records); err != nil {
-		return nil, err
-	}
+	return p.warnStale(b, records)
+}
 
-	pkgs, versions := b.Counts()
+// writeSite signs the index of b, writes the supply chain, keys, root
+// chain, scan report and catalog beside it, and commits the signed index
+// last (after start, the site's state when the write began). On any
+// error the signed index is discarded and the site keeps the previous one.
+func (p *Publisher) writeSite(ctx context.Context, w *siteWriter, cl *collector, b *index.Builder, base *Base, results []*builder.Result, rootData []byte, indexPath string, start *string) error {
 	expires := p.expiry(true)
 	s, err := prepareSigned(indexPath, b, p.generated, expires, p.signers)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	committed := false
 	defer func() {
@@ -185,21 +246,21 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 	}
 	cat := cl.done(p.generated, expires, withdrawn, func(name string) bool { return built[name] })
 	if err := p.supplyChain(ctx, w, cat, results, base); err != nil {
-		return nil, err
+		return err
 	}
 	if err := p.writeKeys(w); err != nil {
-		return nil, err
+		return err
 	}
 	if err := p.copyRoot(w, rootData); err != nil {
-		return nil, err
+		return err
 	}
 	if p.scanReport != "" {
 		rep, err := os.ReadFile(p.scanReport)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := w.write(sitelayout.ScanFile, rep); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	manifests := map[string]string{}
@@ -209,14 +270,10 @@ func (p *Publisher) Publish(ctx context.Context, recipesDir string) (*Result, er
 		}
 	}
 	if err := p.catalog(w, cat, manifests); err != nil {
-		return nil, err
+		return err
 	}
 	committed = true
-	if err := s.commit(&start); err != nil {
-		return nil, err
-	}
-	p.removeMarked(w)
-	return &Result{Index: indexPath, Packages: pkgs, Versions: versions, Built: results}, nil
+	return s.commit(start)
 }
 
 // loadBase verifies the base into b: WithMerge's, or the index in the

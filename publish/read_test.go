@@ -31,8 +31,8 @@ func TestReadIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, _ := SignatureFileOf(data, []trust.Signer{k})
-	badSig, _ := SignatureFileOf(data, []trust.Signer{stranger})
+	sig, _ := signatureFileOf(data, []trust.Signer{k})
+	badSig, _ := signatureFileOf(data, []trust.Signer{stranger})
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, sitelayout.IndexFile), data, 0o644)
 	os.WriteFile(filepath.Join(dir, sitelayout.SignatureFile), sig, 0o644)

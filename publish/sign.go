@@ -23,19 +23,6 @@ import (
 	"kbuild.dev/kbuild/trust"
 )
 
-// SignatureFileOf signs data with every signer and returns the content of
-// its .sig file.
-func SignatureFileOf(data []byte, signers []trust.Signer) ([]byte, error) {
-	if len(signers) == 0 {
-		return nil, errors.New("no signing key")
-	}
-	sigs, err := trust.Sign(data, signers...)
-	if err != nil {
-		return nil, err
-	}
-	return index.MarshalSignatures(sigs)
-}
-
 // signed is an index written to a temporary file and signed, not yet in
 // place.
 type signed struct {

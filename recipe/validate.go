@@ -369,9 +369,34 @@ func (v *validator) chart(field, n string, c Chart, sources map[string]Source) {
 	}
 }
 
+// pkg checks spec.package in named steps: the fields the build sets
+// (pkgBuildFields), the declarations (pkgDeclared), each variant
+// (variant), then the variants' dependsOn (variantDependsOn).
 func (v *validator) pkg(r *Recipe) {
 	p := &r.Spec.Package
 	const f = "spec.package"
+	v.pkgBuildFields(f, p)
+	v.pkgDeclared(f, r)
+	v.requiredEmpty(f, p)
+	if len(p.Variants) == 0 {
+		if !r.Meta() {
+			v.errorf(f+".variants", "no variants; add one with a component per chart, or nothing installs the charts")
+		}
+	}
+	variants := map[string]bool{}
+	for i, vr := range p.Variants {
+		vf := fmt.Sprintf("%s.variants[%d]", f, i)
+		if vr.Name != "" && variants[vr.Name] {
+			v.errorf(vf+".name", "duplicate variant %s", Quote(vr.Name))
+		}
+		variants[vr.Name] = true
+		v.variant(vf, r, vr)
+	}
+	v.variantDependsOn(f, r)
+}
+
+// pkgBuildFields refuses the fields of spec.package the build sets.
+func (v *validator) pkgBuildFields(f string, p *Package) {
 	if p.Version != "" {
 		v.errorf(f+".version", "package.version comes from spec.version at build time; remove it")
 	}
@@ -381,6 +406,12 @@ func (v *validator) pkg(r *Recipe) {
 	if p.SourceRef != nil {
 		v.errorf(f+".sourceRef", "package.sourceRef is set by the build; remove it")
 	}
+}
+
+// pkgDeclared checks what spec.package declares: rollback and images
+// (warnings when missing), each image, CRD name and provides entry.
+func (v *validator) pkgDeclared(f string, r *Recipe) {
+	p := &r.Spec.Package
 	if p.Rollback == nil {
 		v.warnf(f, "rollback is not declared; say rollback: {safe: true} or {safe: false} so clusters know whether a downgrade is allowed")
 	}
@@ -400,92 +431,98 @@ func (v *validator) pkg(r *Recipe) {
 			v.errorf(fmt.Sprintf("%s.provides[%d]", f, i), "%s", msg)
 		}
 	}
-	v.requiredEmpty(f, p)
-	if len(p.Variants) == 0 {
-		if !r.Meta() {
-			v.errorf(f+".variants", "no variants; add one with a component per chart, or nothing installs the charts")
+}
+
+// variant checks one variant at field vf: its requirements, its
+// components, and that each component's install.dependsOn names a
+// component of the variant.
+func (v *validator) variant(vf string, r *Recipe, vr spec.Variant) {
+	for j, req := range vr.Requires {
+		rf := fmt.Sprintf("%s.requires[%d]", vf, j)
+		if (req.Package == "") == (req.Capability == "") {
+			v.errorf(rf, "a requirement names exactly one of package or capability")
+		}
+		if req.Version != "" {
+			if _, err := semver.NewConstraint(req.Version); err != nil {
+				v.errorf(rf+".version", "%s is not a semver constraint: %s", Quote(req.Version), cut(err.Error()))
+			}
+		}
+		if req.Package != "" && req.Package == r.Metadata.Name {
+			v.errorf(rf+".package", "a package cannot require itself")
 		}
 	}
-	variants := map[string]bool{}
-	for i, vr := range p.Variants {
-		vf := fmt.Sprintf("%s.variants[%d]", f, i)
-		if vr.Name != "" && variants[vr.Name] {
-			v.errorf(vf+".name", "duplicate variant %s", Quote(vr.Name))
+	comps := map[string]bool{}
+	for j, c := range vr.Components {
+		comps[c.Name] = true
+		v.component(fmt.Sprintf("%s.components[%d]", vf, j), r, c)
+	}
+	for j, c := range vr.Components {
+		if c.Install == nil {
+			continue
 		}
-		variants[vr.Name] = true
-		for j, req := range vr.Requires {
-			rf := fmt.Sprintf("%s.requires[%d]", vf, j)
-			if (req.Package == "") == (req.Capability == "") {
-				v.errorf(rf, "a requirement names exactly one of package or capability")
-			}
-			if req.Version != "" {
-				if _, err := semver.NewConstraint(req.Version); err != nil {
-					v.errorf(rf+".version", "%s is not a semver constraint: %s", Quote(req.Version), cut(err.Error()))
-				}
-			}
-			if req.Package != "" && req.Package == r.Metadata.Name {
-				v.errorf(rf+".package", "a package cannot require itself")
-			}
-		}
-		comps := map[string]bool{}
-		for j, c := range vr.Components {
-			comps[c.Name] = true
-			cf := fmt.Sprintf("%s.components[%d]", vf, j)
-			if c.Chart != nil {
-				v.errorf(cf+".chart", "a recipe's component names its chart with path (a chart key); chart is written by the build")
-			}
-			if len(c.Libraries) > 0 {
-				v.errorf(cf+".libraries", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows component libraries only in a package tree; make the library a dependency of the chart instead")
-			}
-			if len(c.ValuesFiles) > 0 {
-				v.errorf(cf+".valuesFiles", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows valuesFiles only in a package tree; merge the values into the chart's values instead")
-			}
-			if _, ok := r.Spec.Charts[c.Path]; !ok {
-				v.errorf(cf+".path", "no chart named %s in spec.charts (charts: %s)", Quote(c.Path), quoteList(slices.Sorted(maps.Keys(r.Spec.Charts))))
-			}
-			for k, vf := range c.ValuesFiles {
-				if strings.Contains(vf, "://") {
-					v.errorf(fmt.Sprintf("%s.valuesFiles[%d]", cf, k), "%s is a URL; valuesFiles name files inside the chart", Quote(vf))
-				} else {
-					v.localPath(fmt.Sprintf("%s.valuesFiles[%d]", cf, k), vf)
-				}
-			}
-			if in := c.Install; in != nil {
-				switch in.UpgradeCRDs {
-				case "", "Skip", "Create", "CreateReplace":
-				default:
-					v.errorf(cf+".install.upgradeCRDs", "expected Skip, Create or CreateReplace, got %s", Quote(in.UpgradeCRDs))
-				}
-				switch in.WaitStrategy {
-				case "", "poller", "legacy":
-				default:
-					v.errorf(cf+".install.waitStrategy", "expected poller or legacy (kubepkg's schema allows no other), got %s", Quote(in.WaitStrategy))
-				}
-				switch in.Phase {
-				case "", "PreUpgrade":
-				default:
-					v.errorf(cf+".install.phase", "expected PreUpgrade or nothing, got %s", Quote(in.Phase))
-				}
-				if in.Namespace != "" && !dns1123Label.MatchString(in.Namespace) {
-					v.errorf(cf+".install.namespace", "%s is not a valid namespace", Quote(in.Namespace))
-				}
-			}
-		}
-		for j, c := range vr.Components {
-			if c.Install == nil {
-				continue
-			}
-			for k, d := range c.Install.DependsOn {
-				if !comps[d] {
-					v.errorf(fmt.Sprintf("%s.components[%d].install.dependsOn[%d]", vf, j, k), "no component named %s in this variant", Quote(d))
-				}
+		for k, d := range c.Install.DependsOn {
+			if !comps[d] {
+				v.errorf(fmt.Sprintf("%s.components[%d].install.dependsOn[%d]", vf, j, k), "no component named %s in this variant", Quote(d))
 			}
 		}
 	}
-	// kubepkg's resolver reads each variants[].dependsOn entry as a
-	// requirement of the package of that name (requires with only
-	// package set), not as a variant.
-	for i, vr := range p.Variants {
+}
+
+// component checks one component at field cf: the fields a recipe does
+// not set, its chart path, its values files and its install options.
+func (v *validator) component(cf string, r *Recipe, c spec.Component) {
+	if c.Chart != nil {
+		v.errorf(cf+".chart", "a recipe's component names its chart with path (a chart key); chart is written by the build")
+	}
+	if len(c.Libraries) > 0 {
+		v.errorf(cf+".libraries", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows component libraries only in a package tree; make the library a dependency of the chart instead")
+	}
+	if len(c.ValuesFiles) > 0 {
+		v.errorf(cf+".valuesFiles", "kbuild publishes each component as a chart, and kubepkg's PackageSource schema allows valuesFiles only in a package tree; merge the values into the chart's values instead")
+	}
+	if _, ok := r.Spec.Charts[c.Path]; !ok {
+		v.errorf(cf+".path", "no chart named %s in spec.charts (charts: %s)", Quote(c.Path), quoteList(slices.Sorted(maps.Keys(r.Spec.Charts))))
+	}
+	for k, vf := range c.ValuesFiles {
+		if strings.Contains(vf, "://") {
+			v.errorf(fmt.Sprintf("%s.valuesFiles[%d]", cf, k), "%s is a URL; valuesFiles name files inside the chart", Quote(vf))
+		} else {
+			v.localPath(fmt.Sprintf("%s.valuesFiles[%d]", cf, k), vf)
+		}
+	}
+	if c.Install != nil {
+		v.install(cf+".install", c.Install)
+	}
+}
+
+// install checks a component's install options at field f against the
+// values kubepkg's schema allows.
+func (v *validator) install(f string, in *spec.Install) {
+	switch in.UpgradeCRDs {
+	case "", "Skip", "Create", "CreateReplace":
+	default:
+		v.errorf(f+".upgradeCRDs", "expected Skip, Create or CreateReplace, got %s", Quote(in.UpgradeCRDs))
+	}
+	switch in.WaitStrategy {
+	case "", "poller", "legacy":
+	default:
+		v.errorf(f+".waitStrategy", "expected poller or legacy (kubepkg's schema allows no other), got %s", Quote(in.WaitStrategy))
+	}
+	switch in.Phase {
+	case "", "PreUpgrade":
+	default:
+		v.errorf(f+".phase", "expected PreUpgrade or nothing, got %s", Quote(in.Phase))
+	}
+	if in.Namespace != "" && !dns1123Label.MatchString(in.Namespace) {
+		v.errorf(f+".namespace", "%s is not a valid namespace", Quote(in.Namespace))
+	}
+}
+
+// variantDependsOn checks each variant's dependsOn. kubepkg's resolver
+// reads each variants[].dependsOn entry as a requirement of the package
+// of that name (requires with only package set), not as a variant.
+func (v *validator) variantDependsOn(f string, r *Recipe) {
+	for i, vr := range r.Spec.Package.Variants {
 		for j, d := range vr.DependsOn {
 			df := fmt.Sprintf("%s.variants[%d].dependsOn[%d]", f, i, j)
 			switch {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
+
+	"kbuild.dev/kbuild/internal/tailbuffer"
 )
 
 // TrivyInstall is the command that installs the Trivy kbuild is tested
@@ -146,7 +148,7 @@ func (t *Trivy) run(ctx context.Context, image string, args ...string) ([]byte, 
 		cmd.Env = append(cmd.Env, "TRIVY_INSECURE=true")
 	}
 	stdout := &cappedBuffer{max: maxTrivyOutput}
-	stderr := &tailBuffer{max: 4 << 10}
+	stderr := tailbuffer.New(4 << 10)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
@@ -363,35 +365,6 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return b.Buffer.Write(p)
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	buf []byte
-	max int
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > 2*b.max {
-		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string { return string(tail(b.buf, b.max)) }
-
-// tail returns the last n bytes of p, starting at a line break when one is
-// near.
-func tail(p []byte, n int) []byte {
-	if len(p) <= n {
-		return p
-	}
-	p = p[len(p)-n:]
-	if i := bytes.IndexByte(p, '\n'); i >= 0 && i < n/2 {
-		p = p[i+1:]
-	}
-	return p
 }
 
 func head(p []byte, n int) []byte {

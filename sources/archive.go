@@ -220,19 +220,6 @@ func (x *extractor) tar(r io.Reader) error {
 	}
 }
 
-// ctxReaderAt stops reading once ctx is done.
-type ctxReaderAt struct {
-	ctx context.Context
-	r   io.ReaderAt
-}
-
-func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, fmt.Errorf("extraction stopped: %w", err)
-	}
-	return c.r.ReadAt(p, off)
-}
-
 func (x *extractor) zip(r io.ReaderAt, size int64) error {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -252,7 +251,7 @@ func (f *Fetcher) chartEntry(ctx context.Context, repo, name, version string) (*
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", what, err)
 	}
-	versions, charts, err := lookupChart(ctxReadSeeker{ctx, file}, name)
+	versions, charts, err := lookupChart(ctxReadSeeker{ctxReader{ctx, file}, file}, name)
 	file.Close()
 	if err != nil {
 		if fresh && blob != cached {
@@ -268,17 +267,4 @@ func (f *Fetcher) chartEntry(ctx context.Context, repo, name, version string) (*
 	}
 	entry, err := findVersion(versions, charts, name, version)
 	return entry, idxURL, err
-}
-
-// ctxReadSeeker stops reading once ctx is done.
-type ctxReadSeeker struct {
-	ctx context.Context
-	io.ReadSeeker
-}
-
-func (c ctxReadSeeker) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.ReadSeeker.Read(p)
 }

@@ -472,16 +472,3 @@ func (f *Fetcher) Has(src recipe.Source) (bool, string) {
 	}
 	return false, "invalid source"
 }
-
-// ctxReader stops reading once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}

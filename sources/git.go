@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"kbuild.dev/kbuild/internal/tailbuffer"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/spec"
 )
@@ -107,8 +108,8 @@ func (f *Fetcher) gitFetch(ctx context.Context, g *recipe.GitSource, p, tmpParen
 	}
 	defer os.RemoveAll(tmp)
 	run := func(args ...string) (string, error) {
-		var stdout tailBuffer
-		err := f.runGit(ctx, tmp, &stdout, args...)
+		stdout := tailbuffer.New(tailSize)
+		err := f.runGit(ctx, tmp, stdout, args...)
 		return strings.TrimSpace(stdout.String()), err
 	}
 	if _, err := run("init", "--bare", "-q"); err != nil {
@@ -180,7 +181,7 @@ func (f *Fetcher) gitArchive(ctx context.Context, dir string, args []string) (st
 // runGit runs git in dir with a restricted environment: no terminal
 // prompts and only the file, git, http, https and ssh transports (so
 // that ext:: URLs cannot run commands).
-func (f *Fetcher) runGit(ctx context.Context, dir string, stdout *tailBuffer, args ...string) error {
+func (f *Fetcher) runGit(ctx context.Context, dir string, stdout *tailbuffer.Buffer, args ...string) error {
 	cmd, stderr := f.command(ctx, dir, "git", args...)
 	cmd.Stdout = stdout
 	if err := cmd.Run(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"kbuild.dev/kbuild/internal/tailbuffer"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/spec"
 )
@@ -92,7 +93,7 @@ func (f *Fetcher) runPlugin(ctx context.Context, recipeDir, out string, src reci
 // command prepares a program to run in dir in its own process group, so
 // that cancelling ctx kills it and whatever it started; its stderr goes to
 // the returned tail buffer.
-func (f *Fetcher) command(ctx context.Context, dir, prog string, args ...string) (*exec.Cmd, *tailBuffer) {
+func (f *Fetcher) command(ctx context.Context, dir, prog string, args ...string) (*exec.Cmd, *tailbuffer.Buffer) {
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
 	if prog == "git" {
@@ -101,13 +102,13 @@ func (f *Fetcher) command(ctx context.Context, dir, prog string, args ...string)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	stderr := &tailBuffer{}
+	stderr := tailbuffer.New(tailSize)
 	cmd.Stderr = stderr
 	return cmd, stderr
 }
 
 // commandError describes a failed command with the end of its stderr.
-func commandError(ctx context.Context, what string, err error, stderr *tailBuffer) error {
+func commandError(ctx context.Context, what string, err error, stderr *tailbuffer.Buffer) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out: %w", ctx.Err())
 	}
@@ -117,17 +118,5 @@ func commandError(ctx context.Context, what string, err error, stderr *tailBuffe
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// tailBuffer keeps the last tailSize bytes written to it.
-type tailBuffer struct{ b []byte }
-
+// tailSize is how much of a command's output an error quotes: its end.
 const tailSize = 4096
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > tailSize {
-		t.b = append(t.b[:0], t.b[len(t.b)-tailSize:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string { return string(t.b) }

@@ -18,7 +18,7 @@
 //   - root.go: roots of trust (new, next, sign, canonical signed bytes).
 //   - verify.go, errors.go: what a subscriber checks, and
 //     *VerificationError for refusals.
-//   - verifiedbase.go: publishing over a verified base (AddVerified,
-//     AddBase, Merge), through index.Builder's published-base methods.
+//   - verifiedbase.go: publishing over a verified base (AddVerifiedFunc,
+//     AddBase), through index.Builder's published-base methods.
 //   - dsse.go: DSSE envelopes for attestations and provenance.
 package trust

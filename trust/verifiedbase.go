@@ -18,19 +18,15 @@ func AddBase(b *index.Builder, base *Verified) error {
 	return b.AddPublished(base.all, base.Withdrawn)
 }
 
-// AddVerified verifies a base index as Verify does and adds every version
-// of it to b (delegated versions that lack signatures included), as
-// AddBase does. A compact Builder adds each package as it is decoded and
+// AddVerifiedFunc verifies a base index as Verify does and adds every
+// version of it to b (delegated versions that lack signatures included),
+// as AddBase does. A compact Builder adds each package as it is decoded and
 // keeps nothing of the parsed index (Verified.Index is then nil), so
 // publishing over an index of 100,000 versions does not hold it twice. On
 // error the Builder may hold part of the base: Reset it or drop it.
-func AddVerified(b *index.Builder, indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions) (*Verified, error) {
-	return AddVerifiedFunc(b, indexBytes, sigBytes, trust, opts, nil)
-}
-
-// AddVerifiedFunc is AddVerified that also gives each package of the base
-// to each (when not nil) as it is added, possibly from several goroutines
-// at once: a caller that needs something of every package (a catalog)
+//
+// It also gives each package of the base to each (when not nil) as it is
+// added, possibly from several goroutines at once: a caller that needs something of every package (a catalog)
 // takes it then instead of reading the index again. In compact mode the
 // package must not be referenced after each returns.
 func AddVerifiedFunc(b *index.Builder, indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each func(name string, p *index.IndexPackage) error) (*Verified, error) {
@@ -65,16 +61,4 @@ func AddVerifiedFunc(b *index.Builder, indexBytes, sigBytes []byte, trust *Trust
 	}
 	b.SetPublished(v.Generated, v.Withdrawn)
 	return v, nil
-}
-
-// Merge returns the index to publish over a verified base: every version of
-// the base as published (delegated versions that lacked signatures
-// included), plus every version of built, as Builder.MergeIndex merges
-// them.
-func Merge(base *Verified, built *index.RepositoryIndex) (*index.RepositoryIndex, error) {
-	b := index.NewBuilder()
-	if err := AddBase(b, base); err != nil {
-		return nil, err
-	}
-	return b.MergeIndex(built)
 }

@@ -20,7 +20,7 @@ import (
 // DiscardIndex): the base a publish merges over. A parsed index takes
 // several times its size in memory, and this keeps a merge within about 1
 // GiB; a larger base is refused before anything is parsed or written.
-// Verifying with DiscardIndex, and merging through Builder.AddVerified,
+// Verifying with DiscardIndex, and merging through AddVerifiedFunc,
 // read indexes up to MaxIndexSize.
 const MaxKeptIndexSize = 256 << 20
 
@@ -168,15 +168,14 @@ func Verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions) (*Ver
 
 // verify is Verify; each package that passes its checks is also given to
 // each, from the goroutine that decoded it, before it is kept or dropped.
+// It runs the subscriber's checks as named steps, in a fixed order, each
+// refusing on its own (as go-tuf's trustedmetadata): the inputs, the root
+// of trust (resolveKeys), the signatures of the exact bytes
+// (checkIndexSignatures), the content package by package (checkContent),
+// the index's times (checkTimes), and what a subscriber keeps (keep).
 func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each func(name string, p *index.IndexPackage) error) (*Verified, error) {
-	if opts.Now.IsZero() {
-		return nil, errors.New("verify needs a reference time")
-	}
-	if trust == nil || !trust.usesRoot() && len(trust.IndexKeys) == 0 {
-		return nil, errors.New("verify needs trusted index keys or root keys")
-	}
-	if !opts.DiscardIndex && each == nil && len(indexBytes) > maxKept {
-		return nil, refuse("index.yaml", ErrTooLarge, "%d bytes is more than the %d an index merged over may have (MaxKeptIndexSize); merge with 'kbuild repo index --index', which streams the base", len(indexBytes), maxKept)
+	if err := checkVerifyInputs(indexBytes, trust, opts, each); err != nil {
+		return nil, err
 	}
 	res := &Verified{}
 	if opts.State != nil {
@@ -201,15 +200,53 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 
 	// 3. The content. Each package is checked as it is decoded: its form,
 	// every spec against its digest, and its delegation.
+	x, results, err := checkContent(indexBytes, opts, res, each)
+	if err != nil {
+		return nil, err
+	}
+
+	// 4. The index's times: generated, expires, against the reference
+	// time and the state accepted before.
+	if err := checkTimes(x, trust, opts, res); err != nil {
+		return nil, err
+	}
+	res.Generated, res.Expires = x.Generated, x.Expires
+	res.Withdrawn = index.CloneWithdrawals(x.Withdrawn)
+
+	// 5. What a subscriber uses.
+	if err := keep(x, results, opts, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkVerifyInputs refuses a misuse of verify (no reference time, no
+// trusted keys) and, when the index is to be kept, an index over
+// MaxKeptIndexSize, before anything is read.
+func checkVerifyInputs(indexBytes []byte, trust *Trust, opts VerifyOptions, each func(string, *index.IndexPackage) error) error {
+	if opts.Now.IsZero() {
+		return errors.New("verify needs a reference time")
+	}
+	if trust == nil || !trust.usesRoot() && len(trust.IndexKeys) == 0 {
+		return errors.New("verify needs trusted index keys or root keys")
+	}
+	if !opts.DiscardIndex && each == nil && len(indexBytes) > maxKept {
+		return refuse("index.yaml", ErrTooLarge, "%d bytes is more than the %d an index merged over may have (MaxKeptIndexSize); merge with 'kbuild repo index --index', which streams the base", len(indexBytes), maxKept)
+	}
+	return nil
+}
+
+// checkContent decodes the index, checking each package as it is decoded:
+// every spec against its digest, then its delegation under res.Root; each
+// (when set) is given every package that passes. It returns the parsed
+// index (without packages under DiscardIndex) and what a subscriber keeps
+// of each package, and records unknown fields in res.
+func checkContent(indexBytes []byte, opts VerifyOptions, res *Verified, each func(string, *index.IndexPackage) error) (*index.RepositoryIndex, map[string]pkgResult, error) {
 	var mu sync.Mutex
 	results := map[string]pkgResult{}
 	visit := func(name string, p *index.IndexPackage) (bool, error) {
-		for i := range p.Versions {
-			v := &p.Versions[i]
-			if d, _ := v.Spec.Digest(); d != v.Digest {
-				return false, refuse(fmt.Sprintf("%s %s build %d", name, v.Version, v.Build), ErrDigest,
-					"spec does not match its digest: the entry says %s, the spec is %s; %s", v.Digest, d, spec.DigestMismatchReason(&v.Spec, v.Digest))
-			}
+		if err := checkDigests(name, p); err != nil {
+			return false, err
 		}
 		pr := pkgResult{kept: p, versions: len(p.Versions)}
 		if res.Root != nil {
@@ -233,10 +270,10 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 	x, perr := index.ParseIndexFunc(indexBytes, visit) // checks each package before visit
 	var ve *VerificationError
 	if errors.As(perr, &ve) {
-		return nil, perr
+		return nil, nil, perr
 	}
 	if perr != nil {
-		return nil, refuse("index.yaml", ErrMalformed, "%v", perr)
+		return nil, nil, refuse("index.yaml", ErrMalformed, "%v", perr)
 	}
 	for _, u := range x.Unknown {
 		res.Warnings = append(res.Warnings, u.String())
@@ -245,32 +282,58 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 		}
 	}
 	res.LeftOut = slices.Compact(res.LeftOut)
+	return x, results, nil
+}
+
+// checkDigests refuses a package with a version whose spec does not match
+// its digest.
+func checkDigests(name string, p *index.IndexPackage) error {
+	for i := range p.Versions {
+		v := &p.Versions[i]
+		if d, _ := v.Spec.Digest(); d != v.Digest {
+			return refuse(fmt.Sprintf("%s %s build %d", name, v.Version, v.Build), ErrDigest,
+				"spec does not match its digest: the entry says %s, the spec is %s; %s", v.Digest, d, spec.DigestMismatchReason(&v.Spec, v.Digest))
+		}
+	}
+	return nil
+}
+
+// checkTimes checks the index's generated and expires times against
+// opts.Now and opts.State: an index from the future, one without expiry
+// under a root, an expired one (a warning with AllowExpired) and one older
+// than the state accepted before (a rollback) are refused. It records the
+// newer generated time in res.State.
+func checkTimes(x *index.RepositoryIndex, trust *Trust, opts VerifyOptions, res *Verified) error {
 	if x.Generated.IsZero() {
 		res.Warnings = append(res.Warnings, "index.yaml: no generated time (kubepkg accepts that; kbuild always writes one, and without it a subscriber cannot tell an older index from a newer one)")
 	}
 	if x.Generated.After(opts.Now.Add(MaxClockSkew)) {
-		return nil, refuse("index.yaml", ErrFuture, "generated %s is in the future (reference time %s); check the publisher's SOURCE_DATE_EPOCH and clocks", fmtTime(x.Generated), fmtTime(opts.Now))
+		return refuse("index.yaml", ErrFuture, "generated %s is in the future (reference time %s); check the publisher's SOURCE_DATE_EPOCH and clocks", fmtTime(x.Generated), fmtTime(opts.Now))
 	}
 	if trust.usesRoot() && x.Expires.IsZero() {
-		return nil, refuse("index.yaml", ErrExpired, "index has no expires; under a root of trust every index must expire (publish it with --expires)")
+		return refuse("index.yaml", ErrExpired, "index has no expires; under a root of trust every index must expire (publish it with --expires)")
 	}
 	if !x.Expires.IsZero() && !opts.Now.Before(x.Expires) {
 		msg := fmt.Sprintf("index expired at %s (reference time %s); the publisher must re-sign it ('kbuild repo index --index')", fmtTime(x.Expires), fmtTime(opts.Now))
 		if !opts.AllowExpired {
-			return nil, refuse("index.yaml", ErrExpired, "%s", msg)
+			return refuse("index.yaml", ErrExpired, "%s", msg)
 		}
 		res.Warnings = append(res.Warnings, "index.yaml: "+msg)
 	}
 	if opts.State != nil && x.Generated.Before(opts.State.Generated) {
-		return nil, refuse("index.yaml", ErrRollback, "index generated %s is older than the index accepted before (generated %s): refusing a rollback", fmtTime(x.Generated), fmtTime(opts.State.Generated))
+		return refuse("index.yaml", ErrRollback, "index generated %s is older than the index accepted before (generated %s): refusing a rollback", fmtTime(x.Generated), fmtTime(opts.State.Generated))
 	}
 	if opts.State == nil || x.Generated.After(res.State.Generated) {
 		res.State.Generated = x.Generated
 	}
-	res.Generated, res.Expires = x.Generated, x.Expires
-	res.Withdrawn = index.CloneWithdrawals(x.Withdrawn)
+	return nil
+}
 
-	// 4. What a subscriber uses.
+// keep fills in what a subscriber uses of the checked index: the release
+// sets checked (unless DiscardIndex), the counts, each package's warnings,
+// and the index without the delegated versions that lack signatures (a
+// copy of x's package map, made only when a package changed).
+func keep(x *index.RepositoryIndex, results map[string]pkgResult, opts VerifyOptions, res *Verified) error {
 	names := make([]string, 0, len(results))
 	for name := range results {
 		names = append(names, name)
@@ -278,7 +341,7 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 	sort.Strings(names)
 	if !opts.DiscardIndex {
 		if err := x.CheckSets(true); err != nil {
-			return nil, refuse("index.yaml", ErrMalformed, "%v", err)
+			return refuse("index.yaml", ErrMalformed, "%v", err)
 		}
 		res.all = x
 		res.Index = x
@@ -303,7 +366,7 @@ func verify(indexBytes, sigBytes []byte, trust *Trust, opts VerifyOptions, each 
 			}
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // signingKeys are the keys whose signatures of index.yaml count, and what

@@ -150,8 +150,8 @@ func TestVerifyRefusals(t *testing.T) {
 		if err != nil || d.Index != nil || d.Packages != 2 || d.Versions != 2 || d.State != v.State {
 			t.Errorf("%s: DiscardIndex: %+v, %v", tc.name, d, err)
 		}
-		if _, err := Merge(d, x); err == nil {
-			t.Errorf("%s: Merge over a discarded index must fail", tc.name)
+		if err := AddBase(index.NewBuilder(), d); err == nil {
+			t.Errorf("%s: AddBase of a discarded index must fail", tc.name)
 		}
 		if tc.state != nil && (v.State.RootVersion != 2 || v.State.RootDigest != rootDigest(t, r2) || !v.State.Generated.Equal(testTime)) {
 			t.Errorf("%s: new state %+v", tc.name, v.State)

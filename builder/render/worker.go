@@ -25,6 +25,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+
+	"kbuild.dev/kbuild/internal/tailbuffer"
 )
 
 // Limits of one chart's rendering. Real charts render in well under a
@@ -189,7 +191,7 @@ type renderWorker struct {
 	stdin  io.WriteCloser
 	enc    *gob.Encoder
 	dec    *gob.Decoder
-	stderr *tailBuffer
+	stderr *tailbuffer.Buffer
 	// renders counts the charts rendered; answered is whether the worker
 	// sent anything for the current one.
 	renders  int
@@ -221,7 +223,7 @@ func startWorker() (*renderWorker, error) {
 	cmd.Env = append(os.Environ(), renderChildEnv+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = time.Second
-	w := &renderWorker{cmd: cmd, stderr: &tailBuffer{n: 64 << 10}}
+	w := &renderWorker{cmd: cmd, stderr: tailbuffer.New(64 << 10)}
 	cmd.Stderr = w.stderr
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -571,30 +573,6 @@ func includable(full string, data []byte) (text []byte, defines bool) {
 		out = fmt.Appendf(out, "{{define %q}}%s{{end}}", name, body)
 	}
 	return out, len(trees) > 1
-}
-
-// tailBuffer keeps the last n bytes written to it: a worker's stderr,
-// whose end says why it died. It is safe for concurrent use.
-type tailBuffer struct {
-	mu sync.Mutex
-	b  []byte
-	n  int
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.n; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
 
 func head(s string, n int) string {

@@ -18,7 +18,6 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -217,7 +216,11 @@ func signIndex(t *testing.T, file string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := publish.SignatureFileOf(data, []trust.Signer{k})
+	sigs, err := trust.Sign(data, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := index.MarshalSignatures(sigs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package ociserve
 
 import (
-	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -13,54 +11,31 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// Media types the walk of a layout recognises as indexes and manifests.
-const (
-	mediaTypeOCIIndex       = "application/vnd.oci.image.index.v1+json"
-	mediaTypeOCIManifest    = "application/vnd.oci.image.manifest.v1+json"
-	mediaTypeDockerList     = "application/vnd.docker.distribution.manifest.list.v2+json"
-	mediaTypeDockerManifest = "application/vnd.docker.distribution.manifest.v2+json"
-
-	refNameAnnotation = "org.opencontainers.image.ref.name"
-)
+// refNameAnnotation names a top-level descriptor of index.json
+// (<name>:<tag>), as go-containerregistry's layout.WithAnnotations and
+// skopeo write it.
+const refNameAnnotation = "org.opencontainers.image.ref.name"
 
 // maxManifestSize caps index.json and any manifest read into memory; the
 // distribution spec lets registries refuse manifests over 4 MiB.
 const maxManifestSize = 4 << 20
 
-// descriptor is the part of an OCI content descriptor the server uses.
-type descriptor struct {
-	MediaType    string            `json:"mediaType"`
-	Digest       string            `json:"digest"`
-	Size         int64             `json:"size"`
-	ArtifactType string            `json:"artifactType,omitempty"`
-	Annotations  map[string]string `json:"annotations,omitempty"`
-}
-
-// manifestDoc holds the fields of an image manifest or index that link to
-// other content or describe it as a referrer.
-type manifestDoc struct {
-	MediaType    string            `json:"mediaType"`
-	ArtifactType string            `json:"artifactType"`
-	Config       *descriptor       `json:"config"`
-	Layers       []descriptor      `json:"layers"`
-	Manifests    []descriptor      `json:"manifests"`
-	Subject      *descriptor       `json:"subject"`
-	Annotations  map[string]string `json:"annotations"`
-}
-
 // repository is what one repository name serves.
 type repository struct {
 	// tags maps a tag to the manifest descriptor it names.
-	tags map[string]descriptor
+	tags map[string]v1.Descriptor
 	// manifests holds every manifest reachable from the tags, by digest.
-	manifests map[string]descriptor
+	manifests map[string]v1.Descriptor
 	// blobs holds every digest reachable from the tags (manifests too).
 	blobs map[string]bool
 	// referrers maps a subject digest to the manifests that name it, as
 	// the referrers API lists them.
-	referrers map[string][]descriptor
+	referrers map[string][]v1.Descriptor
 }
 
 // snapshot is the layout as one version of index.json describes it.
@@ -90,26 +65,21 @@ func splitRefName(ref string) (name, tag string, ok bool) {
 }
 
 // parseDigest checks that d is "<algorithm>:<hex>" with a supported
-// algorithm and the right length of lowercase hex, and returns a hash to
-// verify content with.
+// algorithm (sha256, sha512) and the right length of lowercase hex, and
+// returns a hash to verify content with.
 func parseDigest(d string) (hash.Hash, error) {
-	alg, hexPart, ok := strings.Cut(d, ":")
-	if !ok {
-		return nil, fmt.Errorf("digest %q: want <algorithm>:<hex>", d)
+	h, err := v1.NewHash(d)
+	if err != nil {
+		return nil, fmt.Errorf("digest %q: %w", d, err)
 	}
-	var h hash.Hash
-	switch alg {
-	case "sha256":
-		h = sha256.New()
-	case "sha512":
-		h = sha512.New()
-	default:
-		return nil, fmt.Errorf("digest %q: unsupported algorithm %q (want sha256 or sha512)", d, alg)
-	}
-	if len(hexPart) != 2*h.Size() || strings.TrimLeft(hexPart, "0123456789abcdef") != "" {
-		return nil, fmt.Errorf("digest %q: want %d lowercase hex digits", d, 2*h.Size())
-	}
-	return h, nil
+	return v1.Hasher(h.Algorithm)
+}
+
+// validDigest reports whether h, read from a layout, is a digest the
+// server can verify content with.
+func validDigest(h v1.Hash) bool {
+	_, err := parseDigest(h.String())
+	return err == nil
 }
 
 // blobPath returns the slash path of a blob inside the layout. d must have
@@ -163,16 +133,26 @@ func (l ociLayout) readManifest(d string) ([]byte, error) {
 
 // isManifestType reports whether a descriptor's media type is a manifest or
 // index the server serves under /manifests/.
-func isManifestType(mt string) bool {
-	switch mt {
-	case mediaTypeOCIIndex, mediaTypeOCIManifest, mediaTypeDockerList, mediaTypeDockerManifest:
-		return true
+func isManifestType(mt types.MediaType) bool { return mt.IsImage() || mt.IsIndex() }
+
+// descriptors decodes a list of descriptors one by one, leaving out each
+// that is not a descriptor (a digest that does not parse, say): a broken
+// entry of a layout ends only its own branch.
+func descriptors(raw []json.RawMessage) []v1.Descriptor {
+	var ds []v1.Descriptor
+	for _, r := range raw {
+		var d v1.Descriptor
+		if json.Unmarshal(r, &d) == nil {
+			ds = append(ds, d)
+		}
 	}
-	return false
+	return ds
 }
 
-func isIndexType(mt string) bool {
-	return mt == mediaTypeOCIIndex || mt == mediaTypeDockerList
+// lenientIndex is an image index whose descriptors are decoded one by one
+// (descriptors).
+type lenientIndex struct {
+	Manifests []json.RawMessage `json:"manifests"`
 }
 
 // load parses index.json bytes and walks every tagged descriptor to find
@@ -180,26 +160,24 @@ func isIndexType(mt string) bool {
 // of its branch only: requests for it fail when they are made, with the
 // reason.
 func (l ociLayout) load(indexJSON []byte) (*snapshot, error) {
-	var idx manifestDoc
+	var idx lenientIndex
 	if err := json.Unmarshal(indexJSON, &idx); err != nil {
 		return nil, fmt.Errorf("index.json: %w", err)
 	}
+	top := descriptors(idx.Manifests)
 	s := &snapshot{repos: map[string]*repository{}}
-	for _, d := range idx.Manifests {
+	for _, d := range top {
 		name, tag, ok := splitRefName(d.Annotations[refNameAnnotation])
-		if !ok || !isManifestType(d.MediaType) {
-			continue
-		}
-		if _, err := parseDigest(d.Digest); err != nil {
+		if !ok || !isManifestType(d.MediaType) || !validDigest(d.Digest) {
 			continue
 		}
 		r := s.repos[name]
 		if r == nil {
 			r = &repository{
-				tags:      map[string]descriptor{},
-				manifests: map[string]descriptor{},
+				tags:      map[string]v1.Descriptor{},
+				manifests: map[string]v1.Descriptor{},
 				blobs:     map[string]bool{},
-				referrers: map[string][]descriptor{},
+				referrers: map[string][]v1.Descriptor{},
 			}
 			s.repos[name] = r
 		}
@@ -210,13 +188,13 @@ func (l ociLayout) load(indexJSON []byte) (*snapshot, error) {
 			l.walk(r, d, 0)
 		}
 	}
-	l.addReferrers(s, idx.Manifests)
+	l.addReferrers(s, top)
 	return s, nil
 }
 
 // referrer is a top-level manifest of the layout that names a subject.
 type referrer struct {
-	desc    descriptor // as the referrers API lists it
+	desc    v1.Descriptor // as the referrers API lists it
 	subject string
 }
 
@@ -224,25 +202,25 @@ type referrer struct {
 // attestation or signature, usually stored without a ref name) to every
 // repository that serves its subject, together with its content. Referrers
 // of referrers are followed.
-func (l ociLayout) addReferrers(s *snapshot, top []descriptor) {
+func (l ociLayout) addReferrers(s *snapshot, top []v1.Descriptor) {
 	var refs []referrer
 	for _, d := range top {
-		if !isManifestType(d.MediaType) || isIndexType(d.MediaType) {
+		if !d.MediaType.IsImage() || !validDigest(d.Digest) {
 			continue
 		}
-		b, err := l.readManifest(d.Digest)
+		b, err := l.readManifest(d.Digest.String())
 		if err != nil {
 			continue
 		}
-		var m manifestDoc
+		var m v1.Manifest
 		if json.Unmarshal(b, &m) != nil || m.Subject == nil {
 			continue
 		}
-		rd := descriptor{MediaType: d.MediaType, Digest: d.Digest, Size: d.Size, ArtifactType: m.ArtifactType, Annotations: m.Annotations}
-		if rd.ArtifactType == "" && m.Config != nil {
-			rd.ArtifactType = m.Config.MediaType
+		rd := v1.Descriptor{MediaType: d.MediaType, Digest: d.Digest, Size: d.Size, ArtifactType: m.ArtifactType, Annotations: m.Annotations}
+		if rd.ArtifactType == "" {
+			rd.ArtifactType = string(m.Config.MediaType)
 		}
-		refs = append(refs, referrer{desc: rd, subject: m.Subject.Digest})
+		refs = append(refs, referrer{desc: rd, subject: m.Subject.Digest.String()})
 	}
 	for changed := true; changed; {
 		changed = false
@@ -252,19 +230,19 @@ func (l ociLayout) addReferrers(s *snapshot, top []descriptor) {
 					continue
 				}
 				r.referrers[ref.subject] = append(r.referrers[ref.subject], ref.desc)
-				l.walk(r, descriptor{MediaType: ref.desc.MediaType, Digest: ref.desc.Digest, Size: ref.desc.Size}, 0)
+				l.walk(r, v1.Descriptor{MediaType: ref.desc.MediaType, Digest: ref.desc.Digest, Size: ref.desc.Size}, 0)
 				changed = true
 			}
 		}
 	}
 	for _, r := range s.repos {
 		for _, list := range r.referrers {
-			sort.Slice(list, func(i, j int) bool { return list[i].Digest < list[j].Digest })
+			sort.Slice(list, func(i, j int) bool { return list[i].Digest.String() < list[j].Digest.String() })
 		}
 	}
 }
 
-func hasDigest(ds []descriptor, d string) bool {
+func hasDigest(ds []v1.Descriptor, d v1.Hash) bool {
 	for _, x := range ds {
 		if x.Digest == d {
 			return true
@@ -276,37 +254,41 @@ func hasDigest(ds []descriptor, d string) bool {
 // maxDepth bounds how deeply nested indexes are followed.
 const maxDepth = 8
 
-func (l ociLayout) walk(r *repository, d descriptor, depth int) {
-	if _, seen := r.manifests[d.Digest]; seen || depth > maxDepth {
+// walk adds d and what it reaches (an index's manifests, a manifest's
+// config and layers) to r, up to maxDepth nested indexes.
+func (l ociLayout) walk(r *repository, d v1.Descriptor, depth int) {
+	dg := d.Digest.String()
+	if _, seen := r.manifests[dg]; seen || depth > maxDepth || !validDigest(d.Digest) {
 		return
 	}
-	if _, err := parseDigest(d.Digest); err != nil {
-		return
-	}
-	r.manifests[d.Digest] = d
-	r.blobs[d.Digest] = true
-	b, err := l.readManifest(d.Digest)
+	r.manifests[dg] = d
+	r.blobs[dg] = true
+	b, err := l.readManifest(dg)
 	if err != nil {
 		return
 	}
-	var m manifestDoc
-	if err := json.Unmarshal(b, &m); err != nil {
-		return
-	}
-	if isIndexType(d.MediaType) {
-		for _, c := range m.Manifests {
+	if d.MediaType.IsIndex() {
+		var m lenientIndex
+		if err := json.Unmarshal(b, &m); err != nil {
+			return
+		}
+		for _, c := range descriptors(m.Manifests) {
 			if isManifestType(c.MediaType) {
 				l.walk(r, c, depth+1)
-			} else if _, err := parseDigest(c.Digest); err == nil {
-				r.blobs[c.Digest] = true
+			} else if validDigest(c.Digest) {
+				r.blobs[c.Digest.String()] = true
 			}
 		}
 		return
 	}
-	if m.Config != nil {
-		r.blobs[m.Config.Digest] = true
+	var m v1.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return
+	}
+	if m.Config.Digest != (v1.Hash{}) {
+		r.blobs[m.Config.Digest.String()] = true
 	}
 	for _, layer := range m.Layers {
-		r.blobs[layer.Digest] = true
+		r.blobs[layer.Digest.String()] = true
 	}
 }

@@ -17,6 +17,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // Registry is an http.Handler that serves an OCI image layout as a
@@ -198,7 +201,7 @@ func serveReferrers(w http.ResponseWriter, req *http.Request, repo *repository, 
 		writeError(w, http.StatusBadRequest, codeDigestInvalid, "%v", err)
 		return
 	}
-	list := []descriptor{}
+	list := []v1.Descriptor{}
 	at := req.URL.Query().Get("artifactType")
 	for _, d := range repo.referrers[dgst] {
 		if at == "" || d.ArtifactType == at {
@@ -208,15 +211,11 @@ func serveReferrers(w http.ResponseWriter, req *http.Request, repo *repository, 
 	if at != "" {
 		w.Header().Set("OCI-Filters-Applied", "artifactType")
 	}
-	writeJSON(w, mediaTypeOCIIndex, struct {
-		SchemaVersion int          `json:"schemaVersion"`
-		MediaType     string       `json:"mediaType"`
-		Manifests     []descriptor `json:"manifests"`
-	}{2, mediaTypeOCIIndex, list})
+	writeJSON(w, string(types.OCIImageIndex), v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: list})
 }
 
 func serveManifest(w http.ResponseWriter, req *http.Request, l ociLayout, name string, repo *repository, ref string) {
-	var d descriptor
+	var d v1.Descriptor
 	var ok bool
 	if strings.Contains(ref, ":") {
 		if _, err := parseDigest(ref); err != nil {
@@ -231,19 +230,20 @@ func serveManifest(w http.ResponseWriter, req *http.Request, l ociLayout, name s
 		writeError(w, http.StatusNotFound, codeManifestUnknown, "manifest %s:%s is not in the layout", name, ref)
 		return
 	}
-	b, err := l.readManifest(d.Digest)
+	dg := d.Digest.String()
+	b, err := l.readManifest(dg)
 	if errors.Is(err, fs.ErrNotExist) {
-		writeError(w, http.StatusNotFound, codeManifestUnknown, "manifest %s@%s: its blob is missing from the layout", name, d.Digest)
+		writeError(w, http.StatusNotFound, codeManifestUnknown, "manifest %s@%s: its blob is missing from the layout", name, dg)
 		return
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeUnknown, "manifest %s@%s: %v", name, d.Digest, err)
+		writeError(w, http.StatusInternalServerError, codeUnknown, "manifest %s@%s: %v", name, dg, err)
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", d.MediaType)
-	h.Set("Docker-Content-Digest", d.Digest)
-	h.Set("Etag", `"`+d.Digest+`"`)
+	h.Set("Content-Type", string(d.MediaType))
+	h.Set("Docker-Content-Digest", dg)
+	h.Set("Etag", `"`+dg+`"`)
 	http.ServeContent(w, req, "", time.Time{}, bytes.NewReader(b))
 }
 

@@ -268,7 +268,7 @@ func TestAPI(t *testing.T) {
 		{name: "traversal digest", method: "GET", url: repoBase + "/blobs/sha256:..%2F..%2Findex.json", want: 404, wantCode: codeNotFound},
 		{name: "invalid name", method: "GET", url: srv.URL + "/v2/Kbuild/demo/tags/list", want: 400, wantCode: codeNameInvalid},
 		{name: "referrers", method: "GET", url: repoBase + "/referrers/" + f.manifest, want: 200, wantType: string(types.OCIImageIndex),
-			wantBody: []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"` + f.referrer + `","size":` + strconv.Itoa(f.referrerSize(t)) + `,"artifactType":"application/vnd.in-toto+json","annotations":{"org.opencontainers.image.created":"2023-11-14T22:13:20Z"}}]}`)},
+			wantBody: []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","size":` + strconv.Itoa(f.referrerSize(t)) + `,"digest":"` + f.referrer + `","annotations":{"org.opencontainers.image.created":"2023-11-14T22:13:20Z"},"artifactType":"application/vnd.in-toto+json"}]}`)},
 		{name: "referrers filtered", method: "GET", url: repoBase + "/referrers/" + f.manifest + "?artifactType=application/example", want: 200,
 			wantBody: []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}`)},
 		{name: "referrers of a subject without any", method: "GET", url: repoBase + "/referrers/" + zero, want: 200,
