@@ -32,6 +32,7 @@ var hints = []struct {
 	{bump.ErrSetNeedsIndex, "give the published index (--index REF with --public-key or --root-key)"},
 	{watch.ErrOffline, "run it without --offline"},
 	{sbom.ErrTrivyNotFound, "or pass its path with --trivy"},
+	{sbom.ErrDBFetch, "use --trivy-offline with --trivy-cache-dir to scan with one already there"},
 }
 
 // withHint returns err with the hint of the first sentinel it wraps;

@@ -55,6 +55,7 @@ func TestHints(t *testing.T) {
 		{"no trivy", noTrivy, "then put it on PATH; or pass its path with --trivy"},
 		{"a set without the index", fmt.Errorf("recipe r is a release set: %w", bump.ErrSetNeedsIndex), "; give the published index (--index REF with --public-key or --root-key)"},
 		{"another kbuild", fmt.Errorf("x was %w, rebuild with that kbuild", review.ErrOtherKbuild), "rebuild with that kbuild; or pass --other-kbuild to compare anyway"},
+		{"no vulnerability DB", fmt.Errorf("scan: %w: exit status 1", sbom.ErrDBFetch), "fetching the vulnerability database: exit status 1; use --trivy-offline with --trivy-cache-dir to scan with one already there"},
 		{"keep from another registry", fmt.Errorf("chart c: %w", publish.ErrOtherRegistry), "; publish to that registry, or keep every version's files (--site-keep 0)"},
 		{"a root where one is", rootExists, "refusing to overwrite a root of trust; use 'kbuild trust root next' to change it"},
 	} {
