@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/bump"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/publish"
@@ -28,6 +29,7 @@ var hints = []struct {
 	{suite.ErrNoSuiteIndex, "for the first promotion into a suite pass --allow-new, otherwise restore the published site first"},
 	{evidence.ErrNoRoot, "publish with --root"},
 	{evidence.ErrNoQARole, "add one with 'kbuild trust root next ROOT.yaml --qa-key FILE'"},
+	{builder.ErrAdoptable, "--adopt keeps it when its files are the same"},
 	{review.ErrOtherKbuild, "or pass --other-kbuild to compare anyway"},
 	{bump.ErrSetNeedsIndex, "give the published index (--index REF with --public-key or --root-key)"},
 	{watch.ErrOffline, "run it without --offline"},

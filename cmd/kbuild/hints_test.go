@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/bump"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
@@ -54,6 +55,7 @@ func TestHints(t *testing.T) {
 		{"offline look-up", offline, "looking upstream needs the network; run it without --offline"},
 		{"no trivy", noTrivy, "then put it on PATH; or pass its path with --trivy"},
 		{"a set without the index", fmt.Errorf("recipe r is a release set: %w", bump.ErrSetNeedsIndex), "; give the published index (--index REF with --public-key or --root-key)"},
+		{"a tag published by another tool", fmt.Errorf("chart c: %w (published manifest m): %w", builder.ErrImmutable, builder.ErrAdoptable), "another tool such as kubepkg may have published it; --adopt keeps it when its files are the same"},
 		{"another kbuild", fmt.Errorf("x was %w, rebuild with that kbuild", review.ErrOtherKbuild), "rebuild with that kbuild; or pass --other-kbuild to compare anyway"},
 		{"no vulnerability DB", fmt.Errorf("scan: %w: exit status 1", sbom.ErrDBFetch), "fetching the vulnerability database: exit status 1; use --trivy-offline with --trivy-cache-dir to scan with one already there"},
 		{"keep from another registry", fmt.Errorf("chart c: %w", publish.ErrOtherRegistry), "; publish to that registry, or keep every version's files (--site-keep 0)"},
