@@ -7,6 +7,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/bump"
 	"kbuild.dev/kbuild/evidence"
+	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/sbom"
@@ -33,6 +34,7 @@ var hints = []struct {
 	{review.ErrOtherKbuild, "or pass --other-kbuild to compare anyway"},
 	{bump.ErrSetNeedsIndex, "give the published index (--index REF with --public-key or --root-key)"},
 	{watch.ErrOffline, "run it without --offline"},
+	{netdeadline.ErrStalled, "raise --timeout if it is only slow"},
 	{sbom.ErrTrivyNotFound, "or pass its path with --trivy"},
 	{sbom.ErrDBFetch, "use --trivy-offline with --trivy-cache-dir to scan with one already there"},
 }

@@ -12,6 +12,7 @@ import (
 	"kbuild.dev/kbuild/bump"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/sbom"
@@ -58,6 +59,7 @@ func TestHints(t *testing.T) {
 		{"a tag published by another tool", fmt.Errorf("chart c: %w (published manifest m): %w", builder.ErrImmutable, builder.ErrAdoptable), "another tool such as kubepkg may have published it; --adopt keeps it when its files are the same"},
 		{"another kbuild", fmt.Errorf("x was %w, rebuild with that kbuild", review.ErrOtherKbuild), "rebuild with that kbuild; or pass --other-kbuild to compare anyway"},
 		{"no vulnerability DB", fmt.Errorf("scan: %w: exit status 1", sbom.ErrDBFetch), "fetching the vulnerability database: exit status 1; use --trivy-offline with --trivy-cache-dir to scan with one already there"},
+		{"a stalled download", fmt.Errorf("GET u: no data for 1s after 0 bytes: %w; the server stopped sending", netdeadline.ErrStalled), "transfer stalled; the server stopped sending; raise --timeout if it is only slow"},
 		{"keep from another registry", fmt.Errorf("chart c: %w", publish.ErrOtherRegistry), "; publish to that registry, or keep every version's files (--site-keep 0)"},
 		{"a root where one is", rootExists, "refusing to overwrite a root of trust; use 'kbuild trust root next' to change it"},
 	} {
