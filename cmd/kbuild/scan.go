@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 
@@ -120,21 +121,12 @@ Examples:
 			if format.format == "json" {
 				err = report.WriteJSON(&buf)
 			} else {
-				err = report.WriteTable(&buf)
-				db := report.Scanner.DBUpdatedAt
-				if db == "" {
-					db = "unknown"
-				}
-				fmt.Fprintf(&buf, "\nscanned with %s %s, vulnerability DB updated %s\n", report.Scanner.Name, report.Scanner.Version, db)
+				err = report.WriteText(&buf)
 			}
 			if err != nil {
 				return err
 			}
-			if out.path != "" {
-				if err := writeOutput(env, out.path, buf.Bytes()); err != nil {
-					return err
-				}
-			} else if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
+			if err := writeOutput(env, cmp.Or(out.path, "-"), buf.Bytes()); err != nil {
 				return err
 			}
 			if threshold >= 0 {
