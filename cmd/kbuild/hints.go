@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/bump"
@@ -39,9 +40,18 @@ var hints = []struct {
 	{sbom.ErrDBFetch, "use --trivy-offline with --trivy-cache-dir to scan with one already there"},
 }
 
-// withHint returns err with the hint of the first sentinel it wraps;
+// withHint returns err with the hint of the first sentinel it wraps, and
+// an error about one input whose message starts with the input's name
+// ("suite nightly is not in …") as about its flag ("--suite nightly …");
 // other errors (and nil) as they are.
 func withHint(err error) error {
+	var pe *publish.InputError
+	var ee *evidence.InputError
+	switch {
+	case errors.As(err, &pe) && strings.HasPrefix(err.Error(), pe.Input+" "),
+		errors.As(err, &ee) && strings.HasPrefix(err.Error(), ee.Input+" "):
+		err = fmt.Errorf("--%w", err)
+	}
 	for _, h := range hints {
 		if errors.Is(err, h.err) {
 			return fmt.Errorf("%w; %s", err, h.hint)

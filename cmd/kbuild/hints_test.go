@@ -67,6 +67,14 @@ func TestHints(t *testing.T) {
 			t.Errorf("%s: withHint(%v) = %v, want it to end %q", tc.name, tc.err, withHint(tc.err), tc.want)
 		}
 	}
+	// An error about one input is about its flag.
+	_, badEnv := evidence.ParseEnv("kubernetes=1.33,kubernetes=1.34")
+	if got, want := withHint(badEnv).Error(), `--env "kubernetes=1.33,kubernetes=1.34": kubernetes given twice`; got != want {
+		t.Errorf("withHint(ParseEnv error) = %q, want %q", got, want)
+	}
+	if got, want := withHint(fmt.Errorf("reading: %w", badEnv)).Error(), `reading: env "kubernetes=1.33,kubernetes=1.34": kubernetes given twice`; got != want {
+		t.Errorf("withHint(a wrapped ParseEnv error) = %q, want %q (no flag put before the context)", got, want)
+	}
 	if withHint(nil) != nil {
 		t.Errorf("withHint(nil) = %v, want nil", withHint(nil))
 	}

@@ -118,12 +118,11 @@ Examples:
 				fmt.Fprintf(env.Stderr, "warning: %s\n", u)
 			}
 			var buf bytes.Buffer
+			write := report.WriteText
 			if format.format == "json" {
-				err = report.WriteJSON(&buf)
-			} else {
-				err = report.WriteText(&buf)
+				write = report.WriteJSON
 			}
-			if err != nil {
+			if err := write(&buf); err != nil {
 				return err
 			}
 			if err := writeOutput(env, cmp.Or(out.path, "-"), buf.Bytes()); err != nil {
