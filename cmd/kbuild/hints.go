@@ -13,6 +13,7 @@ import (
 	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/suite"
+	"kbuild.dev/kbuild/trust"
 	"kbuild.dev/kbuild/watch"
 )
 
@@ -35,6 +36,7 @@ var hints = []struct {
 	{review.ErrOtherKbuild, "or pass --other-kbuild to compare anyway"},
 	{bump.ErrSetNeedsIndex, "give the published index (--index REF with --public-key or --root-key)"},
 	{watch.ErrOffline, "run it without --offline"},
+	{trust.ErrKeyFormat, "create keys with 'kbuild repo keygen'"},
 	{netdeadline.ErrStalled, "raise --timeout if it is only slow"},
 	{sbom.ErrTrivyNotFound, "or pass its path with --trivy"},
 	{sbom.ErrDBFetch, "use --trivy-offline with --trivy-cache-dir to scan with one already there"},

@@ -40,6 +40,7 @@ func TestHints(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, rootExists := publish.WriteRootVersion(filepath.Join(dir, "root.yaml"), root, true)
+	_, notKey := trust.ParsePublicKey([]byte("hello"))
 	_, noRoot := evidence.Verify([]byte("{}"), nil, nil, time.Now())
 	_, _, noQA := evidence.CheckQASigners(root, "root.yaml", nil)
 	_, offline := watch.NewLooker(watch.WithOffline(true)).Lookup(ctx, watch.Upstream{})
@@ -51,6 +52,7 @@ func TestHints(t *testing.T) {
 	}{
 		{"no base", noBase, "does not exist; check the URL, or pass --allow-new to start a new repository (only for the first publication; KBUILD_ALLOW_NEW=1 does the same)"},
 		{"index without keys", unverified, "needs --public-key FILE or --root-key FILE"},
+		{"not a key", notKey, `no PEM "PUBLIC KEY" block found: not an ed25519 key in PEM, the kind kbuild makes; create keys with 'kbuild repo keygen'`},
 		{"evidence without a root", noRoot, "publish with --root"},
 		{"a root without qa role", noQA, "has no qa role: no evidence would count; add one with 'kbuild trust root next ROOT.yaml --qa-key FILE'"},
 		{"offline look-up", offline, "looking upstream needs the network; run it without --offline"},
