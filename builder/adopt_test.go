@@ -73,7 +73,7 @@ func TestAdopt(t *testing.T) {
 		wantErr string
 		is      error
 	}{
-		{name: "refused without adopt", edit: func(map[string][]byte) {}, wantErr: "--adopt keeps it when its files are the same", is: ErrImmutable},
+		{name: "refused without adopt", edit: func(map[string][]byte) {}, wantErr: "another tool such as kubepkg may have published it", is: ErrImmutable},
 		{name: "adopted", adopt: true, edit: func(f map[string][]byte) {
 			f["Chart.yaml"] = append([]byte("# packaged by kubepkg\n"), f["Chart.yaml"]...)
 		}},

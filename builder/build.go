@@ -373,6 +373,11 @@ type PublishedChart struct {
 // different content.
 var ErrImmutable = errors.New("already published with different content; published versions do not change, give the recipe a new build number")
 
+// ErrAdoptable is wrapped, with ErrImmutable, by the error of a build
+// without WithAdopt whose tag holds other content: if another tool such
+// as kubepkg published it, WithAdopt keeps it when its files are the same.
+var ErrAdoptable = errors.New("another tool such as kubepkg may have published it")
+
 // Publish pushes the prepared charts (after checking that no tag already
 // holds different content), then writes the build record and its BuildInfo.
 func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
@@ -413,15 +418,15 @@ func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {
 		var adopt *adopted
 		if ok && have != d {
 			if !b.adopt {
-				return nil, fmt.Errorf("recipe %s: chart %s: %s %w (published manifest %s, built %s); if another tool such as kubepkg published it, --adopt keeps it when its files are the same",
-					p.Dir, c.Key, b.target.Ref(repo, tag), ErrImmutable, have, d)
+				return nil, fmt.Errorf("recipe %s: chart %s: %s %w (published manifest %s, built %s): %w",
+					p.Dir, c.Key, b.target.Ref(repo, tag), ErrImmutable, have, d, ErrAdoptable)
 			}
 			pub, err := b.target.Image(ctx, repo, tag)
 			if err == nil {
 				adopt, err = adoptPublished(pub, c.Archive)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("recipe %s: chart %s: --adopt %s: %w; give the recipe a new build number", p.Dir, c.Key, b.target.Ref(repo, tag), err)
+				return nil, fmt.Errorf("recipe %s: chart %s: adopting %s: %w; give the recipe a new build number", p.Dir, c.Key, b.target.Ref(repo, tag), err)
 			}
 		}
 		pushes = append(pushes, push{c: c, repo: repo, img: imageWithDigest{img, d.String()}, skip: ok, adopt: adopt})

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -47,10 +48,14 @@ func WriteImages(file string, entries []ImageEntry) error {
 	return atomicfile.WriteFile(file, out, 0o644)
 }
 
-// UnpinnedImages returns an error naming the entries whose digest could
-// not be looked up and the command that pins them once their registries
-// can be reached, or nil when every entry is pinned. dir is the recipe.
-func UnpinnedImages(entries []ImageEntry, dir string) error {
+// ErrUnpinned is wrapped by UnpinnedImages' error: images whose digest
+// could not be looked up; pin them once their registries can be reached.
+var ErrUnpinned = errors.New("images are not pinned")
+
+// UnpinnedImages returns an error (wrapping ErrUnpinned) naming the
+// entries whose digest could not be looked up, or nil when every entry is
+// pinned.
+func UnpinnedImages(entries []ImageEntry) error {
 	var errs []string
 	for _, e := range entries {
 		if e.Err != nil {
@@ -60,7 +65,7 @@ func UnpinnedImages(entries []ImageEntry, dir string) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d images are not pinned, their digests could not be looked up:\n%s\nrun kbuild images %s --write where their registries can be reached", len(errs), strings.Join(errs, "\n"), dir)
+	return fmt.Errorf("%d %w, their digests could not be looked up:\n%s", len(errs), ErrUnpinned, strings.Join(errs, "\n"))
 }
 
 // PinnedImages is what PinImages did.
@@ -99,5 +104,5 @@ func (b *Builder) PinImages(ctx context.Context, dir string, write bool) (*Pinne
 		}
 		res.Written = true
 	}
-	return res, UnpinnedImages(res.Entries, dir)
+	return res, UnpinnedImages(res.Entries)
 }

@@ -51,11 +51,11 @@ func TestWriteImages(t *testing.T) {
 }
 
 func TestUnpinnedImages(t *testing.T) {
-	if err := UnpinnedImages([]ImageEntry{{Ref: "a@sha256:1"}}, "recipes/x"); err != nil {
+	if err := UnpinnedImages([]ImageEntry{{Ref: "a@sha256:1"}}); err != nil {
 		t.Errorf("UnpinnedImages of pinned entries = %v, want nil", err)
 	}
-	err := UnpinnedImages([]ImageEntry{{Ref: "a:1", Err: errors.New("image a:1: no access")}, {Ref: "b@sha256:1"}}, "recipes/x")
-	if err == nil || !strings.Contains(err.Error(), "1 images are not pinned") || !strings.Contains(err.Error(), "  image a:1: no access\n") || !strings.Contains(err.Error(), "run kbuild images recipes/x --write") {
-		t.Errorf("UnpinnedImages = %v, want the one unpinned image and the command", err)
+	err := UnpinnedImages([]ImageEntry{{Ref: "a:1", Err: errors.New("image a:1: no access")}, {Ref: "b@sha256:1"}})
+	if !errors.Is(err, ErrUnpinned) || !strings.Contains(err.Error(), "1 images are not pinned") || !strings.HasSuffix(err.Error(), "  image a:1: no access") {
+		t.Errorf("UnpinnedImages = %v, want the one unpinned image", err)
 	}
 }

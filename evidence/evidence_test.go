@@ -189,7 +189,7 @@ func TestNewRefuses(t *testing.T) {
 		change func(*Attestation)
 		want   string
 	}{
-		{"bad result", func(a *Attestation) { a.Result = "ok" }, `--result "ok": want pass or fail`},
+		{"bad result", func(a *Attestation) { a.Result = "ok" }, `result "ok": want pass or fail`},
 		{"no kubernetes", func(a *Attestation) { a.Env = map[string]string{"arch": "amd64"} }, "the environment needs kubernetes=MAJOR.MINOR"},
 		{"no arch", func(a *Attestation) { a.Env = map[string]string{"kubernetes": "1.33"} }, "the environment needs arch"},
 		{"unknown arch", func(a *Attestation) { a.Env["arch"] = "x86" }, `arch="x86": want one of amd64, arm64`},

@@ -145,16 +145,27 @@ var (
 	knownArch = []string{"amd64", "arm64", "ppc64le", "s390x", "riscv64"}
 )
 
+// InputError is an error about one input of an attestation: Input names
+// it ("env", "result", "log") and the message starts with it; a command
+// says which flag gave it.
+type InputError struct {
+	Input string
+	Err   error
+}
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
 // ParseEnv parses "kubernetes=1.33,arch=amd64,runtime=containerd".
 func ParseEnv(s string) (map[string]string, error) {
 	env := map[string]string{}
 	for _, kv := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
-			return nil, fmt.Errorf("--env %q: %q is not KEY=VALUE", s, kv)
+			return nil, &InputError{Input: "env", Err: fmt.Errorf("env %q: %q is not KEY=VALUE", s, kv)}
 		}
 		if _, dup := env[k]; dup {
-			return nil, fmt.Errorf("--env %q: %s given twice", s, k)
+			return nil, &InputError{Input: "env", Err: fmt.Errorf("env %q: %s given twice", s, k)}
 		}
 		env[k] = v
 	}
@@ -202,7 +213,7 @@ func KubernetesMinor(v string) string {
 // New returns the statement of a and its subjects (from Subjects).
 func New(a Attestation, subjects []Subject) (*Statement, error) {
 	if a.Result != Pass && a.Result != Fail {
-		return nil, fmt.Errorf("--result %q: want pass or fail", a.Result)
+		return nil, &InputError{Input: "result", Err: fmt.Errorf("result %q: want pass or fail", a.Result)}
 	}
 	if err := CheckEnv(a.Env); err != nil {
 		return nil, err
@@ -211,7 +222,7 @@ func New(a Attestation, subjects []Subject) (*Statement, error) {
 		return nil, fmt.Errorf("evidence must expire after it is issued (issued %s, expires %s)", fmtTime(a.Issued), fmtTime(a.Expires))
 	}
 	if a.Log != "" && !strings.HasPrefix(a.Log, "https://") && !strings.HasPrefix(a.Log, "http://") {
-		return nil, fmt.Errorf("--log %q: want the http(s) URL of the test run", a.Log)
+		return nil, &InputError{Input: "log", Err: fmt.Errorf("log %q: want the http(s) URL of the test run", a.Log)}
 	}
 	if a.Result == Pass && len(a.Failed) > 0 {
 		return nil, fmt.Errorf("a pass result lists %d failed tests; a pass means all tests passed", len(a.Failed))

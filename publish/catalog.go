@@ -255,7 +255,7 @@ func (p *Publisher) siteKeys() (site.Option, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--root %s: the catalog pins version 1 of the root: %w", p.root, err)
+			return nil, &InputError{Input: "root", Err: fmt.Errorf("%s: the catalog pins version 1 of the root: %w", p.root, err)}
 		}
 	}
 	role := r.Signed.Roles[trust.RoleRoot]

@@ -47,7 +47,8 @@ type Publisher struct {
 }
 
 // InputError is an error about one input of a job: Input names it
-// ("reason" for Withdraw's, "relocate" for WithRelocate's moves), and a
+// ("reason" for Withdraw's, "relocate" for WithRelocate's moves, "root"
+// for WithRoot's file, "suite" for suite.SiteDir's name), and a
 // command says which flag gave it; the message does not.
 type InputError struct {
 	Input string

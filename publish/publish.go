@@ -470,13 +470,13 @@ func (p *Publisher) copyRoot(w *siteWriter, data []byte) error {
 	}
 	r, err := trust.ParseRoot(data)
 	if err != nil {
-		return fmt.Errorf("--root %s: %w", p.root, err)
+		return &InputError{Input: "root", Err: fmt.Errorf("%s: %w", p.root, err)}
 	}
 	dir := filepath.Join(filepath.Dir(p.root), sitelayout.RootDir)
 	for v := 1; v < r.Signed.Version; v++ {
 		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.yaml", v)))
 		if err != nil {
-			return fmt.Errorf("--root %s is version %d, and its chain needs %w", p.root, r.Signed.Version, err)
+			return &InputError{Input: "root", Err: fmt.Errorf("%s is version %d, and its chain needs %w", p.root, r.Signed.Version, err)}
 		}
 		if err := w.write(sitelayout.RootVersionFile(v), b); err != nil {
 			return err

@@ -636,6 +636,26 @@ func TestCatalogKeepsRootKeys(t *testing.T) {
 	if _, err := f.publish("site", nil, WithRoot(rootFile)); err != nil {
 		t.Fatal(err)
 	}
+	// A root whose chain is not beside it is an error about the root
+	// input (the command names its flag).
+	c, err := root.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := root.Next(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Sign(rootKey)
+	data2, _ := next.Marshal()
+	chainless := filepath.Join(t.TempDir(), "root.yaml")
+	if err := os.WriteFile(chainless, data2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ie *InputError
+	if _, err := f.publish("chainless", nil, WithRoot(chainless)); !errors.As(err, &ie) || ie.Input != "root" || !strings.Contains(err.Error(), chainless+" is version 2, and its chain needs") {
+		t.Errorf("publish with a root without its chain = %v, want an InputError about the root", err)
+	}
 	// The base64 line of each key's PEM.
 	body := func(pem []byte) string { return strings.Split(strings.TrimSpace(string(pem)), "\n")[1] }
 	rootB64, indexB64 := body(rootKey.Public().PEM()), body(f.key.Public().PEM())

@@ -328,6 +328,21 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
+// WriteText writes the table (WriteTable), then which scanner scanned and
+// when its vulnerability database was updated ("unknown" when it does
+// not say).
+func (r *Report) WriteText(w io.Writer) error {
+	if err := r.WriteTable(w); err != nil {
+		return err
+	}
+	db := r.Scanner.DBUpdatedAt
+	if db == "" {
+		db = "unknown"
+	}
+	_, err := fmt.Fprintf(w, "\nscanned with %s %s, vulnerability DB updated %s\n", r.Scanner.Name, r.Scanner.Version, db)
+	return err
+}
+
 // WriteJSON writes the report as indented JSON with a final newline.
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)

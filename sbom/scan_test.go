@@ -2,6 +2,7 @@ package sbom
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -95,6 +96,14 @@ func TestScanReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "scan-table.txt", table.Bytes())
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	db := cmp.Or(r.Scanner.DBUpdatedAt, "unknown")
+	if want := table.String() + "\nscanned with " + r.Scanner.Name + " " + r.Scanner.Version + ", vulnerability DB updated " + db + "\n"; text.String() != want {
+		t.Errorf("WriteText =\n%s\nwant\n%s", text.String(), want)
+	}
 	checkGolden(t, "scan-report.json", js.Bytes())
 
 	wantUnscanned := []string{

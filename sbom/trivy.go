@@ -28,6 +28,11 @@ const TrivyInstall = "GOEXPERIMENT=jsonv2 go install github.com/aquasecurity/tri
 // program cannot be found.
 var ErrTrivyNotFound = errors.New("trivy not found")
 
+// ErrDBFetch is wrapped by a scan's error when Trivy could not download
+// or update its vulnerability database (not offline): scanning offline
+// with a database already in Trivy's cache avoids the download.
+var ErrDBFetch = errors.New("fetching the vulnerability database")
+
 // offlineFlags keep Trivy from touching the network beyond the registry
 // that holds the image.
 var offlineFlags = []string{"--skip-db-update", "--skip-java-db-update", "--offline-scan", "--skip-version-check", "--disable-telemetry"}
@@ -228,7 +233,7 @@ func (t *Trivy) prepareDB(ctx context.Context) error {
 	}
 	args := append([]string{"image", "--download-db-only", "--quiet", "--skip-version-check", "--disable-telemetry"}, t.commonArgs()...)
 	if _, _, err := t.run(ctx, "", args...); err != nil {
-		return fmt.Errorf("fetching the vulnerability database (use --offline with --cache-dir to scan with one already there): %w", err)
+		return fmt.Errorf("%w: %w", ErrDBFetch, err)
 	}
 	t.dbReady = true
 	return nil

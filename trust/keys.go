@@ -101,7 +101,7 @@ func ParsePublicKey(pemBytes []byte) (*PublicKey, error) {
 	}
 	ek, ok := k.(ed25519.PublicKey)
 	if !ok {
-		return nil, fmt.Errorf("public key is %T, want ed25519; create keys with 'kbuild repo keygen'", k)
+		return nil, fmt.Errorf("public key is %T, want ed25519: %w", k, ErrKeyFormat)
 	}
 	return NewPublicKey(ek)
 }
@@ -163,7 +163,7 @@ func ParsePrivateKey(pemBytes []byte) (*PrivateKey, error) {
 	}
 	ek, ok := k.(ed25519.PrivateKey)
 	if !ok {
-		return nil, fmt.Errorf("private key is %T, want ed25519; create keys with 'kbuild repo keygen'", k)
+		return nil, fmt.Errorf("private key is %T, want ed25519: %w", k, ErrKeyFormat)
 	}
 	return newPrivateKey(ek)
 }
@@ -198,11 +198,16 @@ func (k *PrivateKey) GoString() string { return k.String() }
 // Format prints String for every verb (%x and %+v included).
 func (k *PrivateKey) Format(f fmt.State, verb rune) { io.WriteString(f, k.String()) }
 
+// ErrKeyFormat is wrapped by the errors of reading a key that is not
+// kbuild's kind (PEM, ed25519, as WriteKeyPair writes): make keys with
+// GenerateKey and WriteKeyPair.
+var ErrKeyFormat = errors.New("not an ed25519 key in PEM, the kind kbuild makes")
+
 // onePEM decodes the single PEM block of type typ in b.
 func onePEM(b []byte, typ string) (*pem.Block, error) {
 	block, rest := pem.Decode(b)
 	if block == nil {
-		return nil, fmt.Errorf("no PEM %q block found; expected a key file written by 'kbuild repo keygen'", typ)
+		return nil, fmt.Errorf("no PEM %q block found: %w", typ, ErrKeyFormat)
 	}
 	if block.Type != typ {
 		return nil, fmt.Errorf("PEM block is %q, want %q", block.Type, typ)

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/spec"
@@ -87,6 +88,9 @@ func TestKeys(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+		if notOurs := tc.name == "not PEM" || strings.HasPrefix(tc.name, "rsa "); notOurs != errors.Is(err, ErrKeyFormat) {
+			t.Errorf("%s: %v; errors.Is(ErrKeyFormat) = %v, want %v", tc.name, err, !notOurs, notOurs)
 		}
 		if err != nil && strings.Contains(err.Error(), secret) {
 			t.Errorf("%s: error quotes the key", tc.name)

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/evidence"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
 )
 
@@ -114,7 +113,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	e, err := evidence.ParseEnv(f.env)
 	if err != nil {
-		return usagef("%v", err)
+		return usagef("%v", withHint(err))
 	}
 	signers, err := f.keys.signers(env)
 	if err != nil {
@@ -130,10 +129,6 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	res, err := a.Run(ctx)
 	if errors.Is(err, suite.ErrSiteURL) {
 		return usagef("--site %s is a published site: write the evidence to a file with -o (evidence/… in the recipes repository, committed by pull request)", f.site)
-	}
-	var ie *publish.InputError
-	if errors.As(err, &ie) && ie.Input == "suite" {
-		return fmt.Errorf("--%w", err) // "suite NAME …" is about --suite NAME
 	}
 	if res == nil {
 		return err

@@ -46,7 +46,7 @@ Examples:
 				srcs, err := b.Fetch(ctx, d)
 				if err != nil {
 					failed++
-					fmt.Fprintf(env.Stderr, "%s: %v\n", d, err)
+					fmt.Fprintf(env.Stderr, "%s: %v\n", d, withHint(err))
 					continue
 				}
 				for _, s := range srcs {

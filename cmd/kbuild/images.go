@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -69,6 +70,9 @@ Examples:
 				fmt.Fprintf(env.Stdout, "wrote %s\n", res.File)
 			} else {
 				printImages(env, res.Entries)
+			}
+			if errors.Is(err, builder.ErrUnpinned) {
+				return fmt.Errorf("%w\nrun kbuild images %s --write where their registries can be reached", err, args[0])
 			}
 			return err
 		},

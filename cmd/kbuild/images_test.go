@@ -65,6 +65,7 @@ spec:
 	// rest.
 	r = kbuild(t, work, nil, "images", "app", "--offline", "--cache-dir", cache)
 	if r.code == 0 || !strings.Contains(r.stderr, "image "+base+"/api:2.0: looking up its digest needs the network") ||
+		!strings.Contains(r.stderr, "\nrun kbuild images app --write where their registries can be reached") ||
 		!strings.Contains(r.stdout, "- "+base+"/api:2.0  # TODO: pin") || !strings.Contains(r.stdout, operated) {
 		t.Errorf("kbuild images --offline: %s", r)
 	}

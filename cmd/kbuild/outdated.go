@@ -107,22 +107,17 @@ Examples:
 			} else if err := watch.WriteTable(env.Stdout, reports); err != nil {
 				return err
 			}
-			return outdatedStatus(env, reports)
+			errs, outdated := watch.Tally(reports)
+			for _, e := range errs {
+				env.Warnf("error: %s", e)
+			}
+			switch {
+			case len(errs) > 0:
+				return &exitError{1}
+			case outdated > 0:
+				return &exitError{exitOutdated}
+			}
+			return nil
 		},
 	}
-}
-
-// outdatedStatus prints the errors on stderr and returns the exit status.
-func outdatedStatus(env *Env, reports []watch.Report) error {
-	errs, outdated := watch.Tally(reports)
-	for _, e := range errs {
-		env.Warnf("error: %s", e)
-	}
-	switch {
-	case len(errs) > 0:
-		return &exitError{1}
-	case outdated > 0:
-		return &exitError{exitOutdated}
-	}
-	return nil
 }

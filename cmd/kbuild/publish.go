@@ -229,8 +229,12 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 				return rep.builds(results, err, display, "; nothing was published")
 			}, display)}}
 	res, err := a.Run(ctx, recipesDir)
-	if errors.Is(err, suite.ErrNeedsRoot) {
+	var ie *publish.InputError
+	switch {
+	case errors.Is(err, suite.ErrNeedsRoot):
 		return fmt.Errorf("%w, so publish needs --root ROOT.yaml", err)
+	case errors.As(err, &ie):
+		err = fmt.Errorf("--%s: %w", ie.Input, err)
 	}
 	if res != nil {
 		printPublished(env, f.site, res, signers)

@@ -95,7 +95,7 @@ Examples:
 					continue
 				case err != nil:
 					differ++
-					fmt.Fprintf(env.Stdout, "%s: FAILED: %v\n", d, err)
+					fmt.Fprintf(env.Stdout, "%s: FAILED: %v\n", d, withHint(err))
 					continue
 				}
 				fmt.Fprintf(env.Stdout, "%s: MATCH %s\n", d, msg)

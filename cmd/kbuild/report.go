@@ -44,7 +44,7 @@ func (r *reporter) failure(file string, err error) {
 		}
 		return
 	}
-	r.problem(file, recipe.Problem{Message: err.Error()})
+	r.problem(file, recipe.Problem{Message: withHint(err).Error()})
 }
 
 // builds prints the results of builder.Build and, when some recipes failed,

@@ -110,11 +110,8 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	now := time.Now()
 	res, err := (&suite.Verify{Ref: ref, Trust: tr, StateFile: f.state, Charts: f.charts, PlainHTTP: f.plainHTTP,
 		Evidence: f.evidence, Timeout: f.timeout, Now: now}).Run(ctx)
-	if res == nil {
-		return err
-	}
-	if res.Verified == nil {
-		return refusal(env, err)
+	if res == nil || res.Verified == nil {
+		return refusal(env, err) // a refused index, or an error before it was read
 	}
 	v := res.Verified
 	for _, w := range v.Warnings {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 
@@ -117,24 +118,14 @@ Examples:
 				fmt.Fprintf(env.Stderr, "warning: %s\n", u)
 			}
 			var buf bytes.Buffer
+			write := report.WriteText
 			if format.format == "json" {
-				err = report.WriteJSON(&buf)
-			} else {
-				err = report.WriteTable(&buf)
-				db := report.Scanner.DBUpdatedAt
-				if db == "" {
-					db = "unknown"
-				}
-				fmt.Fprintf(&buf, "\nscanned with %s %s, vulnerability DB updated %s\n", report.Scanner.Name, report.Scanner.Version, db)
+				write = report.WriteJSON
 			}
-			if err != nil {
+			if err := write(&buf); err != nil {
 				return err
 			}
-			if out.path != "" {
-				if err := writeOutput(env, out.path, buf.Bytes()); err != nil {
-					return err
-				}
-			} else if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
+			if err := writeOutput(env, cmp.Or(out.path, "-"), buf.Bytes()); err != nil {
 				return err
 			}
 			if threshold >= 0 {

@@ -77,7 +77,7 @@ Examples:
 			for _, d := range dirs {
 				probs, err := b.Validate(ctx, d, f.offline)
 				if err != nil {
-					probs = append(probs, recipe.Problem{Message: err.Error()})
+					probs = append(probs, recipe.Problem{Message: withHint(err).Error()})
 				}
 				probs = append(probs, setProbs[d]...)
 				file := filepath.Join(d, builder.RecipeFile)

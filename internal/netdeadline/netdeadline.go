@@ -171,7 +171,7 @@ func (u *upload) fire() {
 		size = u.n
 	}
 	if now := time.Now(); now.Sub(u.last) >= u.idle || now.Before(u.start.Add(Budget(u.idle, size))) {
-		u.stall = fmt.Errorf("%s: the server took no data for %s after %d bytes: %w; it stopped reading the upload (raise --timeout if it is only slow)", u.what, u.idle, u.n, ErrStalled)
+		u.stall = fmt.Errorf("%s: the server took no data for %s after %d bytes: %w; it stopped reading the upload", u.what, u.idle, u.n, ErrStalled)
 	} else {
 		u.stall = fmt.Errorf("%s: %d bytes sent in %s, slower than the %d KiB/s allowed on average: %w", u.what, u.n, now.Sub(u.start).Round(time.Second), minRate>>10, ErrStalled)
 	}
@@ -277,7 +277,7 @@ func (b *body) fire() {
 	}
 	now := time.Now()
 	if now.Sub(b.last) >= b.idle || now.Before(b.deadline()) {
-		b.err = fmt.Errorf("%s: no data for %s after %d bytes: %w; the server stopped sending (raise --timeout if it is only slow)", b.what, b.idle, b.n, ErrStalled)
+		b.err = fmt.Errorf("%s: no data for %s after %d bytes: %w; the server stopped sending", b.what, b.idle, b.n, ErrStalled)
 	} else {
 		b.err = fmt.Errorf("%s: %d bytes in %s, slower than the %d KiB/s allowed on average: %w", b.what, b.n, now.Sub(b.start).Round(time.Second), minRate>>10, ErrStalled)
 	}
