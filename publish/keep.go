@@ -18,11 +18,11 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -161,7 +161,7 @@ func (p *Publisher) ensureSBOMReferrers(ctx context.Context, w *siteWriter, name
 	if !w.exists(f) {
 		return nil
 	}
-	data, err := fetchsite.ReadFile(w.path(f), maxSidecarSize)
+	data, err := siteread.ReadFile(w.path(f), siteread.MaxSidecarSize)
 	if err != nil {
 		return err
 	}

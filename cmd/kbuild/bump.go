@@ -9,9 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/bump"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/watch"
 )
 
@@ -103,8 +102,8 @@ Examples:
 				if trust == nil {
 					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is compared with only once its signature is verified")
 				}
-				pub, err := publish.ReadIndex(ctx, it.ref, trust, fetchsite.WithTimeout(f.timeout))
-				if errors.Is(err, fetchsite.ErrNotFound) {
+				pub, err := siteread.ReadIndex(ctx, it.ref, trust, siteread.WithTimeout(f.timeout))
+				if errors.Is(err, siteread.ErrNotFound) {
 					return fmt.Errorf("%w; nothing is published there yet, so leave --index out to compare with git HEAD", err)
 				}
 				if err != nil {

@@ -9,9 +9,8 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
+	"kbuild.dev/kbuild/siteread"
 )
 
 // diffFlags are the flags of kbuild diff.
@@ -106,11 +105,11 @@ Examples:
 				if trust == nil {
 					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is compared with only once its signature is verified")
 				}
-				pub, err := publish.ReadIndex(ctx, f.it.ref, trust, fetchsite.WithTimeout(f.timeout))
+				pub, err := siteread.ReadIndex(ctx, f.it.ref, trust, siteread.WithTimeout(f.timeout))
 				if err == nil {
 					published = pub.Verified.Index
 				}
-				if errors.Is(err, fetchsite.ErrNotFound) {
+				if errors.Is(err, siteread.ErrNotFound) {
 					return fmt.Errorf("%w; nothing is published there yet, so compare with --base instead", err)
 				}
 				if err != nil {

@@ -10,8 +10,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 )
 
 func newPlanCmd() *Command {
@@ -88,8 +87,8 @@ Examples:
 				if trust == nil {
 					return usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is used only once its signature is verified")
 				}
-				pub, err := publish.ReadIndex(ctx, it.ref, trust, fetchsite.WithTimeout(net.timeout))
-				if errors.Is(err, fetchsite.ErrNotFound) {
+				pub, err := siteread.ReadIndex(ctx, it.ref, trust, siteread.WithTimeout(net.timeout))
+				if errors.Is(err, siteread.ErrNotFound) {
 					return fmt.Errorf("%w; for a first publish, plan without --index", err)
 				}
 				if err != nil {

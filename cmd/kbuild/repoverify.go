@@ -9,8 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/trust"
 )
@@ -113,11 +112,11 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	}
 	var state *trust.State
 	if f.state != "" {
-		if state, err = publish.ReadState(f.state); err != nil {
+		if state, err = siteread.ReadState(f.state); err != nil {
 			return err
 		}
 	}
-	site, err := publish.Open(ref, fetchsite.WithTimeout(f.timeout))
+	site, err := siteread.Open(ref, siteread.WithTimeout(f.timeout))
 	if err != nil {
 		return err
 	}
@@ -147,7 +146,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", n)
 	}
 	if f.state != "" {
-		if err := publish.WriteState(f.state, &v.State); err != nil {
+		if err := siteread.WriteState(f.state, &v.State); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 )
 
 func newTrustRootNextCmd() *Command {
@@ -39,7 +39,7 @@ Examples:
 			if len(args) != 1 {
 				return usagef("root next takes the current ROOT.yaml")
 			}
-			prev, err := publish.ReadRootFile(args[0])
+			prev, err := siteread.ReadRootFile(args[0])
 			if err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ Examples:
 				return err
 			}
 			// Keep the previous version in the chain beside the output.
-			kept, err := publish.KeepRootVersion(f.out, prev)
+			kept, err := siteread.KeepRootVersion(f.out, prev)
 			if err != nil {
 				return err
 			}
