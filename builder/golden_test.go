@@ -35,14 +35,14 @@ const goldenDigests = "testdata/archive-digests.golden"
 // with -update.
 func TestGoldenArchiveDigests(t *testing.T) {
 	root := testenv.RepoRoot()
-	shared := testenv.Shared(t)
+	upstream := testenv.Upstream(t, "kubevirt-operator-v1.9.0.yaml")
 	cache := t.TempDir()
 	fetch, err := sources.New(sources.WithCacheDir(cache))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The real upstream release manifest the kubevirt recipe wraps.
-	if _, err := fetch.Add(context.Background(), filepath.Join(shared, "fixtures", "upstream", "kubevirt-operator-v1.9.0.yaml")); err != nil {
+	if _, err := fetch.Add(context.Background(), filepath.Join(upstream, "kubevirt-operator-v1.9.0.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	dirs := []string{

@@ -58,9 +58,9 @@ func TestCheckRenderedImages(t *testing.T) {
 	r := &recipe.Recipe{}
 	r.Spec.Package.Images = []string{"quay.io/x/op:v1@" + a}
 	for _, tc := range []struct {
-		image     string
-		sev       recipe.Severity
-		want      string
+		image string
+		sev   recipe.Severity
+		want  string
 	}{
 		{"quay.io/x/op:v1@" + a, recipe.Error, ""},
 		{"quay.io/x/op:v1", recipe.Warning, "chart op runs image quay.io/x/op:v1 by tag, which a cluster resolves when it pulls; package.images pins quay.io/x/op:v1@" + a},

@@ -22,8 +22,8 @@ import (
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -65,11 +65,11 @@ func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []W
 			return nil, fmt.Errorf("platform %q: want os/arch[/variant], e.g. linux/amd64", p)
 		}
 	}
-	var siteOpts []fetchsite.Option
+	var siteOpts []siteread.Option
 	if o.timeout > 0 {
-		siteOpts = append(siteOpts, fetchsite.WithTimeout(o.timeout))
+		siteOpts = append(siteOpts, siteread.WithTimeout(o.timeout))
 	}
-	s, err := fetchsite.New(site, siteOpts...)
+	s, err := siteread.New(site, siteOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []W
 		key := dist.Key(p.Name, p.Version.Version, p.Version.Build)
 		for _, f := range []string{"sbom/" + key + ".cdx.json", "provenance/" + key + ".intoto.json", "build/" + key + ".build.yaml"} {
 			b, err := s.Fetch(ctx, f, maxSiteFile)
-			if errors.Is(err, fetchsite.ErrNotFound) {
+			if errors.Is(err, siteread.ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -140,7 +140,7 @@ func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []W
 
 // fetchVerified reads the site's index, signature and roots and verifies
 // them; it returns the files by name.
-func fetchVerified(ctx context.Context, s *fetchsite.Site, tr *trust.Trust, now time.Time) (map[string][]byte, *trust.Verified, error) {
+func fetchVerified(ctx context.Context, s *siteread.Site, tr *trust.Trust, now time.Time) (map[string][]byte, *trust.Verified, error) {
 	data, sig, err := s.Index(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -100,7 +100,7 @@ type Image struct {
 type ImageRef = spec.ImageRef
 
 // ParseImageRef parses registry/repo[:tag]@sha256:<hex> with
-// index.ParseImageRef (go-containerregistry's name package). A reference
+// spec.ParseImageRef (go-containerregistry's name package). A reference
 // without a registry host is docker.io's, as Docker and containerd read it.
 func ParseImageRef(s string) (ImageRef, error) {
 	if _, dg, ok := strings.Cut(s, "@"); !ok || !validDigest(dg) {

@@ -25,8 +25,8 @@ import (
 	"kbuild.dev/kbuild/bundle/nodeconfig"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -166,8 +166,8 @@ func filtered(it *pushable) bool {
 // bundle is refused as a rollback (nil for a new site). The files were
 // verified when they were imported; they are only read here.
 func siteState(site string) (*trust.State, error) {
-	data, err := fetchsite.ReadFile(filepath.Join(site, sitelayout.IndexFile), index.MaxIndexSize)
-	if errors.Is(err, fetchsite.ErrNotFound) {
+	data, err := siteread.ReadFile(filepath.Join(site, sitelayout.IndexFile), index.MaxIndexSize)
+	if errors.Is(err, siteread.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -178,7 +178,7 @@ func siteState(site string) (*trust.State, error) {
 		return nil, fmt.Errorf("%s: %w; move it away to import into a new site", filepath.Join(site, sitelayout.IndexFile), err)
 	}
 	st := &trust.State{Generated: x.Generated}
-	if rb, err := fetchsite.ReadFile(filepath.Join(site, sitelayout.RootFile), trust.MaxRootSize); err == nil {
+	if rb, err := siteread.ReadFile(filepath.Join(site, sitelayout.RootFile), trust.MaxRootSize); err == nil {
 		if r, err := trust.ParseRoot(rb); err == nil {
 			if d, err := r.Digest(); err == nil {
 				st.RootVersion, st.RootDigest = r.Signed.Version, d

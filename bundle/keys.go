@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -22,7 +22,7 @@ const maxKeyFile = 64 << 10
 // keys/index.pub for a signature that names no keyid), when it has them.
 // They travel as information for Inspect, which has no keys of its own;
 // Import trusts only the keys it is given.
-func fetchSignerKeys(ctx context.Context, s *fetchsite.Site, files map[string][]byte) error {
+func fetchSignerKeys(ctx context.Context, s *siteread.Site, files map[string][]byte) error {
 	sigs, err := index.ParseSignatures(files[sitelayout.SignatureFile])
 	if err != nil {
 		return nil // a root-signed index may have none here; Verify passed
@@ -37,7 +37,7 @@ func fetchSignerKeys(ctx context.Context, s *fetchsite.Site, files map[string][]
 	}
 	for _, f := range slices.Sorted(maps.Keys(want)) {
 		b, err := s.Fetch(ctx, f, maxKeyFile)
-		if errors.Is(err, fetchsite.ErrNotFound) {
+		if errors.Is(err, siteread.ErrNotFound) {
 			continue
 		}
 		if err != nil {

@@ -101,16 +101,12 @@ func TestKubevirtOperator(t *testing.T) {
 	}
 }
 
-// upstreamFixture reads a file of ../shared/fixtures/upstream beside the
-// repository root; when it is absent the test skips, or fails under CI
-// (testenv.MissingFixture).
+// upstreamFixture reads an upstream fixture (testenv.Upstream: ../shared,
+// or the cache scripts/fetch-fixtures.sh fills); when it is absent the test
+// skips, or fails under CI (testenv.MissingFixture).
 func upstreamFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	p := filepath.Join(testenv.RepoRoot(), "..", "shared", "fixtures", "upstream", name)
-	data, err := os.ReadFile(p)
-	if os.IsNotExist(err) {
-		testenv.MissingFixture(t, p)
-	}
+	data, err := os.ReadFile(filepath.Join(testenv.Upstream(t, name), name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -279,13 +279,13 @@ func (p *Publisher) Recatalog(ctx context.Context, names []string) (found bool, 
 		return false, err
 	}
 	defer unlock()
-	s, err := Open(p.site, fetchsite.WithTimeout(p.timeout))
+	s, err := siteread.Open(p.site, siteread.WithTimeout(p.timeout))
 	if err != nil {
 		return false, err
 	}
 	v, err := s.Verify(ctx, p.baseTrust(), trust.VerifyOptions{Now: now(), AllowExpired: true})
 	switch {
-	case errors.Is(err, fetchsite.ErrNotFound):
+	case errors.Is(err, siteread.ErrNotFound):
 		return false, nil
 	case err != nil:
 		return true, fmt.Errorf("index %s: %w; its catalog was not rewritten", s.Location(s.IndexName()), err)

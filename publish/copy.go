@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -34,7 +34,7 @@ type CopyResult struct {
 }
 
 // Copy adds versions of another index of the same repository — from, read
-// and verified by ReadIndex, typically the previous suite's — to the
+// and verified by siteread.ReadIndex, typically the previous suite's — to the
 // site's index without rebuilding anything, and re-signs it: each entry
 // is from's, spec, digest and delegated signatures unchanged, so it is
 // written byte-identical. Every tombstone of from is kept here too (a
@@ -45,9 +45,9 @@ type CopyResult struct {
 // keys are published, and the catalog is rewritten; the index is replaced
 // last, through the same signed atomic write as Publish. A version from
 // lacks, or that the site withdrew, is refused and nothing is written.
-func (p *Publisher) Copy(ctx context.Context, from *Published, versions []VersionRef) (*CopyResult, error) {
+func (p *Publisher) Copy(ctx context.Context, from *siteread.Published, versions []VersionRef) (*CopyResult, error) {
 	if from == nil || from.Verified == nil || from.Verified.Index == nil {
-		return nil, fmt.Errorf("copy: the index to copy from must be read with ReadIndex")
+		return nil, fmt.Errorf("copy: the index to copy from must be read with siteread.ReadIndex")
 	}
 	rootData, indexPath, start, unlock, err := p.beginWrite()
 	if err != nil {
@@ -59,7 +59,7 @@ func (p *Publisher) Copy(ctx context.Context, from *Published, versions []Versio
 	if ref == "" {
 		ref = indexPath
 	}
-	base, err := LoadBase(ctx, ref, p.baseTrust(), true, b, nil, fetchsite.WithTimeout(p.timeout))
+	base, err := siteread.LoadBase(ctx, ref, p.baseTrust(), true, b, nil, siteread.WithTimeout(p.timeout))
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (p *Publisher) Copy(ctx context.Context, from *Published, versions []Versio
 			}
 		}
 	}
-	if err := p.fetchAll(ctx, w, &Base{Site: from.Site}, fetch); err != nil {
+	if err := p.fetchAll(ctx, w, &siteread.Base{Site: from.Site}, fetch); err != nil {
 		return nil, fmt.Errorf("copying the supply-chain files from %s: %w", origin, err)
 	}
 	cat, err := readCatalog(s.data, w, func(n string) bool { return changed[n] })

@@ -45,7 +45,7 @@ func cosign(t *testing.T, args ...string) (string, error) {
 // that key in a Secret; a stranger's key, and a chart changed after
 // signing that carries the original's bundles, are refused.
 func TestCosignVerifiesCharts(t *testing.T) {
-	f := newFixture(t)
+	f := newE2EFixture(t)
 	f.recipe("alpha", "1.0.0", 1)
 	if _, err := f.publish("site", nil); err != nil {
 		t.Fatalf("publish: %v\n%s", err, &f.stderr)

@@ -118,7 +118,7 @@ func (f *fixture) checkSite(site, when string) {
 func TestPublishCrash(t *testing.T) {
 	for _, phase := range []string{"first push", "pushed", "sbom", "by-hash", "both signatures", "index"} {
 		t.Run(phase, func(t *testing.T) {
-			f := newFixture(t)
+			f := newE2EFixture(t)
 			fixed := time.Now().UTC().Truncate(time.Second)
 			now = func() time.Time { return fixed }
 			defer func() { now = time.Now }()

@@ -7,9 +7,11 @@
 // pushed, or that the verified base already had, are signed.
 //
 // The same base verification, signing and atomic index write serve
-// 'kbuild repo index' (Index) and 'kbuild repo withdraw' (Withdraw). The
-// layout of a site — which file is where — is named here once (Layout),
-// for what writes a site and what reads one.
+// 'kbuild repo index' (RepoIndex, Index) and 'kbuild repo withdraw'
+// (Withdraw). publish keeps the job; the site is named and read
+// elsewhere: sitelayout names every file of a site (which file is where),
+// and siteread is the verified reader (Open, ReadIndex, LoadBase,
+// LoadBuilds, the root and state files) that publish reads its base with.
 //
 // What a reader sees while a publish runs: files are added or replaced,
 // each whole (a temporary file and a rename), and none is removed before
@@ -19,8 +21,8 @@
 // them. The signature of the new index is first written as
 // by-hash/sha256/<hex>.sig, named by the sha256 of the index it signs,
 // then index.yaml.sig, then index.yaml is renamed into place. A reader that
-// fetches index.yaml and then the signature named by its digest (Open,
-// ReadIndex, LoadBase do) always gets a matching pair; a reader of
+// fetches index.yaml and then the signature named by its digest
+// (siteread's Open, ReadIndex and LoadBase do) always gets a matching pair; a reader of
 // index.yaml.sig may, in the instant between the two renames, get the new
 // signature with the old index: it fails verification and should retry.
 package publish

@@ -17,6 +17,7 @@ import (
 	"kbuild.dev/kbuild/internal/ocilimit"
 	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -33,7 +34,7 @@ const EvidenceArtifactType = provenance.ArtifactType
 // is an error. A registry that stays silent for timeout (to connect, to
 // start answering, or in a transfer) fails the request (0:
 // oci.DefaultRegistryTimeout).
-func AttachEvidence(ctx context.Context, pub *Published, versions []VersionRef, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) ([]string, error) {
+func AttachEvidence(ctx context.Context, pub *siteread.Published, versions []VersionRef, envelope []byte, created time.Time, plainHTTP bool, timeout time.Duration) ([]string, error) {
 	var out []string
 	for _, v := range versions {
 		e := pub.Verified.Index.Find(v.Package, v.Version, v.Build)

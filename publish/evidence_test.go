@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/sigbundle"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -28,7 +29,7 @@ func TestAttachEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	pub, err := ReadIndex(ctx, filepath.Join(f.work, "site"), &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}})
+	pub, err := siteread.ReadIndex(ctx, filepath.Join(f.work, "site"), &trust.Trust{IndexKeys: []*trust.PublicKey{f.key.Public()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -191,7 +191,7 @@ func TestPublishRegistryFaults(t *testing.T) {
 	} {
 		t.Run(f.name, func(t *testing.T) {
 			proxy := newFaultProxy(t, reg)
-			fx := newFixture(t)
+			fx := newE2EFixture(t)
 			fx.registry = "oci://" + proxy.host() + strings.TrimPrefix(fx.registry, "oci://"+reg)
 			// Only the faulted publish of a stall waits less than the
 			// default minute for the registry: the proxy holds the request

@@ -11,8 +11,8 @@ import (
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 )
 
 // Index writes the signed index of every build record under distDir —
@@ -45,7 +45,7 @@ func (p *Publisher) Index(ctx context.Context, distDir, out string) (*Result, er
 	// with other content fails as soon as it is read.
 	b := index.NewBuilder(index.Compact(), index.Relocate(p.moves))
 	if p.merge != "" {
-		base, err := LoadBase(ctx, p.merge, p.trust, p.allowNew, b, nil, fetchsite.WithTimeout(p.timeout))
+		base, err := siteread.LoadBase(ctx, p.merge, p.trust, p.allowNew, b, nil, siteread.WithTimeout(p.timeout))
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func (p *Publisher) Withdraw(ctx context.Context, name, version string, build in
 	if ref == "" {
 		ref = indexPath
 	}
-	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, nil, fetchsite.WithTimeout(p.timeout))
+	base, err := siteread.LoadBase(ctx, ref, p.baseTrust(), allowNew, b, nil, siteread.WithTimeout(p.timeout))
 	if err != nil {
 		return nil, nil, err
 	}

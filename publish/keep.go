@@ -18,11 +18,11 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -43,6 +43,11 @@ const DefaultSiteKeep = site.MaxDetailed
 // once the version's SBOM is confirmed attached to each of its charts in
 // the registry; its build info, its index entry and its tombstone stay.
 // Packages the publish does not change are left as they are.
+// ErrOtherRegistry is wrapped by Publish's error when the site keeps old
+// versions' files (a site-keep limit) of a chart that is not in the
+// registry this publish pushes to: publish there, or keep every version.
+var ErrOtherRegistry = errors.New("its files are kept only from the registry this publish pushes to")
+
 func WithSiteKeep(n int) Option { return func(p *Publisher) { p.keep = n } }
 
 // SBOMReferrer returns the OCI referrer of subject, a chart manifest,
@@ -161,7 +166,7 @@ func (p *Publisher) ensureSBOMReferrers(ctx context.Context, w *siteWriter, name
 	if !w.exists(f) {
 		return nil
 	}
-	data, err := fetchsite.ReadFile(w.path(f), maxSidecarSize)
+	data, err := siteread.ReadFile(w.path(f), siteread.MaxSidecarSize)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -20,7 +21,7 @@ import (
 // package checked as it is read and dropped) and returns what it found.
 func verifySite(t *testing.T, site string, tr *trust.Trust) *trust.Verified {
 	t.Helper()
-	s, err := Open(filepath.Join(site, sitelayout.IndexFile))
+	s, err := siteread.Open(filepath.Join(site, sitelayout.IndexFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 )
 
 // MirrorResult is what MirrorIndex copied.
@@ -56,17 +56,17 @@ func MirrorIndex(from, to string) (*MirrorResult, error) {
 		return nil, err
 	}
 	defer unlockTo()
-	data, err := fetchsite.ReadFile(filepath.Join(from, sitelayout.IndexFile), index.MaxIndexSize)
+	data, err := siteread.ReadFile(filepath.Join(from, sitelayout.IndexFile), index.MaxIndexSize)
 	if err != nil {
 		return nil, err
 	}
-	defer fetchsite.Release(data)
-	sig, err := fetchsite.ReadFile(filepath.Join(from, sitelayout.SignatureFile), index.MaxSignaturesSize)
+	defer siteread.Release(data)
+	sig, err := siteread.ReadFile(filepath.Join(from, sitelayout.SignatureFile), index.MaxSignaturesSize)
 	if err != nil {
 		return nil, err
 	}
 	byHash := sitelayout.ByHashSignatureFile(data)
-	if h, err := fetchsite.ReadFile(filepath.Join(from, filepath.FromSlash(byHash)), index.MaxSignaturesSize); err != nil || !bytes.Equal(h, sig) {
+	if h, err := siteread.ReadFile(filepath.Join(from, filepath.FromSlash(byHash)), index.MaxSignaturesSize); err != nil || !bytes.Equal(h, sig) {
 		return nil, fmt.Errorf("%s: %s is not the signature of %s (%s): a publish into %s may be running; nothing was copied to %s, run it again",
 			from, sitelayout.SignatureFile, sitelayout.IndexFile, byHash, from, to)
 	}
@@ -142,14 +142,14 @@ func checkNotNewer(dst, src string, data []byte) (*index.RepositoryIndex, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
-	old, err := fetchsite.ReadFile(dst, index.MaxIndexSize)
-	if errors.Is(err, fetchsite.ErrNotFound) {
+	old, err := siteread.ReadFile(dst, index.MaxIndexSize)
+	if errors.Is(err, siteread.ErrNotFound) {
 		return now, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer fetchsite.Release(old)
+	defer siteread.Release(old)
 	was, err := index.ParseIndexFunc(old, skip)
 	if err != nil {
 		return now, nil // not an index: replaced

@@ -18,10 +18,10 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
@@ -224,7 +224,7 @@ func (p *Publisher) addBuilt(b *index.Builder, cl *collector, results []*builder
 // chain, scan report and catalog beside it, and commits the signed index
 // last (after start, the site's state when the write began). On any
 // error the signed index is discarded and the site keeps the previous one.
-func (p *Publisher) writeSite(ctx context.Context, w *siteWriter, cl *collector, b *index.Builder, base *Base, results []*builder.Result, rootData []byte, indexPath string, start *string) error {
+func (p *Publisher) writeSite(ctx context.Context, w *siteWriter, cl *collector, b *index.Builder, base *siteread.Base, results []*builder.Result, rootData []byte, indexPath string, start *string) error {
 	expires := p.expiry(true)
 	s, err := prepareSigned(indexPath, b, p.generated, expires, p.signers)
 	if err != nil {
@@ -278,12 +278,12 @@ func (p *Publisher) writeSite(ctx context.Context, w *siteWriter, cl *collector,
 
 // loadBase verifies the base into b: WithMerge's, or the index in the
 // site, verified with the signing keys (a site without one starts anew).
-func (p *Publisher) loadBase(ctx context.Context, b *index.Builder, each func(string, *index.IndexPackage) error) (*Base, error) {
+func (p *Publisher) loadBase(ctx context.Context, b *index.Builder, each func(string, *index.IndexPackage) error) (*siteread.Base, error) {
 	ref, allowNew := p.merge, p.allowNew
 	if ref == "" {
 		ref, allowNew = filepath.Join(p.site, sitelayout.IndexFile), true
 	}
-	base, err := LoadBase(ctx, ref, p.baseTrust(), allowNew, b, each, fetchsite.WithTimeout(p.timeout))
+	base, err := siteread.LoadBase(ctx, ref, p.baseTrust(), allowNew, b, each, siteread.WithTimeout(p.timeout))
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"html"
 	"io"
 	"io/fs"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -32,7 +35,8 @@ import (
 )
 
 // fixture is a work directory with recipes, a key and a registry path on
-// the real registry (or, from newLayoutFixture, none).
+// a registry: go-containerregistry's in-process registry (newFixture), the
+// real registry process (newE2EFixture), or none (newLayoutFixture).
 type fixture struct {
 	t        *testing.T
 	work     string
@@ -43,9 +47,28 @@ type fixture struct {
 	stderr   bytes.Buffer
 }
 
+// newFixture returns a fixture on go-containerregistry's in-process
+// registry (on loopback, spoken to in plain HTTP as the real one is): for
+// the tests of publish's own logic.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	reg := testenv.Registry(t)
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return fixtureOn(t, strings.TrimPrefix(srv.URL, "http://"))
+}
+
+// newE2EFixture returns a fixture on the real registry process
+// (KBUILD_TEST_REGISTRY): for the end-to-end tests, which judge publish
+// with real clients (cosign) and real faults.
+func newE2EFixture(t *testing.T) *fixture {
+	t.Helper()
+	return fixtureOn(t, testenv.Registry(t))
+}
+
+// fixtureOn returns a fixture on the registry at reg (host:port), under a
+// path of its own.
+func fixtureOn(t *testing.T, reg string) *fixture {
+	t.Helper()
 	b := make([]byte, 4)
 	rand.Read(b)
 	f := newLayoutFixture(t)
@@ -474,7 +497,7 @@ func TestWithdraw(t *testing.T) {
 // first is between its pushes and its signing: the second fails at once,
 // the first completes, and the site holds the first's index whole.
 func TestConcurrentPublish(t *testing.T) {
-	f := newFixture(t)
+	f := newE2EFixture(t)
 	f.recipe("alpha", "1.0.0", 1)
 	reached, release := make(chan struct{}), make(chan struct{})
 	pauseAt = func(phase string) {

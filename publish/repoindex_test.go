@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -69,7 +70,7 @@ func TestRepoIndexOrder(t *testing.T) {
 			if res.Index.Packages != 1 || res.Index.Versions != 1 {
 				t.Errorf("Run wrote %d packages, %d versions; want 1, 1", res.Index.Packages, res.Index.Versions)
 			}
-			if _, err := ReadIndex(t.Context(), site, trusted); err != nil {
+			if _, err := siteread.ReadIndex(t.Context(), site, trusted); err != nil {
 				t.Errorf("the index written does not verify with its key: %v", err)
 			}
 		})

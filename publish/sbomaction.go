@@ -7,6 +7,7 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -14,7 +15,7 @@ import (
 // of a dist directory or a published index, verified first.
 type SBOM struct {
 	// Source is a dist directory, or an index (a site, file or URL); with
-	// AsIndex a directory is a site (LoadBuilds).
+	// AsIndex a directory is a site (siteread.LoadBuilds).
 	Source  string
 	AsIndex bool
 	// Trust verifies an index; Timeout bounds its requests.
@@ -42,7 +43,7 @@ type SBOMResult struct {
 // repository's. The result holds the warnings also when a later step
 // fails.
 func (a *SBOM) Run(ctx context.Context) (*SBOMResult, error) {
-	in, err := LoadBuilds(ctx, a.Source, a.Trust, BuildsOptions{BuildInfo: true, Timeout: a.Timeout, Index: a.AsIndex})
+	in, err := siteread.LoadBuilds(ctx, a.Source, a.Trust, siteread.BuildsOptions{BuildInfo: true, Timeout: a.Timeout, Index: a.AsIndex})
 	if err != nil {
 		return nil, err
 	}

@@ -18,8 +18,8 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -102,7 +102,7 @@ func prepareSigned(path string, b *index.Builder, generated, expires time.Time, 
 		return nil, err
 	}
 	debug.FreeOSMemory()
-	if s.data, err = fetchsite.ReadFile(s.tmp.Name(), index.MaxIndexSize); err != nil {
+	if s.data, err = siteread.ReadFile(s.tmp.Name(), index.MaxIndexSize); err != nil {
 		s.discard()
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func prepareSigned(path string, b *index.Builder, generated, expires time.Time, 
 
 func (s *signed) discard() {
 	if s.data != nil {
-		fetchsite.Release(s.data)
+		siteread.Release(s.data)
 		s.data = nil
 	}
 	s.tmp.Abort()
@@ -174,7 +174,7 @@ func switchIndex(path string, sigData []byte, renameIndex func() error) error {
 		}
 		return renameIndex()
 	}
-	old, err := fetchsite.ReadFile(sigPath, index.MaxSignaturesSize)
+	old, err := siteread.ReadFile(sigPath, index.MaxSignaturesSize)
 	if err == nil {
 		if both, ok := bothSignatures(old, sigData); ok {
 			if err := atomicfile.WriteFile(sigPath, both, 0o644); err != nil {
@@ -225,14 +225,14 @@ func repairPair(site string) (string, error) {
 		return "", err
 	}
 	byHash := sitelayout.ByHashSignatureOf(strings.TrimPrefix(d, "sha256:"))
-	want, err := fetchsite.ReadFile(filepath.Join(site, filepath.FromSlash(byHash)), index.MaxSignaturesSize)
-	if errors.Is(err, fetchsite.ErrNotFound) {
+	want, err := siteread.ReadFile(filepath.Join(site, filepath.FromSlash(byHash)), index.MaxSignaturesSize)
+	if errors.Is(err, siteread.ErrNotFound) {
 		return "", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	have, err := fetchsite.ReadFile(path+".sig", index.MaxSignaturesSize)
+	have, err := siteread.ReadFile(path+".sig", index.MaxSignaturesSize)
 	if err == nil && bytes.Equal(have, want) {
 		return "", nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -68,7 +69,7 @@ func TestNewChecksInputs(t *testing.T) {
 	if _, err := p.Index(t.Context(), dist, filepath.Join(site, sitelayout.IndexFile)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadIndex(t.Context(), site, &trust.Trust{IndexKeys: []*trust.PublicKey{key.Public()}}); err != nil {
+	if _, err := siteread.ReadIndex(t.Context(), site, &trust.Trust{IndexKeys: []*trust.PublicKey{key.Public()}}); err != nil {
 		t.Fatalf("the index a KMS-like signer signed does not verify with its public key: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/kubepkgclient"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -118,7 +119,7 @@ func (s *subscriberSite) write(t *testing.T, dir string, sig []byte) {
 func pemOf(k *trust.PrivateKey) string { return string(k.Public().PEM()) }
 
 // TestSubscriberSignatureRules: every reader of a published index
-// (ReadIndex: repo verify, sbom, scan, bundle, promote; LoadBase: publish,
+// (siteread.ReadIndex: repo verify, sbom, scan, bundle, promote; siteread.LoadBase: publish,
 // repo index, withdraw) accepts exactly the index.yaml.sig a kubepkg
 // subscriber accepts (kubepkgclient, encoded from kubepkg's client), and a
 // good signature by digest never stands in for a bad index.yaml.sig; each
@@ -171,9 +172,9 @@ func TestSubscriberSignatureRules(t *testing.T) {
 				t.Fatalf("the table says kubepkg accepts = %v, kubepkgclient says %v", tc.want == nil, kerr)
 			}
 			tr := func() *trust.Trust { return &trust.Trust{RootKeys: []*trust.PublicKey{s.root.Public()}} }
-			_, rerr := ReadIndexAt(context.Background(), dir, tr(), s.now)
-			_, berr := LoadBase(context.Background(), dir, tr(), false, index.NewBuilder(index.Compact()), nil)
-			for what, err := range map[string]error{"ReadIndex": rerr, "LoadBase": berr} {
+			_, rerr := siteread.ReadIndexAt(context.Background(), dir, tr(), s.now)
+			_, berr := siteread.LoadBase(context.Background(), dir, tr(), false, index.NewBuilder(index.Compact()), nil)
+			for what, err := range map[string]error{"siteread.ReadIndex": rerr, "siteread.LoadBase": berr} {
 				if tc.want == nil {
 					if err != nil {
 						t.Errorf("%s = %v; kubepkg accepts it (want accepted)", what, err)

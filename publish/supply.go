@@ -11,20 +11,16 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/provenance"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
 
 // fetchWorkers is how many files are fetched from a base site at once.
 const fetchWorkers = 16
-
-// maxSidecarSize caps a build info, provenance or SBOM file fetched from a
-// base site.
-const maxSidecarSize = 16 << 20
 
 // supplyChain writes the build info and SBOM of each version this run
 // built (attaching the SBOM to its charts as an OCI referrer), marks the
@@ -39,7 +35,7 @@ const maxSidecarSize = 16 << 20
 // the build info, provenance and SBOM files that the directory lacks
 // fetched from there, concurrently; a CI job that restores the previous
 // site first fetches nothing (see CONTRIBUTING.md).
-func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalogData, results []*builder.Result, base *Base) error {
+func (p *Publisher) supplyChain(ctx context.Context, w *siteWriter, cat *catalogData, results []*builder.Result, base *siteread.Base) error {
 	w.info = map[string]*spec.BuildInfo{}
 	for _, r := range results {
 		files, err := VersionFiles(ctx, &r.Record, &r.Info, p.generated, p.tool[0], p.tool[1])
@@ -167,8 +163,8 @@ func (w *siteWriter) buildInfo(name, version string, build int) (*spec.BuildInfo
 
 // readInfo returns the build info at rel in the site, nil when absent.
 func (w *siteWriter) readInfo(rel string) (*spec.BuildInfo, error) {
-	data, err := fetchsite.ReadFile(w.path(rel), maxSidecarSize)
-	if errors.Is(err, fetchsite.ErrNotFound) {
+	data, err := siteread.ReadFile(w.path(rel), siteread.MaxSidecarSize)
+	if errors.Is(err, siteread.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -183,7 +179,7 @@ func (w *siteWriter) readInfo(rel string) (*spec.BuildInfo, error) {
 
 // fetchAll fetches files from the base site into the site, fetchWorkers
 // at a time; a file the base site lacks is skipped.
-func (p *Publisher) fetchAll(ctx context.Context, w *siteWriter, base *Base, files []string) error {
+func (p *Publisher) fetchAll(ctx context.Context, w *siteWriter, base *siteread.Base, files []string) error {
 	if len(files) == 0 {
 		return nil
 	}
@@ -199,8 +195,8 @@ func (p *Publisher) fetchAll(ctx context.Context, w *siteWriter, base *Base, fil
 			defer wg.Done()
 			for i := range jobs {
 				f := files[i]
-				data, err := base.Site.Fetch(ctx, f, maxSidecarSize)
-				if errors.Is(err, fetchsite.ErrNotFound) {
+				data, err := base.Site.Fetch(ctx, f, siteread.MaxSidecarSize)
+				if errors.Is(err, siteread.ErrNotFound) {
 					continue
 				}
 				if err == nil {

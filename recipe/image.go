@@ -22,7 +22,7 @@ type Image struct {
 }
 
 // ParseImage parses ref with go-containerregistry's name package
-// (index.ParseImageRef) and returns it in normal form.
+// (spec.ParseImageRef) and returns it in normal form.
 func ParseImage(ref string) (Image, error) {
 	r, err := spec.ParseImageRef(ref)
 	if err != nil {

@@ -156,7 +156,38 @@ func (v *validator) spec(r *Recipe) {
 	v.pkg(r)
 }
 
+// source checks one source at field in named steps: it sets exactly one
+// kind (sourceKinds), sets only the fields of its kind (sourceFields), and
+// the fields of its kind are well formed (urlSource, chartSource,
+// gitSource, and the dir, plugin and image checks).
 func (v *validator) source(field, n string, src Source) {
+	kinds := sourceKinds(src)
+	if len(kinds) != 1 {
+		v.errorf(field, "a source sets exactly one of url, chart, dir, plugin, git or image; found %d (%s)", len(kinds), strings.Join(kinds, ", "))
+		return
+	}
+	kind := kinds[0]
+	v.sourceFields(field, kind, src)
+	switch kind {
+	case "url":
+		v.urlSource(field, src)
+	case "chart":
+		v.chartSource(field, src.Chart)
+	case "dir":
+		v.localPath(field+".dir", src.Dir)
+	case "plugin":
+		if !pluginName.MatchString(src.Plugin) {
+			v.errorf(field+".plugin", "%s is not a plugin name (lower-case letters, digits, '-', '_', '.')", Quote(src.Plugin))
+		}
+	case "git":
+		v.gitSource(field, src)
+	case "image":
+		v.image(field+".image.ref", src.Image.Ref)
+	}
+}
+
+// sourceKinds lists the kinds of source src sets, in a fixed order.
+func sourceKinds(src Source) []string {
 	kinds := []string{}
 	if src.URL != "" {
 		kinds = append(kinds, "url")
@@ -176,11 +207,12 @@ func (v *validator) source(field, n string, src Source) {
 	if src.Image != nil {
 		kinds = append(kinds, "image")
 	}
-	if len(kinds) != 1 {
-		v.errorf(field, "a source sets exactly one of url, chart, dir, plugin, git or image; found %d (%s)", len(kinds), strings.Join(kinds, ", "))
-		return
-	}
-	kind := kinds[0]
+	return kinds
+}
+
+// sourceFields refuses the fields that belong to another kind of source
+// than kind, and a negative strip.
+func (v *validator) sourceFields(field, kind string, src Source) {
 	if src.SHA256 != "" && kind != "url" {
 		v.errorf(field+".sha256", "sha256 belongs to url sources; %s sources are pinned by their own fields", kind)
 	}
@@ -196,60 +228,61 @@ func (v *validator) source(field, n string, src Source) {
 	if len(src.With) > 0 && kind != "plugin" {
 		v.errorf(field+".with", "with passes input to a plugin; this is a %s source", kind)
 	}
-	switch kind {
-	case "url":
-		if !strings.HasPrefix(src.URL, "https://") && !strings.HasPrefix(src.URL, "http://") && !strings.HasPrefix(src.URL, "file://") {
-			v.errorf(field+".url", "%s is not an http(s) or file URL", Quote(src.URL))
+}
+
+// urlSource checks a url source: an http(s) or file URL, pinned by
+// sha256, with a path only inside an archive.
+func (v *validator) urlSource(field string, src Source) {
+	if !strings.HasPrefix(src.URL, "https://") && !strings.HasPrefix(src.URL, "http://") && !strings.HasPrefix(src.URL, "file://") {
+		v.errorf(field+".url", "%s is not an http(s) or file URL", Quote(src.URL))
+	}
+	if _, err := spec.ParseDigest("sha256:" + strings.TrimPrefix(src.SHA256, "sha256:")); err != nil {
+		if src.SHA256 == "" {
+			v.errorf(field+".sha256", "sha256 is required: pin the file by its digest (run: kbuild fetch to print it)")
+		} else {
+			v.errorf(field+".sha256", "expected 64 lower-case hex digits (optionally prefixed sha256:), got %s", Quote(src.SHA256))
 		}
-		if _, err := spec.ParseDigest("sha256:" + strings.TrimPrefix(src.SHA256, "sha256:")); err != nil {
-			if src.SHA256 == "" {
-				v.errorf(field+".sha256", "sha256 is required: pin the file by its digest (run: kbuild fetch to print it)")
-			} else {
-				v.errorf(field+".sha256", "expected 64 lower-case hex digits (optionally prefixed sha256:), got %s", Quote(src.SHA256))
-			}
-		}
-		if src.Path != "" && !IsArchive(src.URL) {
-			v.errorf(field+".path", "path is set but %s is not an archive (%s)", Quote(src.URL), strings.Join(ArchiveExtensions, ", "))
-		}
-		if src.Path != "" {
-			v.localPath(field+".path", src.Path)
-		}
-	case "chart":
-		c := src.Chart
-		if !strings.HasPrefix(c.Repository, "https://") && !strings.HasPrefix(c.Repository, "http://") && !strings.HasPrefix(c.Repository, "oci://") {
-			v.errorf(field+".chart.repository", "expected an https:// or oci:// repository, got %s", Quote(c.Repository))
-		}
-		if c.Name == "" {
-			v.errorf(field+".chart.name", "chart name is required")
-		}
-		if _, err := semver.StrictNewVersion(strings.TrimPrefix(c.Version, "v")); err != nil {
-			v.errorf(field+".chart.version", "chart version must be exact, got %s", Quote(c.Version))
-		}
-		if _, err := spec.ParseDigest(c.Digest); err != nil {
-			v.errorf(field+".chart.digest", "expected sha256:<64 hex> of the chart archive, got %s", Quote(c.Digest))
-		}
-	case "dir":
-		v.localPath(field+".dir", src.Dir)
-	case "plugin":
-		if !pluginName.MatchString(src.Plugin) {
-			v.errorf(field+".plugin", "%s is not a plugin name (lower-case letters, digits, '-', '_', '.')", Quote(src.Plugin))
-		}
-	case "git":
-		g := src.Git
-		if g.URL == "" {
-			v.errorf(field+".git.url", "git url is required")
-		}
-		if !hex40.MatchString(g.Commit) {
-			v.errorf(field+".git.commit", "expected a full 40-hex commit id, got %s; branches and tags move, commits do not", Quote(g.Commit))
-		}
-		if src.Path != "" {
-			v.errorf(field+".path", "set path inside git: {path: …}")
-		}
-		if g.Path != "" {
-			v.localPath(field+".git.path", g.Path)
-		}
-	case "image":
-		v.image(field+".image.ref", src.Image.Ref)
+	}
+	if src.Path != "" && !IsArchive(src.URL) {
+		v.errorf(field+".path", "path is set but %s is not an archive (%s)", Quote(src.URL), strings.Join(ArchiveExtensions, ", "))
+	}
+	if src.Path != "" {
+		v.localPath(field+".path", src.Path)
+	}
+}
+
+// chartSource checks a chart source: an https:// or oci:// repository, a
+// name, an exact version and the archive's digest.
+func (v *validator) chartSource(field string, c *ChartSource) {
+	if !strings.HasPrefix(c.Repository, "https://") && !strings.HasPrefix(c.Repository, "http://") && !strings.HasPrefix(c.Repository, "oci://") {
+		v.errorf(field+".chart.repository", "expected an https:// or oci:// repository, got %s", Quote(c.Repository))
+	}
+	if c.Name == "" {
+		v.errorf(field+".chart.name", "chart name is required")
+	}
+	if _, err := semver.StrictNewVersion(strings.TrimPrefix(c.Version, "v")); err != nil {
+		v.errorf(field+".chart.version", "chart version must be exact, got %s", Quote(c.Version))
+	}
+	if _, err := spec.ParseDigest(c.Digest); err != nil {
+		v.errorf(field+".chart.digest", "expected sha256:<64 hex> of the chart archive, got %s", Quote(c.Digest))
+	}
+}
+
+// gitSource checks a git source: a URL, a full commit id, and a path
+// only inside git.
+func (v *validator) gitSource(field string, src Source) {
+	g := src.Git
+	if g.URL == "" {
+		v.errorf(field+".git.url", "git url is required")
+	}
+	if !hex40.MatchString(g.Commit) {
+		v.errorf(field+".git.commit", "expected a full 40-hex commit id, got %s; branches and tags move, commits do not", Quote(g.Commit))
+	}
+	if src.Path != "" {
+		v.errorf(field+".path", "set path inside git: {path: …}")
+	}
+	if g.Path != "" {
+		v.localPath(field+".git.path", g.Path)
 	}
 }
 

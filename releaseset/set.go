@@ -196,7 +196,7 @@ func checkBuildCapabilities(x *index.RepositoryIndex, set *spec.PackageSpec, mem
 }
 
 // ImageRepository splits an image reference into its repository,
-// registry/repository without the tag as index.ParseImageRef reads it, and
+// registry/repository without the tag as spec.ParseImageRef reads it, and
 // its digest ("" when not pinned). A reference that does not parse is its
 // own repository, unpinned.
 func ImageRepository(ref string) (repo, digest string) {

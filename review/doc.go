@@ -13,7 +13,7 @@
 // Sides prepares the two sides of kbuild diff: the recipe as it is, and
 // either the same recipe at a git commit (CheckoutRecipe, which unpacks
 // git archive's output with the checked extractor of package sources) or
-// its counterpart in an index read and verified with publish.ReadIndex,
+// its counterpart in an index read and verified with siteread.ReadIndex,
 // whose charts are pulled by digest with chartpin.PullPinned. Rebuild is
 // kbuild rebuild-check: a recipe rebuilt and compared, archive by archive
 // and spec digest, with what the index publishes.

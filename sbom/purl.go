@@ -12,7 +12,7 @@ import (
 )
 
 // parseImageRef splits registry/repo[:tag][@sha256:<hex>] with
-// index.ParseImageRef (go-containerregistry's name package). A reference
+// spec.ParseImageRef (go-containerregistry's name package). A reference
 // without a registry host is Docker Hub's, as docker reads it; package
 // images are expected in full form.
 func parseImageRef(s string) (spec.ImageRef, error) {

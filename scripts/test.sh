@@ -67,10 +67,10 @@ work=$(mktemp -d)
 registry_pid=""
 cleanup() {
 	local rc=$?
-	# Tests skipped for want of ../shared (testenv.MissingFixture); under
-	# CI=true they fail instead.
+	# Tests skipped for want of the upstream fixtures (testenv.Upstream,
+	# testenv.MissingFixture); under CI=true they fail instead.
 	if [ -s "${KBUILD_TEST_OUTPUT:-}/skipped-fixtures.txt" ]; then
-		log "skipped for want of fixtures (put the shared fixtures beside the repository as ../shared to run them):"
+		log "skipped for want of fixtures (run scripts/fetch-fixtures.sh to fetch them by pinned digest into ${KBUILD_FIXTURES:-~/.cache/kbuild-fixtures}, or put the shared fixtures beside the repository as ../shared):"
 		sort -u "$KBUILD_TEST_OUTPUT/skipped-fixtures.txt" | sed 's/^/    /' >&2
 	fi
 	if [ -n "$registry_pid" ]; then

@@ -18,7 +18,7 @@ const (
 	operatorManifest = "sha256:9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b"
 )
 
-// kubevirtImages are real digests of KubeVirt v1.9.0 (../shared/fixtures/upstream/IMAGES.md).
+// kubevirtImages are real digests of KubeVirt v1.9.0 (read from quay.io for the seed recipes; kubevirt's recipe.yaml pins them).
 var kubevirtImages = []string{
 	"quay.io/kubevirt/virt-api:v1.9.0@sha256:42341b1d52699f4bb87f3996151bafe2e3fe065e9146cc64a15959ddf7bf2c69",
 	"quay.io/kubevirt/virt-controller:v1.9.0@sha256:7c6034ab39b97c0bb2b31bab2aaf576b616a3d6e59777002d63e2f2bf51e73c2",

@@ -3,7 +3,7 @@
 // root of trust and its versions, the public keys, the signatures by hash,
 // and each version's SBOM, provenance, BuildInfo and evidence. Every
 // package that reads or writes a site (publish, suite, site, bundle,
-// internal/fetchsite) spells a file's name through it, never as a string.
+// siteread) spells a file's name through it, never as a string.
 package sitelayout
 
 import (

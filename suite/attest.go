@@ -11,6 +11,7 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -73,7 +74,7 @@ var ErrSiteURL = errors.New("evidence cannot be written into a site URL")
 // pins, writes it, and with Push attaches it to the charts last. The
 // result holds what was done also when the push fails.
 func (a *Attest) Run(ctx context.Context) (*AttestResult, error) {
-	root, err := publish.ReadRootFile(a.Root)
+	root, err := siteread.ReadRootFile(a.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func (a *Attest) Run(ctx context.Context) (*AttestResult, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	pub, err := publish.ReadIndexAt(ctx, dir, &trust.Trust{TrustedRoot: root}, now)
+	pub, err := siteread.ReadIndexAt(ctx, dir, &trust.Trust{TrustedRoot: root}, now)
 	if err != nil {
 		return nil, err
 	}

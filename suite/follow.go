@@ -19,11 +19,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/ocilimit"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/site"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -292,8 +291,8 @@ type SuiteFollowed struct {
 func FollowSite(ctx context.Context, site string, c *Config, tr *trust.Trust, now time.Time, o FollowOptions) ([]SuiteFollowed, error) {
 	var out []SuiteFollowed
 	for _, name := range c.Names() {
-		p, err := publish.ReadIndexAt(ctx, filepath.Join(site, name), tr, now)
-		if errors.Is(err, fetchsite.ErrNotFound) {
+		p, err := siteread.ReadIndexAt(ctx, filepath.Join(site, name), tr, now)
+		if errors.Is(err, siteread.ErrNotFound) {
 			out = append(out, SuiteFollowed{Suite: name, NoIndex: true})
 			continue
 		}

@@ -16,9 +16,9 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -72,13 +72,13 @@ func ScanIncoming(dir, site string) ([]*Incoming, error) {
 		if n++; n > MaxIncoming {
 			return fmt.Errorf("evidence %s: more than %d files; remove the evidence of versions no longer promoted", dir, MaxIncoming)
 		}
-		data, err := fetchsite.ReadFile(p, trust.MaxEnvelopeSize)
+		data, err := siteread.ReadFile(p, trust.MaxEnvelopeSize)
 		if err != nil {
 			return fmt.Errorf("evidence %w", err)
 		}
 		sum := sha256.Sum256(data)
 		in := &Incoming{Src: p, Envelope: bytes.Clone(data), Digest: "sha256:" + hex.EncodeToString(sum[:])}
-		fetchsite.Release(data)
+		siteread.Release(data)
 		if !have[in.Digest] {
 			out = append(out, in)
 		}
@@ -95,12 +95,12 @@ func publishedDigests(site string) (map[string]bool, error) {
 		if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(p, ".intoto.json") {
 			return err
 		}
-		data, err := fetchsite.ReadFile(p, trust.MaxEnvelopeSize)
+		data, err := siteread.ReadFile(p, trust.MaxEnvelopeSize)
 		if err != nil {
 			return err
 		}
 		sum := sha256.Sum256(data)
-		fetchsite.Release(data)
+		siteread.Release(data)
 		have["sha256:"+hex.EncodeToString(sum[:])] = true
 		return nil
 	})
@@ -148,7 +148,7 @@ func VerifyIncoming(in []*Incoming, root *trust.Root, x *index.RepositoryIndex, 
 // manifests), then writes it to its place in the site through a temporary
 // file and a rename, replacing the evidence of the same version and
 // environment there. It returns the references attached to.
-func InstallIncoming(ctx context.Context, in []*Incoming, site string, pub *publish.Published, created time.Time, plainHTTP bool, timeout time.Duration) ([]string, error) {
+func InstallIncoming(ctx context.Context, in []*Incoming, site string, pub *siteread.Published, created time.Time, plainHTTP bool, timeout time.Duration) ([]string, error) {
 	var refs []string
 	for _, e := range in {
 		if e.Verified == nil {

@@ -13,11 +13,10 @@ import (
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -63,8 +62,8 @@ func Matrices(ctx context.Context, siteDir string, c *Config, rootFile string, n
 	}
 	targets := map[evidence.Target]*held{}
 	for _, s := range c.Suites {
-		pub, err := publish.ReadIndexAt(ctx, filepath.Join(siteDir, s.Name), &trust.Trust{TrustedRoot: first}, now)
-		if errors.Is(err, fetchsite.ErrNotFound) {
+		pub, err := siteread.ReadIndexAt(ctx, filepath.Join(siteDir, s.Name), &trust.Trust{TrustedRoot: first}, now)
+		if errors.Is(err, siteread.ErrNotFound) {
 			continue // nothing promoted into it yet
 		}
 		if err != nil {
@@ -108,12 +107,12 @@ func Matrices(ctx context.Context, siteDir string, c *Config, rootFile string, n
 		res := map[string]MatrixCell{}
 		var ev []*evidence.Verified
 		for _, f := range files {
-			data, err := fetchsite.ReadFile(f, trust.MaxEnvelopeSize)
+			data, err := siteread.ReadFile(f, trust.MaxEnvelopeSize)
 			if err != nil {
 				return nil, err
 			}
 			v, verr := evidence.Verify(data, root, h.x, now)
-			fetchsite.Release(data)
+			siteread.Release(data)
 			if verr != nil || v.Target != t {
 				continue
 			}
@@ -240,7 +239,7 @@ func (pg *Pages) WriteCompat(ctx context.Context, rootFile string) (*Compat, err
 	}
 	names := slices.Clone(changed)
 	for _, s := range pg.Config.Names() {
-		pub, err := publish.ReadIndexAt(ctx, filepath.Join(pg.Site, s), trust.SignedBy(pg.Signers...), pg.Now)
+		pub, err := siteread.ReadIndexAt(ctx, filepath.Join(pg.Site, s), trust.SignedBy(pg.Signers...), pg.Now)
 		if err != nil {
 			continue // not there yet, or Holdings warns of it
 		}

@@ -11,6 +11,7 @@ import (
 
 	"kbuild.dev/kbuild/internal/stacktest"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -88,7 +89,7 @@ func TestMirrorRoot(t *testing.T) {
 		t.Error("a refused copy changed the site root's index")
 	}
 	// The copy verifies with the keys alone too, as a publicKeys subscriber.
-	if _, err := publish.ReadIndexAt(context.Background(), r.site, &trust.Trust{IndexKeys: []*trust.PublicKey{r.idx.Public()}}, gen); err != nil {
+	if _, err := siteread.ReadIndexAt(context.Background(), r.site, &trust.Trust{IndexKeys: []*trust.PublicKey{r.idx.Public()}}, gen); err != nil {
 		t.Error(err)
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"slices"
 	"time"
 
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -56,10 +56,10 @@ func (pg *Pages) Holdings(ctx context.Context, this string) (*site.Suites, error
 		if name == this {
 			continue
 		}
-		pub, err := publish.ReadIndexAt(ctx, filepath.Join(pg.Site, name), trust.SignedBy(pg.Signers...), pg.Now)
+		pub, err := siteread.ReadIndexAt(ctx, filepath.Join(pg.Site, name), trust.SignedBy(pg.Signers...), pg.Now)
 		var ve *trust.VerificationError
 		switch {
-		case errors.Is(err, fetchsite.ErrNotFound):
+		case errors.Is(err, siteread.ErrNotFound):
 			continue
 		case errors.As(err, &ve):
 			pg.warnf("suite %s: %v; its pages and the other suites' do not say what it holds until it verifies", name, err)

@@ -15,10 +15,10 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
 	"kbuild.dev/kbuild/sitelayout"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -115,8 +115,8 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := publish.ReadIndexAt(ctx, filepath.Join(pr.Site, from), &trust.Trust{TrustedRoot: first}, pr.Now)
-	if errors.Is(err, fetchsite.ErrNotFound) {
+	src, err := siteread.ReadIndexAt(ctx, filepath.Join(pr.Site, from), &trust.Trust{TrustedRoot: first}, pr.Now)
+	if errors.Is(err, siteread.ErrNotFound) {
 		return nil, fmt.Errorf("%w: suite %s has no index yet; versions enter %s only from %s, so promote into %s first: %w", ErrRefused, from, pr.To, from, from, err)
 	}
 	if err != nil {
@@ -148,12 +148,12 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 			ErrRefused, ErrNoEvidence, t, filepath.Join(pr.Site, filepath.Dir(filepath.FromSlash(sitelayout.EvidenceFile(t.Package, t.Version, t.Build, "x")))), pr.To, policy)
 	}
 	for _, f := range files {
-		data, err := fetchsite.ReadFile(f, trust.MaxEnvelopeSize)
+		data, err := siteread.ReadFile(f, trust.MaxEnvelopeSize)
 		if err != nil {
 			return nil, err
 		}
 		v, err := evidence.Verify(data, reached, x, pr.Now)
-		fetchsite.Release(data)
+		siteread.Release(data)
 		switch {
 		case err != nil:
 			out.Refused = append(out.Refused, fmt.Sprintf("%s: %v", f, err))
@@ -177,13 +177,13 @@ func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	// What To holds now, verified (an expired index too: re-signing it
 	// is how its expiry is renewed), for the sets it would still resolve.
 	var held0 *index.RepositoryIndex
-	toSite, err := publish.Open(filepath.Join(pr.Site, pr.To))
+	toSite, err := siteread.Open(filepath.Join(pr.Site, pr.To))
 	if err != nil {
 		return out, err
 	}
 	if cur, err := toSite.Verify(ctx, &trust.Trust{TrustedRoot: first}, trust.VerifyOptions{Now: pr.Now, AllowExpired: true}); err == nil {
 		held0 = cur.Index
-	} else if !errors.Is(err, fetchsite.ErrNotFound) {
+	} else if !errors.Is(err, siteread.ErrNotFound) {
 		return out, fmt.Errorf("%w: suite %s: %w", ErrRefused, pr.To, err)
 	}
 	if err := checkSetsFollow(pr.To, held0, x, refs); err != nil {
@@ -268,11 +268,11 @@ func VerifyEvidence(dir string, root *trust.Root, x *index.RepositoryIndex, now 
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".intoto.json") {
 			return err
 		}
-		data, err := fetchsite.ReadFile(p, trust.MaxEnvelopeSize)
+		data, err := siteread.ReadFile(p, trust.MaxEnvelopeSize)
 		if err != nil {
 			return err
 		}
-		defer fetchsite.Release(data)
+		defer siteread.Release(data)
 		v, verr := evidence.Verify(data, root, x, now)
 		switch {
 		case errors.Is(verr, evidence.ErrNotInIndex):

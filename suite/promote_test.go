@@ -16,6 +16,7 @@ import (
 	"kbuild.dev/kbuild/internal/stacktest"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/site"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -82,9 +83,9 @@ func newRepoDist(t *testing.T, dist string) *repo {
 // pinned root key through the root chain published beside it, at a
 // reference time after every index the tests write (the latest, a
 // withdrawal, is generated an hour after gen), never at the clock.
-func (r *repo) read(suite string) *publish.Published {
+func (r *repo) read(suite string) *siteread.Published {
 	r.t.Helper()
-	p, err := publish.ReadIndexAt(context.Background(), filepath.Join(r.site, suite), &trust.Trust{RootKeys: []*trust.PublicKey{r.rootKey.Public()}}, gen.Add(2*time.Hour))
+	p, err := siteread.ReadIndexAt(context.Background(), filepath.Join(r.site, suite), &trust.Trust{RootKeys: []*trust.PublicKey{r.rootKey.Public()}}, gen.Add(2*time.Hour))
 	if err != nil {
 		r.t.Fatal(err)
 	}

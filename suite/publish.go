@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -156,7 +156,7 @@ func (a *Publish) Run(ctx context.Context, recipesDir string) (*PublishResult, e
 // index it was verified against.
 type incoming struct {
 	files []*Incoming
-	pub   *publish.Published
+	pub   *siteread.Published
 }
 
 // checkEvidence verifies the evidence files of EvidenceDir that the site
@@ -170,7 +170,7 @@ func (a *Publish) checkEvidence(ctx context.Context, siteDir string) (*incoming,
 	if a.Root == "" {
 		return nil, &needsRoot{fmt.Sprintf("%s holds %d new evidence file(s) (%s first): evidence counts only when signed by the root's qa role", a.EvidenceDir, len(files), files[0].Src)}
 	}
-	root, err := publish.ReadRootFile(a.Root)
+	root, err := siteread.ReadRootFile(a.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (a *Publish) checkEvidence(ctx context.Context, siteDir string) (*incoming,
 	if a.Merge != "" {
 		ref, tr = a.Merge, a.MergeTrust
 	}
-	pub, err := publish.ReadIndexAt(ctx, ref, tr, a.Now, fetchsite.WithTimeout(a.Timeout))
+	pub, err := siteread.ReadIndexAt(ctx, ref, tr, a.Now, siteread.WithTimeout(a.Timeout))
 	if err != nil {
 		return nil, fmt.Errorf("evidence %s: the published index to verify it against: %w; nothing was published", files[0].Src, err)
 	}

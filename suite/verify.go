@@ -6,8 +6,7 @@ import (
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/internal/chartpin"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -62,11 +61,11 @@ func (v *Verify) Run(ctx context.Context) (*VerifyResult, error) {
 	var state *trust.State
 	if v.StateFile != "" {
 		var err error
-		if state, err = publish.ReadState(v.StateFile); err != nil {
+		if state, err = siteread.ReadState(v.StateFile); err != nil {
 			return nil, err
 		}
 	}
-	site, err := publish.Open(v.Ref, fetchsite.WithTimeout(v.Timeout))
+	site, err := siteread.Open(v.Ref, siteread.WithTimeout(v.Timeout))
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +84,7 @@ func (v *Verify) Run(ctx context.Context) (*VerifyResult, error) {
 		}
 	}
 	if v.StateFile != "" {
-		if err := publish.WriteState(v.StateFile, &res.Verified.State); err != nil {
+		if err := siteread.WriteState(v.StateFile, &res.Verified.State); err != nil {
 			return res, err
 		}
 	}

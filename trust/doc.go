@@ -6,8 +6,10 @@
 // and only then the content.
 //
 // It does no network or file I/O and never reads key files: callers pass
-// bytes, signers and reference times in. See ../shared/spec/index.md and
-// signatures.md for the contract.
+// bytes, signers and reference times in. The contract is kubepkg's:
+// its repository guide (github.com/tym83/kubepkg, docs/guides/repositories.md)
+// and its reader (pkg/repo), which internal/kubepkgclient encodes for the
+// tests.
 //
 // What is where:
 //   - keys.go: keys (PEM PKCS #8 / PKIX), keyids, Signer and Verifier.

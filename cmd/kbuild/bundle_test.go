@@ -235,7 +235,7 @@ func readWithOCITools(t *testing.T, tarPath, host string, pinned map[string]bool
 // verify on the imported site, and every image fetched from the mirror at
 // the URL containerd derives from the written hosts.toml.
 func TestBundleRealRecipes(t *testing.T) {
-	shared := testenv.Shared(t)
+	fixtures := testenv.Upstream(t, "kubevirt-operator-v1.9.0.yaml", "cdi-operator-v1.66.1.yaml")
 	e := newAirgap(t)
 	helm, skopeo, mirror, work, src, pinned := e.helm, e.skopeo, e.mirror, e.work, e.src, e.pinned
 
@@ -249,7 +249,6 @@ func TestBundleRealRecipes(t *testing.T) {
 	}
 
 	cache := filepath.Join(work, "cache")
-	fixtures := filepath.Join(shared, "fixtures", "upstream")
 	if r := kbuild(t, work, nil, "cache", "add", "--cache-dir", cache, filepath.Join(fixtures, "kubevirt-operator-v1.9.0.yaml"), filepath.Join(fixtures, "cdi-operator-v1.66.1.yaml")); r.code != 0 {
 		t.Fatalf("cache add: %s", r)
 	}

@@ -213,9 +213,9 @@ func TestCorpusInit(t *testing.T) {
 // operator deploys most of the nine images it pins: all nine are kept, the
 // one the chart renders is marked so, the others as rendered by no chart.
 func TestKubevirtImages(t *testing.T) {
-	shared := testenv.Shared(t)
+	upstream := testenv.Upstream(t, "kubevirt-operator-v1.9.0.yaml")
 	cache := t.TempDir()
-	r := kbuild(t, repoRoot, nil, "cache", "add", "--cache-dir", cache, filepath.Join(shared, "fixtures", "upstream", "kubevirt-operator-v1.9.0.yaml"))
+	r := kbuild(t, repoRoot, nil, "cache", "add", "--cache-dir", cache, filepath.Join(upstream, "kubevirt-operator-v1.9.0.yaml"))
 	if r.code != 0 {
 		t.Fatalf("cache add: %s", r)
 	}

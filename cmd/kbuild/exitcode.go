@@ -16,15 +16,14 @@ import (
 	"kbuild.dev/kbuild/bundle"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/internal/addrspace"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/yamlbound"
 	"kbuild.dev/kbuild/provenance"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/qualify"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/releaseset"
 	"kbuild.dev/kbuild/review"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/trust"
@@ -84,14 +83,14 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ve), errors.As(err, &dm), errors.Is(err, provenance.ErrVerify), errors.Is(err, publish.ErrUnverified):
+	case errors.As(err, &ve), errors.As(err, &dm), errors.Is(err, provenance.ErrVerify), errors.Is(err, siteread.ErrUnverified):
 		return exitVerification
 	case errors.As(err, &pe), errors.Is(err, sources.ErrUnsafe), errors.Is(err, sources.ErrTooLarge), errors.Is(err, trust.ErrTooLarge), errors.Is(err, addrspace.ErrTooLarge),
 		errors.Is(err, yamlbound.ErrExpansion), errors.Is(err, render.ErrBudget), errors.Is(err, builder.ErrImmutable),
 		errors.Is(err, builder.ErrNotAdoptable), errors.Is(err, releaseset.ErrInvalid), errors.Is(err, evidence.ErrRefused),
 		errors.Is(err, suite.ErrRefused), errors.Is(err, bundle.ErrBadBundle), errors.Is(err, review.ErrOtherKbuild):
 		return exitRefused
-	case errors.Is(err, netdeadline.ErrStalled), errors.Is(err, sources.ErrUnavailable), errors.Is(err, fetchsite.ErrUnavailable),
+	case errors.Is(err, netdeadline.ErrStalled), errors.Is(err, sources.ErrUnavailable), errors.Is(err, siteread.ErrUnavailable),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EHOSTUNREACH),
 		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, context.DeadlineExceeded), errors.Is(err, qualify.ErrCluster):
 		return exitUnavailable

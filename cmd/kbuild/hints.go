@@ -12,6 +12,7 @@ import (
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/suite"
 	"kbuild.dev/kbuild/trust"
 	"kbuild.dev/kbuild/watch"
@@ -25,10 +26,10 @@ var hints = []struct {
 	err  error
 	hint string
 }{
-	{publish.ErrNoBase, "check the URL, or pass --allow-new to start a new repository (only for the first publication; KBUILD_ALLOW_NEW=1 does the same)"},
-	{publish.ErrUnverified, "it needs --public-key FILE or --root-key FILE"},
+	{siteread.ErrNoBase, "check the URL, or pass --allow-new to start a new repository (only for the first publication; KBUILD_ALLOW_NEW=1 does the same)"},
+	{siteread.ErrUnverified, "it needs --public-key FILE or --root-key FILE"},
 	{publish.ErrOtherRegistry, "publish to that registry, or keep every version's files (--site-keep 0)"},
-	{publish.ErrRootExists, "use 'kbuild trust root next' to change it"},
+	{siteread.ErrRootExists, "use 'kbuild trust root next' to change it"},
 	{suite.ErrNoSuiteIndex, "for the first promotion into a suite pass --allow-new, otherwise restore the published site first"},
 	{evidence.ErrNoRoot, "publish with --root"},
 	{evidence.ErrNoQARole, "add one with 'kbuild trust root next ROOT.yaml --qa-key FILE'"},

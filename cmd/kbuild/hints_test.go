@@ -16,6 +16,7 @@ import (
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 	"kbuild.dev/kbuild/watch"
 )
@@ -29,17 +30,17 @@ func TestHints(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_, noBase := publish.LoadBase(ctx, filepath.Join(t.TempDir(), "index.yaml"), trust.SignedBy(k), false, index.NewBuilder(), nil)
-	_, unverified := publish.LoadBuilds(ctx, "https://example.com/index.yaml", nil, publish.BuildsOptions{})
+	_, noBase := siteread.LoadBase(ctx, filepath.Join(t.TempDir(), "index.yaml"), trust.SignedBy(k), false, index.NewBuilder(), nil)
+	_, unverified := siteread.LoadBuilds(ctx, "https://example.com/index.yaml", nil, siteread.BuildsOptions{})
 	dir := t.TempDir()
 	root, err := trust.NewRoot(trust.RootConfig{RootKeys: []*trust.PublicKey{k.Public()}, RootThreshold: 1, IndexKeys: []*trust.PublicKey{k.Public()}, IndexThreshold: 1, Expires: time.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := publish.WriteRootVersion(filepath.Join(dir, "root.yaml"), root, true); err != nil {
+	if _, err := siteread.WriteRootVersion(filepath.Join(dir, "root.yaml"), root, true); err != nil {
 		t.Fatal(err)
 	}
-	_, rootExists := publish.WriteRootVersion(filepath.Join(dir, "root.yaml"), root, true)
+	_, rootExists := siteread.WriteRootVersion(filepath.Join(dir, "root.yaml"), root, true)
 	_, notKey := trust.ParsePublicKey([]byte("hello"))
 	_, noRoot := evidence.Verify([]byte("{}"), nil, nil, time.Now())
 	_, _, noQA := evidence.CheckQASigners(root, "root.yaml", nil)

@@ -10,8 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -145,8 +144,8 @@ func (f *indexFlags) published(ctx context.Context, timeout time.Duration, use, 
 	if tr == nil {
 		return nil, usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is %s only once its signature is verified", use)
 	}
-	pub, err := publish.ReadIndex(ctx, f.ref, tr, fetchsite.WithTimeout(timeout))
-	if errors.Is(err, fetchsite.ErrNotFound) {
+	pub, err := siteread.ReadIndex(ctx, f.ref, tr, siteread.WithTimeout(timeout))
+	if errors.Is(err, siteread.ErrNotFound) {
 		return nil, fmt.Errorf("%w; %s", err, notFound)
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -147,11 +148,11 @@ func TestPublishEvidence(t *testing.T) {
 // the right digests, but signed by the key in keyFile.
 func writeForeignEvidence(t *testing.T, site, rootFile, keyFile, out string) {
 	t.Helper()
-	root, err := publish.ReadRootFile(rootFile)
+	root, err := siteread.ReadRootFile(rootFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := publish.ReadIndex(context.Background(), site, &trust.Trust{TrustedRoot: root})
+	pub, err := siteread.ReadIndex(context.Background(), site, &trust.Trust{TrustedRoot: root})
 	if err != nil {
 		t.Fatal(err)
 	}

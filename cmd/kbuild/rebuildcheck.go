@@ -8,9 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/review"
+	"kbuild.dev/kbuild/siteread"
 )
 
 func newRebuildCheckCmd() *Command {
@@ -65,7 +64,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			pub, err := publish.ReadIndex(ctx, it.ref, trust, fetchsite.WithTimeout(f.timeout))
+			pub, err := siteread.ReadIndex(ctx, it.ref, trust, siteread.WithTimeout(f.timeout))
 			if err != nil {
 				return err
 			}

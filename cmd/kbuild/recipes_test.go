@@ -13,16 +13,15 @@ import (
 )
 
 // TestRealRecipes seeds the cache from the real upstream release files in
-// ../shared/fixtures (verified against the recipes' pins), then validates
+// testenv.Upstream (verified against the recipes' pins), then validates
 // recipes/ offline and builds kubevirt, cdi and virtualization offline into
 // the real registry, and checks the charts with helm.
 func TestRealRecipes(t *testing.T) {
-	shared := testenv.Shared(t)
+	fixtures := testenv.Upstream(t, "kubevirt-operator-v1.9.0.yaml", "cdi-operator-v1.66.1.yaml")
 	reg := testenv.Registry(t)
 	helm := testenv.Tool(t, "helm")
 	work := t.TempDir()
 	cache := filepath.Join(work, "cache")
-	fixtures := filepath.Join(shared, "fixtures", "upstream")
 	r := kbuild(t, repoRoot, nil, "cache", "add", "--cache-dir", cache,
 		filepath.Join(fixtures, "kubevirt-operator-v1.9.0.yaml"), filepath.Join(fixtures, "cdi-operator-v1.66.1.yaml"))
 	if r.code != 0 {

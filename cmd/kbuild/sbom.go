@@ -14,6 +14,7 @@ import (
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -92,7 +93,7 @@ Examples:
 				a.Options = append(a.Options, sbom.WithImageContents(t))
 			}
 			res, err := a.Run(ctx)
-			if errors.Is(err, publish.ErrUnverified) {
+			if errors.Is(err, siteread.ErrUnverified) {
 				return usagef("%v", withHint(err))
 			}
 			if res == nil {
@@ -139,12 +140,12 @@ func buildsSource(env *Env, cmd, ref string, args []string) (src string, asIndex
 	return args[0], false, args[1:], nil
 }
 
-// loadBuilds reads the builds of src (see publish.LoadBuilds; with
+// loadBuilds reads the builds of src (see siteread.LoadBuilds; with
 // asIndex a directory is a site, not a dist directory) and prints the
 // warnings of verifying an index.
-func loadBuilds(ctx context.Context, env *Env, src string, asIndex, infos bool, trust *trust.Trust, timeout time.Duration) (*publish.Builds, error) {
-	in, err := publish.LoadBuilds(ctx, src, trust, publish.BuildsOptions{BuildInfo: infos, Timeout: timeout, Index: asIndex})
-	if errors.Is(err, publish.ErrUnverified) {
+func loadBuilds(ctx context.Context, env *Env, src string, asIndex, infos bool, trust *trust.Trust, timeout time.Duration) (*siteread.Builds, error) {
+	in, err := siteread.LoadBuilds(ctx, src, trust, siteread.BuildsOptions{BuildInfo: infos, Timeout: timeout, Index: asIndex})
+	if errors.Is(err, siteread.ErrUnverified) {
 		return nil, usagef("%v", withHint(err))
 	}
 	if err != nil {

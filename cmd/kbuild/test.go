@@ -8,10 +8,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/evidence"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/internal/plainhttp"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/qualify"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -114,7 +113,7 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 		if signers, err = f.keys.signers(env); err != nil {
 			return err
 		}
-		root, err := publish.ReadRootFile(f.root)
+		root, err := siteread.ReadRootFile(f.root)
 		if err != nil {
 			return err
 		}
@@ -126,7 +125,7 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	pub, err := publish.ReadIndex(ctx, f.ref, tr, fetchsite.WithTimeout(f.timeout))
+	pub, err := siteread.ReadIndex(ctx, f.ref, tr, siteread.WithTimeout(f.timeout))
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -130,7 +130,7 @@ Examples:
 // writeRoot writes r to out and root/<N>.yaml beside it and says what it
 // needs.
 func writeRoot(env *Env, out string, r *trust.Root, fresh bool) error {
-	p, err := publish.WriteRootVersion(out, r, fresh)
+	p, err := siteread.WriteRootVersion(out, r, fresh)
 	if err != nil {
 		return err
 	}

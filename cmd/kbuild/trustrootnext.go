@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 )
 
 func newTrustRootNextCmd() *Command {
@@ -37,7 +37,7 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) { f.addFlags(fs, true) },
 		Args:  exactArgs(1, "root next takes the current ROOT.yaml"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			prev, err := publish.ReadRootFile(args[0])
+			prev, err := siteread.ReadRootFile(args[0])
 			if err != nil {
 				return err
 			}
@@ -57,7 +57,7 @@ Examples:
 				return err
 			}
 			// Keep the previous version in the chain beside the output.
-			kept, err := publish.KeepRootVersion(f.out, prev)
+			kept, err := siteread.KeepRootVersion(f.out, prev)
 			if err != nil {
 				return err
 			}

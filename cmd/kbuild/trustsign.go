@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -41,7 +42,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			r, err := publish.SignRootFile(args[0], signers...)
+			r, err := siteread.SignRootFile(args[0], signers...)
 			if err != nil {
 				return err
 			}

@@ -9,9 +9,8 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -43,7 +42,7 @@ func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string,
 		case tr != nil && f.indexRoot != "":
 			return nil, usagef("--index: give one of --public-key, --root-key or --index-root")
 		case f.indexRoot != "":
-			r, err := publish.ReadRootFile(f.indexRoot)
+			r, err := siteread.ReadRootFile(f.indexRoot)
 			if err != nil {
 				return nil, fmt.Errorf("--index-root: %w", err)
 			}
@@ -51,7 +50,7 @@ func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string,
 		case tr == nil:
 			return nil, usagef("--index needs --public-key, --root-key or --index-root: a published index is verified before it is trusted")
 		}
-		pub, err := publish.ReadIndex(ctx, f.ref, tr, fetchsite.WithTimeout(timeout))
+		pub, err := siteread.ReadIndex(ctx, f.ref, tr, siteread.WithTimeout(timeout))
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,7 @@
 // Package stacktest gives tests the build records of a Foreman stack
 // (foreman, pulp, candlepin, smart-proxy and foreman-stack release sets),
-// shaped as kbuild writes them, with the upstream image digests of
-// ../shared/fixtures/upstream/IMAGES.md. It is for tests only.
+// shaped as kbuild writes them, with the upstream image digests the
+// Foreman recipes pin (read from quay.io). It is for tests only.
 package stacktest
 
 import (

@@ -9,6 +9,8 @@
 package testenv
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -65,28 +67,84 @@ func isExec(p string) bool {
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
-// Shared returns the path of ../shared beside the repository root. When it
-// is absent (a user's fresh clone has none) the test is skipped, and named
-// in the test command's summary (see MissingFixture); under CI (CI=true),
-// which always has ../shared, it fails instead.
-func Shared(t testing.TB) string {
+// FetchScript is the script that fetches the upstream fixtures, by pinned
+// digest, into the fixture cache.
+const FetchScript = "scripts/fetch-fixtures.sh"
+
+// Upstream returns the directory holding the upstream files the fixture
+// tests read (scripts/fixtures.txt lists them with their sha256), after
+// checking that each of files is there with its pinned digest. It is, in
+// order: $KBUILD_FIXTURES when set; ../shared/fixtures/upstream beside the
+// repository when present; the cache scripts/fetch-fixtures.sh fills,
+// ~/.cache/kbuild-fixtures. A file absent from it ends the test through
+// MissingFixture; a file with other bytes than its pin fails the test.
+func Upstream(t testing.TB, files ...string) string {
 	t.Helper()
-	dir := filepath.Join(RepoRoot(), "..", "shared")
-	if _, err := os.Stat(filepath.Join(dir, "spec")); err != nil {
-		MissingFixture(t, dir)
+	dir := UpstreamDir()
+	pins := upstreamPins(t)
+	for _, f := range files {
+		p := filepath.Join(dir, f)
+		data, err := os.ReadFile(p)
+		if os.IsNotExist(err) {
+			MissingFixture(t, p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, ok := pins[f]
+		if !ok {
+			t.Fatalf("fixture %s is not pinned in scripts/fixtures.txt; add its upstream URL and sha256 there", f)
+		}
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); got != want {
+			t.Fatalf("fixture %s has sha256 %s, scripts/fixtures.txt pins %s; remove it and run %s", p, got, want, FetchScript)
+		}
 	}
 	return dir
 }
 
-// MissingFixture ends a test whose fixture under ../shared (path) is
-// absent: it fails under CI (CI=true), where the fixtures are always
-// present, and skips elsewhere, adding the test's name to
+// UpstreamDir is where Upstream looks for the upstream fixtures (see
+// Upstream), whether or not they are there.
+func UpstreamDir() string {
+	if d := os.Getenv("KBUILD_FIXTURES"); d != "" {
+		return d
+	}
+	shared := filepath.Join(RepoRoot(), "..", "shared", "fixtures", "upstream")
+	if _, err := os.Stat(shared); err == nil {
+		return shared
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".cache", "kbuild-fixtures")
+	}
+	return shared
+}
+
+// upstreamPins reads scripts/fixtures.txt: file name → sha256.
+func upstreamPins(t testing.TB) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(RepoRoot(), "scripts", "fixtures.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && !strings.HasPrefix(f[0], "#") {
+			pins[f[1]] = f[0]
+		}
+	}
+	return pins
+}
+
+// MissingFixture ends a test whose fixture (path) is absent: it fails
+// under CI (CI=true), where the fixtures are always present, and skips
+// elsewhere, adding the test's name to
 // $KBUILD_TEST_OUTPUT/skipped-fixtures.txt, which scripts/test.sh lists
-// at the end of its run.
+// at the end of its run. Both messages name scripts/fetch-fixtures.sh.
 func MissingFixture(t testing.TB, path string) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("fixture %s is absent, and CI always has ../shared beside the repository: check out the shared fixtures there", path)
+		t.Fatalf("fixture %s is absent, and CI always has its fixtures: run %s (or check out the shared fixtures beside the repository as ../shared)", path, FetchScript)
 	}
 	if out := os.Getenv("KBUILD_TEST_OUTPUT"); out != "" {
 		if f, err := os.OpenFile(filepath.Join(out, "skipped-fixtures.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
@@ -94,7 +152,7 @@ func MissingFixture(t testing.TB, path string) {
 			f.Close()
 		}
 	}
-	t.Skipf("skipping: fixture %s is absent (put the shared fixtures beside the repository as ../shared to run this test)", path)
+	t.Skipf("skipping: fixture %s is absent; run %s to fetch the upstream fixtures by pinned digest into %s (or set KBUILD_FIXTURES)", path, FetchScript, UpstreamDir())
 }
 
 // RepoRoot returns the repository root.

@@ -1,4 +1,4 @@
-package publish
+package siteread
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
@@ -78,8 +77,8 @@ func TestReadIndex(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("ReadIndex(%s) = %v, want an error with %q", tc.location, err, tc.wantErr)
 			}
-			if got := errors.Is(err, fetchsite.ErrNotFound); got != tc.notFound {
-				t.Errorf("errors.Is(%v, fetchsite.ErrNotFound) = %v, want %v", err, got, tc.notFound)
+			if got := errors.Is(err, ErrNotFound); got != tc.notFound {
+				t.Errorf("errors.Is(%v, ErrNotFound) = %v, want %v", err, got, tc.notFound)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package publish
+package siteread
 
 // Root files as kbuild trust root new, next and sign edit them: a root
 // file (root.yaml) with every version beside it in root/<N>.yaml.

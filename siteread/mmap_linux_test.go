@@ -1,4 +1,4 @@
-package fetchsite
+package siteread
 
 import (
 	"os"

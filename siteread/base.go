@@ -1,13 +1,14 @@
-package publish
+package siteread
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
 
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
 )
@@ -15,7 +16,7 @@ import (
 // Base is the published index a publish extends, verified.
 type Base struct {
 	// Site is where it was read from.
-	Site *fetchsite.Site
+	Site *Site
 	// Verified is what verification found; its Index is nil (the versions
 	// went into the Builder).
 	Verified *trust.Verified
@@ -26,11 +27,6 @@ type Base struct {
 // ErrNoBase is wrapped by LoadBase's error when there is no published
 // index and a new one may not be started.
 var ErrNoBase = errors.New("no published index")
-
-// ErrOtherRegistry is wrapped by Publish's error when the site keeps old
-// versions' files (a site-keep limit) of a chart that is not in the
-// registry this publish pushes to: publish there, or keep every version.
-var ErrOtherRegistry = errors.New("its files are kept only from the registry this publish pushes to")
 
 // ErrRootExists is wrapped by WriteRootVersion's error for a new root of
 // trust where a root already is: a root changes only by its next version.
@@ -47,8 +43,8 @@ var ErrRootExists = errors.New("refusing to overwrite a root of trust")
 //
 // each, when not nil, is given every package of the base as it is added
 // (see index.Builder.AddVerifiedFunc).
-func LoadBase(ctx context.Context, ref string, tr *trust.Trust, allowNew bool, b *index.Builder, each func(string, *index.IndexPackage) error, opts ...fetchsite.Option) (*Base, error) {
-	site, err := fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(sitelayout.ByHashSignatureOf))...)
+func LoadBase(ctx context.Context, ref string, tr *trust.Trust, allowNew bool, b *index.Builder, each func(string, *index.IndexPackage) error, opts ...Option) (*Base, error) {
+	site, err := New(ref, append(opts, WithSignatureFor(sitelayout.ByHashSignatureOf))...)
 	if err != nil {
 		return nil, err
 	}
@@ -69,17 +65,18 @@ func LoadBase(ctx context.Context, ref string, tr *trust.Trust, allowNew bool, b
 	data, sig, err := site.IndexChecked(ctx, func(sig []byte) error { return trust.PrecheckIndexSignature(sig, tr, vopts) })
 	var ve *trust.VerificationError
 	switch {
-	case errors.Is(err, fetchsite.ErrNotFound) && allowNew:
+	case errors.Is(err, ErrNotFound) && allowNew:
 		return nil, nil
-	case errors.Is(err, fetchsite.ErrNotFound):
+	case errors.Is(err, ErrNotFound):
 		return nil, fmt.Errorf("%w: the published index %s does not exist", ErrNoBase, loc)
 	case errors.As(err, &ve):
 		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed (its body was not read): %w", loc, site.Explain(ctx, nil, err))
 	case err != nil:
 		return nil, fmt.Errorf("reading the published index: %w", err)
 	}
-	defer fetchsite.Release(data) // the compact Builder keeps nothing of it
-	digest := "sha256:" + hexDigest(data)
+	defer Release(data) // the compact Builder keeps nothing of it
+	sum := sha256.Sum256(data)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
 	v, err := trust.AddVerifiedFunc(b, data, sig, tr, vopts, each)
 	if errors.As(err, &ve) {
 		return nil, fmt.Errorf("the published index %s failed verification, so nothing was published or re-signed: %w", loc, site.Explain(ctx, data, err))

@@ -1,4 +1,4 @@
-package publish
+package siteread
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
@@ -46,7 +45,7 @@ type BuildsOptions struct {
 	// (default: not looked up).
 	BuildInfo bool
 	// Timeout bounds how long the index's site may send nothing (default:
-	// fetchsite's).
+	// Site's).
 	Timeout time.Duration
 	// Index says src is a published index (kbuild's --index): a directory
 	// is then a site, not a dist directory (default: a directory is a
@@ -78,9 +77,9 @@ func LoadBuilds(ctx context.Context, src string, trust *trust.Trust, o BuildsOpt
 	if trust == nil {
 		return nil, fmt.Errorf("reading the index %s: %w", src, ErrUnverified)
 	}
-	var fo []fetchsite.Option
+	var fo []Option
 	if o.Timeout > 0 {
-		fo = append(fo, fetchsite.WithTimeout(o.Timeout))
+		fo = append(fo, WithTimeout(o.Timeout))
 	}
 	pub, err := ReadIndex(ctx, src, trust, fo...)
 	if err != nil {

@@ -1,4 +1,4 @@
-package publish
+package siteread
 
 import (
 	"context"
@@ -7,16 +7,19 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/internal/dist"
-	"kbuild.dev/kbuild/internal/fetchsite"
 	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
 
+// MaxSidecarSize caps a build info, provenance or SBOM file read from
+// beside a site's index.
+const MaxSidecarSize = 16 << 20
+
 // Published is a published index read and verified as a subscriber does,
 // with the site it came from (for the files beside it).
 type Published struct {
-	Site     *fetchsite.Site
+	Site     *Site
 	Verified *trust.Verified
 }
 
@@ -26,14 +29,14 @@ type Published struct {
 // expired index is refused. Every command that reads a published index
 // for its content (sbom, scan) reads it here; a refusal is an
 // *index.VerificationError.
-func ReadIndex(ctx context.Context, ref string, trust *trust.Trust, opts ...fetchsite.Option) (*Published, error) {
+func ReadIndex(ctx context.Context, ref string, trust *trust.Trust, opts ...Option) (*Published, error) {
 	return ReadIndexAt(ctx, ref, trust, time.Now(), opts...)
 }
 
 // ReadIndexAt is ReadIndex with expiry checked at the reference time now
 // rather than the clock: a promotion or matrix that states the time it
 // checks evidence at checks the index at the same time.
-func ReadIndexAt(ctx context.Context, ref string, tr *trust.Trust, now time.Time, opts ...fetchsite.Option) (*Published, error) {
+func ReadIndexAt(ctx context.Context, ref string, tr *trust.Trust, now time.Time, opts ...Option) (*Published, error) {
 	site, err := Open(ref, opts...)
 	if err != nil {
 		return nil, err
@@ -41,7 +44,7 @@ func ReadIndexAt(ctx context.Context, ref string, tr *trust.Trust, now time.Time
 	v, err := site.Verify(ctx, tr, trust.VerifyOptions{Now: now})
 	var ve *trust.VerificationError
 	switch {
-	case errors.Is(err, fetchsite.ErrNotFound):
+	case errors.Is(err, ErrNotFound):
 		return nil, fmt.Errorf("index: %w", err)
 	case errors.As(err, &ve):
 		return nil, fmt.Errorf("index %s refused: %w", site.Location(site.IndexName()), err)
@@ -56,15 +59,15 @@ func ReadIndexAt(ctx context.Context, ref string, tr *trust.Trust, now time.Time
 // index.yaml.sig as kubepkg does, and the signature by the index's digest
 // (sitelayout.ByHashSignatureFile) too when the site has one — an extra check, never
 // a substitute.
-func Open(ref string, opts ...fetchsite.Option) (*fetchsite.Site, error) {
-	return fetchsite.New(ref, append(opts, fetchsite.WithSignatureFor(sitelayout.ByHashSignatureOf))...)
+func Open(ref string, opts ...Option) (*Site, error) {
+	return New(ref, append(opts, WithSignatureFor(sitelayout.ByHashSignatureOf))...)
 }
 
 // BuildInfo returns the build info of a version from beside the index,
 // found false when the site has none.
 func (p *Published) BuildInfo(ctx context.Context, name, version string, build int) (data []byte, found bool, err error) {
-	data, err = p.Site.Fetch(ctx, sitelayout.BuildInfoFile(name, version, build), maxSidecarSize)
-	if errors.Is(err, fetchsite.ErrNotFound) {
+	data, err = p.Site.Fetch(ctx, sitelayout.BuildInfoFile(name, version, build), MaxSidecarSize)
+	if errors.Is(err, ErrNotFound) {
 		return nil, false, nil
 	}
 	return data, err == nil, err

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package fetchsite
+package siteread
 
 import "os"
 

@@ -1,8 +1,4 @@
-// Package fetchsite reads the files of a published repository site —
-// index.yaml, index.yaml.sig, root.yaml and root/<N>.yaml — from a local
-// directory or an http(s) URL, with an idle timeout, a time budget and a
-// size limit per file.
-package fetchsite
+package siteread
 
 import (
 	"context"
