@@ -172,3 +172,28 @@ func TestQualifyExamples(t *testing.T) {
 	s.qualify("virt-stack@1.0.0", 2, "install virt-stack 1.0.0 build 2", "upgrade from virt-stack 1.0.0 build 1", "rollback to virt-stack 1.0.0 build 1", "uninstall")
 	s.verifyTesting()
 }
+
+// TestQualifyForemanStack qualifies the foreman-stack release set as the
+// recipes build it (foreman, pulp, candlepin and smart-proxy from charts
+// of the upstream shape at a git commit, stand-in images by digest),
+// published twice: set build 3 moves candlepin to a build 2 whose Service
+// changed, so kbuild test installs the set's four members in dependency
+// order (their PersistentVolumeClaims bound, migration Jobs complete),
+// upgrades from set build 2, skips the rollback (the set does not
+// declare it safe) and uninstalls; the evidence verifies, names the
+// control plane's version, and promote moves the set with it.
+func TestQualifyForemanStack(t *testing.T) {
+	reg := testenv.Registry(t)
+	fs := newForemanStack(t, reg)
+	s := newQASite(t, fs.work, reg)
+	s.publishAll("the stack")
+	s.bump("candlepin", "build: 1", "build: 2", "build:candlepin@3.15.0+build.1", "build:candlepin@3.15.0+build.2",
+		"        candlepin:\n", "        candlepin:\n          service: {port: 23444}\n")
+	s.bump("foreman-stack", "build: 2", "build: 3", "build:candlepin@3.15.0+build.1", "build:candlepin@3.15.0+build.2",
+		"package: candlepin\n            version: \"=3.15.0+build.1\"", "package: candlepin\n            version: \"=3.15.0+build.2\"")
+	s.publishAll("candlepin build 2 and the set's build 3")
+	s.cluster = controlplane.ForTest(t)
+	s.qualify("foreman-stack@3.15.0", 3, "install foreman-stack 3.15.0 build 3", "digests foreman-stack 3.15.0 build 3",
+		"upgrade from foreman-stack 3.15.0 build 2", "uninstall after the upgrade from foreman-stack 3.15.0 build 2")
+	s.verifyTesting()
+}
