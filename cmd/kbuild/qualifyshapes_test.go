@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,22 +15,24 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/controlplane"
+	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/publish"
+	"kbuild.dev/kbuild/qualify"
 )
 
 // qaSite is a site the tests publish recipes into twice (so there is a
 // build to upgrade from), with a root whose qa role signs kbuild test's
 // evidence, and the control plane the tests qualify on.
 type qaSite struct {
-	t                      *testing.T
+	t                      testing.TB
 	work, site, suites     string
 	rootKey, idx, qa, root string
 	publish                []string
 	cluster                *controlplane.Cluster
 }
 
-func newQASite(t *testing.T, work, reg string) *qaSite {
+func newQASite(t testing.TB, work, reg string) *qaSite {
 	keys := filepath.Join(work, "keys")
 	s := &qaSite{t: t, work: work, site: filepath.Join(work, "site"), suites: filepath.Join(work, "suites.yaml")}
 	s.rootKey, s.idx, s.qa = keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa")
@@ -183,7 +187,17 @@ func TestQualifyExamples(t *testing.T) {
 // declare it safe) and uninstalls; the evidence verifies, names the
 // control plane's version, and promote moves the set with it.
 func TestQualifyForemanStack(t *testing.T) {
-	reg := testenv.Registry(t)
+	s := foremanStackTwice(t, testenv.Registry(t), false)
+	s.cluster = controlplane.ForTest(t)
+	s.qualify("foreman-stack@3.15.0", 3, "install foreman-stack 3.15.0 build 3", "digests foreman-stack 3.15.0 build 3",
+		"upgrade from foreman-stack 3.15.0 build 2", "uninstall after the upgrade from foreman-stack 3.15.0 build 2")
+	s.verifyTesting()
+}
+
+// foremanStackTwice publishes the Foreman stack's recipes, then candlepin
+// build 2 (its Service changed) and the set's build 3 pinning it
+// (declaring rollback.safe when rollbackSafe, for the benchmark).
+func foremanStackTwice(t testing.TB, reg string, rollbackSafe bool) *qaSite {
 	fs := newForemanStack(t, reg)
 	s := newQASite(t, fs.work, reg)
 	s.publishAll("the stack")
@@ -191,9 +205,62 @@ func TestQualifyForemanStack(t *testing.T) {
 		"        candlepin:\n", "        candlepin:\n          service: {port: 23444}\n")
 	s.bump("foreman-stack", "build: 2", "build: 3", "build:candlepin@3.15.0+build.1", "build:candlepin@3.15.0+build.2",
 		"package: candlepin\n            version: \"=3.15.0+build.1\"", "package: candlepin\n            version: \"=3.15.0+build.2\"")
+	if rollbackSafe {
+		s.bump("foreman-stack", "rollback: {safe: false}", "rollback: {safe: true}")
+	}
 	s.publishAll("candlepin build 2 and the set's build 3")
-	s.cluster = controlplane.ForTest(t)
-	s.qualify("foreman-stack@3.15.0", 3, "install foreman-stack 3.15.0 build 3", "digests foreman-stack 3.15.0 build 3",
-		"upgrade from foreman-stack 3.15.0 build 2", "uninstall after the upgrade from foreman-stack 3.15.0 build 2")
-	s.verifyTesting()
+	return s
+}
+
+// BenchmarkQualifyForemanStack times the whole qualification of the
+// foreman-stack set (build 3, upgraded from build 2, rolled back, as
+// foremanStackTwice publishes it) on a fresh local control plane per
+// iteration, split into the control plane's start and each phase, with
+// kbuild's own CPU time per phase (getrusage of this process; the
+// control plane runs in processes of its own): the target is kbuild's
+// share ≤ 10 % of the wall time, the start ≤ 20 s.
+//
+//	bash scripts/test.sh ./cmd/kbuild/ -run '^$' -bench QualifyForemanStack -benchtime 3x
+func BenchmarkQualifyForemanStack(b *testing.B) {
+	reg := testenv.Registry(b)
+	kcp := testenv.Tool(b, "kcp")
+	s := foremanStackTwice(b, reg, true)
+	x, err := index.ParseIndex([]byte(readFile(b, filepath.Join(s.site, "unstable", "index.yaml"))))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sums := map[string][2]time.Duration{}
+	var start, wall, cpu time.Duration
+	for b.Loop() {
+		dir, err := os.MkdirTemp("", "kbuild-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		c, err := controlplane.Start(context.Background(), controlplane.Options{KCP: kcp, Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start += time.Since(t0)
+		q := &qualify.Qualification{Index: x, Target: evidence.Target{Package: "foreman-stack", Version: "3.15.0", Build: 3},
+			Kubeconfig: c.Kubeconfig, Timeout: 2 * time.Minute, PlainHTTP: plainhttp.Policy{Loopback: true}}
+		res, err := q.Run(context.Background())
+		c.Stop()
+		os.RemoveAll(dir)
+		if err != nil || !res.Pass() || !slices.Contains(res.Passed(), qualify.PhaseRollback) {
+			b.Fatalf("%v: failed %v, passed %v", err, res.Failed(), res.Passed())
+		}
+		for _, p := range res.Phases {
+			sums[p.Name] = [2]time.Duration{sums[p.Name][0] + p.Took, sums[p.Name][1] + p.CPU}
+			wall += p.Took
+			cpu += p.CPU
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(start.Seconds()/n, "start-s/op")
+	for name, s := range sums {
+		b.ReportMetric(s[0].Seconds()/n, name+"-s/op")
+		b.ReportMetric(s[1].Seconds()/n, name+"-cpu-s/op")
+	}
+	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "kbuild-cpu-%")
 }
