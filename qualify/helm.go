@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
@@ -25,6 +26,7 @@ type helmClient struct {
 	timeout    time.Duration
 	log        func(format string, args ...any)
 	configs    map[string]*action.Configuration
+	kinds      fieldValidationKinds
 }
 
 func (h *helmClient) config(namespace string) (*action.Configuration, error) {
@@ -43,6 +45,9 @@ func (h *helmClient) config(namespace string) (*action.Configuration, error) {
 	c := new(action.Configuration)
 	if err := c.Init(flags, namespace, "secret", h.log); err != nil {
 		return nil, fmt.Errorf("helm configuration for namespace %s: %w", namespace, err)
+	}
+	if kc, ok := c.KubeClient.(*kube.Client); ok {
+		kc.Factory = validatingFactory{Factory: kc.Factory, kinds: &h.kinds}
 	}
 	if h.configs == nil {
 		h.configs = map[string]*action.Configuration{}
