@@ -53,3 +53,13 @@ func TestResolveWaves(t *testing.T) {
 		t.Errorf("candlepin and foreman require nothing, so both are in wave 0: %+v", p.Releases[:2])
 	}
 }
+
+// TestValidatesFields: from Kubernetes 1.27 the server validates every
+// kind's fields, so Helm's client asks nothing.
+func TestValidatesFields(t *testing.T) {
+	for v, want := range map[string]bool{"v1.37.2": true, "v1.27.0": true, "v1.26.15": false, "v1.33.1+k3s1": true, "": false} {
+		if got := validatesFields(v); got != want {
+			t.Errorf("validatesFields(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

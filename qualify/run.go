@@ -235,7 +235,7 @@ func (r *run) all(ctx context.Context) error {
 	if err := c.alive(ctx); err != nil {
 		return fmt.Errorf("%w: %v", ErrCluster, err)
 	}
-	r.helm = &helmClient{kubeconfig: q.Kubeconfig, context: q.Context, timeout: q.Timeout, log: func(f string, a ...any) { r.logf("helm: "+f, a...) }}
+	r.helm = &helmClient{kubeconfig: q.Kubeconfig, context: q.Context, cluster: c, timeout: q.Timeout, log: func(f string, a ...any) { r.logf("helm: "+f, a...) }}
 	from, err := r.fromPlan()
 	if err != nil {
 		return err
@@ -243,6 +243,7 @@ func (r *run) all(ctx context.Context) error {
 	if err := r.environment(ctx); err != nil {
 		return err
 	}
+	r.helm.kinds.all = validatesFields(r.res.Env["server"])
 	// 1. a fresh install of exactly the target, tested, then removed
 	if err := r.phase(ctx, PhaseInstall, plan.Target.String(), func() error { return r.installAll(ctx, plan) }); err != nil {
 		return err

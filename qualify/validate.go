@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi/cached"
@@ -31,23 +32,52 @@ type validatingFactory struct {
 // fieldValidationKinds are the kinds known to support server-side field
 // validation; one set serves every namespace's Helm configuration.
 type fieldValidationKinds struct {
-	mu sync.Mutex
-	ok map[schema.GroupVersionKind]bool
+	// all is set when the server is Kubernetes 1.27 or later, where
+	// server-side field validation is GA for every kind and endpoint:
+	// nothing needs asking.
+	all bool
+	mu  sync.Mutex
+	ok  map[schema.GroupVersionKind]bool
+	// verifier is kept while it knows every kind asked, remade on the
+	// first it does not (a CRD created since it read the OpenAPI
+	// document).
+	verifier resource.Verifier
+}
+
+// supported asks the server whether gvk supports field validation, with
+// the shared verifier, then with a fresh one.
+func (k *fieldValidationKinds) supported(f validatingFactory, gvk schema.GroupVersionKind) bool {
+	if k.has(gvk) {
+		return true
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for fresh := false; ; fresh = true {
+		if k.verifier == nil || fresh {
+			if k.verifier = f.newVerifier(); k.verifier == nil {
+				return false
+			}
+		}
+		if k.verifier.HasSupport(gvk) == nil {
+			if k.ok == nil {
+				k.ok = map[schema.GroupVersionKind]bool{}
+			}
+			k.ok[gvk] = true
+			return true
+		}
+		if fresh {
+			return false
+		}
+	}
 }
 
 func (k *fieldValidationKinds) has(gvk schema.GroupVersionKind) bool {
+	if k.all {
+		return true
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.ok[gvk]
-}
-
-func (k *fieldValidationKinds) add(gvk schema.GroupVersionKind) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.ok == nil {
-		k.ok = map[schema.GroupVersionKind]bool{}
-	}
-	k.ok[gvk] = true
 }
 
 // Validator returns a schema that skips the kinds known to be validated by
@@ -59,28 +89,21 @@ func (f validatingFactory) Validator(directive string) (validation.Schema, error
 	return &kindSchema{f: f, directive: directive}, nil
 }
 
-// kindSchema is one Build's schema: a verifier made on the first kind not
-// yet known, kubectl's Validator on the first the server does not
-// validate.
+// kindSchema is one Build's schema: kubectl's Validator made on the
+// first kind the server does not validate.
 type kindSchema struct {
 	f         validatingFactory
 	directive string
-	verifier  resource.Verifier
 	inner     validation.Schema
 }
 
 func (s *kindSchema) ValidateBytes(data []byte) error {
+	if s.f.kinds.all {
+		return nil
+	}
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(data, &tm); err == nil && tm.Kind != "" && tm.APIVersion != "" {
-		gvk := tm.GroupVersionKind()
-		if s.f.kinds.has(gvk) {
-			return nil
-		}
-		if s.verifier == nil {
-			s.verifier = s.f.newVerifier()
-		}
-		if s.verifier != nil && s.verifier.HasSupport(gvk) == nil {
-			s.f.kinds.add(gvk)
+		if s.f.kinds.supported(s.f, tm.GroupVersionKind()) {
 			return nil
 		}
 	}
@@ -94,8 +117,8 @@ func (s *kindSchema) ValidateBytes(data []byte) error {
 	return s.inner.ValidateBytes(data)
 }
 
-// newVerifier is kubectl's field validation verifier (OpenAPI v3, cached
-// in memory for this Build); nil when the factory cannot make one.
+// newVerifier is kubectl's field validation verifier (its OpenAPI v3
+// documents cached in memory); nil when the factory cannot make one.
 func (f validatingFactory) newVerifier() resource.Verifier {
 	dg, ok := f.Factory.(interface {
 		ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error)
@@ -112,4 +135,12 @@ func (f validatingFactory) newVerifier() resource.Verifier {
 		return nil
 	}
 	return resource.NewQueryParamVerifierV3(dyn, cached.NewClient(dc.OpenAPIV3()), resource.QueryParamFieldValidation)
+}
+
+// validatesFields reports whether a server of version v (GitVersion)
+// validates fields itself for every kind: ServerSideFieldValidation is GA
+// since Kubernetes 1.27.
+func validatesFields(v string) bool {
+	sv, err := utilversion.ParseGeneric(v)
+	return err == nil && sv.AtLeast(utilversion.MajorMinor(1, 27))
 }
