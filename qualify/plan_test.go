@@ -2,6 +2,8 @@ package qualify
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,5 +63,34 @@ func TestValidatesFields(t *testing.T) {
 		if got := validatesFields(v); got != want {
 			t.Errorf("validatesFields(%q) = %v, want %v", v, got, want)
 		}
+	}
+}
+
+// TestUntested: the builds with no evidence, a set's members left to the
+// set.
+func TestUntested(t *testing.T) {
+	v := func(version string, build int, requires ...spec.Requirement) index.IndexVersion {
+		return index.IndexVersion{Version: version, Build: build, Spec: spec.PackageSpec{Version: version, Build: build, Variants: []spec.Variant{{Name: "default", Requires: requires}}}}
+	}
+	x := &index.RepositoryIndex{Packages: map[string]*index.IndexPackage{
+		"web":   {Versions: []index.IndexVersion{v("1.1.0", 1), v("1.0.0", 2), v("1.0.0", 1)}},
+		"db":    {Versions: []index.IndexVersion{v("2.0.0", 1)}},
+		"stack": {Versions: []index.IndexVersion{v("1.0.0", 1, spec.Requirement{Package: "db", Version: "=2.0.0+build.1"})}},
+	}}
+	dir := t.TempDir()
+	for _, f := range []string{"web-1.0.0-1/kubernetes=1.37.intoto.json", "web-1.0.0-2/notes.txt"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644)
+	}
+	got, err := Untested(x, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s []string
+	for _, g := range got {
+		s = append(s, g.String())
+	}
+	if want := "stack 1.0.0 build 1, web 1.1.0 build 1, web 1.0.0 build 2"; strings.Join(s, ", ") != want {
+		t.Errorf("untested: %s, want %s", strings.Join(s, ", "), want)
 	}
 }

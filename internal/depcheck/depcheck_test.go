@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	"sitelayout":        {"internal/dist"},
 	// What changed between two builds, for reviewers (diff, bump).
 	"review":  {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
-	"qualify": {"evidence", "index", "internal/chartpin", "internal/plainhttp", "spec", "trust"},
+	"qualify": {"evidence", "index", "internal/chartpin", "internal/plainhttp", "sitelayout", "spec", "trust"},
 	"suite":   {"evidence", "index", "internal/atomicfile", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "publish", "releaseset", "site", "sitelayout", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
