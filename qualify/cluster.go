@@ -33,6 +33,8 @@ type cluster struct {
 	cs     kubernetes.Interface
 	dyn    dynamic.Interface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
+	// discovery is the in-memory discovery cache under mapper.
+	discovery discovery.CachedDiscoveryInterface
 }
 
 func connect(kubeconfig, kubecontext string) (*cluster, error) {
@@ -57,7 +59,8 @@ func connect(kubeconfig, kubecontext string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cluster{config: cfg, cs: cs, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+	mdc := memory.NewMemCacheClient(dc)
+	return &cluster{config: cfg, cs: cs, dyn: dyn, discovery: mdc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(mdc)}, nil
 }
 
 // object is one object a release made.

@@ -12,8 +12,8 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // helmClient runs Helm's own install, upgrade, rollback, test and
@@ -22,27 +22,23 @@ import (
 type helmClient struct {
 	kubeconfig string
 	context    string
+	cluster    *cluster
 	timeout    time.Duration
 	log        func(format string, args ...any)
 	configs    map[string]*action.Configuration
+	kinds      fieldValidationKinds
 }
 
 func (h *helmClient) config(namespace string) (*action.Configuration, error) {
 	if c, ok := h.configs[namespace]; ok {
 		return c, nil
 	}
-	flags := genericclioptions.NewConfigFlags(false)
-	if h.kubeconfig != "" {
-		flags.KubeConfig = &h.kubeconfig
-	}
-	if h.context != "" {
-		flags.Context = &h.context
-	}
-	ns := namespace
-	flags.Namespace = &ns
 	c := new(action.Configuration)
-	if err := c.Init(flags, namespace, "secret", h.log); err != nil {
+	if err := c.Init(newRESTGetter(h.cluster, h.kubeconfig, h.context, namespace), namespace, "secret", h.log); err != nil {
 		return nil, fmt.Errorf("helm configuration for namespace %s: %w", namespace, err)
+	}
+	if kc, ok := c.KubeClient.(*kube.Client); ok {
+		kc.Factory = validatingFactory{Factory: kc.Factory, kinds: &h.kinds}
 	}
 	if h.configs == nil {
 		h.configs = map[string]*action.Configuration{}

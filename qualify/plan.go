@@ -58,6 +58,16 @@ type Release struct {
 	Namespace string
 	Chart     spec.ChartRef
 	Install   spec.Install
+	// Wave is the package's place in the requirement order: 0 requires
+	// nothing in the plan, N requires a package of wave N-1 at most.
+	// Level is the component's within its package: 0 depends on nothing,
+	// N on a component of level N-1 at most. Releases of one wave and
+	// level are installed together, then waited for together, as
+	// kubepkg's operator installs every package whose requirements are
+	// Ready at once, and a package's components after those they
+	// dependsOn (the Foreman stack's members need one another's objects
+	// to become ready).
+	Wave, Level int
 }
 
 // String is "release NAME in NAMESPACE (package VERSION build N)".
@@ -110,12 +120,19 @@ func Resolve(x *index.RepositoryIndex, target evidence.Target, variant string) (
 	if err != nil {
 		return nil, err
 	}
+	wave := map[string]int{}
 	for _, name := range order {
+		for _, d := range r.edges[name] {
+			wave[name] = max(wave[name], wave[d]+1)
+		}
 		pb := r.chosen[name]
 		p.Packages = append(p.Packages, *pb)
 		rels, pre, err := releasesOf(pb)
 		if err != nil {
 			return nil, err
+		}
+		for i := range rels {
+			rels[i].Wave = wave[name]
 		}
 		p.Releases = append(p.Releases, rels...)
 		p.PreUpgrade = append(p.PreUpgrade, pre...)
@@ -313,6 +330,7 @@ func releasesOf(pb *PackageBuild) (rels, preUpgrade []Release, err error) {
 		}
 	}
 	placed := map[string]bool{}
+	level := map[string]int{}
 	var visit func(c spec.Component, path []string) error
 	visit = func(c spec.Component, path []string) error {
 		if placed[c.Name] {
@@ -332,6 +350,7 @@ func releasesOf(pb *PackageBuild) (rels, preUpgrade []Release, err error) {
 			if err := visit(dc, append(path, c.Name)); err != nil {
 				return err
 			}
+			level[c.Name] = max(level[c.Name], level[d]+1)
 		}
 		placed[c.Name] = true
 		if c.Chart == nil {
@@ -340,7 +359,7 @@ func releasesOf(pb *PackageBuild) (rels, preUpgrade []Release, err error) {
 		if c.Install.Namespace == "" {
 			return fmt.Errorf("%s: component %s has empty namespace in Install section (kubepkg's operator refuses it)", pb, c.Name)
 		}
-		rel := Release{Package: pb.Name, Version: pb.Version, Build: pb.Build, Component: c.Name, Chart: *c.Chart, Install: *c.Install}
+		rel := Release{Package: pb.Name, Version: pb.Version, Build: pb.Build, Component: c.Name, Chart: *c.Chart, Install: *c.Install, Level: level[c.Name]}
 		rel.Name = c.Install.ReleaseName
 		if rel.Name == "" {
 			rel.Name = c.Name

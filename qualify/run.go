@@ -14,6 +14,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -234,7 +235,7 @@ func (r *run) all(ctx context.Context) error {
 	if err := c.alive(ctx); err != nil {
 		return fmt.Errorf("%w: %v", ErrCluster, err)
 	}
-	r.helm = &helmClient{kubeconfig: q.Kubeconfig, context: q.Context, timeout: q.Timeout, log: func(f string, a ...any) { r.logf("helm: "+f, a...) }}
+	r.helm = &helmClient{kubeconfig: q.Kubeconfig, context: q.Context, cluster: c, timeout: q.Timeout, log: func(f string, a ...any) { r.logf("helm: "+f, a...) }}
 	from, err := r.fromPlan()
 	if err != nil {
 		return err
@@ -242,6 +243,7 @@ func (r *run) all(ctx context.Context) error {
 	if err := r.environment(ctx); err != nil {
 		return err
 	}
+	r.helm.kinds.all = validatesFields(r.res.Env["server"])
 	// 1. a fresh install of exactly the target, tested, then removed
 	if err := r.phase(ctx, PhaseInstall, plan.Target.String(), func() error { return r.installAll(ctx, plan) }); err != nil {
 		return err
@@ -377,24 +379,55 @@ func (r *run) chart(ctx context.Context, rel Release) (*chart.Chart, error) {
 	return c, nil
 }
 
+// installAll installs the plan's releases step by step: the releases of
+// one package wave and component level (see Release) installed, then
+// waited for together.
 func (r *run) installAll(ctx context.Context, plan *Plan) error {
-	for _, rel := range plan.Releases {
-		if err := r.installOne(ctx, rel, nil, ""); err != nil {
-			return err
+	rels := slices.Clone(plan.Releases)
+	slices.SortStableFunc(rels, func(a, b Release) int {
+		if a.Wave != b.Wave {
+			return a.Wave - b.Wave
 		}
+		return a.Level - b.Level
+	})
+	for i := 0; i < len(rels); {
+		j := i
+		var made []*release.Release
+		for ; j < len(rels) && rels[j].Wave == rels[i].Wave && rels[j].Level == rels[i].Level; j++ {
+			hr, err := r.install(ctx, rels[j], nil, "")
+			if err != nil {
+				return err
+			}
+			made = append(made, hr)
+		}
+		for k, hr := range made {
+			if err := r.ready(ctx, rels[i+k], hr); err != nil {
+				return err
+			}
+		}
+		i = j
 	}
 	return nil
 }
 
-// installOne installs one release (into its namespace, made first as
-// kubepkg's operator makes it) and waits until it is ready.
+// installOne installs one release and waits until it is ready.
 func (r *run) installOne(ctx context.Context, rel Release, vals map[string]any, why string) error {
-	c, err := r.chart(ctx, rel)
+	hr, err := r.install(ctx, rel, vals, why)
 	if err != nil {
 		return err
 	}
+	return r.ready(ctx, rel, hr)
+}
+
+// install installs one release, into its namespace, made first as
+// kubepkg's operator makes it.
+func (r *run) install(ctx context.Context, rel Release, vals map[string]any, why string) (*release.Release, error) {
+	c, err := r.chart(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
 	if err := r.c.ensureNamespace(ctx, rel.Namespace, rel.Install.Privileged); err != nil {
-		return fmt.Errorf("%s: %w", rel, err)
+		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
 	r.progress("install %s%s", rel, why)
 	hr, err := r.helm.install(ctx, rel, c, vals)
@@ -402,9 +435,9 @@ func (r *run) installOne(ctx context.Context, rel Release, vals map[string]any, 
 		r.remember(rel, hr)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: helm install: %w", rel, err)
+		return nil, fmt.Errorf("%s: helm install: %w", rel, err)
 	}
-	return r.ready(ctx, rel, hr)
+	return hr, nil
 }
 
 // upgradeAll moves every release of from to plan in plan's order, as
@@ -623,6 +656,10 @@ func (r *run) uninstallAll(ctx context.Context, plans ...*Plan) error {
 			done[key] = true
 			r.progress("uninstall %s", rel)
 			resp, err := r.helm.uninstall(rel)
+			if errors.Is(err, driver.ErrReleaseNotFound) && r.made[key] == nil {
+				r.logf("%s: not installed (the install stopped before it)", rel)
+				continue
+			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: helm uninstall: %w", rel, err))
 				continue

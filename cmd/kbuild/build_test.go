@@ -23,7 +23,7 @@ import (
 )
 
 // uniqueRepo returns a registry path no other test run uses.
-func uniqueRepo(t *testing.T, reg string) string {
+func uniqueRepo(t testing.TB, reg string) string {
 	b := make([]byte, 4)
 	rand.Read(b)
 	return "oci://" + reg + "/t" + hex.EncodeToString(b)

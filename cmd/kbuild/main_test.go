@@ -50,13 +50,13 @@ func (r result) String() string {
 }
 
 // kbuild runs the kbuild binary in dir with extra environment.
-func kbuild(t *testing.T, dir string, env []string, args ...string) result {
+func kbuild(t testing.TB, dir string, env []string, args ...string) result {
 	t.Helper()
 	return kbuildWith(t, kbuildBin, dir, env, args...)
 }
 
 // kbuildWith runs the kbuild binary bin in dir with extra environment.
-func kbuildWith(t *testing.T, bin, dir string, env []string, args ...string) result {
+func kbuildWith(t testing.TB, bin, dir string, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir

@@ -61,7 +61,7 @@ func writeRecord(t *testing.T, distDir, name, version string, build int, reposit
 }
 
 // keygen makes PREFIX.key and PREFIX.pub in dir and returns PREFIX.
-func keygen(t *testing.T, dir, name string) string {
+func keygen(t testing.TB, dir, name string) string {
 	t.Helper()
 	prefix := filepath.Join(dir, name)
 	if r := runInProcess("repo", "keygen", prefix); r.code != 0 {

@@ -47,7 +47,7 @@ type foremanStack struct {
 // upstream shape) by git daemon, pushes a random image for each upstream
 // image, and copies recipes/ of the stack into work/recipes with the
 // upstream locations and digests replaced by the local ones.
-func newForemanStack(t *testing.T, reg string) *foremanStack {
+func newForemanStack(t testing.TB, reg string) *foremanStack {
 	git := testenv.Tool(t, "git")
 	work := t.TempDir()
 	s := &foremanStack{work: work, images: map[string]string{}}

@@ -28,6 +28,7 @@ type testFlags struct {
 	keys                signerFlags
 	root, out, logURL   string
 	expires             time.Duration
+	untested            string
 }
 
 func newTestCmd() *Command {
@@ -66,6 +67,9 @@ Examples:
   # qualify foreman 3.15.0 build 1 on the current cluster
   kbuild test foreman@3.15.0 --build 1 --index https://example.github.io/packages/unstable/ --public-key keys/index.pub
 
+  # the builds of unstable that evidence/ has nothing for (the qualify workflow)
+  kbuild test --untested evidence --index "$SITE/unstable/" --public-key keys/index.pub
+
   # in CI: JUnit, step summary and signed evidence for the recipes repository
   kbuild test foreman-stack@3.15.0 --build 1 --index "$SITE/unstable/" --root-key keys/root.pub \
     --junit junit.xml --attest --sign-key-env KBUILD_QA_KEY --root keys/root.yaml -o evidence/foreman-stack.intoto.json`,
@@ -87,6 +91,7 @@ Examples:
 			addOutputFlag(fs, &f.out, "", "the evidence to `FILE` (with --attest)")
 			fs.StringVar(&f.logURL, "log", "", "http(s) URL of the test run, written into the evidence")
 			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
+			fs.StringVar(&f.untested, "untested", "", "list the index's builds with no evidence in `DIR` (a set's members go with the set), one 'NAME@VERSION BUILD' a line, and exit")
 			f.plainHTTPFlag.addFlags(fs, "")
 			f.timeoutFlag.addFlags(fs, "a registry or site that stalls")
 		},
@@ -95,6 +100,9 @@ Examples:
 }
 
 func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
+	if f.untested != "" {
+		return f.listUntested(ctx, env, args)
+	}
 	if len(args) != 1 {
 		return usagef("test takes one NAME@VERSION")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/qualify"
+	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -90,6 +92,30 @@ func (f *testFlags) report(env *Env, res *qualify.Result, target evidence.Target
 	fmt.Fprintf(env.Stdout, "%s: %s (log %s)\n", target, res.Verdict(), res.LogDigest)
 	if !res.Pass() {
 		return &exitError{code: exitFailed}
+	}
+	return nil
+}
+
+// listUntested prints the builds of the index with no evidence in
+// --untested DIR: what the qualify workflow tests.
+func (f *testFlags) listUntested(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 0 || f.ref == "" {
+		return usagef("--untested DIR takes no NAME@VERSION and needs --index REF")
+	}
+	tr, err := f.require("test")
+	if err != nil {
+		return err
+	}
+	pub, err := siteread.ReadIndex(ctx, f.ref, tr, siteread.WithTimeout(f.timeout))
+	if err != nil {
+		return err
+	}
+	ts, err := qualify.Untested(pub.Verified.Index, f.untested)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		fmt.Fprintf(env.Stdout, "%s@%s %d\n", t.Package, t.Version, t.Build)
 	}
 	return nil
 }

@@ -106,6 +106,7 @@ var vocabulary = map[string]term{
 	"junit":               {"", "string", "write the result as JUnit XML to `FILE`"},
 	"summary":             {"", "string", "append a Markdown summary to `FILE`"},
 	"log-file":            {"", "string", "write the whole log to `FILE`"},
+	"untested":            {"", "string", "list the index's builds with no evidence in `DIR`"},
 	"attest":              {"", "bool", "sign the result as test evidence"},
 	"manifest":            {"", "stringArray", "URL of an upstream manifest file"},
 	"mirror":              {"", "string", "mirror registry and path, oci://HOST/PATH"},

@@ -87,7 +87,7 @@ func TestShellcheck(t *testing.T) {
 		t.Skipf("not a git checkout: %v", err)
 	}
 	files := strings.Fields(string(out))
-	for _, want := range []string{"scripts/release.sh", "scripts/action-install.sh", "scripts/action-run.sh", "scripts/publish.sh", "cmd/kbuild/testdata/kubepkg/scripts/build-all.sh"} {
+	for _, want := range []string{"scripts/release.sh", "scripts/action-install.sh", "scripts/action-run.sh", "scripts/publish.sh", "scripts/qualify-plan.sh", "scripts/qualify-run.sh", "scripts/qualify-pr.sh", "cmd/kbuild/testdata/kubepkg/scripts/build-all.sh"} {
 		if !slices.Contains(files, want) {
 			t.Errorf("git ls-files does not list %s", want)
 		}

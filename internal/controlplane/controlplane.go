@@ -285,6 +285,10 @@ func (c *Cluster) startControllers(o Options) error {
 		// length of any test rather than being tainted after 50 s
 		"--node-monitor-grace-period=1h",
 		"--concurrent-deployment-syncs=5", "--concurrent-replicaset-syncs=5",
+		// PersistentVolumeClaims of the default StorageClass (startNodes
+		// makes it, as kind has one) are bound to volumes under
+		// /tmp/hostpath_pv that no pod ever mounts, and removed with them
+		"--enable-hostpath-provisioner",
 		"--v=0"); err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -121,6 +123,53 @@ func TestPodStages(t *testing.T) {
 			if cs := last.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.ExitCode != 2 {
 				t.Errorf("pod exit: container statuses %+v, want terminated with exit code 2", cs)
 			}
+		}
+	}
+}
+
+// TestClaimIsBound: a PersistentVolumeClaim of no class gets a volume of
+// the default StorageClass, as on kind, and the volume goes with it.
+func TestClaimIsBound(t *testing.T) {
+	c := ForTest(t)
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100Gi")}},
+		},
+	}
+	if _, err := cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var volume string
+	until(ctx, t, "the claim is bound", func() bool {
+		got, err := cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+		volume = got.Spec.VolumeName
+		return err == nil && got.Status.Phase == corev1.ClaimBound
+	})
+	if err := cs.CoreV1().PersistentVolumeClaims("default").Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	until(ctx, t, "the volume "+volume+" is removed", func() bool {
+		_, err := cs.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+}
+
+func until(ctx context.Context, t *testing.T, what string, done func() bool) {
+	t.Helper()
+	for !done() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not in time", what)
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }

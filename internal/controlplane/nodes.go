@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -42,6 +43,9 @@ func (c *Cluster) startNodes(ctx context.Context, o Options) error {
 			return fmt.Errorf("create node %s: %w", n.Name, err)
 		}
 	}
+	if err := defaultStorageClass(ctx, cs); err != nil {
+		return err
+	}
 	kwok := c.procs[len(c.procs)-1]
 	for _, n := range o.Nodes {
 		if err := poll(ctx, kwok, func() error {
@@ -64,4 +68,20 @@ func (c *Cluster) startNodes(ctx context.Context, o Options) error {
 		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err
 	})
+}
+
+// defaultStorageClass makes the cluster's default StorageClass, standard,
+// as kind's: charts that claim storage (the Foreman stack's
+// PersistentVolumeClaims) get a bound volume from the controller manager's
+// hostPath provisioner, and the volume goes with the claim.
+func defaultStorageClass(ctx context.Context, cs kubernetes.Interface) error {
+	del := corev1.PersistentVolumeReclaimDelete
+	sc := &storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		Provisioner: "kubernetes.io/host-path", ReclaimPolicy: &del,
+	}
+	if _, err := cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create the default StorageClass: %w", err)
+	}
+	return nil
 }
