@@ -30,6 +30,7 @@ type options struct {
 	suites        *Suites
 	referrers     bool
 	compat        []string
+	keyless       [2]string // issuer, subject
 }
 
 // WithPages limits the package pages Write writes to those of the packages
@@ -127,6 +128,16 @@ func WithPublicKeys(pems ...string) Option {
 // pins them (spec.trust) instead of publicKeys.
 func WithRootKeys(threshold int, pems ...string) Option {
 	return func(o *options) { o.rootThreshold, o.rootKeys = threshold, append(o.rootKeys, pems...) }
+}
+
+// WithKeyless says the charts are also signed keylessly, with
+// certificates issued to subject by the OIDC issuer: the Flux snippets
+// then verify with verify.matchOIDCIdentity pinning exactly them (no
+// Secret to create), and each chart pinned by digest gets the cosign
+// verify line with --certificate-identity and --certificate-oidc-issuer.
+// The default is key-based snippets only.
+func WithKeyless(issuer, subject string) Option {
+	return func(o *options) { o.keyless = [2]string{issuer, subject} }
 }
 
 //go:embed assets/*.html
