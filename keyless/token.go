@@ -81,3 +81,13 @@ func Token(getenv func(string) string, client *http.Client) (TokenSource, error)
 		return v.Value, nil
 	}, nil
 }
+
+// FromEnv returns a Signer whose tokens come from the environment getenv
+// reads (Token): what kbuild build --keyless and publish --keyless use.
+func FromEnv(ctx context.Context, getenv func(string) string, opts ...Option) (*Signer, error) {
+	tokens, err := Token(getenv, nil)
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, tokens, opts...)
+}

@@ -41,6 +41,7 @@ var allowed = map[string][]string{
 	"bundle/nodeconfig": {"internal/atomicfile"},
 	"releaseset":        {"index", "spec"},
 	"sigbundle":         {"trust"},
+	"keyless":           {"sigbundle"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
 	"provenance":        {"spec", "trust"},
 	"sitelayout":        {"internal/dist"},
@@ -68,6 +69,7 @@ var allowed = map[string][]string{
 	"scripts/hostile":        {},
 	"internal/upstreamtest":  {"internal/testenv"},
 	"internal/ocilimit":      {},
+	"internal/sigstoretest":  {},
 }
 
 // leaf is what the packages at the bottom of the graph may depend on
