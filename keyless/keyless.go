@@ -179,6 +179,7 @@ func TokenIdentity(tok string) (Identity, error) {
 		Subject     string `json:"sub"`
 		Email       string `json:"email"`
 		WorkflowRef string `json:"job_workflow_ref"`
+		Repository  string `json:"repository"`
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return Identity{}, fmt.Errorf("OIDC token: claims: %w", err)
@@ -186,7 +187,7 @@ func TokenIdentity(tok string) (Identity, error) {
 	id := Identity{Issuer: c.Issuer, Subject: c.Subject}
 	switch {
 	case c.WorkflowRef != "":
-		id.Subject = "https://github.com/" + c.WorkflowRef
+		id.Subject, id.Repository = "https://github.com/"+c.WorkflowRef, c.Repository
 	case c.Email != "":
 		id.Subject = c.Email
 	}

@@ -31,7 +31,7 @@ func TestSignVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := keyless.Identity{Issuer: ss.IssuerURL, Subject: "https://github.com/acme/packages/.github/workflows/publish.yml@refs/heads/main"}
+	want := keyless.Identity{Issuer: ss.IssuerURL, Subject: "https://github.com/acme/packages/.github/workflows/publish.yml@refs/heads/main", Repository: "acme/packages"}
 	if got := s.Identity(); got != want {
 		t.Errorf("Identity() before signing = %+v, want %+v", got, want)
 	}
@@ -78,6 +78,7 @@ func TestSignVerify(t *testing.T) {
 	}{
 		{"another subject", bundles[0], digest, keyless.Identity{Issuer: want.Issuer, Subject: "https://github.com/mallory/packages/.github/workflows/publish.yml@refs/heads/main"}},
 		{"another issuer", bundles[0], digest, keyless.Identity{Issuer: keyless.GitHubIssuer, Subject: want.Subject}},
+		{"another repository", bundles[0], digest, keyless.Identity{Issuer: want.Issuer, Subject: want.Subject, Repository: "mallory/packages"}},
 		{"another digest", bundles[0], other, want},
 		{"changed payload", []byte(tampered), digest, want},
 	} {
@@ -91,6 +92,36 @@ func TestSignVerify(t *testing.T) {
 	// cosign without --insecure-ignore-sct refuses them.
 	if _, err := keyless.Verify(bundles[0], digest, keyless.VerifyOptions{TrustedRoot: tm, Identity: want}); !errors.Is(err, keyless.ErrVerify) {
 		t.Errorf("Verify without IgnoreSCT = %v, want ErrVerify", err)
+	}
+}
+
+// TestReusableWorkflowIdentity: a job calling a reusable workflow of
+// another repository is certified for that workflow, the same subject for
+// every caller; the repository tells callers apart.
+func TestReusableWorkflowIdentity(t *testing.T) {
+	ss := sigstoretest.New(t)
+	claims := sigstoretest.Workflow("acme/packages", "publish.yml")
+	claims.WorkflowRef = "kbuild-dev/kbuild/.github/workflows/reusable-publish.yml@refs/tags/v0.3.0"
+	s, err := keyless.New(context.Background(), static(ss.Token(claims)), keyless.WithFulcio(ss.FulcioURL), keyless.WithRekor(ss.RekorURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := sigbundle.NewStatement("r/c", digest, sigbundle.SignPredicate, nil)
+	b, err := s.Sign(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := s.Identity()
+	if id.Subject != "https://github.com/"+claims.WorkflowRef || id.Repository != "acme/packages" {
+		t.Fatalf("Identity() = %+v, want kbuild's reusable workflow and the repository acme/packages", id)
+	}
+	tm, _ := ss.Material()
+	if _, err := keyless.Verify(b, digest, keyless.VerifyOptions{TrustedRoot: tm, Identity: id, IgnoreSCT: true}); err != nil {
+		t.Errorf("Verify for the caller: %v", err)
+	}
+	id.Repository = "mallory/packages"
+	if _, err := keyless.Verify(b, digest, keyless.VerifyOptions{TrustedRoot: tm, Identity: id, IgnoreSCT: true}); !errors.Is(err, keyless.ErrVerify) {
+		t.Errorf("Verify for another caller of the same workflow = %v, want ErrVerify", err)
 	}
 }
 

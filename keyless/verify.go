@@ -28,7 +28,7 @@ func CertificateIdentity(cert *x509.Certificate) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
-	id := Identity{Issuer: s.Issuer, Subject: s.SubjectAlternativeName}
+	id := Identity{Issuer: s.Issuer, Subject: s.SubjectAlternativeName, Repository: s.GithubWorkflowRepository}
 	return id, id.Validate()
 }
 
@@ -36,7 +36,8 @@ func CertificateIdentity(cert *x509.Certificate) (Identity, error) {
 type VerifyOptions struct {
 	// TrustedRoot holds the Fulcio CAs, Rekor logs and CT logs trusted.
 	TrustedRoot root.TrustedMaterial
-	// Identity is the only identity accepted.
+	// Identity is the only identity accepted (its Repository, when set,
+	// too).
 	Identity Identity
 	// IgnoreSCT skips the certificate-transparency check (cosign's
 	// --insecure-ignore-sct), for CAs whose trusted root names no CT log.
@@ -90,7 +91,15 @@ func Verify(data []byte, digest string, o VerifyOptions) (*sigbundle.Statement, 
 	if err != nil {
 		return nil, err
 	}
-	want, err := verify.NewShortCertificateIdentity(o.Identity.Issuer, "", o.Identity.Subject, "")
+	san, err := verify.NewSANMatcher(o.Identity.Subject, "")
+	if err != nil {
+		return nil, err
+	}
+	iss, err := verify.NewIssuerMatcher(o.Identity.Issuer, "")
+	if err != nil {
+		return nil, err
+	}
+	want, err := verify.NewCertificateIdentity(san, iss, certificate.Extensions{GithubWorkflowRepository: o.Identity.Repository})
 	if err != nil {
 		return nil, err
 	}

@@ -215,7 +215,7 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 		opts = append(opts, site.WithSuites(p.suites))
 	}
 	if id, ok := p.keylessIdentity(); ok {
-		opts = append(opts, site.WithKeyless(id.Issuer, id.Subject))
+		opts = append(opts, site.WithKeyless(id.Issuer, id.Subject, id.Repository))
 	}
 	return site.Write(p.site, c.idx, opts...)
 }

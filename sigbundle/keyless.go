@@ -22,10 +22,16 @@ type KeylessSigner interface {
 // Identity is what a keyless signature is bound to and what a verifier
 // pins: the OIDC issuer and the certificate's subject (for GitHub Actions,
 // https://github.com/ + the token's job_workflow_ref: the workflow file
-// that ran the job, at its ref).
+// that ran the job, at its ref), and for GitHub Actions the repository
+// whose job signed. The subject of a job that calls a reusable workflow
+// of another repository (kbuild's reusable-publish.yml) names that
+// workflow, the same for every caller: only the repository (the
+// certificate's GitHub workflow repository extension, which cosign's
+// --certificate-github-workflow-repository checks) tells callers apart.
 type Identity struct {
-	Issuer  string `json:"issuer"`
-	Subject string `json:"subject"`
+	Issuer     string `json:"issuer"`
+	Subject    string `json:"subject"`
+	Repository string `json:"repository,omitempty"`
 }
 
 // IssuerRegexp is the anchored regular expression matching exactly the

@@ -437,7 +437,7 @@ func newChartView(pkg string, c *spec.ChartRef, release, namespace string, o *op
 		ns = " --namespace " + shellQuote(namespace) + " --create-namespace"
 	}
 	cv.Install = "helm install " + shellQuote(release) + " " + shellQuote(repo) + " --version " + shellQuote(c.Version) + ns
-	g := gitOps{object: objectName(pkg, release), repo: repo, release: release, namespace: namespace, keySecret: yamlName(o.title) + "-cosign", issuer: o.keyless[0], subject: o.keyless[1]}
+	g := gitOps{object: objectName(pkg, release), repo: repo, release: release, namespace: namespace, keySecret: yamlName(o.title) + "-cosign", issuer: o.keyless[0], subject: o.keyless[1], repository: o.keyless[2]}
 	if m := o.manifests[c.Digest]; m != "" {
 		cv.DigestRef = repo + "@" + m
 		cv.InstallByDigest = "helm install " + shellQuote(release) + " " + shellQuote(cv.DigestRef) + ns

@@ -106,13 +106,25 @@ type gitOps struct {
 	object, repo, digest, semver, release, namespace, keySecret string
 	// issuer and subject: the keyless identity (WithKeyless), when the
 	// charts carry keyless signatures; verify then pins it.
-	issuer, subject string
+	issuer, subject, repository string
 }
 
 // cosignVerifyKeyless is the cosign verify line of ref for the keyless
 // identity of g: exactly that subject and issuer.
 func cosignVerifyKeyless(g gitOps, ref string) string {
-	return "cosign verify " + shellQuote(ref) + " \\\n  --certificate-identity " + shellQuote(g.subject) + " \\\n  --certificate-oidc-issuer " + shellQuote(g.issuer)
+	s := "cosign verify " + shellQuote(ref) + " \\\n  --certificate-identity " + shellQuote(g.subject) + " \\\n  --certificate-oidc-issuer " + shellQuote(g.issuer)
+	if g.repository != "" {
+		s += " \\\n  --certificate-github-workflow-repository " + shellQuote(g.repository)
+	}
+	return s
+}
+
+// sharedSubject reports whether the keyless subject is a workflow of
+// another repository than the one whose job signed (a reusable workflow,
+// such as kbuild's reusable-publish.yml): every repository calling it is
+// certified for the same subject.
+func (g gitOps) sharedSubject() bool {
+	return g.repository != "" && !strings.HasPrefix(g.subject, "https://github.com/"+g.repository+"/")
 }
 
 // fluxVerify is the verify block of the OCIRepository: the keyless
@@ -159,6 +171,9 @@ func fluxSnippet(g gitOps) string {
 	}
 	if g.subject != "" {
 		b.WriteString("# verified keylessly: each chart's certificate names the workflow that signed it\n")
+		if g.sharedSubject() {
+			fmt.Fprintf(&b, "# (a reusable workflow: every repository calling it has this subject, and Flux cannot\n#  pin the repository %s; verify with cosign, or sign from a workflow of %s)\n", g.repository, g.repository)
+		}
 	} else {
 		fmt.Fprintf(&b, `# the repository's public key (keys/index.pub of this site), for cosign:
 #   kubectl -n flux-system create secret generic %s --from-file=cosign.pub=index.pub
