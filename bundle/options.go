@@ -32,6 +32,7 @@ type options struct {
 	resign      []trust.Signer
 	timeout     time.Duration
 	transport   http.RoundTripper
+	trustedRoot []byte
 }
 
 // Option configures Create, Inspect and Import.

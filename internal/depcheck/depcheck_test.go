@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"sbom/trivytest":    {},
 	"site":              {"index", "internal/atomicfile", "sitelayout", "spec"},
 	"publish":           {"builder", "builder/oci", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "recipe", "sbom", "sigbundle", "site", "sitelayout", "sources", "spec", "trust"},
-	"bundle":            {"builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "provenance", "sigbundle", "sitelayout", "spec", "trust"},
+	"bundle":            {"builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/fetchsite", "internal/netdeadline", "internal/ocilimit", "keyless", "provenance", "sigbundle", "sitelayout", "spec", "trust"},
 	"bundle/nodeconfig": {"internal/atomicfile"},
 	"releaseset":        {"index", "spec"},
 	"sigbundle":         {"trust"},

@@ -39,7 +39,9 @@ var (
 	oidSourceRepoRef      = fulcioOID(14)
 )
 
-func fulcioOID(n int) asn1.ObjectIdentifier { return asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57264, 1, n} }
+func fulcioOID(n int) asn1.ObjectIdentifier {
+	return asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57264, 1, n}
+}
 
 // tokenClaims are the verified claims Fulcio reads.
 type tokenClaims struct {
