@@ -46,7 +46,7 @@ type keylessCheck struct {
 func newKeylessCheck(rootJSON, identity []byte) (*keylessCheck, error) {
 	tr, err := root.NewTrustedRootFromJSON(rootJSON)
 	if err != nil {
-		return nil, fmt.Errorf("Sigstore trusted root: %w", err)
+		return nil, fmt.Errorf("the Sigstore trusted root: %w", err)
 	}
 	var id sigbundle.Identity
 	if err := json.Unmarshal(identity, &id); err != nil {

@@ -202,7 +202,10 @@ func issuerKey(r *http.Request, issuer string) (*ecdsa.PublicKey, error) {
 		if errX != nil || errY != nil {
 			continue
 		}
-		return &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}, nil
+		if len(x) != 32 || len(y) != 32 {
+			continue
+		}
+		return ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
 	}
 	return nil, errors.New("the issuer publishes no P-256 key")
 }

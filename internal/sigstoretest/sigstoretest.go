@@ -223,10 +223,12 @@ func (s *Sigstore) issuerHandler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"issuer": s.IssuerURL, "jwks_uri": s.IssuerURL + "/jwks", "id_token_signing_alg_values_supported": []string{"ES256"}})
 	})
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
-		x := make([]byte, 32)
-		y := make([]byte, 32)
-		s.oidcKey.X.FillBytes(x)
-		s.oidcKey.Y.FillBytes(y)
+		raw, err := s.oidcKey.PublicKey.Bytes() // 0x04 || X || Y
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+		x, y := raw[1:33], raw[33:]
 		writeJSON(w, http.StatusOK, map[string]any{"keys": []map[string]string{{
 			"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": "test",
 			"x": base64.RawURLEncoding.EncodeToString(x), "y": base64.RawURLEncoding.EncodeToString(y),
