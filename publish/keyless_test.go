@@ -151,6 +151,29 @@ func TestCosignVerifiesKeylessCharts(t *testing.T) {
 	if err := json.Unmarshal(data, &named); err != nil || named != id {
 		t.Errorf("%s = %s (%v), want %+v", sitelayout.KeylessFile, data, err, id)
 	}
+	// The root suite's mirror (rootSuite) names it too.
+	root := t.TempDir()
+	if _, err := MirrorIndex(filepath.Join(f.work, "site"), root); err != nil {
+		t.Fatal(err)
+	}
+	if mirrored, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(sitelayout.KeylessFile))); err != nil || string(mirrored) != string(data) {
+		t.Errorf("MirrorIndex: %s = %q, %v; want the suite's", sitelayout.KeylessFile, mirrored, err)
+	}
+	// A copy into the next suite (promote), by a publisher without
+	// WithKeyless, keeps naming it and pinning it in its catalog.
+	from, err := ReadIndex(context.Background(), filepath.Join(f.work, "site"), f.publisher("stable", nil).baseTrust())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.publisher("stable", nil).Copy(context.Background(), from, []VersionRef{{Package: "alpha", Version: "1.0.0", Build: 1}}); err != nil {
+		t.Fatalf("Copy: %v\n%s", err, &f.stderr)
+	}
+	if copied, err := os.ReadFile(filepath.Join(f.work, "stable", filepath.FromSlash(sitelayout.KeylessFile))); err != nil || string(copied) != string(data) {
+		t.Errorf("Copy: %s = %q, %v; want the source suite's", sitelayout.KeylessFile, copied, err)
+	}
+	if page, err := os.ReadFile(filepath.Join(f.work, "stable", "packages", "alpha.html")); err != nil || !strings.Contains(string(page), "matchOIDCIdentity:") {
+		t.Errorf("the copied suite's page does not pin the keyless identity (%v)", err)
+	}
 	page, err := os.ReadFile(filepath.Join(f.work, "site", "packages", "alpha.html"))
 	if err != nil {
 		t.Fatal(err)
