@@ -21,6 +21,7 @@ import (
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/recipe"
+	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
@@ -44,6 +45,7 @@ type Builder struct {
 	workDir       string
 	adopt         bool
 	chartSigners  []trust.Signer
+	keyless       sigbundle.KeylessSigner
 }
 
 // New returns a Builder that fetches with f and publishes to t. t may be

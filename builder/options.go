@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"time"
 
+	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -80,6 +81,14 @@ func WithAdopt(adopt bool) Option { return func(b *Builder) { b.adopt = adopt } 
 // (package sigbundle), as publish attaches to its charts. Default none.
 func WithChartSigners(signers ...trust.Signer) Option {
 	return func(b *Builder) { b.chartSigners = append(b.chartSigners, signers...) }
+}
+
+// WithKeylessSigner makes every chart a build publishes also carry the
+// keyless signature of s (a certificate for its OIDC identity and a
+// transparency-log entry), which `cosign verify --certificate-identity`
+// and Flux's verify.matchOIDCIdentity check. Default none.
+func WithKeylessSigner(s sigbundle.KeylessSigner) Option {
+	return func(b *Builder) { b.keyless = s }
 }
 
 func defaults() *Builder {

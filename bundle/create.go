@@ -116,11 +116,18 @@ func Create(ctx context.Context, out, site string, trust *trust.Trust, wants []W
 	if err != nil {
 		return nil, err
 	}
-	sigs, err := fetchSigstore(ctx, arts, keys, o)
+	kc, err := siteKeyless(ctx, s, o)
+	if err != nil {
+		return nil, err
+	}
+	sigs, err := fetchSigstore(ctx, arts, keys, kc, o)
 	if err != nil {
 		return nil, err
 	}
 	maps.Copy(files, sigs)
+	if kc != nil {
+		files[sigstoreTrustedRoot], files[sigstoreIdentity] = kc.root, kc.identity
+	}
 	for _, a := range arts {
 		if a.chart != nil {
 			c.Charts = append(c.Charts, *a.chart)

@@ -3,7 +3,6 @@ package bundle
 import (
 	"context"
 	"sort"
-	"strings"
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/sitelayout"
@@ -86,7 +85,7 @@ func Inspect(ctx context.Context, file string, opts ...Option) (*Inspection, err
 		return nil, bad(file, "index.yaml.sig: %v", err)
 	}
 	for f := range b.files {
-		if strings.HasPrefix(f, sigstoreDir) {
+		if sigstoreName.MatchString(f) {
 			in.Sigstore++
 		}
 	}

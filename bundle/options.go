@@ -33,6 +33,7 @@ type options struct {
 	timeout     time.Duration
 	transport   http.RoundTripper
 	nodeConfig  string
+	trustedRoot []byte
 }
 
 // Option configures Create, Inspect and Import.

@@ -38,7 +38,7 @@ func bad(file, format string, args ...any) error {
 // site's files, SBOMs, provenance, build info, the charts' Sigstore
 // bundles, the public keys beside the index (information only) and
 // bundle.json.
-var metaName = regexp.MustCompile(`^(index\.yaml|index\.yaml\.sig|root\.yaml|root/[1-9][0-9]{0,3}\.yaml|bundle\.json|sbom/[a-z0-9][a-z0-9._+-]*\.cdx\.json|provenance/[a-z0-9][a-z0-9._+-]*\.intoto\.json|build/[a-z0-9][a-z0-9._+-]*\.build\.yaml|sigstore/[0-9a-f]{64}/[0-9a-f]{64}\.json|keys/(index|[0-9a-f]{64})\.pub)$`)
+var metaName = regexp.MustCompile(`^(index\.yaml|index\.yaml\.sig|root\.yaml|root/[1-9][0-9]{0,3}\.yaml|bundle\.json|sbom/[a-z0-9][a-z0-9._+-]*\.cdx\.json|provenance/[a-z0-9][a-z0-9._+-]*\.intoto\.json|build/[a-z0-9][a-z0-9._+-]*\.build\.yaml|sigstore/[0-9a-f]{64}/[0-9a-f]{64}\.json|sigstore/(trusted_root|keyless)\.json|keys/(index|[0-9a-f]{64})\.pub)$`)
 
 // maxEntries caps the files a bundle may hold.
 const maxEntries = 1 << 20

@@ -42,7 +42,7 @@ func verifiers(keys []*trust.PublicKey) []trust.Verifier {
 // referrers of each chart of arts that one of keys signed about that
 // chart's manifest. Others (another key's, or about another manifest) are
 // left behind with a note: the mirror could not verify them either.
-func fetchSigstore(ctx context.Context, arts []*artifact, keys []*trust.PublicKey, o *options) (map[string][]byte, error) {
+func fetchSigstore(ctx context.Context, arts []*artifact, keys []*trust.PublicKey, kc *keylessCheck, o *options) (map[string][]byte, error) {
 	ropts := o.remote(ctx)
 	out := map[string][]byte{}
 	for _, a := range arts {
@@ -66,7 +66,7 @@ func fetchSigstore(ctx context.Context, arts []*artifact, keys []*trust.PublicKe
 			if err != nil {
 				return nil, fmt.Errorf("%s: Sigstore bundle %s: %w", a.ref, d.Digest, err)
 			}
-			if _, _, err := sigbundle.Open(data, a.desc.Digest.String(), verifiers(keys)); err != nil {
+			if err := openSigstore(data, a.desc.Digest.String(), verifiers(keys), kc); err != nil {
 				o.logf("note: %s: Sigstore bundle %s left out: %v", a.ref, d.Digest, err)
 				continue
 			}
@@ -122,23 +122,31 @@ type signedChart struct {
 
 // verifySigstore checks every Sigstore bundle file of b: named after the
 // manifest of a bundled chart, and signed by one of keys about that
-// manifest. A file that fails is a bad bundle: nothing is pushed.
+// manifest, or keylessly for the identity and under the trusted root the
+// bundle carries. A file that fails is a bad bundle: nothing is pushed.
 func verifySigstore(b *opened, charts []*pushable, keys []*trust.PublicKey) ([]signedChart, error) {
+	kc, err := bundledKeyless(b)
+	if err != nil {
+		return nil, err
+	}
 	byManifest := map[string]*pushable{}
 	for _, c := range charts {
 		byManifest[c.root.desc.Digest.Hex] = c
 	}
 	var out []signedChart
 	for _, f := range slices.Sorted(maps.Keys(b.files)) {
-		if !strings.HasPrefix(f, sigstoreDir) {
+		if !strings.HasPrefix(f, sigstoreDir) || f == sigstoreTrustedRoot || f == sigstoreIdentity {
 			continue
 		}
 		m := sigstoreName.FindStringSubmatch(f)
+		if m == nil {
+			return nil, bad(b.file, "%s is not a Sigstore bundle's name (%s<manifest hex>/<sha256>.json)", f, sigstoreDir)
+		}
 		c := byManifest[m[1]]
 		if c == nil {
 			return nil, bad(b.file, "%s is about manifest sha256:%s, which is no bundled chart's", f, m[1])
 		}
-		if _, _, err := sigbundle.Open(b.files[f], "sha256:"+m[1], verifiers(keys)); err != nil {
+		if err := openSigstore(b.files[f], "sha256:"+m[1], verifiers(keys), kc); err != nil {
 			return nil, bad(b.file, "%s (chart %s): %v", f, c.ref, err)
 		}
 		out = append(out, signedChart{chart: c, data: b.files[f]})

@@ -16,6 +16,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
 	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/siteread"
@@ -213,7 +214,36 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 	if p.suites != nil {
 		opts = append(opts, site.WithSuites(p.suites))
 	}
+	if id, ok := p.keylessIdentity(); ok {
+		opts = append(opts, site.WithKeyless(id.Issuer, id.Subject, id.Repository))
+	}
 	return site.Write(p.site, c.idx, opts...)
+}
+
+// keylessIdentity is the identity the charts' keyless signatures pin:
+// WithKeyless's, or the one the site names (sitelayout.KeylessFile, as a
+// keyless publish or a copy from a keyless suite wrote it), so that a
+// withdrawal or a promotion keeps showing it; a file that does not parse
+// is warned about and ignored.
+func (p *Publisher) keylessIdentity() (sigbundle.Identity, bool) {
+	if p.keyless != nil {
+		return p.keyless.Identity(), true
+	}
+	f := filepath.Join(p.site, filepath.FromSlash(sitelayout.KeylessFile))
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return sigbundle.Identity{}, false
+	}
+	var id sigbundle.Identity
+	if err := json.Unmarshal(data, &id); err != nil {
+		p.warnf("%s: %v; the catalog shows no keyless identity", f, err)
+		return sigbundle.Identity{}, false
+	}
+	if err := id.Validate(); err != nil {
+		p.warnf("%s: %v; the catalog shows no keyless identity", f, err)
+		return sigbundle.Identity{}, false
+	}
+	return id, true
 }
 
 // siteKeys returns the keys the catalog's Repository snippet pins: the

@@ -117,6 +117,10 @@ func (p *Publisher) Copy(ctx context.Context, from *siteread.Published, versions
 	}()
 	w := newSiteWriter(p.site)
 	var fetch []string
+	if p.keyless == nil {
+		// The identity the copied charts' keyless signatures pin.
+		fetch = append(fetch, sitelayout.KeylessFile)
+	}
 	for _, v := range res.Copied {
 		for _, f := range []string{sitelayout.BuildInfoFile(v.Package, v.Version, v.Build), sitelayout.ProvenanceFile(v.Package, v.Version, v.Build), sitelayout.SBOMFile(v.Package, v.Version, v.Build)} {
 			if !w.exists(f) {

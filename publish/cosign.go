@@ -13,9 +13,10 @@ import (
 
 // attachCosign pushes, as an OCI referrer of each chart of r, one Sigstore
 // bundle per signing key of the in-toto statement of predicateType with
-// predicate (nil: the plain signature cosign sign writes): what `cosign
-// verify --key` and Flux's verify.provider: cosign check (package
-// sigbundle). A chart thus carries its signature and, as attestations,
+// predicate (nil: the plain signature cosign sign writes), and one more
+// signed keylessly with WithKeyless: what `cosign verify --key` (or
+// --certificate-identity) and Flux's verify.provider: cosign check
+// (packages sigbundle, keyless). A chart thus carries its signature and, as attestations,
 // its provenance and SBOM.
 func (p *Publisher) attachCosign(ctx context.Context, r *builder.Result, predicateType string, predicate json.RawMessage) error {
 	for _, c := range r.Charts {
@@ -35,6 +36,19 @@ func (p *Publisher) attachCosign(ctx context.Context, r *builder.Result, predica
 			}
 			if err := p.target.PushReferrer(ctx, c.Repo, img); err != nil {
 				return fmt.Errorf("%s: attach the cosign %s bundle to chart %s: %w", r.Name, predicateName(predicateType), c.Key, err)
+			}
+		}
+		if p.keyless != nil {
+			data, err := p.keyless.Sign(ctx, st)
+			if err != nil {
+				return fmt.Errorf("%s: chart %s: %w", r.Name, c.Key, err)
+			}
+			img, err := oci.ReferrerImage(c.Manifest, sigbundle.MediaType, sigbundle.MediaType, data, p.epoch)
+			if err != nil {
+				return err
+			}
+			if err := p.target.PushReferrer(ctx, c.Repo, img); err != nil {
+				return fmt.Errorf("%s: attach the keyless cosign %s bundle to chart %s: %w", r.Name, predicateName(predicateType), c.Key, err)
 			}
 		}
 	}

@@ -101,7 +101,8 @@ func MirrorIndex(from, to string) (*MirrorResult, error) {
 }
 
 // sidecars lists the root chain and the keys of the site in dir, sorted:
-// root/N.yaml in version order, root.yaml, keys/*.pub.
+// root/N.yaml in version order, root.yaml, keys/*.pub and
+// keys/keyless.json.
 func sidecars(dir string, files *[]string) error {
 	roots, err := os.ReadDir(filepath.Join(dir, sitelayout.RootDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -130,6 +131,9 @@ func sidecars(dir string, files *[]string) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		*files = append(*files, sitelayout.KeysDir+"/"+filepath.Base(k))
+	}
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(sitelayout.KeylessFile))); err == nil {
+		*files = append(*files, sitelayout.KeylessFile)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sources"
 	"kbuild.dev/kbuild/trust"
@@ -44,6 +45,7 @@ type Publisher struct {
 	stderr     io.Writer
 	suites     *site.Suites
 	keep       int
+	keyless    sigbundle.KeylessSigner
 }
 
 // InputError is an error about one input of a job: Input names it
@@ -75,6 +77,14 @@ func WithMerge(ref string, trust *trust.Trust, allowNew bool) Option {
 // first signs provenance. Without WithMerge, an index already in the site
 // is verified with them.
 func WithSigners(s ...trust.Signer) Option { return func(p *Publisher) { p.signers = s } }
+
+// WithKeyless makes every chart the publish signs also carry the keyless
+// Sigstore bundles of s (signature, SBOM and provenance attestations with
+// a certificate for s's OIDC identity, logged in a transparency log)
+// beside the key-signed ones, and the site name that identity
+// (sitelayout.KeylessFile) for the catalog's Flux and cosign snippets.
+// The index is still signed by the signers. Default none.
+func WithKeyless(s sigbundle.KeylessSigner) Option { return func(p *Publisher) { p.keyless = s } }
 
 // WithGenerated sets the index's generated time (default now).
 func WithGenerated(t time.Time) Option { return func(p *Publisher) { p.generated = t } }

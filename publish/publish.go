@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -418,8 +419,18 @@ func (p *Publisher) provenance(ctx context.Context, w *siteWriter, results []*bu
 	return nil
 }
 
-// writeKeys publishes the public keys of the signers.
+// writeKeys publishes the public keys of the signers, and with
+// WithKeyless the identity of its certificates.
 func (p *Publisher) writeKeys(w *siteWriter) error {
+	if p.keyless != nil {
+		data, err := json.MarshalIndent(p.keyless.Identity(), "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := w.write(sitelayout.KeylessFile, append(data, '\n')); err != nil {
+			return err
+		}
+	}
 	for _, k := range p.signers {
 		pub := k.Public().PEM()
 		if err := w.write(sitelayout.KeyFile(k.KeyID()), pub); err != nil {

@@ -55,6 +55,8 @@
 #   SUITES             the suites file (default suites.yaml); every step
 #                      reads this one, and kbuild is given it (--suites)
 #   KBUILD_CACHE_DIR   the source cache (default .cache/kbuild)
+#   KBUILD_KEYLESS     true to also sign the charts keylessly (publish:
+#                      --keyless; GitHub's OIDC token, id-token: write)
 #   DIST               build records of this job (default dist)
 #   SITE               the site written by publish (default _site)
 #   KBUILD_PLAIN_HTTP  1 to talk plain HTTP to registries on loopback (tests)
@@ -180,11 +182,13 @@ publish)
 	[ -n "$index" ] || merge+=(--allow-new)
 	root=()
 	[ -f "$ROOT" ] && root=(--root "$ROOT")
+	keyless=()
+	[ "${KBUILD_KEYLESS:-false}" = true ] && keyless=(--keyless)
 	# The records of the build jobs are the output directory: publish
 	# indexes them with its own (it rebuilds what the published index lacks,
 	# reusing the charts the build jobs pushed, to sign their provenance).
 	"$KBUILD" publish "$RECIPES/" --registry "$KBUILD_REGISTRY" --sign-key-env KBUILD_SIGN_KEY \
-		--site "$SITE" --suites "$SUITES" -o "$records" --cache-dir "$CACHE" "${merge[@]}" "${root[@]}" "${plain[@]}"
+		--site "$SITE" --suites "$SUITES" -o "$records" --cache-dir "$CACHE" "${merge[@]}" "${root[@]}" "${keyless[@]}" "${plain[@]}"
 	"$(dirname "$0")/check-anonymous-pull.sh" "$written"
 	# The later suites change only by promotion; re-sign them here, the
 	# weekly run included, so that they do not expire. Nothing is rebuilt:

@@ -15,12 +15,12 @@
 // cosign is told so with --insecure-ignore-tlog, which Flux sets itself
 // for a public key.
 //
-// The format is small and fixed (a JSON object with the envelope and a key
-// hint), so it is written here on trust's DSSE signing rather than with
-// sigstore-go's signing package, whose dependency tree (Rekor, Fulcio and
-// timestamp-authority clients, TUF) serves keyless signing, which kbuild
-// does not do. The end-to-end test judges the output with the real cosign
-// CLI.
+// The key-signed format is small and fixed (a JSON object with the
+// envelope and a key hint), so it is written here on trust's DSSE signing,
+// byte-reproducibly, rather than with sigstore-go's signing package, whose
+// Fulcio and Rekor clients serve keyless signing: package keyless uses
+// them, and its bundles (KeylessSigner) travel beside these. The
+// end-to-end tests judge both with the real cosign CLI.
 package sigbundle
 
 import (

@@ -191,7 +191,10 @@ type chartView struct {
 	DigestRef       string // oci://<repository>/<name>@<manifest digest>, when known
 	Install         string
 	InstallByDigest string
-	Flux, ArgoCD    string // GitOps objects pinned by manifest digest, when known
+	// Verify is the cosign verify line of the chart pinned by digest,
+	// for the keyless identity (WithKeyless), when both are known.
+	Verify       string
+	Flux, ArgoCD string // GitOps objects pinned by manifest digest, when known
 	// Follow is how a Flux, Argo CD or Helm cluster follows this
 	// catalog's suite (WithSuites): a version range over the suite's
 	// followable repository.
@@ -434,10 +437,13 @@ func newChartView(pkg string, c *spec.ChartRef, release, namespace string, o *op
 		ns = " --namespace " + shellQuote(namespace) + " --create-namespace"
 	}
 	cv.Install = "helm install " + shellQuote(release) + " " + shellQuote(repo) + " --version " + shellQuote(c.Version) + ns
-	g := gitOps{object: objectName(pkg, release), repo: repo, release: release, namespace: namespace, keySecret: yamlName(o.title) + "-cosign"}
+	g := gitOps{object: objectName(pkg, release), repo: repo, release: release, namespace: namespace, keySecret: yamlName(o.title) + "-cosign", issuer: o.keyless[0], subject: o.keyless[1], repository: o.keyless[2]}
 	if m := o.manifests[c.Digest]; m != "" {
 		cv.DigestRef = repo + "@" + m
 		cv.InstallByDigest = "helm install " + shellQuote(release) + " " + shellQuote(cv.DigestRef) + ns
+		if g.subject != "" {
+			cv.Verify = cosignVerifyKeyless(g, strings.TrimPrefix(cv.DigestRef, "oci://"))
+		}
 		g.digest = m
 		cv.Flux = fluxSnippet(g)
 		cv.ArgoCD = argoCDSnippet(g)

@@ -30,6 +30,7 @@ type options struct {
 	suites        *Suites
 	referrers     bool
 	compat        []string
+	keyless       [3]string // issuer, subject, repository
 }
 
 // WithPages limits the package pages Write writes to those of the packages
@@ -127,6 +128,18 @@ func WithPublicKeys(pems ...string) Option {
 // pins them (spec.trust) instead of publicKeys.
 func WithRootKeys(threshold int, pems ...string) Option {
 	return func(o *options) { o.rootThreshold, o.rootKeys = threshold, append(o.rootKeys, pems...) }
+}
+
+// WithKeyless says the charts are also signed keylessly, with
+// certificates issued to subject by the OIDC issuer (in GitHub Actions,
+// for a job of repository ORG/REPO; "" if not known): the Flux snippets
+// then verify with verify.matchOIDCIdentity pinning exactly them (no
+// Secret to create), and each chart pinned by digest gets the cosign
+// verify line with --certificate-identity and --certificate-oidc-issuer
+// (and --certificate-github-workflow-repository). The default is
+// key-based snippets only.
+func WithKeyless(issuer, subject, repository string) Option {
+	return func(o *options) { o.keyless = [3]string{issuer, subject, repository} }
 }
 
 //go:embed assets/*.html

@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,44 @@ func packageSnippet(o *options, name, version string) snippet {
 // and the Secret holding the repository's public key for cosign.
 type gitOps struct {
 	object, repo, digest, semver, release, namespace, keySecret string
+	// issuer and subject: the keyless identity (WithKeyless), when the
+	// charts carry keyless signatures; verify then pins it.
+	issuer, subject, repository string
+}
+
+// cosignVerifyKeyless is the cosign verify line of ref for the keyless
+// identity of g: exactly that subject and issuer.
+func cosignVerifyKeyless(g gitOps, ref string) string {
+	s := "cosign verify " + shellQuote(ref) + " \\\n  --certificate-identity " + shellQuote(g.subject) + " \\\n  --certificate-oidc-issuer " + shellQuote(g.issuer)
+	if g.repository != "" {
+		s += " \\\n  --certificate-github-workflow-repository " + shellQuote(g.repository)
+	}
+	return s
+}
+
+// sharedSubject reports whether the keyless subject is a workflow of
+// another repository than the one whose job signed (a reusable workflow,
+// such as kbuild's reusable-publish.yml): every repository calling it is
+// certified for the same subject.
+func (g gitOps) sharedSubject() bool {
+	return g.repository != "" && !strings.HasPrefix(g.subject, "https://github.com/"+g.repository+"/")
+}
+
+// fluxVerify is the verify block of the OCIRepository: the keyless
+// identity pinned by anchored regular expressions when the charts carry
+// keyless signatures, else the Secret holding the repository's key.
+func fluxVerify(g gitOps) string {
+	if g.subject != "" {
+		return fmt.Sprintf(`  verify:
+    provider: cosign
+    matchOIDCIdentity:
+      - issuer: %s
+        subject: %s`, yamlQuote("^"+regexp.QuoteMeta(g.issuer)+"$"), yamlQuote("^"+regexp.QuoteMeta(g.subject)+"$"))
+	}
+	return fmt.Sprintf(`  verify:
+    provider: cosign
+    secretRef:
+      name: %s`, yamlQuote(g.keySecret))
 }
 
 // FollowRange is the version range the follow snippets give: every build,
@@ -130,9 +169,17 @@ func fluxSnippet(g gitOps) string {
 	if g.semver != "" {
 		ref = "semver: " + yamlQuote(g.semver)
 	}
-	fmt.Fprintf(&b, `# the repository's public key (keys/index.pub of this site), for cosign:
-#   kubectl -n flux-system create secret generic %[5]s --from-file=cosign.pub=index.pub
-apiVersion: source.toolkit.fluxcd.io/v1
+	if g.subject != "" {
+		b.WriteString("# verified keylessly: each chart's certificate names the workflow that signed it\n")
+		if g.sharedSubject() {
+			fmt.Fprintf(&b, "# (a reusable workflow: every repository calling it has this subject, and Flux cannot\n#  pin the repository %s; verify with cosign, or sign from a workflow of %s)\n", g.repository, g.repository)
+		}
+	} else {
+		fmt.Fprintf(&b, `# the repository's public key (keys/index.pub of this site), for cosign:
+#   kubectl -n flux-system create secret generic %s --from-file=cosign.pub=index.pub
+`, yamlQuote(g.keySecret))
+	}
+	fmt.Fprintf(&b, `apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository
 metadata:
   name: %[1]s
@@ -145,10 +192,7 @@ spec:
   layerSelector:
     mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip
     operation: copy
-  verify:
-    provider: cosign
-    secretRef:
-      name: %[5]s
+%[5]s
 ---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -160,7 +204,7 @@ spec:
   releaseName: %[4]s
   chartRef:
     kind: OCIRepository
-    name: %[1]s`, yamlQuote(g.object), yamlQuote(g.repo), ref, yamlQuote(g.release), yamlQuote(g.keySecret))
+    name: %[1]s`, yamlQuote(g.object), yamlQuote(g.repo), ref, yamlQuote(g.release), fluxVerify(g))
 	if g.namespace != "" {
 		fmt.Fprintf(&b, "\n  targetNamespace: %s\n  install:\n    createNamespace: true", yamlQuote(g.namespace))
 	}

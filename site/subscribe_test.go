@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -249,5 +250,59 @@ func TestRootKeyFiles(t *testing.T) {
 		if !strings.Contains(string(page), "--root-key "+name) || !strings.Contains(string(page), `<a href="keys/`+name+`">keys/`+name+`</a>`) {
 			t.Errorf("index.html does not name and link keys/%s", name)
 		}
+	}
+}
+
+// TestKeylessSnippets: with WithKeyless the Flux snippets decode into
+// source-controller's OCIRepository with verify.matchOIDCIdentity whose
+// regular expressions match exactly the identity (no Secret), and the
+// chart pinned by digest has the cosign verify line naming the identity,
+// issuer and repository; a reusable workflow's shared subject is said.
+func TestKeylessSnippets(t *testing.T) {
+	const manifest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const issuer = "https://token.actions.githubusercontent.com"
+	for _, tc := range []struct{ name, subject string }{
+		{"own workflow", "https://github.com/acme/packages/.github/workflows/publish.yml@refs/heads/main"},
+		{"reusable workflow", "https://github.com/kbuild-dev/kbuild/.github/workflows/reusable-publish.yml@refs/tags/v0.3.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &options{title: "Example charts", manifests: map[string]string{"sha256:aa": manifest}, suites: &Suites{This: "stable", Names: []string{"unstable", "stable"}}}
+			WithKeyless(issuer, tc.subject, "acme/packages")(o)
+			cv := newChartView("kubevirt", &spec.ChartRef{Repository: "oci://ghcr.io/example/kubevirt", Name: "kubevirt-operator", Version: "1.9.0-4", Digest: "sha256:aa"}, "kubevirt-operator", "", o)
+			for _, flux := range []string{cv.Flux, cv.Follow.Flux} {
+				doc := strings.Split(flux, "\n---\n")[0]
+				var repo sourcev1.OCIRepository
+				strict(t, "OCIRepository", doc, &repo)
+				v := repo.Spec.Verify
+				if v == nil || v.Provider != "cosign" || v.SecretRef != nil || len(v.MatchOIDCIdentity) != 1 {
+					t.Fatalf("verify = %+v, want cosign with one matchOIDCIdentity and no secretRef", v)
+				}
+				m := v.MatchOIDCIdentity[0]
+				iss, sub := regexp.MustCompile(m.Issuer), regexp.MustCompile(m.Subject)
+				if !iss.MatchString(issuer) || !sub.MatchString(tc.subject) {
+					t.Errorf("matchOIDCIdentity %+v does not match %s, %s", m, issuer, tc.subject)
+				}
+				for _, other := range []string{tc.subject + "x", "x" + tc.subject, strings.Replace(tc.subject, ".github", "xgithub", 1), strings.Replace(tc.subject, "@refs", "@xrefs", 1)} {
+					if sub.MatchString(other) {
+						t.Errorf("subject regexp %s matches %s", m.Subject, other)
+					}
+				}
+				if iss.MatchString(issuer+"x") || iss.MatchString("https://token-actions.githubusercontent.com") {
+					t.Errorf("issuer regexp %s matches another issuer", m.Issuer)
+				}
+				if shared := strings.Contains(doc, "a reusable workflow"); shared != (tc.name == "reusable workflow") {
+					t.Errorf("the snippet says the subject is shared: %v, want %v:\n%s", shared, !shared, doc)
+				}
+			}
+			want := "cosign verify ghcr.io/example/kubevirt/kubevirt-operator@" + manifest + " \\\n  --certificate-identity " + tc.subject + " \\\n  --certificate-oidc-issuer " + issuer + " \\\n  --certificate-github-workflow-repository acme/packages"
+			if cv.Verify != want {
+				t.Errorf("Verify = %q, want %q", cv.Verify, want)
+			}
+		})
+	}
+	// Without WithKeyless: no cosign line, the key's Secret.
+	cv := newChartView("c", &spec.ChartRef{Repository: "oci://r", Name: "c", Version: "1.0.0-1", Digest: "sha256:aa"}, "c", "", &options{manifests: map[string]string{"sha256:aa": manifest}})
+	if cv.Verify != "" || !strings.Contains(cv.Flux, "secretRef:") || strings.Contains(cv.Flux, "matchOIDCIdentity") {
+		t.Errorf("key-based snippets changed: Verify %q, Flux:\n%s", cv.Verify, cv.Flux)
 	}
 }

@@ -65,6 +65,11 @@ func KeyFile(keyid string) string { return KeysDir + "/" + keyid + ".pub" }
 // SingleKeyFile is the public key when one key signs the index.
 const SingleKeyFile = KeysDir + "/index.pub"
 
+// KeylessFile names, when the charts are also signed keylessly, the
+// identity their certificates are issued for ({"issuer": …, "subject":
+// …}), which the catalog tells Flux and cosign users to pin.
+const KeylessFile = KeysDir + "/keyless.json"
+
 // ByHashSignatureFile is the signature file of the index whose bytes are
 // data: by-hash/sha256/<hex of its sha256>.sig.
 func ByHashSignatureFile(data []byte) string {

@@ -13,6 +13,7 @@ import (
 func newBuildCmd() *Command {
 	var f buildFlags
 	var keys signerFlags
+	var kl keylessFlags
 	return &Command{
 		Name:    "build",
 		Usage:   "kbuild build DIR... [--registry oci://HOST/PATH] [-o DIST] [--sign-key FILE]...",
@@ -27,7 +28,13 @@ reads) with a .build.yaml sidecar recording the resolved sources. With
 --sign-key or --sign-key-env (the repository's index key), every chart
 also carries its cosign signature as an OCI referrer (a Sigstore bundle),
 as 'kbuild publish' signs its charts, so 'cosign verify --key index.pub
---insecure-ignore-tlog=true' and Flux's verify.provider: cosign pass.
+--insecure-ignore-tlog=true' and Flux's verify.provider: cosign pass. With
+--keyless, in CI, each chart also carries a keyless signature: a Fulcio
+certificate for the job's OIDC identity (in GitHub Actions the workflow
+file at its ref; the job needs permissions id-token: write, or give a token
+in KBUILD_OIDC_TOKEN) and a Rekor entry, which 'cosign verify
+--certificate-identity … --certificate-oidc-issuer …' and Flux's
+verify.matchOIDCIdentity check.
 
 A published version never changes: if the tag exists with the same content it
 is reused; with different content the build fails and asks for a new build
@@ -56,6 +63,9 @@ Examples:
   # push charts signed for cosign with the repository's key
   kbuild build recipes/ --registry oci://ghcr.io/example/packages --sign-key-env KBUILD_SIGN_KEY
 
+  # in GitHub Actions (permissions id-token: write): also sign keylessly
+  kbuild build recipes/ --registry oci://ghcr.io/example/packages --sign-key-env KBUILD_SIGN_KEY --keyless
+
   # take over charts kubepkg already pushed for these versions and builds
   kbuild build recipes/ --registry oci://ghcr.io/example/packages --adopt
 
@@ -65,10 +75,15 @@ Examples:
 			f.addFlags(fs)
 			f.addPublishFlags(fs)
 			keys.addFlags(fs, "each chart pushed, for cosign")
+			kl.addFlags(fs)
 		},
 		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			signers, err := keys.signers(env)
+			if err != nil {
+				return err
+			}
+			ks, err := kl.signer(ctx, env)
 			if err != nil {
 				return err
 			}
@@ -80,7 +95,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, t, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline), builder.WithChartSigners(signers...))
+			b, err := f.builder(env, t, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline), builder.WithChartSigners(signers...), builder.WithKeylessSigner(ks))
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/internal/sigstoretest"
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/keyless"
 )
 
 // cosignVerify runs the real cosign CLI's verify of ref with the public
@@ -64,5 +66,56 @@ func TestBuildSignsCharts(t *testing.T) {
 		if out, err := cosignVerify(t, idx+".pub", ref); err == nil {
 			t.Errorf("cosign verify %s passed for a chart built without --sign-key:\n%s", ref, out)
 		}
+	}
+}
+
+// TestBuildSignsChartsKeyless: kbuild build --keyless, with an OIDC token
+// of a loopback issuer in KBUILD_OIDC_TOKEN and the loopback Fulcio and
+// Rekor (internal/sigstoretest), pushes charts the real cosign verifies
+// for the workflow's identity with that Sigstore's trusted root; another
+// identity is refused, and --keyless without a token fails naming how to
+// get one.
+func TestBuildSignsChartsKeyless(t *testing.T) {
+	reg := testenv.Registry(t)
+	ss := sigstoretest.New(t)
+	claims := sigstoretest.Workflow("acme/packages", "publish.yml")
+	dir := t.TempDir()
+	trusted := ss.TrustedRoot(dir)
+	out := t.TempDir()
+	args := []string{"build", "examples/smart-proxy", "--registry", uniqueRepo(t, reg), "--plain-http", "-o", out, "--cache-dir", filepath.Join(dir, "cache"),
+		"--keyless", "--fulcio-url", ss.FulcioURL, "--rekor-url", ss.RekorURL}
+	if r := kbuild(t, repoRoot, []string{"SOURCE_DATE_EPOCH=1700000000", "ACTIONS_ID_TOKEN_REQUEST_URL=", keyless.TokenEnv + "="}, args...); r.code == 0 || !strings.Contains(r.stderr, "id-token: write") {
+		t.Errorf("kbuild build --keyless without a token: %s; want a failure naming id-token: write", r)
+	}
+	r := kbuild(t, repoRoot, []string{"SOURCE_DATE_EPOCH=1700000000", keyless.TokenEnv + "=" + ss.Token(claims)}, args...)
+	if r.code != 0 {
+		t.Fatalf("kbuild build --keyless: %s", r)
+	}
+	verify := func(ref, subject string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, testenv.Tool(t, "cosign"), "verify", "--trusted-root", trusted, "--certificate-identity", subject,
+			"--certificate-oidc-issuer", ss.IssuerURL, "--insecure-ignore-sct", "--allow-http-registry", ref)
+		home := t.TempDir()
+		cmd.Env = append(os.Environ(), "HOME="+home, "TUF_ROOT="+filepath.Join(home, "tuf"))
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	n := 0
+	for _, b := range readRecords(t, out) {
+		for _, c := range b.Info.Charts {
+			ref := strings.TrimPrefix(c.Ref, "oci://")
+			ref = ref[:strings.LastIndex(ref, ":")] + "@" + c.Manifest
+			n++
+			if o, err := verify(ref, claims.Subject()); err != nil {
+				t.Errorf("cosign verify %s keyless: %v\n%s", ref, err, o)
+			}
+			if o, err := verify(ref, "https://github.com/acme/packages/.github/workflows/other.yml@refs/heads/main"); err == nil {
+				t.Errorf("cosign verify %s for another workflow passed:\n%s", ref, o)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("kbuild build pushed no chart: %s", r)
 	}
 }

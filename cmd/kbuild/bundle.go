@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -33,6 +34,7 @@ type bundleCreateFlags struct {
 	out         string
 	platforms   []string
 	imageSource string
+	trustedRoot string
 }
 
 func newBundleCreateCmd() *Command {
@@ -52,6 +54,13 @@ image an index names, as docker-registry does, refuses it). FILE is written to a
 file and renamed. The same index and packages give the same bytes: the
 bundle's time is SOURCE_DATE_EPOCH, else the index's generated time.
 
+The charts' cosign signatures travel with them (pushed by import as
+referrers of the mirrored charts): those signed by the index's keys, and
+with --trusted-root (the Sigstore trusted_root.json, e.g. from 'cosign
+trusted-root create' or the public instance's TUF repository) the keyless
+ones that verify for the identity the site names (keys/keyless.json);
+the trusted root and identity travel too, and import checks them again.
+
 The mistake to avoid: a bundle verified with keys that travel inside it
 proves nothing; carry the public keys to the air gap separately.
 
@@ -69,6 +78,7 @@ Examples:
 			addOutputFlag(fs, &f.out, "", "the bundle to `FILE` (required)")
 			fs.StringArrayVar(&f.platforms, "platform", nil, "keep only this platform of multi-platform images (os/arch[/variant]); repeat for several")
 			fs.StringVar(&f.imageSource, "image-source", "", "pull images from oci://HOST/PATH/<registry>/<repository> instead of their registries")
+			fs.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json `FILE` to verify and carry the charts' keyless signatures with (for the identity the site names)")
 			f.plainHTTPFlag.addFlags(fs, "")
 			f.timeoutFlag.addFlags(fs, "the site, or a registry that does not start answering,")
 		},
@@ -94,6 +104,13 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 	}
 	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
 		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(progressBar(env))}
+	if f.trustedRoot != "" {
+		data, err := os.ReadFile(f.trustedRoot)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, bundle.WithTrustedRoot(data))
+	}
 	if env.Getenv("SOURCE_DATE_EPOCH") != "" {
 		t, err := epochOrNow(env)
 		if err != nil {

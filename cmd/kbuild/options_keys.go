@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/keyless"
+	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
@@ -41,6 +43,32 @@ func (f *signerFlags) signers(env *Env) ([]trust.Signer, error) {
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// keylessFlags are --keyless, --fulcio-url and --rekor-url: the charts'
+// keyless cosign signatures (package keyless).
+type keylessFlags struct {
+	on            bool
+	fulcio, rekor string
+}
+
+func (f *keylessFlags) addFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.on, "keyless", false, "also sign each chart for cosign keylessly: a Fulcio certificate for the CI job's OIDC identity ($"+keyless.TokenEnv+", or GitHub Actions with permissions id-token: write) and a Rekor entry")
+	fs.StringVar(&f.fulcio, "fulcio-url", keyless.DefaultFulcioURL, "Fulcio `URL` that certifies --keyless signatures")
+	fs.StringVar(&f.rekor, "rekor-url", keyless.DefaultRekorURL, "Rekor `URL` that logs --keyless signatures")
+}
+
+// signer is the keyless signer of --keyless; nil without it.
+func (f *keylessFlags) signer(ctx context.Context, env *Env) (sigbundle.KeylessSigner, error) {
+	if !f.on {
+		return nil, nil
+	}
+	s, err := keyless.FromEnv(ctx, env.Getenv, keyless.WithFulcio(f.fulcio), keyless.WithRekor(f.rekor))
+	if err != nil {
+		return nil, fmt.Errorf("--keyless: %w", err)
+	}
+	fmt.Fprintf(env.Stderr, "signing charts keylessly for %s (issuer %s)\n", s.Identity().Subject, s.Identity().Issuer)
+	return s, nil
 }
 
 // signKeyEnv and allowNewEnv are read by every command that signs an

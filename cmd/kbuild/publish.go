@@ -21,6 +21,7 @@ import (
 type publishFlags struct {
 	buildFlags
 	keys signerFlags
+	kl   keylessFlags
 	mergeFlags
 	site       string
 	root       string
@@ -113,6 +114,15 @@ copied to SITE/evidence/<name>-<version>-<build>/<environment>.intoto.json,
 where 'kbuild promote' reads it. One file that does not verify stops the
 publish, naming the file; nothing is written.
 
+With --keyless (in GitHub Actions, permissions id-token: write; elsewhere
+a token in KBUILD_OIDC_TOKEN), every chart's signature, SBOM and provenance
+are also signed keylessly: a Fulcio certificate (--fulcio-url) for the
+job's OIDC identity and a Rekor entry (--rekor-url), checked by 'cosign
+verify --certificate-identity … --certificate-oidc-issuer …' and Flux's
+verify.matchOIDCIdentity. The site names that identity
+(keys/keyless.json) and the catalog's Flux snippets and cosign lines pin
+it. The index is still signed by the repository's key.
+
 Without --sign-key or --sign-key-env, the key in KBUILD_SIGN_KEY (a PEM
 private key, from a CI secret) signs, and with --index and no key for it
 verifies the base; KBUILD_ALLOW_NEW=1 is --allow-new.
@@ -137,6 +147,7 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` the site is written to (what Pages serves)")
 			f.keys.addFlags(fs, "the index and provenance")
+			f.kl.addFlags(fs)
 			f.mergeFlags.addFlags(fs)
 			fs.StringVar(&f.root, "root", "", "root.yaml `FILE` to publish beside the index, with root/N.yaml from its directory")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the index")
@@ -197,6 +208,10 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
+	ks, err := f.kl.signer(ctx, env)
+	if err != nil {
+		return err
+	}
 	generated, err := epochOrNow(env)
 	if err != nil {
 		return err
@@ -222,7 +237,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		Merge: f.ref, MergeTrust: mergeTrust, AllowNew: f.allowNew, Title: f.title, Generated: generated,
 		Timeout: f.timeout, PlainHTTP: f.plainHTTP, Stderr: env.Stderr, Options: []publish.Option{
 			publish.WithExpires(f.expires), publish.WithRebuild(f.rebuild), publish.WithScanReport(f.scanReport),
-			publish.WithSiteKeep(f.siteKeep), publish.WithOutput(env.Stdout, env.Stderr),
+			publish.WithSiteKeep(f.siteKeep), publish.WithOutput(env.Stdout, env.Stderr), publish.WithKeyless(ks),
 			publish.WithProvenance("kbuild", version, epoch, env.Getenv),
 			publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(f.out), publish.WithFetcher(fetch), publish.WithPlainHTTP(f.plainHTTP),
 			publish.WithReport(func(results []*builder.Result, err error) error {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -65,7 +66,7 @@ func TestReusableWorkflows(t *testing.T) {
 		commands []string
 	}{
 		{"pr", []string{"kbuild-version", "kbuild-repository", "site-url", "recipes"}, false, []string{"test", "diff"}},
-		{"publish", []string{"kbuild-version", "kbuild-repository", "registry", "site-url", "recipes", "suites", "shards"}, true, []string{"plan", "build", "publish"}},
+		{"publish", []string{"kbuild-version", "kbuild-repository", "registry", "site-url", "recipes", "suites", "shards", "keyless"}, true, []string{"plan", "build", "publish"}},
 		{"promote", []string{"kbuild-version", "kbuild-repository", "site-url", "suites", "what", "build", "to"}, true, []string{"promote"}},
 	} {
 		reusable := "reusable-" + tc.name + ".yml"
@@ -127,6 +128,49 @@ func TestReusableWorkflows(t *testing.T) {
 			if got := job.Secrets["KBUILD_SIGN_KEY"]; tc.secret != (got == "${{ secrets.KBUILD_SIGN_KEY }}") {
 				t.Errorf("%s: job %s passes KBUILD_SIGN_KEY %q, want it passed: %v", tc.name+".yml", name, got, tc.secret)
 			}
+		}
+	}
+}
+
+// TestKeylessInput: reusable-publish.yml's boolean input keyless (off by
+// default) reaches the action's publish in the job that has id-token:
+// write, and the action hands it to scripts/publish.sh as KBUILD_KEYLESS,
+// which adds --keyless to kbuild publish.
+func TestKeylessInput(t *testing.T) {
+	wf := readWorkflow(t, "reusable-publish.yml")
+	if in := wf.On.WorkflowCall.Inputs["keyless"]; in.Type != "boolean" || in.Required {
+		t.Errorf("reusable-publish.yml: input keyless = %+v, want an optional boolean", in)
+	}
+	found := false
+	for name, job := range wf.Jobs {
+		for _, s := range job.Steps {
+			if s.Uses != "./.kbuild-action" || s.With["command"] != "publish" {
+				continue
+			}
+			found = true
+			if s.With["keyless"] != "${{ inputs.keyless }}" || job.Permissions["id-token"] != "write" {
+				t.Errorf("reusable-publish.yml: job %s runs publish with keyless %q and id-token %q, want the input and write", name, s.With["keyless"], job.Permissions["id-token"])
+			}
+		}
+	}
+	if !found {
+		t.Error("reusable-publish.yml runs no publish")
+	}
+	action, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "publish.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ file, data, text string }{
+		{"action.yml", string(action), "KBUILD_KEYLESS: ${{ inputs.keyless }}"},
+		{"scripts/publish.sh", string(script), `[ "${KBUILD_KEYLESS:-false}" = true ] && keyless=(--keyless)`},
+		{"scripts/publish.sh", string(script), `"${keyless[@]}"`},
+	} {
+		if !strings.Contains(want.data, want.text) {
+			t.Errorf("%s lacks %s", want.file, want.text)
 		}
 	}
 }

@@ -32,6 +32,10 @@ var vocabulary = map[string]term{
 	// Signing.
 	"sign-key":     {"", "stringArray", "private key `FILE` (PEM) that signs"},
 	"sign-key-env": {"", "string", "name of an environment variable `VAR` holding a private key (PEM) that signs"},
+	"keyless":      {"", "bool", "also sign each chart for cosign keylessly"},
+	"fulcio-url":   {"", "string", "Fulcio `URL`"},
+	"rekor-url":    {"", "string", "Rekor `URL`"},
+	"trusted-root": {"", "string", "Sigstore trusted_root.json `FILE`"},
 
 	// Output: -o is a path, --format a format.
 	"output": {"o", "string", "write "},

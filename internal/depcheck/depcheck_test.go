@@ -37,10 +37,11 @@ var allowed = map[string][]string{
 	"sbom/trivytest":    {},
 	"site":              {"index", "internal/atomicfile", "internal/ociserve", "sitelayout", "spec"},
 	"publish":           {"builder", "builder/oci", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/netdeadline", "internal/ocilimit", "provenance", "recipe", "sbom", "sigbundle", "site", "sitelayout", "siteread", "sources", "spec", "trust"},
-	"bundle":            {"builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/netdeadline", "internal/ocilimit", "provenance", "sigbundle", "sitelayout", "siteread", "spec", "trust"},
+	"bundle":            {"builder/oci", "bundle/nodeconfig", "index", "internal/atomicfile", "internal/chartpin", "internal/dist", "internal/netdeadline", "internal/ocilimit", "keyless", "provenance", "sigbundle", "sitelayout", "siteread", "spec", "trust"},
 	"bundle/nodeconfig": {"internal/atomicfile"},
 	"releaseset":        {"index", "spec"},
 	"sigbundle":         {"trust"},
+	"keyless":           {"sigbundle"},
 	"evidence":          {"index", "releaseset", "spec", "trust"},
 	"provenance":        {"spec", "trust"},
 	"sitelayout":        {"internal/dist"},
@@ -70,6 +71,7 @@ var allowed = map[string][]string{
 	"scripts/hostile":        {},
 	"internal/upstreamtest":  {"internal/testenv"},
 	"internal/ocilimit":      {},
+	"internal/sigstoretest":  {},
 }
 
 // leaf is what the packages at the bottom of the graph may depend on
