@@ -31,6 +31,11 @@ import (
 // referrer, beside its provenance.
 const SBOMArtifactType = sbom.ReferrerArtifactType
 
+// ErrOtherRegistry is wrapped by Publish's error when the site keeps old
+// versions' files (a site-keep limit) of a chart that is not in the
+// registry this publish pushes to: publish there, or keep every version.
+var ErrOtherRegistry = errors.New("its files are kept only from the registry this publish pushes to")
+
 // DefaultSiteKeep is how many versions of each package keep their SBOM
 // and provenance files in the site (WithSiteKeep): the versions a package
 // page shows in full.
@@ -43,11 +48,6 @@ const DefaultSiteKeep = site.MaxDetailed
 // once the version's SBOM is confirmed attached to each of its charts in
 // the registry; its build info, its index entry and its tombstone stay.
 // Packages the publish does not change are left as they are.
-// ErrOtherRegistry is wrapped by Publish's error when the site keeps old
-// versions' files (a site-keep limit) of a chart that is not in the
-// registry this publish pushes to: publish there, or keep every version.
-var ErrOtherRegistry = errors.New("its files are kept only from the registry this publish pushes to")
-
 func WithSiteKeep(n int) Option { return func(p *Publisher) { p.keep = n } }
 
 // SBOMReferrer returns the OCI referrer of subject, a chart manifest,
