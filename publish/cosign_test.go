@@ -101,6 +101,33 @@ func TestCosignVerifiesCharts(t *testing.T) {
 	// A changed chart (another manifest) to which an attacker copied every
 	// bundle of the original: the statements are about the original's
 	// digest, so cosign refuses it.
+	tref, copied := changedCopy(t, ref, f.epoch)
+	if len(copied) != 3 {
+		t.Fatalf("the chart has %d Sigstore bundles, want 3 (signature, SBOM, provenance)", len(copied))
+	}
+	if out, err := cosign(t, append(append([]string{"verify"}, verify...), tref.String())...); err == nil {
+		t.Errorf("cosign verify passed for a changed chart carrying the original's bundles:\n%s", out)
+	}
+	var statements []string
+	for _, r := range testenv.Referrers(t, tref) {
+		var b struct {
+			DSSEEnvelope json.RawMessage `json:"dsseEnvelope"`
+		}
+		if json.Unmarshal(r.Payload, &b) == nil && b.DSSEEnvelope != nil {
+			statements = append(statements, r.Digest)
+		}
+	}
+	if len(statements) != 3 {
+		t.Errorf("the changed chart lists %d bundles as referrers, want the 3 copied (the refusal must be cosign's, not a missing bundle)", len(statements))
+	}
+}
+
+// changedCopy writes a changed chart (the chart at ref, a manifest digest,
+// with another annotation, so another manifest) and copies every Sigstore
+// bundle of the original to it as its referrers, as an attacker would:
+// it returns the changed chart and the bundles copied.
+func changedCopy(t *testing.T, ref string, epoch time.Time) (name.Digest, [][]byte) {
+	t.Helper()
 	orig, err := name.NewDigest(ref, name.Insecure)
 	if err != nil {
 		t.Fatal(err)
@@ -118,12 +145,12 @@ func TestCosignVerifiesCharts(t *testing.T) {
 	if err := remote.Write(tref, timg); err != nil {
 		t.Fatal(err)
 	}
-	copied := 0
+	var copied [][]byte
 	for _, r := range testenv.Referrers(t, orig) {
 		if r.ArtifactType != sigbundle.MediaType {
 			continue
 		}
-		ri, err := oci.ReferrerImage(*tdesc, sigbundle.MediaType, sigbundle.MediaType, r.Payload, f.epoch)
+		ri, err := oci.ReferrerImage(*tdesc, sigbundle.MediaType, sigbundle.MediaType, r.Payload, epoch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,24 +158,7 @@ func TestCosignVerifiesCharts(t *testing.T) {
 		if err := remote.Write(orig.Context().Digest(d.String()), ri); err != nil {
 			t.Fatal(err)
 		}
-		copied++
+		copied = append(copied, r.Payload)
 	}
-	if copied != 3 {
-		t.Fatalf("the chart has %d Sigstore bundles, want 3 (signature, SBOM, provenance)", copied)
-	}
-	if out, err := cosign(t, append(append([]string{"verify"}, verify...), tref.String())...); err == nil {
-		t.Errorf("cosign verify passed for a changed chart carrying the original's bundles:\n%s", out)
-	}
-	var statements []string
-	for _, r := range testenv.Referrers(t, tref) {
-		var b struct {
-			DSSEEnvelope json.RawMessage `json:"dsseEnvelope"`
-		}
-		if json.Unmarshal(r.Payload, &b) == nil && b.DSSEEnvelope != nil {
-			statements = append(statements, r.Digest)
-		}
-	}
-	if len(statements) != 3 {
-		t.Errorf("the changed chart lists %d bundles as referrers, want the 3 copied (the refusal must be cosign's, not a missing bundle)", len(statements))
-	}
+	return tref, copied
 }

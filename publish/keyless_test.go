@@ -8,15 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/partial"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
-	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/internal/sigstoretest"
-	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/keyless"
 	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/sitelayout"
@@ -102,38 +94,11 @@ func TestCosignVerifiesKeylessCharts(t *testing.T) {
 	}
 
 	// A changed chart carrying copies of all of the original's bundles.
-	orig, err := name.NewDigest(ref, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := remote.Image(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	timg := mutate.Annotations(img, map[string]string{"org.opencontainers.image.description": "changed after signing"}).(v1.Image)
-	tdesc, err := partial.Descriptor(timg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tref := orig.Context().Digest(tdesc.Digest.String())
-	if err := remote.Write(tref, timg); err != nil {
-		t.Fatal(err)
-	}
+	tref, copied := changedCopy(t, ref, f.epoch)
 	keylessBundles := 0
-	for _, r := range testenv.Referrers(t, orig) {
-		if r.ArtifactType != sigbundle.MediaType {
-			continue
-		}
-		if keyless.IsKeyless(r.Payload) {
+	for _, b := range copied {
+		if keyless.IsKeyless(b) {
 			keylessBundles++
-		}
-		ri, err := oci.ReferrerImage(*tdesc, sigbundle.MediaType, sigbundle.MediaType, r.Payload, f.epoch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, _ := ri.Digest()
-		if err := remote.Write(orig.Context().Digest(d.String()), ri); err != nil {
-			t.Fatal(err)
 		}
 	}
 	if keylessBundles != 3 {
