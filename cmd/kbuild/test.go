@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -11,7 +13,6 @@ import (
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/qualify"
 	"kbuild.dev/kbuild/siteread"
-	"kbuild.dev/kbuild/trust"
 )
 
 type testFlags struct {
@@ -100,34 +101,41 @@ Examples:
 }
 
 func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
-	if f.untested != "" {
-		return f.listUntested(ctx, env, args)
+	if f.untested != "" && (len(args) != 0 || f.ref == "") {
+		return usagef("--untested DIR takes no NAME@VERSION and needs --index REF")
 	}
-	if len(args) != 1 {
-		return usagef("test takes one NAME@VERSION")
+	var target evidence.Target
+	var err error
+	if f.untested == "" {
+		if len(args) != 1 {
+			return usagef("test takes one NAME@VERSION")
+		}
+		if target, err = evidence.ParseTarget(args[0], f.build); err != nil {
+			return usagef("%v", err)
+		}
+		if f.ref == "" {
+			return usagef("--index REF is required")
+		}
 	}
-	target, err := evidence.ParseTarget(args[0], f.build)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	if f.ref == "" {
-		return usagef("--index REF is required")
-	}
-	if f.attest && (f.out == "" || f.root == "" || (len(f.keys.files) == 0 && f.keys.env == "")) {
+	if f.attest && f.untested == "" && (f.out == "" || f.root == "" || !f.keys.given()) {
 		return usagef("--attest needs --sign-key (or --sign-key-env), --root and -o FILE")
 	}
-	var signers []trust.Signer
-	if f.attest {
-		if signers, err = f.keys.signers(env); err != nil {
+	out := &qualify.Output{JUnit: f.junit, Summary: cmp.Or(f.summary, env.Getenv("GITHUB_STEP_SUMMARY")), GitHub: env.Getenv("GITHUB_ACTIONS") == "true"}
+	if f.attest && f.untested == "" {
+		if out.Signers, err = f.keys.signers(env); err != nil {
 			return err
 		}
 		root, err := siteread.ReadRootFile(f.root)
 		if err != nil {
 			return err
 		}
-		if _, _, err := evidence.CheckQASigners(root, f.root, signers); err != nil {
+		if _, _, err := evidence.CheckQASigners(root, f.root, out.Signers); err != nil {
 			return err
 		}
+		if out.Issued, err = epochOrNow(env); err != nil {
+			return err
+		}
+		out.Evidence, out.Expires, out.LogURL = f.out, out.Issued.Add(f.expires), f.logURL
 	}
 	tr, err := f.require("test")
 	if err != nil {
@@ -137,21 +145,24 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.untested != "" {
+		ts, err := qualify.Untested(pub.Verified.Index, f.untested)
+		for _, t := range ts {
+			fmt.Fprintf(env.Stdout, "%s@%s %d\n", t.Package, t.Version, t.Build)
+		}
+		return err
+	}
 	q := &qualify.Qualification{
 		Index: pub.Verified.Index, Target: target, Variant: f.variant, NoUpgrade: f.noUpgrade,
 		Kubeconfig: f.kubeconfig, Context: f.context, Timeout: f.wait, PlainHTTP: plainhttp.Policy{Loopback: f.plainHTTP},
 		Progress: func(s string) { progress(env)("%s", s) },
 	}
 	if f.from != "" {
-		if q.From, err = parseFrom(target.Package, f.from); err != nil {
+		if q.From, err = qualify.ParseFrom(target.Package, f.from); err != nil {
 			return usagef("%v", err)
 		}
 	}
-	logFile := f.log
-	if logFile == "" {
-		logFile = os.DevNull
-	}
-	lf, err := os.Create(logFile)
+	lf, err := os.Create(cmp.Or(f.log, os.DevNull))
 	if err != nil {
 		return err
 	}
@@ -161,5 +172,12 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return f.report(env, res, target, pub.Verified.Index, signers)
+	out.Index = pub.Verified.Index
+	if err := out.Write(res, target, env.Stdout, env.Stderr); err != nil {
+		return err
+	}
+	if !res.Pass() {
+		return &exitError{code: exitFailed}
+	}
+	return nil
 }

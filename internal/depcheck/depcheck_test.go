@@ -48,7 +48,7 @@ var allowed = map[string][]string{
 	"siteread":          {"index", "internal/addrspace", "internal/atomicfile", "internal/dist", "internal/netdeadline", "sbom", "sitelayout", "spec", "trust"},
 	// What changed between two builds, for reviewers (diff, bump).
 	"review":  {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
-	"qualify": {"evidence", "index", "internal/chartpin", "internal/plainhttp", "sitelayout", "spec", "trust"},
+	"qualify": {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/plainhttp", "sitelayout", "spec", "trust"},
 	"suite":   {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/netdeadline", "internal/ocilimit", "publish", "releaseset", "site", "sitelayout", "siteread", "spec", "trust"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
