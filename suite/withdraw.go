@@ -61,6 +61,9 @@ type Withdrawn struct {
 
 // WithdrawResult is what one Withdraw did, in order.
 type WithdrawResult struct {
+	// Package, Version and Build name the build withdrawn.
+	Package, Version string
+	Build            int
 	// Indexes are the indexes looked at, in the suites' order: those
 	// changed, and the suites' that did not hold the build.
 	Indexes []Withdrawn
@@ -83,7 +86,7 @@ func (a *Withdraw) Run(ctx context.Context) (*WithdrawResult, error) {
 	if err := index.CheckReason(a.Reason); err != nil {
 		return nil, &publish.InputError{Input: "reason", Err: err}
 	}
-	res := &WithdrawResult{}
+	res := &WithdrawResult{Package: a.Package, Version: a.Version, Build: a.Build}
 	c, found, err := Load(a.SuitesFile)
 	if err != nil {
 		return nil, err

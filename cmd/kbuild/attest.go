@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -133,11 +132,6 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if res == nil {
 		return err
 	}
-	st := res.Statement
-	fmt.Fprintf(env.Stdout, "%s: %s %s on %s, %d subjects from %s, expires %s\n", res.File, target, f.result,
-		evidence.EnvString(st.Predicate.Configuration[0].Annotations), res.Subjects, res.Index, st.Predicate.Configuration[1].Annotations["expires"])
-	for _, r := range res.Attached {
-		fmt.Fprintf(env.Stdout, "attached to %s\n", r)
-	}
+	res.WriteText(env.Stdout, target, f.result)
 	return err
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/evidence"
-	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/suite"
 )
 
@@ -125,22 +123,6 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 	case err != nil && !errors.Is(err, suite.ErrCompat):
 		return err
 	}
-	for _, v := range out.Evidence {
-		fmt.Fprintf(env.Stdout, "evidence: %s on %s, signed by %d qa key(s)\n", v.Result, evidence.EnvString(v.Env), len(v.SignedBy))
-	}
-	for _, r := range out.Refused {
-		fmt.Fprintf(env.Stderr, "warning: evidence did not count: %s\n", r)
-	}
-	for _, w := range out.Withdrawn {
-		fmt.Fprintf(env.Stdout, "withdrawn in %s as in %s: %s\n", f.to, out.From, w)
-	}
-	fmt.Fprintf(env.Stdout, "promoted %s from %s to %s: %d version(s) copied; signed %s: %d packages, %d versions\n",
-		target, out.From, f.to, len(out.Copied), filepath.Join(f.site, f.to, sitelayout.IndexFile), out.Packages, out.Versions)
-	for _, s := range out.Refreshed {
-		fmt.Fprintf(env.Stdout, "rewrote the pages of suite %s\n", s)
-	}
-	for _, file := range out.Matrices {
-		fmt.Fprintf(env.Stdout, "wrote %s\n", file)
-	}
+	out.WriteText(env.Stdout, env.Stderr, f.site, target)
 	return err
 }

@@ -252,7 +252,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		err = fmt.Errorf("--%s: %w", ie.Input, err)
 	}
 	if res != nil {
-		printPublished(env, f.site, res, signers)
+		res.WriteText(env.Stdout, f.site, signers)
 	}
 	return err
 }

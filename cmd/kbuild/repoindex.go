@@ -174,14 +174,10 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 			past.Expires.Format(time.RFC3339), past.Generated.Format(time.RFC3339), past.After)
 	case err != nil:
 		return err
-	case res.Index.Unsigned:
-		if f.out != "-" {
-			fmt.Fprintf(env.Stdout, "wrote %s: %d packages, %d versions\n", res.Index.Index, res.Index.Packages, res.Index.Versions)
-		}
+	case res.Index.Unsigned && f.out == "-":
 		return nil
 	}
-	printSigned(env, res.Index, signers)
-	return nil
+	return res.Index.WriteText(env.Stdout, signers)
 }
 
 // parseRelocate reads --relocate oci://OLD=oci://NEW values.

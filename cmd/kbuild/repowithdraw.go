@@ -120,7 +120,7 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", f.suites)
 	}
 	if res != nil {
-		printWithdrawn(env, res, pkg, ver, f.build, signers)
+		res.WriteText(env.Stdout, signers)
 	}
 	return err
 }
