@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -139,4 +140,25 @@ func quoteList(names []string) string {
 		b.WriteString(Quote(n))
 	}
 	return b.String()
+}
+
+// WriteText writes the problem of file for a person, indented under the
+// recipe's line, and with github also as a GitHub Actions workflow
+// annotation, so that it shows on the pull request's file.
+func (p Problem) WriteText(w io.Writer, file string, github bool) error {
+	fmt.Fprintf(w, "  %s: %s\n", p.Severity, p)
+	if !github {
+		return nil
+	}
+	loc := "file=" + file
+	if p.Line > 0 {
+		loc += fmt.Sprintf(",line=%d", p.Line)
+	}
+	msg := p.Message
+	if p.Field != "" {
+		msg = p.Field + ": " + msg
+	}
+	msg = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(msg)
+	_, err := fmt.Fprintf(w, "::%s %s::%s\n", p.Severity, loc, msg)
+	return err
 }

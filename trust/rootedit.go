@@ -6,6 +6,7 @@ package trust
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,6 +152,20 @@ func (e RootEdit) applyDelegations(c *RootConfig) error {
 			return editErrorf("--delegate-threshold %s=%d: no delegation %s", name, t, name)
 		}
 		d.Threshold = t
+	}
+	return nil
+}
+
+// WriteText writes what the root holds for a person, after "wrote
+// WHERE: ": its version, the root and index keys and thresholds, the
+// delegations and expiry, and the qa role when it has one.
+func (r *Root) WriteText(w io.Writer, where string) error {
+	s := r.Signed
+	fmt.Fprintf(w, "wrote %s: version %d, %d root keys (threshold %d), %d index keys (threshold %d), %d delegations, expires %s\n",
+		where, s.Version, len(s.Roles[RoleRoot].KeyIDs), s.Roles[RoleRoot].Threshold, len(s.Roles[RoleIndex].KeyIDs), s.Roles[RoleIndex].Threshold,
+		len(s.Delegations), s.Expires.Format(time.RFC3339))
+	if qa, ok := s.Roles[RoleQA]; ok {
+		fmt.Fprintf(w, "qa role: %d keys (threshold %d) sign test evidence\n", len(qa.KeyIDs), qa.Threshold)
 	}
 	return nil
 }

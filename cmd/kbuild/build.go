@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/pflag"
 
@@ -105,20 +104,7 @@ Examples:
 			tuneGC(env)
 			results, err := b.Build(ctx, dirs)
 			render.StopWorkers()
-			return (&reporter{env: env}).builds(results, err, func(d string) string { return d }, "")
+			return reportBuilds(env, results, err, func(d string) string { return d }, "")
 		},
 	}
-}
-
-func printResult(env *Env, r *builder.Result) {
-	for _, c := range r.Info.Charts {
-		fmt.Fprintf(env.Stdout, "%s@%s archive %s\n", c.Ref, c.Manifest, c.Digest)
-	}
-	for _, msg := range r.Adopted {
-		fmt.Fprintln(env.Stderr, msg)
-	}
-	for _, ref := range r.Reused {
-		fmt.Fprintf(env.Stderr, "%s: already published with the same content; reused\n", ref)
-	}
-	fmt.Fprintf(env.Stdout, "wrote %s\n", r.RecordFile)
 }

@@ -103,7 +103,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 		wants = append(wants, w)
 	}
 	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
-		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(progressBar(env))}
+		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(bundle.ProgressTo(env.Stderr, terminal(env)))}
 	if f.trustedRoot != "" {
 		data, err := os.ReadFile(f.trustedRoot)
 		if err != nil {
@@ -122,15 +122,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return refusal(env, err)
 	}
-	for _, p := range c.Packages {
-		fmt.Fprintf(env.Stdout, "%s %s build %d (%s)\n", p.Name, p.Version, p.Build, p.Reason)
-	}
-	var size int64
-	for _, im := range c.Images {
-		size += im.Size
-	}
-	fmt.Fprintf(env.Stderr, "wrote %s: %d packages, %d charts, %d images (%s of image data)\n", f.out, len(c.Packages), len(c.Charts), len(c.Images), bundle.HumanBytes(size))
-	return nil
+	return c.WriteText(env.Stdout, env.Stderr, f.out)
 }
 
 // refusal prints a verification refusal (exit 4) or bad bundle (exit 3)

@@ -78,7 +78,7 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithProgress(progressBar(env)), bundle.WithNodeConfig(f.nodeConfig)}
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithProgress(bundle.ProgressTo(env.Stderr, terminal(env))), bundle.WithNodeConfig(f.nodeConfig)}
 	signers, err := f.resign.signers(env)
 	if err != nil {
 		return err

@@ -160,13 +160,22 @@ func (f *buildFlags) builder(env *Env, t oci.Target, root string, extra ...build
 // progress returns a logger for long work: lines on stderr when stderr is
 // a terminal, nothing in CI and pipes (results go to stdout either way).
 func progress(env *Env) func(string, ...any) {
-	if f, ok := env.Stderr.(*os.File); ok && env.Getenv("CI") == "" {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return func(format string, args ...any) { fmt.Fprintf(env.Stderr, "  "+format+"\n", args...) }
-		}
+	if terminal(env) {
+		return func(format string, args ...any) { fmt.Fprintf(env.Stderr, "  "+format+"\n", args...) }
 	}
 	if env.Getenv("KBUILD_VERBOSE") != "" {
 		return func(format string, args ...any) { fmt.Fprintf(env.Stderr, format+"\n", args...) }
 	}
 	return func(string, ...any) {}
+}
+
+// terminal says whether stderr is a terminal outside CI: where progress
+// is shown.
+func terminal(env *Env) bool {
+	f, ok := env.Stderr.(*os.File)
+	if !ok || env.Getenv("CI") != "" {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

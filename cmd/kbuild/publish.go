@@ -232,7 +232,6 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep := &reporter{env: env}
 	a := &suite.Publish{Site: f.site, SuitesFile: f.suites, EvidenceDir: f.evidence, Root: f.root, Signers: signers,
 		Merge: f.ref, MergeTrust: mergeTrust, AllowNew: f.allowNew, Title: f.title, Generated: generated,
 		Timeout: f.timeout, PlainHTTP: f.plainHTTP, Stderr: env.Stderr, Options: []publish.Option{
@@ -241,7 +240,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 			publish.WithProvenance("kbuild", version, epoch, env.Getenv),
 			publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(f.out), publish.WithFetcher(fetch), publish.WithPlainHTTP(f.plainHTTP),
 			publish.WithReport(func(results []*builder.Result, err error) error {
-				return rep.builds(results, err, display, "; nothing was published")
+				return reportBuilds(env, results, err, display, "; nothing was published")
 			}, display)}}
 	res, err := a.Run(ctx, recipesDir)
 	var ie *publish.InputError

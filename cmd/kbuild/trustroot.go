@@ -134,15 +134,8 @@ func writeRoot(env *Env, out string, r *trust.Root, fresh bool) error {
 	if err != nil {
 		return err
 	}
-	s := r.Signed
-	need := s.Roles[trust.RoleRoot].Threshold
-	fmt.Fprintf(env.Stdout, "wrote %s and %s: version %d, %d root keys (threshold %d), %d index keys (threshold %d), %d delegations, expires %s\n",
-		out, p, s.Version, len(s.Roles[trust.RoleRoot].KeyIDs), need, len(s.Roles[trust.RoleIndex].KeyIDs), s.Roles[trust.RoleIndex].Threshold,
-		len(s.Delegations), s.Expires.Format(time.RFC3339))
-	if qa, ok := s.Roles[trust.RoleQA]; ok {
-		fmt.Fprintf(env.Stdout, "qa role: %d keys (threshold %d) sign test evidence\n", len(qa.KeyIDs), qa.Threshold)
-	}
-	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --sign-key ROOT.key' (%d root signatures needed", out, need)
+	r.WriteText(env.Stdout, out+" and "+p)
+	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --sign-key ROOT.key' (%d root signatures needed", out, r.Signed.Roles[trust.RoleRoot].Threshold)
 	if !fresh {
 		fmt.Fprintf(env.Stderr, ", and the previous version's threshold")
 	}

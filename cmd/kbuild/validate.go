@@ -72,7 +72,6 @@ Examples:
 			if err != nil {
 				return err
 			}
-			rep := &reporter{env: env}
 			failed := 0
 			for _, d := range dirs {
 				probs, err := b.Validate(ctx, d, f.offline)
@@ -88,7 +87,7 @@ Examples:
 				}
 				fmt.Fprintf(env.Stdout, "%s: %s\n", d, status)
 				for _, p := range probs {
-					rep.problem(file, p)
+					p.WriteText(env.Stdout, file, github(env))
 				}
 			}
 			fmt.Fprintf(env.Stdout, "%d of %d recipes failed\n", failed, len(dirs))

@@ -1,14 +1,13 @@
-package main
+package bundle
 
 import (
 	"bytes"
 	"testing"
-
-	"kbuild.dev/kbuild/bundle"
 )
 
+// TestProgressTo: a bar on a terminal, a line per artifact in CI.
 func TestProgressTo(t *testing.T) {
-	steps := []bundle.Progress{
+	steps := []Progress{
 		{Artifact: "quay.io/a@sha256:1", Done: 0, Total: 4 << 20},
 		{Artifact: "quay.io/a@sha256:1", Done: 1 << 20, Total: 4 << 20},
 		{Artifact: "quay.io/b@sha256:2", Done: 2 << 20, Total: 4 << 20},
@@ -30,7 +29,7 @@ func TestProgressTo(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			p := progressTo(&buf, tc.tty)
+			p := ProgressTo(&buf, tc.tty)
 			for _, s := range steps {
 				p(s)
 			}
