@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -233,4 +234,22 @@ func VerifyArchive(archive, envelope []byte, keys []*trust.PublicKey) (*Statemen
 		errs = append(errs, fmt.Errorf("key %s: %w", k.KeyID(), err))
 	}
 	return nil, nil, errors.Join(errs...)
+}
+
+// WriteText writes the statement verified for archive for a person: the
+// package, version and build, the key that signed it, the recipe, each
+// source and the builder.
+func (st *Statement) WriteText(w io.Writer, archive string, key *trust.PublicKey) error {
+	p := st.Predicate.BuildDefinition.ExternalParameters
+	fmt.Fprintf(w, "%s: verified: %s %s build %d, signed by %s\n", archive, p.Package, p.Version, p.Build, key.KeyID())
+	rec := p.Recipe.Name
+	if c := p.Recipe.Digest["gitCommit"]; c != "" {
+		rec += " at commit " + c
+	}
+	fmt.Fprintf(w, "  recipe %s sha256:%s\n", rec, p.Recipe.Digest["sha256"])
+	for _, d := range st.Predicate.BuildDefinition.ResolvedDependencies {
+		fmt.Fprintf(w, "  source %s %s sha256:%s\n", d.Name, d.URI, d.Digest["sha256"])
+	}
+	_, err := fmt.Fprintf(w, "  builder %s\n", strings.TrimSpace(st.Predicate.RunDetails.Builder.ID))
+	return err
 }

@@ -96,3 +96,23 @@ func (r *AttestResult) WriteText(w io.Writer, target evidence.Target, result str
 	}
 	return nil
 }
+
+// WriteFollowed writes what FollowSite did, suite by suite: a suite
+// without an index, each chart copied and deleted, and the counts.
+func WriteFollowed(w io.Writer, out []SuiteFollowed) error {
+	for _, s := range out {
+		switch {
+		case s.NoIndex:
+			fmt.Fprintf(w, "%s: no index yet; nothing to follow\n", s.Suite)
+		case s.FollowResult != nil:
+			for _, r := range s.Copied {
+				fmt.Fprintf(w, "%s: copied %s\n", s.Suite, r)
+			}
+			for _, r := range s.Removed {
+				fmt.Fprintf(w, "%s: deleted %s (not in the suite)\n", s.Suite, r)
+			}
+			fmt.Fprintf(w, "%s: %d copied, %d deleted, %d already in place\n", s.Suite, len(s.Copied), len(s.Removed), s.Kept)
+		}
+	}
+	return nil
+}

@@ -132,7 +132,7 @@ func refusal(env *Env, err error) error {
 	var ve *trust.VerificationError
 	if errors.As(err, &ve) || errors.Is(err, bundle.ErrBadBundle) {
 		fmt.Fprintf(env.Stderr, "refused: %v\n", err)
-		return &exitError{code: exitCode(err)}
+		return &exitError{Code: exitCode(err)}
 	}
 	return err
 }

@@ -82,7 +82,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ue):
 		return exitUsage
 	case errors.As(err, &ee):
-		return ee.code
+		return ee.Code
 	case errors.As(err, &ve), errors.As(err, &dm), errors.Is(err, provenance.ErrVerify), errors.Is(err, siteread.ErrUnverified):
 		return exitVerification
 	case errors.As(err, &pe), errors.Is(err, sources.ErrUnsafe), errors.Is(err, sources.ErrTooLarge), errors.Is(err, trust.ErrTooLarge), errors.Is(err, addrspace.ErrTooLarge),

@@ -55,7 +55,7 @@ Examples:
 			}
 			if failed > 0 {
 				fmt.Fprintf(env.Stderr, "%d of %d recipes could not be fetched\n", failed, len(dirs))
-				return &exitError{1}
+				return &exitError{Code: 1}
 			}
 			return nil
 		},

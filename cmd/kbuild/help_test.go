@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/cmd/kbuild/cli"
 )
 
 // TestHelpGolden compares every command's --help, groups and kbuild itself
@@ -39,25 +41,25 @@ func TestFlagAliases(t *testing.T) {
 	n := 0
 	for _, l := range leaves() {
 		path := append([]string{"kbuild"}, l.path...)
-		probe, _ := l.cmd.flagSet(path)
+		probe, _ := l.cmd.FlagSet(path)
 		probe.VisitAll(func(old *pflag.Flag) {
-			if !isAlias(old) {
+			if !cli.IsAlias(old) {
 				return
 			}
 			n++
-			current := old.Annotations[aliasOf][0]
+			current := old.Annotations[cli.AliasOf][0]
 			t.Run(strings.Join(l.path, "_")+"/"+old.Name, func(t *testing.T) {
 				v, ok := samples[old.Value.Type()]
 				if !ok {
 					t.Fatalf("no sample value for type %s", old.Value.Type())
 				}
 				parse := func(args ...string) (*pflag.FlagSet, string) {
-					fs, _ := l.cmd.flagSet(path)
+					fs, _ := l.cmd.FlagSet(path)
 					if err := fs.Parse(args); err != nil {
 						t.Fatalf("%s %v: %v", strings.Join(path, " "), args, err)
 					}
 					var w strings.Builder
-					resolveAliases(&w, strings.Join(path, " "), fs)
+					cli.ResolveAliases(&w, strings.Join(path, " "), fs)
 					return fs, w.String()
 				}
 				spell := func(name string) []string {

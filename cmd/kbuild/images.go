@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 
 	"github.com/spf13/pflag"
 
@@ -66,28 +64,11 @@ Examples:
 			if res == nil {
 				return err
 			}
-			if res.Written {
-				fmt.Fprintf(env.Stdout, "wrote %s\n", res.File)
-			} else {
-				printImages(env, res.Entries)
-			}
+			res.WriteText(env.Stdout)
 			if errors.Is(err, builder.ErrUnpinned) {
 				return fmt.Errorf("%w\nrun kbuild images %s --write where their registries can be reached", err, args[0])
 			}
 			return err
 		},
-	}
-}
-
-// printImages prints the images: block, sorted.
-func printImages(env *Env, entries []builder.ImageEntry) {
-	sorted := slices.Clone(entries)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Ref < sorted[j].Ref })
-	fmt.Fprintln(env.Stdout, "    images:")
-	for i, e := range sorted {
-		if i > 0 && e.Ref == sorted[i-1].Ref {
-			continue
-		}
-		fmt.Fprintf(env.Stdout, "      - %s  # %s\n", e.Ref, e.Comment())
 	}
 }

@@ -4,38 +4,33 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"kbuild.dev/kbuild/builder/render"
+	"kbuild.dev/kbuild/cmd/kbuild/cli"
 )
 
-// Env is what a command may touch of the process: its output streams and
-// environment. Tests replace it.
-type Env struct {
-	Stdout, Stderr io.Writer
-	Getenv         func(string) string
-}
+// The command framework (package cli) under the names every command file
+// uses: a Command, the Env it runs in, usage errors (exit 2) and exit
+// errors (a status for failures already reported), and the Args checks
+// and old flag spellings.
+type (
+	Command    = cli.Command
+	Env        = cli.Env
+	usageError = cli.UsageError
+	exitError  = cli.ExitError
+)
 
-// Warnf prints a warning line on stderr, in CI too (unlike progress).
-func (e *Env) Warnf(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }
-
-// usageError makes kbuild print the command's usage and exit 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
-// exitError carries an exit code for failures already reported on stderr
-// (for example `N of M recipes failed`).
-type exitError struct{ code int }
-
-func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+var (
+	usagef    = cli.Usagef
+	exactArgs = cli.ExactArgs
+	minArgs   = cli.MinArgs
+	addAlias  = cli.AddAlias
+	markAlias = cli.MarkAlias
+)
 
 func commands() []*Command {
 	return []*Command{
@@ -83,5 +78,5 @@ func run(ctx context.Context, env *Env, args []string) int {
 		Summary:     "Build kubepkg recipes into reproducible Helm charts and publish a signed static index.",
 		Subcommands: commands(),
 	}
-	return dispatch(ctx, env, root, []string{"kbuild"}, args)
+	return (&cli.Program{Hint: withHint, Code: exitCode, Footer: exitStatusHelp}).Dispatch(ctx, env, root, []string{"kbuild"}, args)
 }

@@ -26,7 +26,7 @@ func TestJobs(t *testing.T) {
 		}
 	}
 	for _, l := range leaves() {
-		fs, _ := l.cmd.flagSet(append([]string{"kbuild"}, l.path...))
+		fs, _ := l.cmd.FlagSet(append([]string{"kbuild"}, l.path...))
 		f := fs.Lookup("jobs")
 		if f == nil {
 			continue

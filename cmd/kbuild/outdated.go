@@ -113,9 +113,9 @@ Examples:
 			}
 			switch {
 			case len(errs) > 0:
-				return &exitError{1}
+				return &exitError{Code: 1}
 			case outdated > 0:
-				return &exitError{exitOutdated}
+				return &exitError{Code: exitOutdated}
 			}
 			return nil
 		},

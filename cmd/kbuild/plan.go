@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/spf13/pflag"
 
@@ -81,28 +79,10 @@ Examples:
 			if err != nil {
 				return err
 			}
-			build := 0
-			for _, sh := range p.Shards {
-				build += len(sh.Recipes)
-			}
-			fmt.Fprintf(env.Stderr, "%d to build in %d shards, %d up to date\n", build, len(p.Shards), len(p.UpToDate))
 			if format.format == "json" {
-				data, err := json.Marshal(p)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(env.Stdout, "%s\n", data)
-				return nil
+				return p.WriteJSON(env.Stdout, env.Stderr)
 			}
-			for _, s := range p.Shards {
-				for _, r := range s.Recipes {
-					fmt.Fprintf(env.Stdout, "shard %d: %s\n", s.Index, r)
-				}
-			}
-			for _, r := range p.UpToDate {
-				fmt.Fprintf(env.Stdout, "up to date: %s\n", r)
-			}
-			return nil
+			return p.WriteText(env.Stdout, env.Stderr)
 		},
 	}
 }

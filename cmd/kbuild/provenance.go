@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -69,18 +68,7 @@ Examples:
 			if err != nil {
 				return fmt.Errorf("%s: %w", provenanceFile, err)
 			}
-			p := st.Predicate.BuildDefinition.ExternalParameters
-			fmt.Fprintf(env.Stdout, "%s: verified: %s %s build %d, signed by %s\n", archive, p.Package, p.Version, p.Build, key.KeyID())
-			rec := p.Recipe.Name
-			if c := p.Recipe.Digest["gitCommit"]; c != "" {
-				rec += " at commit " + c
-			}
-			fmt.Fprintf(env.Stdout, "  recipe %s sha256:%s\n", rec, p.Recipe.Digest["sha256"])
-			for _, d := range st.Predicate.BuildDefinition.ResolvedDependencies {
-				fmt.Fprintf(env.Stdout, "  source %s %s sha256:%s\n", d.Name, d.URI, d.Digest["sha256"])
-			}
-			fmt.Fprintf(env.Stdout, "  builder %s\n", strings.TrimSpace(st.Predicate.RunDetails.Builder.ID))
-			return nil
+			return st.WriteText(env.Stdout, archive, key)
 		},
 	}
 }

@@ -104,10 +104,10 @@ Examples:
 			}
 			if differ > 0 {
 				fmt.Fprintf(env.Stdout, "%d of %d recipes do not rebuild to what is published\n", differ, len(dirs))
-				return &exitError{1}
+				return &exitError{Code: 1}
 			}
 			if other > 0 {
-				return &exitError{exitRefused}
+				return &exitError{Code: exitRefused}
 			}
 			return nil
 		},

@@ -79,19 +79,6 @@ func (f *repoFollowFlags) run(ctx context.Context, env *Env, args []string) erro
 	}
 	plain := plainhttp.Policy{Loopback: f.plainHTTP}
 	out, err := suite.FollowSite(ctx, f.site, c, tr, time.Now(), suite.FollowOptions{PlainHTTP: plain.Allows, Timeout: f.timeout})
-	for _, s := range out {
-		switch {
-		case s.NoIndex:
-			fmt.Fprintf(env.Stdout, "%s: no index yet; nothing to follow\n", s.Suite)
-		case s.FollowResult != nil:
-			for _, r := range s.Copied {
-				fmt.Fprintf(env.Stdout, "%s: copied %s\n", s.Suite, r)
-			}
-			for _, r := range s.Removed {
-				fmt.Fprintf(env.Stdout, "%s: deleted %s (not in the suite)\n", s.Suite, r)
-			}
-			fmt.Fprintf(env.Stdout, "%s: %d copied, %d deleted, %d already in place\n", s.Suite, len(s.Copied), len(s.Removed), s.Kept)
-		}
-	}
+	suite.WriteFollowed(env.Stdout, out)
 	return err
 }

@@ -39,5 +39,5 @@ func reportBuilds(env *Env, results []*builder.Result, err error, display func(s
 		errs[i] = fe.Err
 	}
 	fmt.Fprintf(env.Stdout, "%s%s\n", be, suffix)
-	return &exitError{sharedExitCode(errs)}
+	return &exitError{Code: sharedExitCode(errs)}
 }

@@ -121,7 +121,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		printRefused(env, res.Mismatches)
 		if len(res.Mismatches) > 0 {
 			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", len(res.Mismatches), res.Charts)
-			return &exitError{code: exitVerification}
+			return &exitError{Code: exitVerification}
 		}
 		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", res.Charts)
 	}
@@ -134,7 +134,7 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 		}
 		fmt.Fprintf(env.Stdout, "%s: %d verified, %d refused, %d for versions this index does not hold\n", f.evidence, len(res.Evidence), len(res.Refused), res.Skipped)
 		if len(res.Refused) > 0 {
-			return &exitError{code: exitVerification}
+			return &exitError{Code: exitVerification}
 		}
 	}
 	fmt.Fprintf(env.Stdout, "%s: %d packages, %d versions, signed by %d of %d, %s\n",

@@ -133,7 +133,7 @@ Examples:
 					for _, v := range vs {
 						fmt.Fprintln(env.Stderr, v)
 					}
-					return &exitError{code: 1}
+					return &exitError{Code: 1}
 				}
 			}
 			return nil

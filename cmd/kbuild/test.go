@@ -177,7 +177,7 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if !res.Pass() {
-		return &exitError{code: exitFailed}
+		return &exitError{Code: exitFailed}
 	}
 	return nil
 }

@@ -92,7 +92,7 @@ Examples:
 			}
 			fmt.Fprintf(env.Stdout, "%d of %d recipes failed\n", failed, len(dirs))
 			if failed > 0 {
-				return &exitError{1}
+				return &exitError{Code: 1}
 			}
 			return nil
 		},

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/cmd/kbuild/cli"
 )
 
 // term is one word of kbuild's flag vocabulary: a flag name means the same
@@ -17,7 +19,7 @@ type term struct {
 
 // vocabulary is every visible flag name of kbuild. Add a flag here before
 // adding it to a command, and reuse a name only with its meaning. Old
-// spellings are not here: they are hidden aliases (alias.go).
+// spellings are not here: they are hidden aliases (cli.AddAlias).
 var vocabulary = map[string]term{
 	// Published index input, and the keys that verify it.
 	"index":          {"", "string", "the published index `REF` (site directory, index.yaml or http(s) URL)"},
@@ -166,7 +168,7 @@ func leaves() []leaf {
 func TestFlagVocabulary(t *testing.T) {
 	used := map[string]bool{}
 	for _, l := range leaves() {
-		fs, _ := l.cmd.flagSet(append([]string{"kbuild"}, l.path...))
+		fs, _ := l.cmd.FlagSet(append([]string{"kbuild"}, l.path...))
 		for _, p := range vocabularyProblems(fs, used) {
 			t.Errorf("%s: %s", strings.Join(l.path, " "), p)
 		}
@@ -184,12 +186,12 @@ func vocabularyProblems(fs *pflag.FlagSet, used map[string]bool) []string {
 	var out []string
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Hidden {
-			target := fs.Lookup(strings.Join(f.Annotations[aliasOf], ""))
+			target := fs.Lookup(strings.Join(f.Annotations[cli.AliasOf], ""))
 			switch {
-			case !isAlias(f):
+			case !cli.IsAlias(f):
 				out = append(out, fmt.Sprintf("--%s is hidden but no old spelling of another flag", f.Name))
 			case target == nil || target.Hidden:
-				out = append(out, fmt.Sprintf("--%s is an old spelling of --%s, which is not a visible flag", f.Name, f.Annotations[aliasOf][0]))
+				out = append(out, fmt.Sprintf("--%s is an old spelling of --%s, which is not a visible flag", f.Name, f.Annotations[cli.AliasOf][0]))
 			case target.Value.Type() != f.Value.Type():
 				out = append(out, fmt.Sprintf("--%s has type %s, its new spelling --%s %s", f.Name, f.Value.Type(), target.Name, target.Value.Type()))
 			}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -7,15 +7,15 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// aliasOf is the annotation of a hidden flag that is an old spelling of
+// AliasOf is the annotation of a hidden flag that is an old spelling of
 // another flag: its value is the new flag's name.
-const aliasOf = "kbuild-alias-of"
+const AliasOf = "kbuild-alias-of"
 
-// addAlias adds old (with shorthand, "" for none) as a hidden, deprecated
+// AddAlias adds old (with shorthand, "" for none) as a hidden, deprecated
 // spelling of the flag named current, which must be defined already: both
 // set the same value. The old spellings are kept for one release; see
-// resolveAliases for the notice they print.
-func addAlias(fs *pflag.FlagSet, old, shorthand, current string) {
+// ResolveAliases for the notice they print.
+func AddAlias(fs *pflag.FlagSet, old, shorthand, current string) {
 	f := fs.Lookup(current)
 	if f == nil {
 		panic(fmt.Sprintf("flag alias --%s: no flag --%s", old, current))
@@ -28,13 +28,13 @@ func addAlias(fs *pflag.FlagSet, old, shorthand, current string) {
 		DefValue:    f.DefValue,
 		NoOptDefVal: f.NoOptDefVal,
 		Hidden:      true,
-		Annotations: map[string][]string{aliasOf: {current}},
+		Annotations: map[string][]string{AliasOf: {current}},
 	})
 }
 
-// markAlias marks the defined flag old as a hidden, deprecated spelling of
+// MarkAlias marks the defined flag old as a hidden, deprecated spelling of
 // current, for an old spelling that keeps a value of its own.
-func markAlias(fs *pflag.FlagSet, old, current string) {
+func MarkAlias(fs *pflag.FlagSet, old, current string) {
 	f := fs.Lookup(old)
 	if f == nil || fs.Lookup(current) == nil {
 		panic(fmt.Sprintf("flag alias --%s of --%s: a flag is not defined", old, current))
@@ -44,15 +44,15 @@ func markAlias(fs *pflag.FlagSet, old, current string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}
 	}
-	f.Annotations[aliasOf] = []string{current}
+	f.Annotations[AliasOf] = []string{current}
 }
 
-// resolveAliases runs after parsing: for every old spelling given it
+// ResolveAliases runs after parsing: for every old spelling given it
 // prints one line on w naming the new flag, and marks the new flag as
 // changed, so that code asking fs.Changed(new) sees it.
-func resolveAliases(w io.Writer, cmd string, fs *pflag.FlagSet) {
+func ResolveAliases(w io.Writer, cmd string, fs *pflag.FlagSet) {
 	fs.Visit(func(f *pflag.Flag) {
-		a := f.Annotations[aliasOf]
+		a := f.Annotations[AliasOf]
 		if len(a) != 1 {
 			return
 		}
@@ -67,5 +67,5 @@ func resolveAliases(w io.Writer, cmd string, fs *pflag.FlagSet) {
 	})
 }
 
-// isAlias says whether f is an old spelling.
-func isAlias(f *pflag.Flag) bool { return len(f.Annotations[aliasOf]) == 1 }
+// IsAlias says whether f is an old spelling.
+func IsAlias(f *pflag.Flag) bool { return len(f.Annotations[AliasOf]) == 1 }
