@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"kbuild.dev/kbuild/builder"
@@ -149,4 +150,40 @@ func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex
 		return "", &DifferError{fmt.Errorf("every chart matches, but the spec digest differs: published %s, rebuilt %s (the recipe's package metadata changed)", pub.Digest, d)}
 	}
 	return fmt.Sprintf("%s %s build %d: %d charts and spec %s; published by %s", r.Metadata.Name, ver, r.Spec.Build, len(p.Charts), d, by), nil
+}
+
+// RebuildAll runs Rebuild for each recipe directory of dirs and writes
+// one line each to w — "DIR: MATCH …", "DIR: DIFFER: …", "DIR: REFUSED:
+// …" (published by another kbuild) or "DIR: FAILED: …" — then how many
+// did not match. explain rewrites an error before it is written (nil
+// leaves it). It returns how many differ or failed, and how many were
+// refused.
+func RebuildAll(ctx context.Context, w io.Writer, b *builder.Builder, idx *index.RepositoryIndex, dirs []string, plain plainhttp.Policy, k Kbuild, explain func(error) error) (differ, other int) {
+	if explain == nil {
+		explain = func(err error) error { return err }
+	}
+	for _, d := range dirs {
+		msg, err := Rebuild(ctx, b, idx, d, plain, k)
+		var de *DifferError
+		switch {
+		case errors.Is(err, ErrOtherKbuild):
+			other++
+			fmt.Fprintf(w, "%s: REFUSED: %v\n", d, explain(err))
+		case errors.As(err, &de):
+			differ++
+			fmt.Fprintf(w, "%s: DIFFER: %v\n", d, de.Err)
+		case err != nil:
+			differ++
+			fmt.Fprintf(w, "%s: FAILED: %v\n", d, explain(err))
+		default:
+			fmt.Fprintf(w, "%s: MATCH %s\n", d, msg)
+		}
+	}
+	if other > 0 {
+		fmt.Fprintf(w, "%d of %d recipes were published by another kbuild and not compared\n", other, len(dirs))
+	}
+	if differ > 0 {
+		fmt.Fprintf(w, "%d of %d recipes do not rebuild to what is published\n", differ, len(dirs))
+	}
+	return differ, other
 }

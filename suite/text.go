@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/sitelayout"
@@ -115,4 +116,64 @@ func WriteFollowed(w io.Writer, out []SuiteFollowed) error {
 		}
 	}
 	return nil
+}
+
+// WriteChecks writes, on notes, the index's warnings and, with charts,
+// each chart that does not match its pin and the count; it returns
+// false when a chart did not match.
+func (r *VerifyResult) WriteChecks(notes io.Writer, charts bool) bool {
+	for _, w := range r.Verified.Warnings {
+		fmt.Fprintf(notes, "warning: %s\n", w)
+	}
+	if !charts {
+		return true
+	}
+	for _, m := range r.Mismatches {
+		fmt.Fprintf(notes, "refused: %v\n", m)
+	}
+	if len(r.Mismatches) > 0 {
+		fmt.Fprintf(notes, "%d of %d charts do not match their pins\n", len(r.Mismatches), r.Charts)
+		return false
+	}
+	fmt.Fprintf(notes, "%d charts match their pinned digests\n", r.Charts)
+	return true
+}
+
+// WriteText writes, with evidence (the directory checked, "" for none),
+// each evidence file refused (on notes) and the counts, then the index
+// verified and its root with when they expire from now. It returns false,
+// having written no more, when evidence was refused.
+func (r *VerifyResult) WriteText(w, notes io.Writer, evidence string, now time.Time) bool {
+	if evidence != "" {
+		for _, ref := range r.Refused {
+			fmt.Fprintf(notes, "refused: %s\n", ref)
+		}
+		fmt.Fprintf(w, "%s: %d verified, %d refused, %d for versions this index does not hold\n", evidence, len(r.Evidence), len(r.Refused), r.Skipped)
+		if len(r.Refused) > 0 {
+			return false
+		}
+	}
+	v := r.Verified
+	fmt.Fprintf(w, "%s: %d packages, %d versions, signed by %d of %d, %s\n",
+		r.IndexName, v.Packages, v.Versions, len(v.SignedBy), v.Keys, expiresIn(v.Expires, now))
+	if v.Root != nil {
+		fmt.Fprintf(w, "root.yaml: version %d, %s\n", v.Root.Signed.Version, expiresIn(v.Root.Signed.Expires, now))
+	}
+	return true
+}
+
+// expiresIn says when t is, from now: "expires in 29 days".
+func expiresIn(t, now time.Time) string {
+	if t.IsZero() {
+		return "no expiry"
+	}
+	d := t.Sub(now)
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("expires in %d days", int(d/(24*time.Hour)))
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("expires in %d hours", int(d/time.Hour))
+	default:
+		return fmt.Sprintf("expires in %d minutes", int(d/time.Minute))
+	}
 }

@@ -41,20 +41,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			failed := 0
-			for _, d := range dirs {
-				srcs, err := b.Fetch(ctx, d)
-				if err != nil {
-					failed++
-					fmt.Fprintf(env.Stderr, "%s: %v\n", d, withHint(err))
-					continue
-				}
-				for _, s := range srcs {
-					fmt.Fprintf(env.Stdout, "%s %s %s %s\n", d, s.Name, s.Digest, s.Origin)
-				}
-			}
-			if failed > 0 {
-				fmt.Fprintf(env.Stderr, "%d of %d recipes could not be fetched\n", failed, len(dirs))
+			if b.FetchAll(ctx, env.Stdout, env.Stderr, dirs, withHint) > 0 {
 				return &exitError{Code: 1}
 			}
 			return nil

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/pflag"
 
@@ -79,31 +77,8 @@ Examples:
 			}
 			this := thisKbuild()
 			k := review.Kbuild{ID: this.ID(), Sum: this.Sum, AllowOther: otherBuild, Published: pub.ReadBuildInfo}
-			differ, other := 0, 0
-			for _, d := range dirs {
-				msg, err := review.Rebuild(ctx, b, v.Index, d, f.plainPolicy(), k)
-				var de *review.DifferError
-				switch {
-				case errors.Is(err, review.ErrOtherKbuild):
-					other++
-					fmt.Fprintf(env.Stdout, "%s: REFUSED: %v\n", d, withHint(err))
-					continue
-				case errors.As(err, &de):
-					differ++
-					fmt.Fprintf(env.Stdout, "%s: DIFFER: %v\n", d, de.Err)
-					continue
-				case err != nil:
-					differ++
-					fmt.Fprintf(env.Stdout, "%s: FAILED: %v\n", d, withHint(err))
-					continue
-				}
-				fmt.Fprintf(env.Stdout, "%s: MATCH %s\n", d, msg)
-			}
-			if other > 0 {
-				fmt.Fprintf(env.Stdout, "%d of %d recipes were published by another kbuild and not compared\n", other, len(dirs))
-			}
+			differ, other := review.RebuildAll(ctx, env.Stdout, b, v.Index, dirs, f.plainPolicy(), k, withHint)
 			if differ > 0 {
-				fmt.Fprintf(env.Stdout, "%d of %d recipes do not rebuild to what is published\n", differ, len(dirs))
 				return &exitError{Code: 1}
 			}
 			if other > 0 {

@@ -93,21 +93,6 @@ func tuneGC(env *Env) {
 	}
 }
 
-// expiresIn says when t is, from now: "expires in 29 days".
-func expiresIn(t, now time.Time) string {
-	if t.IsZero() {
-		return "no expiry"
-	}
-	d := t.Sub(now)
-	switch {
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("expires in %d days", int(d/(24*time.Hour)))
-	case d >= 2*time.Hour:
-		return fmt.Sprintf("expires in %d hours", int(d/time.Hour))
-	default:
-		return fmt.Sprintf("expires in %d minutes", int(d/time.Minute))
-	}
-}
 
 // printRefused prints each chart that does not match its pin.
 func printRefused(env *Env, bad []*chartpin.Mismatch) {

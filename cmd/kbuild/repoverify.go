@@ -113,34 +113,14 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	if res == nil || res.Verified == nil {
 		return refusal(env, err) // a refused index, or an error before it was read
 	}
-	v := res.Verified
-	for _, w := range v.Warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-	}
-	if f.charts {
-		printRefused(env, res.Mismatches)
-		if len(res.Mismatches) > 0 {
-			fmt.Fprintf(env.Stderr, "%d of %d charts do not match their pins\n", len(res.Mismatches), res.Charts)
-			return &exitError{Code: exitVerification}
-		}
-		fmt.Fprintf(env.Stderr, "%d charts match their pinned digests\n", res.Charts)
+	if !res.WriteChecks(env.Stderr, f.charts) {
+		return &exitError{Code: exitVerification}
 	}
 	if err != nil {
 		return err
 	}
-	if f.evidence != "" {
-		for _, r := range res.Refused {
-			fmt.Fprintf(env.Stderr, "refused: %s\n", r)
-		}
-		fmt.Fprintf(env.Stdout, "%s: %d verified, %d refused, %d for versions this index does not hold\n", f.evidence, len(res.Evidence), len(res.Refused), res.Skipped)
-		if len(res.Refused) > 0 {
-			return &exitError{Code: exitVerification}
-		}
-	}
-	fmt.Fprintf(env.Stdout, "%s: %d packages, %d versions, signed by %d of %d, %s\n",
-		res.IndexName, v.Packages, v.Versions, len(v.SignedBy), v.Keys, expiresIn(v.Expires, now))
-	if v.Root != nil {
-		fmt.Fprintf(env.Stdout, "root.yaml: version %d, %s\n", v.Root.Signed.Version, expiresIn(v.Root.Signed.Expires, now))
+	if !res.WriteText(env.Stdout, env.Stderr, f.evidence, now) {
+		return &exitError{Code: exitVerification}
 	}
 	return nil
 }

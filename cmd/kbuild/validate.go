@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/recipe"
 )
 
 func newValidateCmd() *Command {
@@ -72,25 +69,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			failed := 0
-			for _, d := range dirs {
-				probs, err := b.Validate(ctx, d, f.offline)
-				if err != nil {
-					probs = append(probs, recipe.Problem{Message: withHint(err).Error()})
-				}
-				probs = append(probs, setProbs[d]...)
-				file := filepath.Join(d, builder.RecipeFile)
-				status := "ok"
-				if len(probs.Errors()) > 0 {
-					status = "FAILED"
-					failed++
-				}
-				fmt.Fprintf(env.Stdout, "%s: %s\n", d, status)
-				for _, p := range probs {
-					p.WriteText(env.Stdout, file, github(env))
-				}
-			}
-			fmt.Fprintf(env.Stdout, "%d of %d recipes failed\n", failed, len(dirs))
+			failed := b.ValidateAll(ctx, env.Stdout, dirs, f.offline, setProbs, github(env), withHint)
 			if failed > 0 {
 				return &exitError{Code: 1}
 			}
