@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -100,4 +101,14 @@ func (r *Imported) WriteText(w io.Writer, mirror, site, nodeConfig string, resig
 		fmt.Fprintf(w, "node settings: %s (containerd certs.d, Talos patch, CRI-O drop-in)\n", nodeConfig)
 	}
 	return nil
+}
+
+// WriteJSON writes the inspection as indented JSON.
+func (in *Inspection) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }

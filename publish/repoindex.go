@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"kbuild.dev/kbuild/internal/chartpin"
@@ -124,4 +125,19 @@ func (a *RepoIndex) Run(ctx context.Context) (*RepoIndexResult, error) {
 	}
 	res.Index, err = p.Index(ctx, a.Dist, a.Out)
 	return res, err
+}
+
+// ParseRelocate reads relocations, each oci://OLD=oci://NEW (a trailing
+// slash dropped), into RepoIndex.Relocate.
+func ParseRelocate(vals []string) (map[string]string, error) {
+	moves := map[string]string{}
+	for _, v := range vals {
+		from, to, ok := strings.Cut(v, "=")
+		from, to = strings.TrimSuffix(from, "/"), strings.TrimSuffix(to, "/")
+		if !ok || !strings.HasPrefix(from, "oci://") || !strings.HasPrefix(to, "oci://") || len(from) <= len("oci://") || len(to) <= len("oci://") {
+			return nil, fmt.Errorf("%q: want oci://OLD=oci://NEW", v)
+		}
+		moves[from] = to
+	}
+	return moves, nil
 }

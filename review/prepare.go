@@ -118,3 +118,16 @@ func Published(ctx context.Context, x *index.RepositoryIndex, head *Package, pla
 	}
 	return pkg, nil
 }
+
+// Against compares dir with the published index x (AgainstIndex) or,
+// when x is nil, with the recipe at the git commit ref, HEAD when ""
+// (AgainstCommit).
+func (s Sides) Against(ctx context.Context, dir string, x *index.RepositoryIndex, ref string, plain plainhttp.Policy, kubeVersion string) (*Report, error) {
+	if x != nil {
+		return s.AgainstIndex(ctx, dir, x, plain, kubeVersion)
+	}
+	if ref == "" {
+		ref = "HEAD"
+	}
+	return s.AgainstCommit(ctx, dir, ref)
+}

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -65,4 +66,12 @@ func Tally(reports []Report) (errs []string, outdated int) {
 		}
 	}
 	return errs, outdated
+}
+
+// WriteJSON writes the reports as an indented JSON array, as kbuild
+// outdated --format json prints them.
+func WriteJSON(w io.Writer, reports []Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(reports)
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/spf13/pflag"
 
@@ -43,12 +41,7 @@ Examples:
 				return refusal(env, err)
 			}
 			if f.format.format == "json" {
-				b, err := json.MarshalIndent(in, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(env.Stdout, "%s\n", b)
-				return nil
+				return in.WriteJSON(env.Stdout)
 			}
 			return in.WriteText(env.Stdout)
 		},

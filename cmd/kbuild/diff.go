@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/review"
 )
 
@@ -99,7 +98,7 @@ Examples:
 			}
 			var errs []error
 			for i, dir := range dirs {
-				rep, err := f.compare(ctx, env, b, dir, published)
+				rep, err := (review.Sides{Builder: b, Warnf: env.Warnf}).Against(ctx, dir, published, f.base, f.plainPolicy(), f.kubeVersion)
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -134,17 +133,4 @@ func (f *diffFlags) command(dir string) string {
 		c += " --base " + f.base
 	}
 	return c
-}
-
-// compare prepares the recipe in dir and its base and compares them.
-func (f *diffFlags) compare(ctx context.Context, env *Env, b *builder.Builder, dir string, published *index.RepositoryIndex) (*review.Report, error) {
-	sides := review.Sides{Builder: b, Warnf: env.Warnf}
-	if published != nil {
-		return sides.AgainstIndex(ctx, dir, published, f.plainPolicy(), f.kubeVersion)
-	}
-	ref := f.base
-	if ref == "" {
-		ref = "HEAD"
-	}
-	return sides.AgainstCommit(ctx, dir, ref)
 }

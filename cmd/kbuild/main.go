@@ -11,6 +11,7 @@ import (
 
 	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/cmd/kbuild/cli"
+	"kbuild.dev/kbuild/internal/addrspace"
 )
 
 // The command framework (package cli) under the names every command file
@@ -63,7 +64,7 @@ func commands() []*Command {
 func main() {
 	render.WorkerMain() // a rendering worker Render started renders and exits here
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	cgoWarning(os.Stderr, builtWithCgo, addressSpaceLimit())
+	cgoWarning(os.Stderr, builtWithCgo, uint64(addrspace.Now().Limit))
 	log.SetOutput(stdlogFilter{os.Stderr})
 	code := run(ctx, &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
 	stop()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/pflag"
@@ -98,13 +97,11 @@ Examples:
 				return err
 			}
 			reports := bump.Outdated(ctx, l, dirs, lookupsAtOnce)
+			write := watch.WriteTable
 			if format.format == "json" {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(reports); err != nil {
-					return err
-				}
-			} else if err := watch.WriteTable(env.Stdout, reports); err != nil {
+				write = watch.WriteJSON
+			}
+			if err := write(env.Stdout, reports); err != nil {
 				return err
 			}
 			errs, outdated := watch.Tally(reports)

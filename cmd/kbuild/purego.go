@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"syscall"
 )
 
 // cgoWarning warns, on w, a binary built with cgo that runs under a finite
@@ -13,19 +12,10 @@ import (
 // limit such a binary fails to start now and then ("runtime: out of
 // memory"). A plain `go build` on a machine with a C compiler makes one.
 // limit is the address-space limit in bytes, or 0 for none
-// (addressSpaceLimit).
+// (addrspace.Now).
 func cgoWarning(w io.Writer, cgo bool, limit uint64) {
 	if !cgo || limit == 0 {
 		return
 	}
 	fmt.Fprintf(w, "kbuild: warning: this binary was built with cgo and runs under an address-space limit of %d MiB (ulimit -v), under which a cgo binary may fail to start; build it with CGO_ENABLED=0 (see README)\n", limit>>20)
-}
-
-// addressSpaceLimit is the process's ulimit -v in bytes, or 0 for none.
-func addressSpaceLimit() uint64 {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &lim); err != nil || lim.Cur == ^uint64(0) {
-		return 0
-	}
-	return lim.Cur
 }

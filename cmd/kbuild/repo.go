@@ -93,7 +93,6 @@ func tuneGC(env *Env) {
 	}
 }
 
-
 // printRefused prints each chart that does not match its pin.
 func printRefused(env *Env, bad []*chartpin.Mismatch) {
 	for _, m := range bad {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -128,9 +127,9 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	if err := f.mergeFlags.check(); err != nil {
 		return err
 	}
-	moves, err := parseRelocate(f.relocate)
+	moves, err := publish.ParseRelocate(f.relocate)
 	if err != nil {
-		return err
+		return usagef("--relocate %v", err)
 	}
 	signers, err := f.sign.indexSigners(env)
 	if err != nil {
@@ -178,18 +177,4 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		return nil
 	}
 	return res.Index.WriteText(env.Stdout, signers)
-}
-
-// parseRelocate reads --relocate oci://OLD=oci://NEW values.
-func parseRelocate(vals []string) (map[string]string, error) {
-	moves := map[string]string{}
-	for _, v := range vals {
-		from, to, ok := strings.Cut(v, "=")
-		from, to = strings.TrimSuffix(from, "/"), strings.TrimSuffix(to, "/")
-		if !ok || !strings.HasPrefix(from, "oci://") || !strings.HasPrefix(to, "oci://") || len(from) <= len("oci://") || len(to) <= len("oci://") {
-			return nil, usagef("--relocate %q: want oci://OLD=oci://NEW", v)
-		}
-		moves[from] = to
-	}
-	return moves, nil
 }
