@@ -17,7 +17,7 @@ type attestFlags struct {
 	result  string
 	env     string
 	log     string
-	keys    signerFlags
+	keys    SignerFlags
 	site    string
 	suite   string
 	suites  string
@@ -25,8 +25,8 @@ type attestFlags struct {
 	expires time.Duration
 	out     string
 	push    bool
-	plainHTTPFlag
-	timeoutFlag
+	PlainHTTPFlag
+	TimeoutFlag
 	passed []string
 	failed []string
 }
@@ -75,7 +75,7 @@ Examples:
 			fs.StringVar(&f.log, "log", "", "http(s) URL of the test run")
 			fs.StringSliceVar(&f.passed, "passed", nil, "names of the tests that passed (e.g. install,upgrade,rollback); a suite's policy may require some")
 			fs.StringSliceVar(&f.failed, "failed", nil, "names of the tests that failed (with --result fail)")
-			f.keys.addFlags(fs, "the evidence (a key of the root's qa role)")
+			f.keys.AddFlags(fs, "the evidence (a key of the root's qa role)")
 			addAlias(fs, "key", "", "sign-key")
 			addAlias(fs, "key-env", "", "sign-key-env")
 			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding the signed index (or the site's https:// URL, with -o)")
@@ -83,10 +83,10 @@ Examples:
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; without it the site holds one index")
 			fs.StringVar(&f.root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) with the qa role (required)")
 			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
-			addOutputFlag(fs, &f.out, "", "the evidence to `FILE` instead of into the site")
+			AddOutputFlag(fs, &f.out, "", "the evidence to `FILE` instead of into the site")
 			fs.BoolVar(&f.push, "push", false, "also attach the evidence to the charts in the registry as OCI referrers")
-			f.plainHTTPFlag.addFlags(fs, "for --push")
-			f.timeoutFlag.addFlags(fs, "a registry that does not start answering, with --push,")
+			f.PlainHTTPFlag.AddFlags(fs, "for --push")
+			f.TimeoutFlag.AddFlags(fs, "a registry that does not start answering, with --push,")
 		},
 		Args: exactArgs(1, "attest takes one NAME@VERSION"),
 		Run:  f.run,
@@ -103,7 +103,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 		return usagef("--result pass|fail is required")
 	case f.env == "":
 		return usagef("--env is required, e.g. --env kubernetes=1.33,arch=amd64,runtime=containerd")
-	case len(f.keys.files) == 0 && f.keys.env == "":
+	case len(f.keys.Files) == 0 && f.keys.Env == "":
 		return usagef("attest needs a qa key: --sign-key FILE or --sign-key-env VAR")
 	case f.root == "":
 		return usagef("--root ROOT.yaml is required: evidence counts only for the root's qa role")
@@ -114,7 +114,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return usagef("%v", withHint(err))
 	}
-	signers, err := f.keys.signers(env)
+	signers, err := f.keys.Signers(env)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	a := &suite.Attest{Target: target, Result: f.result, Env: e, Log: f.log, Passed: f.passed, Failed: f.failed,
 		Signers: signers, Root: f.root, Site: f.site, Suite: f.suite, SuitesFile: f.suites, Issued: issued, Expires: f.expires,
-		Out: f.out, Push: f.push, PlainHTTP: f.plainHTTP, Timeout: f.timeout, Stderr: env.Stderr}
+		Out: f.out, Push: f.push, PlainHTTP: f.PlainHTTP, Timeout: f.Timeout, Stderr: env.Stderr}
 	res, err := a.Run(ctx)
 	if errors.Is(err, suite.ErrSiteURL) {
 		return usagef("--site %s is a published site: write the evidence to a file with -o (evidence/… in the recipes repository, committed by pull request)", f.site)

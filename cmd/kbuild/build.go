@@ -10,9 +10,9 @@ import (
 )
 
 func newBuildCmd() *Command {
-	var f buildFlags
-	var keys signerFlags
-	var kl keylessFlags
+	var f BuildFlags
+	var keys SignerFlags
+	var kl KeylessFlags
 	return &Command{
 		Name:    "build",
 		Usage:   "kbuild build DIR... [--registry oci://HOST/PATH] [-o DIST] [--sign-key FILE]...",
@@ -71,18 +71,18 @@ Examples:
   # rebuild from the cache only, as a CI job restoring its cache does
   kbuild build --offline recipes/`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.addFlags(fs)
-			f.addPublishFlags(fs)
-			keys.addFlags(fs, "each chart pushed, for cosign")
-			kl.addFlags(fs)
+			f.AddFlags(fs)
+			f.AddPublishFlags(fs)
+			keys.AddFlags(fs, "each chart pushed, for cosign")
+			kl.AddFlags(fs)
 		},
 		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			signers, err := keys.signers(env)
+			signers, err := keys.Signers(env)
 			if err != nil {
 				return err
 			}
-			ks, err := kl.signer(ctx, env)
+			ks, err := kl.Signer(ctx, env)
 			if err != nil {
 				return err
 			}
@@ -90,11 +90,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			t, err := f.target(env)
+			t, err := f.Target(env)
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, t, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline), builder.WithChartSigners(signers...), builder.WithKeylessSigner(ks))
+			b, err := f.Builder(env, t, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline), builder.WithChartSigners(signers...), builder.WithKeylessSigner(ks))
 			if err != nil {
 				return err
 			}

@@ -11,9 +11,9 @@ import (
 
 func newBumpCmd() *Command {
 	var (
-		f       buildFlags
-		it      indexFlags
-		format  formatFlag
+		f       BuildFlags
+		it      IndexFlags
+		format  FormatFlag
 		version string
 	)
 	return &Command{
@@ -60,41 +60,41 @@ Examples:
   kbuild bump recipes/foreman-stack --index https://example.github.io/packages/ --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&version, "version", "", "upstream version to bump to (default: the newest the watch rule allows)")
-			it.addFlags(fs, "to compare the bumped recipe with (default: the recipe at git HEAD)")
-			format.addFlags(fs, false, "text", "markdown")
-			f.sourceFlags.addFlags(fs)
-			f.renderFlags.addFlags(fs)
+			it.AddFlags(fs, "to compare the bumped recipe with (default: the recipe at git HEAD)")
+			format.AddFlags(fs, false, "text", "markdown")
+			f.SourceFlags.AddFlags(fs)
+			f.RenderFlags.AddFlags(fs)
 		},
 		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if err := format.check(); err != nil {
+			if err := format.Check(); err != nil {
 				return err
 			}
-			f.jobs = 1
-			b, err := f.builder(env, nil, "")
+			f.Jobs = 1
+			b, err := f.Builder(env, nil, "")
 			if err != nil {
 				return err
 			}
-			fetch, err := f.fetcher(env)
+			fetch, err := f.Fetcher(env)
 			if err != nil {
 				return err
 			}
-			kc, err := f.keychain()
+			kc, err := f.Keychain()
 			if err != nil {
 				return err
 			}
 			bp := &bump.Bumper{
-				Fetcher: fetch, Builder: b, Plain: f.plainPolicy(), KubeVersion: f.kubeVersion, Warnf: env.Warnf,
-				Looker: watch.NewLooker(watch.WithTimeout(f.timeout), watch.WithOffline(f.offline), watch.WithKeychain(kc), watch.WithPlainHTTP(f.plainPolicy())),
+				Fetcher: fetch, Builder: b, Plain: f.PlainPolicy(), KubeVersion: f.KubeVersion, Warnf: env.Warnf,
+				Looker: watch.NewLooker(watch.WithTimeout(f.Timeout), watch.WithOffline(f.Offline), watch.WithKeychain(kc), watch.WithPlainHTTP(f.PlainPolicy())),
 			}
-			if bp.Index, err = it.published(ctx, f.timeout, "compared with", "nothing is published there yet, so leave --index out to compare with git HEAD"); err != nil {
+			if bp.Index, err = it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so leave --index out to compare with git HEAD"); err != nil {
 				return err
 			}
 			res, err := bp.Bump(ctx, args[0], version)
 			if err != nil {
 				return err
 			}
-			if format.format == "markdown" {
+			if format.Format == "markdown" {
 				return res.WriteMarkdown(env.Stdout)
 			}
 			return res.WriteText(env.Stdout)

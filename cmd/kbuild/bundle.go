@@ -28,9 +28,9 @@ inside the air gap.`,
 }
 
 type bundleCreateFlags struct {
-	indexFlags
-	plainHTTPFlag
-	timeoutFlag
+	IndexFlags
+	PlainHTTPFlag
+	TimeoutFlag
 	out         string
 	platforms   []string
 	imageSource string
@@ -74,23 +74,23 @@ Examples:
   # read the images from a mirror filled by an earlier import
   kbuild bundle create cdi@~1.66 --index _site --root-key keys/root.pub --image-source oci://mirror.local/airgap -o cdi.tar`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.indexFlags.addFlags(fs, "to bundle packages of (required)")
-			addOutputFlag(fs, &f.out, "", "the bundle to `FILE` (required)")
+			f.IndexFlags.AddFlags(fs, "to bundle packages of (required)")
+			AddOutputFlag(fs, &f.out, "", "the bundle to `FILE` (required)")
 			fs.StringArrayVar(&f.platforms, "platform", nil, "keep only this platform of multi-platform images (os/arch[/variant]); repeat for several")
 			fs.StringVar(&f.imageSource, "image-source", "", "pull images from oci://HOST/PATH/<registry>/<repository> instead of their registries")
 			fs.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json `FILE` to verify and carry the charts' keyless signatures with (for the identity the site names)")
-			f.plainHTTPFlag.addFlags(fs, "")
-			f.timeoutFlag.addFlags(fs, "the site, or a registry that does not start answering,")
+			f.PlainHTTPFlag.AddFlags(fs, "")
+			f.TimeoutFlag.AddFlags(fs, "the site, or a registry that does not start answering,")
 		},
 		Run: f.run,
 	}
 }
 
 func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || f.ref == "" || f.out == "" {
+	if len(args) == 0 || f.Ref == "" || f.out == "" {
 		return usagef("create needs PACKAGE..., --index and -o")
 	}
-	trust, err := f.require("create")
+	trust, err := f.Require("create")
 	if err != nil {
 		return err
 	}
@@ -102,8 +102,8 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 		}
 		wants = append(wants, w)
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
-		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(bundle.ProgressTo(env.Stderr, terminal(env)))}
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.PlainHTTP), bundle.WithTimeout(f.Timeout), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
+		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(bundle.ProgressTo(env.Stderr, Terminal(env)))}
 	if f.trustedRoot != "" {
 		data, err := os.ReadFile(f.trustedRoot)
 		if err != nil {
@@ -118,7 +118,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 		}
 		opts = append(opts, bundle.WithEpoch(t))
 	}
-	c, err := bundle.Create(ctx, f.out, f.ref, trust, wants, opts...)
+	c, err := bundle.Create(ctx, f.out, f.Ref, trust, wants, opts...)
 	if err != nil {
 		return refusal(env, err)
 	}

@@ -9,13 +9,13 @@ import (
 )
 
 type bundleImportFlags struct {
-	trustFlags
-	plainHTTPFlag
-	timeoutFlag
+	TrustFlags
+	PlainHTTPFlag
+	TimeoutFlag
 	mirror     string
 	site       string
 	nodeConfig string
-	resign     signerFlags
+	resign     SignerFlags
 }
 
 func newBundleImportCmd() *Command {
@@ -55,14 +55,14 @@ Examples:
   # also publish an index signed by the site's own key, charts at the mirror
   kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --sign-key keys/local.key`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.trustFlags.addFlags(fs)
+			f.TrustFlags.AddFlags(fs)
 			fs.StringVar(&f.mirror, "mirror", "", "mirror registry and path, oci://HOST/PATH (required)")
 			fs.StringVar(&f.site, "site", "", "site directory `DIR` to write the index, its signature and mirror.json to (required)")
 			fs.StringVar(&f.nodeConfig, "node-config", "", "directory `DIR` to write containerd, Talos and CRI-O settings to")
-			f.resign.addFlags(fs, "DIR/mirror/index.yaml, the index with chart references at the mirror")
+			f.resign.AddFlags(fs, "DIR/mirror/index.yaml, the index with chart references at the mirror")
 			addAlias(fs, "resign-key", "", "sign-key")
-			f.plainHTTPFlag.addFlags(fs, "for the mirror, and node settings then use http://")
-			f.timeoutFlag.addFlags(fs, "a mirror registry that does not start answering")
+			f.PlainHTTPFlag.AddFlags(fs, "for the mirror, and node settings then use http://")
+			f.TimeoutFlag.AddFlags(fs, "a mirror registry that does not start answering")
 		},
 		Run: f.run,
 	}
@@ -72,12 +72,12 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if len(args) != 1 || f.mirror == "" || f.site == "" {
 		return usagef("import needs FILE, --mirror and --site")
 	}
-	trust, err := f.require("import")
+	trust, err := f.Require("import")
 	if err != nil {
 		return err
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.plainHTTP), bundle.WithTimeout(f.timeout), bundle.WithProgress(bundle.ProgressTo(env.Stderr, terminal(env))), bundle.WithNodeConfig(f.nodeConfig)}
-	signers, err := f.resign.signers(env)
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.PlainHTTP), bundle.WithTimeout(f.Timeout), bundle.WithProgress(bundle.ProgressTo(env.Stderr, Terminal(env))), bundle.WithNodeConfig(f.nodeConfig)}
+	signers, err := f.resign.Signers(env)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"kbuild.dev/kbuild/bundle"
 )
 
-type bundleInspectFlags struct{ format formatFlag }
+type bundleInspectFlags struct{ format FormatFlag }
 
 func newBundleInspectCmd() *Command {
 	f := &bundleInspectFlags{}
@@ -29,18 +29,18 @@ Examples:
   # every image digest, for a review or a script
   kbuild bundle inspect virt.tar --format json | jq -r '.images[].ref'`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.format.addFlags(fs, true, "text", "json")
+			f.format.AddFlags(fs, true, "text", "json")
 		},
 		Args: exactArgs(1, "inspect takes one FILE"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if err := f.format.check(); err != nil {
+			if err := f.format.Check(); err != nil {
 				return err
 			}
 			in, err := bundle.Inspect(ctx, args[0])
 			if err != nil {
 				return refusal(env, err)
 			}
-			if f.format.format == "json" {
+			if f.format.Format == "json" {
 				return in.WriteJSON(env.Stdout)
 			}
 			return in.WriteText(env.Stdout)

@@ -13,10 +13,10 @@ import (
 
 // diffFlags are the flags of kbuild diff.
 type diffFlags struct {
-	buildFlags
+	BuildFlags
 	base          string
-	it            indexFlags
-	format        formatFlag
+	it            IndexFlags
+	format        FormatFlag
 	failImmutable bool
 }
 
@@ -65,48 +65,48 @@ Examples:
     --public-key keys/index.pub --fail-on-immutable-change`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.base, "base", "", "git commit, branch or tag of the recipes repository to compare with (default HEAD)")
-			f.it.addFlags(fs, "to compare with, instead of --base")
+			f.it.AddFlags(fs, "to compare with, instead of --base")
 			addAlias(fs, "against", "", "index")
-			f.format.addFlags(fs, true, "text", "markdown")
+			f.format.AddFlags(fs, true, "text", "markdown")
 			fs.BoolVar(&f.failImmutable, "fail-on-immutable-change", false, "exit 1 when the recipe's version and build are published with other content (needs --index)")
-			f.sourceFlags.addFlags(fs)
-			f.renderFlags.addFlags(fs)
-			f.jobsFlag.addFlags(fs, "charts built")
+			f.SourceFlags.AddFlags(fs)
+			f.RenderFlags.AddFlags(fs)
+			f.JobsFlag.AddFlags(fs, "charts built")
 		},
 		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if f.base != "" && f.it.ref != "" {
+			if f.base != "" && f.it.Ref != "" {
 				return usagef("--base and --index name two different bases; use one")
 			}
-			if f.failImmutable && f.it.ref == "" {
+			if f.failImmutable && f.it.Ref == "" {
 				return usagef("--fail-on-immutable-change compares with what is published: add --index REF")
 			}
-			if err := f.format.check(); err != nil {
+			if err := f.format.Check(); err != nil {
 				return err
 			}
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline))
+			b, err := f.Builder(env, nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline))
 			if err != nil {
 				return err
 			}
-			published, err := f.it.published(ctx, f.timeout, "compared with", "nothing is published there yet, so compare with --base instead")
+			published, err := f.it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so compare with --base instead")
 			if err != nil {
 				return err
 			}
 			var errs []error
 			for i, dir := range dirs {
-				rep, err := (review.Sides{Builder: b, Warnf: env.Warnf}).Against(ctx, dir, published, f.base, f.plainPolicy(), f.kubeVersion)
+				rep, err := (review.Sides{Builder: b, Warnf: env.Warnf}).Against(ctx, dir, published, f.base, f.PlainPolicy(), f.KubeVersion)
 				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
-				if i > 0 && f.format.format == "text" {
+				if i > 0 && f.format.Format == "text" {
 					fmt.Fprintln(env.Stdout)
 				}
-				if f.format.format == "markdown" {
+				if f.format.Format == "markdown" {
 					err = rep.WriteMarkdown(env.Stdout, review.WithCommand(f.command(dir)))
 				} else {
 					err = rep.WriteText(env.Stdout)
@@ -127,8 +127,8 @@ Examples:
 func (f *diffFlags) command(dir string) string {
 	c := "kbuild diff " + dir
 	switch {
-	case f.it.ref != "":
-		c += " --index " + f.it.ref
+	case f.it.Ref != "":
+		c += " --index " + f.it.Ref
 	case f.base != "":
 		c += " --base " + f.base
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func newFetchCmd() *Command {
-	var f buildFlags
+	var f BuildFlags
 	return &Command{
 		Name:    "fetch",
 		Usage:   "kbuild fetch DIR...",
@@ -28,8 +28,8 @@ Examples:
   # fill a cache directory that CI saves and restores
   kbuild fetch --cache-dir .cache/kbuild recipes/kubevirt`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.sourceFlags.addFlags(fs)
-			f.jobsFlag.addFlags(fs, "sources fetched")
+			f.SourceFlags.AddFlags(fs)
+			f.JobsFlag.AddFlags(fs, "sources fetched")
 		},
 		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
@@ -37,7 +37,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, "")
+			b, err := f.Builder(env, nil, "")
 			if err != nil {
 				return err
 			}
@@ -50,7 +50,7 @@ Examples:
 }
 
 func newCacheCmd() *Command {
-	var f sourceFlags
+	var f SourceFlags
 	var origin string
 	return &Command{
 		Name:    "cache",
@@ -76,12 +76,12 @@ Examples:
   kbuild cache add --url https://github.com/kubevirt/kubevirt/releases/download/v1.9.0/kubevirt-operator.yaml kubevirt-operator.yaml
   kbuild init recipes/kubevirt --offline --manifest https://github.com/kubevirt/kubevirt/releases/download/v1.9.0/kubevirt-operator.yaml --version 1.9.0`,
 			Flags: func(fs *pflag.FlagSet) {
-				f.addFlags(fs)
+				f.AddFlags(fs)
 				fs.StringVar(&origin, "url", "", "the http(s) `URL` FILE was downloaded from: recorded, so that a url source of it is pinned offline (one FILE only)")
 			},
 			Args: minArgs(1, "name at least one file"),
 			Run: func(ctx context.Context, env *Env, args []string) error {
-				fe, err := f.fetcher(env)
+				fe, err := f.Fetcher(env)
 				if err != nil {
 					return err
 				}

@@ -12,7 +12,7 @@ import (
 
 func newImagesCmd() *Command {
 	var (
-		f     buildFlags
+		f     BuildFlags
 		write bool
 	)
 	return &Command{
@@ -50,13 +50,13 @@ Examples:
   kbuild images --plain-http examples/hello`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&write, "write", false, "rewrite the recipe's images: block in place, keeping its comments")
-			f.sourceFlags.addFlags(fs)
-			f.renderFlags.addFlags(fs)
+			f.SourceFlags.AddFlags(fs)
+			f.RenderFlags.AddFlags(fs)
 		},
 		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			f.jobs = 1
-			b, err := f.builder(env, nil, "")
+			f.Jobs = 1
+			b, err := f.Builder(env, nil, "")
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 
 func newInitCmd() *Command {
 	var (
-		f         buildFlags
+		f         BuildFlags
 		chart     string
 		manifests []string
 		ver, name string
@@ -82,8 +82,8 @@ Examples:
 			fs.StringVar(&ver, "version", "", "upstream version, for --manifest (default: the chart's version)")
 			fs.StringVar(&name, "name", "", "package name (default: the chart's name, or the first manifest's file name)")
 			fs.StringVar(&namespace, "namespace", "", "install namespace of the components (default: the package name)")
-			f.sourceFlags.addFlags(fs)
-			f.renderFlags.addFlags(fs)
+			f.SourceFlags.AddFlags(fs)
+			f.RenderFlags.AddFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 2 && args[0] == "repo" {
@@ -107,16 +107,16 @@ Examples:
 				return usagef("give either --chart or --manifest")
 			}
 			dir := args[0]
-			f.jobs = 1
-			lenient, err := f.builder(env, nil, "", builder.WithUnpinnedImages(true))
+			f.Jobs = 1
+			lenient, err := f.Builder(env, nil, "", builder.WithUnpinnedImages(true))
 			if err != nil {
 				return err
 			}
-			fetch, err := f.fetcher(env)
+			fetch, err := f.Fetcher(env)
 			if err != nil {
 				return err
 			}
-			strict, err := f.builder(env, nil, "")
+			strict, err := f.Builder(env, nil, "")
 			if err != nil {
 				return err
 			}

@@ -18,27 +18,27 @@ import (
 
 // signerFlags are the private keys that sign: --sign-key and
 // --sign-key-env.
-type signerFlags struct {
-	files []string
-	env   string
+type SignerFlags struct {
+	Files []string
+	Env   string
 }
 
 // addFlags adds --sign-key and --sign-key-env; what says what they sign.
-func (f *signerFlags) addFlags(fs *pflag.FlagSet, what string) {
-	fs.StringArrayVar(&f.files, "sign-key", nil, "private key `FILE` (PEM) that signs "+what+"; repeat for several keys")
-	fs.StringVar(&f.env, "sign-key-env", "", "name of an environment variable `VAR` holding a private key (PEM) that signs "+what+", for CI secrets")
+func (f *SignerFlags) AddFlags(fs *pflag.FlagSet, what string) {
+	fs.StringArrayVar(&f.Files, "sign-key", nil, "private key `FILE` (PEM) that signs "+what+"; repeat for several keys")
+	fs.StringVar(&f.Env, "sign-key-env", "", "name of an environment variable `VAR` holding a private key (PEM) that signs "+what+", for CI secrets")
 }
 
 // signers loads the keys of --sign-key and --sign-key-env, in that order.
-func (f *signerFlags) signers(env *Env) ([]trust.Signer, error) {
-	out, err := trust.LoadSigners(f.files, env.Warnf)
+func (f *SignerFlags) Signers(env *Env) ([]trust.Signer, error) {
+	out, err := trust.LoadSigners(f.Files, env.Warnf)
 	if err != nil {
 		return nil, err
 	}
-	if f.env != "" {
-		k, err := trust.PrivateKeyFromEnv(env.Getenv, f.env)
+	if f.Env != "" {
+		k, err := trust.PrivateKeyFromEnv(env.Getenv, f.Env)
 		if err != nil {
-			return nil, fmt.Errorf("--sign-key-env %s: %w", f.env, err)
+			return nil, fmt.Errorf("--sign-key-env %s: %w", f.Env, err)
 		}
 		out = append(out, k)
 	}
@@ -47,23 +47,23 @@ func (f *signerFlags) signers(env *Env) ([]trust.Signer, error) {
 
 // keylessFlags are --keyless, --fulcio-url and --rekor-url: the charts'
 // keyless cosign signatures (package keyless).
-type keylessFlags struct {
-	on            bool
-	fulcio, rekor string
+type KeylessFlags struct {
+	On            bool
+	Fulcio, Rekor string
 }
 
-func (f *keylessFlags) addFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&f.on, "keyless", false, "also sign each chart for cosign keylessly: a Fulcio certificate for the CI job's OIDC identity ($"+keyless.TokenEnv+", or GitHub Actions with permissions id-token: write) and a Rekor entry")
-	fs.StringVar(&f.fulcio, "fulcio-url", keyless.DefaultFulcioURL, "Fulcio `URL` that certifies --keyless signatures")
-	fs.StringVar(&f.rekor, "rekor-url", keyless.DefaultRekorURL, "Rekor `URL` that logs --keyless signatures")
+func (f *KeylessFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.On, "keyless", false, "also sign each chart for cosign keylessly: a Fulcio certificate for the CI job's OIDC identity ($"+keyless.TokenEnv+", or GitHub Actions with permissions id-token: write) and a Rekor entry")
+	fs.StringVar(&f.Fulcio, "fulcio-url", keyless.DefaultFulcioURL, "Fulcio `URL` that certifies --keyless signatures")
+	fs.StringVar(&f.Rekor, "rekor-url", keyless.DefaultRekorURL, "Rekor `URL` that logs --keyless signatures")
 }
 
 // signer is the keyless signer of --keyless; nil without it.
-func (f *keylessFlags) signer(ctx context.Context, env *Env) (sigbundle.KeylessSigner, error) {
-	if !f.on {
+func (f *KeylessFlags) Signer(ctx context.Context, env *Env) (sigbundle.KeylessSigner, error) {
+	if !f.On {
 		return nil, nil
 	}
-	s, err := keyless.FromEnv(ctx, env.Getenv, keyless.WithFulcio(f.fulcio), keyless.WithRekor(f.rekor))
+	s, err := keyless.FromEnv(ctx, env.Getenv, keyless.WithFulcio(f.Fulcio), keyless.WithRekor(f.Rekor))
 	if err != nil {
 		return nil, fmt.Errorf("--keyless: %w", err)
 	}
@@ -84,9 +84,9 @@ const (
 
 // indexSigners are the keys that sign an index: those of --sign-key and
 // --sign-key-env, or when neither is given the key in $KBUILD_SIGN_KEY.
-func (f *signerFlags) indexSigners(env *Env) ([]trust.Signer, error) {
-	if f.given() || env.Getenv(signKeyEnv) == "" {
-		return f.signers(env)
+func (f *SignerFlags) IndexSigners(env *Env) ([]trust.Signer, error) {
+	if f.Given() || env.Getenv(signKeyEnv) == "" {
+		return f.Signers(env)
 	}
 	k, err := trust.PrivateKeyFromEnv(env.Getenv, signKeyEnv)
 	if err != nil {
@@ -98,81 +98,81 @@ func (f *signerFlags) indexSigners(env *Env) ([]trust.Signer, error) {
 
 // indexKeyGiven says whether an index signing key is named by a flag or
 // $KBUILD_SIGN_KEY.
-func (f *signerFlags) indexKeyGiven(env *Env) bool { return f.given() || env.Getenv(signKeyEnv) != "" }
+func (f *SignerFlags) IndexKeyGiven(env *Env) bool { return f.Given() || env.Getenv(signKeyEnv) != "" }
 
 // given says whether any signing key was named.
-func (f *signerFlags) given() bool { return len(f.files) > 0 || f.env != "" }
+func (f *SignerFlags) Given() bool { return len(f.Files) > 0 || f.Env != "" }
 
 // trustFlags are the public keys a signed index is verified with, as a
 // subscriber pins them: --public-key (with --threshold) or --root-key
 // (with --root-threshold).
-type trustFlags struct {
-	publicKeys    []string
-	threshold     int
-	rootKeys      []string
-	rootThreshold int
+type TrustFlags struct {
+	PublicKeys    []string
+	Threshold     int
+	RootKeys      []string
+	RootThreshold int
 }
 
 // addFlags adds --public-key, --threshold, --root-key and
 // --root-threshold.
-func (f *trustFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&f.publicKeys, "public-key", nil, "public key `FILE` (PEM) trusted to sign the index; repeat for several")
-	fs.IntVar(&f.threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
-	fs.StringArrayVar(&f.rootKeys, "root-key", nil, "pinned root public key `FILE`, to verify the index under its root of trust; repeat for several")
-	fs.IntVar(&f.rootThreshold, "root-threshold", 1, "root signatures needed: how many --root-key keys must have signed root version 1")
+func (f *TrustFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.PublicKeys, "public-key", nil, "public key `FILE` (PEM) trusted to sign the index; repeat for several")
+	fs.IntVar(&f.Threshold, "threshold", 1, "how many distinct --public-key keys must have signed")
+	fs.StringArrayVar(&f.RootKeys, "root-key", nil, "pinned root public key `FILE`, to verify the index under its root of trust; repeat for several")
+	fs.IntVar(&f.RootThreshold, "root-threshold", 1, "root signatures needed: how many --root-key keys must have signed root version 1")
 }
 
 // trust returns what verifies an index, nil when no key is given; giving
 // both kinds of key is a usage error.
-func (f *trustFlags) trust() (*trust.Trust, error) {
-	if len(f.publicKeys) == 0 && len(f.rootKeys) == 0 {
+func (f *TrustFlags) Trust() (*trust.Trust, error) {
+	if len(f.PublicKeys) == 0 && len(f.RootKeys) == 0 {
 		return nil, nil
 	}
-	if len(f.publicKeys) > 0 && len(f.rootKeys) > 0 {
+	if len(f.PublicKeys) > 0 && len(f.RootKeys) > 0 {
 		return nil, usagef("give --public-key or --root-key, not both")
 	}
-	return trust.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	return trust.LoadTrust(f.PublicKeys, f.Threshold, f.RootKeys, f.RootThreshold)
 }
 
 // require is trust for a command that cannot run without keys.
-func (f *trustFlags) require(cmd string) (*trust.Trust, error) {
-	if (len(f.publicKeys) > 0) == (len(f.rootKeys) > 0) {
+func (f *TrustFlags) Require(cmd string) (*trust.Trust, error) {
+	if (len(f.PublicKeys) > 0) == (len(f.RootKeys) > 0) {
 		return nil, usagef("%s needs --public-key or --root-key (one of them)", cmd)
 	}
-	return trust.LoadTrust(f.publicKeys, f.threshold, f.rootKeys, f.rootThreshold)
+	return trust.LoadTrust(f.PublicKeys, f.Threshold, f.RootKeys, f.RootThreshold)
 }
 
 // indexFlags name a published index to read, --index REF (a site
 // directory, an index.yaml or an http(s) URL of either), and the keys that
 // verify it.
-type indexFlags struct {
-	ref string
-	trustFlags
+type IndexFlags struct {
+	Ref string
+	TrustFlags
 }
 
 // addFlags adds --index, saying what the command does with it, and the
 // trust flags.
-func (f *indexFlags) addFlags(fs *pflag.FlagSet, what string) {
-	fs.StringVar(&f.ref, "index", "", "the published index `REF` (site directory, index.yaml or http(s) URL) "+what)
-	f.trustFlags.addFlags(fs)
+func (f *IndexFlags) AddFlags(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&f.Ref, "index", "", "the published index `REF` (site directory, index.yaml or http(s) URL) "+what)
+	f.TrustFlags.AddFlags(fs)
 }
 
 // published reads the index --index names and verifies it with the trust
 // flags; nil without --index. Without keys it is a usage error (a
 // published index is use only once its signature is verified); when
 // nothing is published there, notFound is the hint added.
-func (f *indexFlags) published(ctx context.Context, timeout time.Duration, use, notFound string) (*index.RepositoryIndex, error) {
-	if f.ref == "" {
+func (f *IndexFlags) Published(ctx context.Context, timeout time.Duration, use, notFound string) (*index.RepositoryIndex, error) {
+	if f.Ref == "" {
 		return nil, nil
 	}
-	tr, err := f.trust()
+	tr, err := f.Trust()
 	if err != nil {
 		return nil, err
 	}
 	if tr == nil {
 		return nil, usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is %s only once its signature is verified", use)
 	}
-	pub, err := siteread.ReadIndex(ctx, f.ref, tr, siteread.WithTimeout(timeout))
+	pub, err := siteread.ReadIndex(ctx, f.Ref, tr, siteread.WithTimeout(timeout))
 	if errors.Is(err, siteread.ErrNotFound) {
 		return nil, fmt.Errorf("%w; %s", err, notFound)
 	}
@@ -184,12 +184,12 @@ func (f *indexFlags) published(ctx context.Context, timeout time.Duration, use, 
 
 // indexRootFlag is --index-root: your root.yaml, to verify --index under
 // it instead of with pinned keys.
-type indexRootFlag struct {
-	indexRoot string
+type IndexRootFlag struct {
+	IndexRoot string
 }
 
-func (f *indexRootFlag) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.indexRoot, "index-root", "", "your root.yaml `FILE`: verify --index under it (and the newer roots published beside it) instead of with --public-key or --root-key")
+func (f *IndexRootFlag) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.IndexRoot, "index-root", "", "your root.yaml `FILE`: verify --index under it (and the newer roots published beside it) instead of with --public-key or --root-key")
 }
 
 // throwawayKey is where publish keeps the key it generates when given none,
@@ -199,8 +199,8 @@ const throwawayKey = "throwaway-index.key"
 // indexSignersOrThrowaway is indexSigners, or without any key the
 // throwaway key kept in dir (generated the first time), with a warning
 // that subscribers must not trust it beyond this machine.
-func (f *signerFlags) indexSignersOrThrowaway(env *Env, dir string) ([]trust.Signer, error) {
-	signers, err := f.indexSigners(env)
+func (f *SignerFlags) IndexSignersOrThrowaway(env *Env, dir string) ([]trust.Signer, error) {
+	signers, err := f.IndexSigners(env)
 	if err != nil || len(signers) > 0 {
 		return signers, err
 	}

@@ -12,31 +12,31 @@ import (
 // mergeFlags name the published index a new one is merged over (--index,
 // once --merge), and what verifies it: --public-key (once
 // --merge-public-key), --root-key, or --index-root (once --merge-root).
-type mergeFlags struct {
-	indexFlags
-	indexRootFlag
-	allowNew bool
+type MergeFlags struct {
+	IndexFlags
+	IndexRootFlag
+	AllowNew bool
 	// selfTrust verifies the base with the public keys of the keys that
 	// sign the new index when no key is named for it (fromEnv).
-	selfTrust bool
+	SelfTrust bool
 }
 
 // fromEnv reads what the environment adds to the flags: $KBUILD_ALLOW_NEW
 // (true or 1) as --allow-new, and whether a signing key is given (signing),
 // in which case a base named without its keys is verified with the
 // signing keys' public keys — the same key signs every publish.
-func (f *mergeFlags) fromEnv(env *Env, signing bool) {
+func (f *MergeFlags) FromEnv(env *Env, signing bool) {
 	switch env.Getenv(allowNewEnv) {
 	case "1", "true":
-		f.allowNew = true
+		f.AllowNew = true
 	}
-	f.selfTrust = signing
+	f.SelfTrust = signing
 }
 
-func (f *mergeFlags) addFlags(fs *pflag.FlagSet) {
-	f.indexFlags.addFlags(fs, "to keep every version of")
-	f.indexRootFlag.addFlags(fs)
-	fs.BoolVar(&f.allowNew, "allow-new", false, "with --index, start a new index when the base does not exist")
+func (f *MergeFlags) AddFlags(fs *pflag.FlagSet) {
+	f.IndexFlags.AddFlags(fs, "to keep every version of")
+	f.IndexRootFlag.AddFlags(fs)
+	fs.BoolVar(&f.AllowNew, "allow-new", false, "with --index, start a new index when the base does not exist")
 	addAlias(fs, "merge", "", "index")
 	addAlias(fs, "merge-public-key", "", "public-key")
 	addAlias(fs, "merge-root", "", "index-root")
@@ -44,34 +44,34 @@ func (f *mergeFlags) addFlags(fs *pflag.FlagSet) {
 
 // check returns a usage error unless --index has exactly one way to be
 // verified (or no --index and nothing that needs one).
-func (f *mergeFlags) check() error {
+func (f *MergeFlags) Check() error {
 	ways := 0
-	for _, given := range []bool{len(f.publicKeys) > 0, len(f.rootKeys) > 0, f.indexRoot != ""} {
+	for _, given := range []bool{len(f.PublicKeys) > 0, len(f.RootKeys) > 0, f.IndexRoot != ""} {
 		if given {
 			ways++
 		}
 	}
 	switch {
-	case f.ref == "" && ways > 0:
+	case f.Ref == "" && ways > 0:
 		return usagef("--public-key, --root-key and --index-root verify the --index base: they need --index")
-	case f.ref != "" && ways > 1:
+	case f.Ref != "" && ways > 1:
 		return usagef("--index: give one of --public-key, --root-key or --index-root")
-	case f.ref != "" && ways == 0 && !f.selfTrust:
-		return usagef("--index %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml); or sign with the key that signed it (--sign-key, or the PEM key in $KBUILD_SIGN_KEY) and its public key verifies the base", f.ref)
+	case f.Ref != "" && ways == 0 && !f.SelfTrust:
+		return usagef("--index %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml); or sign with the key that signed it (--sign-key, or the PEM key in $KBUILD_SIGN_KEY) and its public key verifies the base", f.Ref)
 	}
 	return nil
 }
 
 // mergeTrust returns what the base index is verified with, and checks
 // that the signing keys satisfy the root's index role.
-func (f *mergeFlags) mergeTrust(signers []trust.Signer) (*trust.Trust, error) {
-	if f.indexRoot == "" && len(f.publicKeys) == 0 && len(f.rootKeys) == 0 && f.selfTrust {
+func (f *MergeFlags) MergeTrust(signers []trust.Signer) (*trust.Trust, error) {
+	if f.IndexRoot == "" && len(f.PublicKeys) == 0 && len(f.RootKeys) == 0 && f.SelfTrust {
 		return selfTrust(signers)
 	}
-	if f.indexRoot == "" {
-		return f.trust()
+	if f.IndexRoot == "" {
+		return f.Trust()
 	}
-	root, _, err := publish.LoadRoot(f.indexRoot, signers)
+	root, _, err := publish.LoadRoot(f.IndexRoot, signers)
 	if err != nil {
 		return nil, fmt.Errorf("--index-root: %w", err)
 	}

@@ -10,55 +10,55 @@ import (
 )
 
 // timeoutFlag is --timeout, on every command that talks to a network.
-type timeoutFlag struct {
-	timeout time.Duration
+type TimeoutFlag struct {
+	Timeout time.Duration
 }
 
 // timeoutWhy says why --timeout defaults to 20 s.
 const timeoutWhy = "; the default stays under the 30s a CI step or harness often allows, so that kbuild's own message, naming what stalled, comes first"
 
 // addFlags adds --timeout; what says what it gives up on.
-func (f *timeoutFlag) addFlags(fs *pflag.FlagSet, what string) {
-	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long"+timeoutWhy)
+func (f *TimeoutFlag) AddFlags(fs *pflag.FlagSet, what string) {
+	fs.DurationVar(&f.Timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long"+timeoutWhy)
 }
 
 // addFlagsNote is addFlags with a note after the meaning.
-func (f *timeoutFlag) addFlagsNote(fs *pflag.FlagSet, what, note string) {
-	fs.DurationVar(&f.timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long; "+note+timeoutWhy)
+func (f *TimeoutFlag) AddFlagsNote(fs *pflag.FlagSet, what, note string) {
+	fs.DurationVar(&f.Timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long; "+note+timeoutWhy)
 }
 
 // plainHTTPFlag is --plain-http: plain HTTP to registries on loopback.
-type plainHTTPFlag struct {
-	plainHTTP bool
+type PlainHTTPFlag struct {
+	PlainHTTP bool
 }
 
 // addFlags adds --plain-http; note says when it applies ("" for always).
-func (f *plainHTTPFlag) addFlags(fs *pflag.FlagSet, note string) {
+func (f *PlainHTTPFlag) AddFlags(fs *pflag.FlagSet, note string) {
 	usage := "talk plain HTTP to OCI registries on loopback (never to other registries)"
 	if note != "" {
 		usage += "; " + note
 	}
-	fs.BoolVar(&f.plainHTTP, "plain-http", false, usage)
+	fs.BoolVar(&f.PlainHTTP, "plain-http", false, usage)
 }
 
 // jobsFlag is -j/--jobs: how much work runs at once, 0 for one per CPU.
-type jobsFlag struct {
-	jobs int
+type JobsFlag struct {
+	Jobs int
 }
 
 // addFlags adds -j; what names the work ("recipes and charts built").
-func (f *jobsFlag) addFlags(fs *pflag.FlagSet, what string) {
-	fs.IntVarP(&f.jobs, "jobs", "j", 0, what+" at once; 0 (the default) is one per CPU")
+func (f *JobsFlag) AddFlags(fs *pflag.FlagSet, what string) {
+	fs.IntVarP(&f.Jobs, "jobs", "j", 0, what+" at once; 0 (the default) is one per CPU")
 }
 
 // count returns -j, with 0 made the number of CPUs; a negative -j is a
 // usage error.
-func (f *jobsFlag) count() (int, error) {
+func (f *JobsFlag) Count() (int, error) {
 	switch {
-	case f.jobs < 0:
-		return 0, usagef("-j %d: give 1 or more, or 0 for one per CPU", f.jobs)
-	case f.jobs == 0:
+	case f.Jobs < 0:
+		return 0, usagef("-j %d: give 1 or more, or 0 for one per CPU", f.Jobs)
+	case f.Jobs == 0:
 		return runtime.NumCPU(), nil
 	}
-	return f.jobs, nil
+	return f.Jobs, nil
 }

@@ -10,31 +10,31 @@ import (
 // addOutputFlag adds -o/--output, the one spelling of a path a command
 // writes (a file or a directory; never a format, see formatFlag): what
 // says what is written there.
-func addOutputFlag(fs *pflag.FlagSet, p *string, def, what string) {
+func AddOutputFlag(fs *pflag.FlagSet, p *string, def, what string) {
 	fs.StringVarP(p, "output", "o", def, "write "+what)
 }
 
 // formatFlag is --format, the one spelling of an output format.
-type formatFlag struct {
-	format  string
-	formats []string
+type FormatFlag struct {
+	Format  string
+	Formats []string
 }
 
 // addFlags adds --format with the formats allowed, the first the default.
 // With oldO, the old spellings -o/--output of the format are kept as
 // hidden aliases.
-func (f *formatFlag) addFlags(fs *pflag.FlagSet, oldO bool, formats ...string) {
-	f.formats = formats
-	fs.StringVar(&f.format, "format", formats[0], "output `FORMAT`: "+orList(formats))
+func (f *FormatFlag) AddFlags(fs *pflag.FlagSet, oldO bool, formats ...string) {
+	f.Formats = formats
+	fs.StringVar(&f.Format, "format", formats[0], "output `FORMAT`: "+orList(formats))
 	if oldO {
 		addAlias(fs, "output", "o", "format")
 	}
 }
 
 // check returns a usage error when --format is not one of the formats.
-func (f *formatFlag) check() error {
-	if !slices.Contains(f.formats, f.format) {
-		return usagef("--format %q: use %s", f.format, orList(f.formats))
+func (f *FormatFlag) Check() error {
+	if !slices.Contains(f.Formats, f.Format) {
+		return usagef("--format %q: use %s", f.Format, orList(f.Formats))
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ func TestJobs(t *testing.T) {
 		{7, 7, false},
 		{-1, 0, true},
 	} {
-		got, err := (&jobsFlag{jobs: tc.jobs}).count()
+		got, err := (&JobsFlag{Jobs: tc.jobs}).Count()
 		var ue *usageError
 		if got != tc.want || (err != nil) != tc.err || err != nil && !errors.As(err, &ue) {
 			t.Errorf("-j %d: count() = %d, %v; want %d (usage error: %v)", tc.jobs, got, err, tc.want, tc.err)

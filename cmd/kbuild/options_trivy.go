@@ -10,33 +10,33 @@ import (
 // its cache and (for scans) whether it may update its database. They are
 // named --trivy-*, apart from the source cache's --cache-dir and
 // --offline.
-type trivyFlags struct {
-	path     string
-	cacheDir string
-	offline  bool
+type TrivyFlags struct {
+	Path     string
+	CacheDir string
+	Offline  bool
 }
 
 // addFlags adds --trivy and --trivy-cache-dir, and the old spelling
 // --cache-dir of the latter.
-func (f *trivyFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.path, "trivy", "", "the trivy program `PATH` (default: trivy on $PATH)")
-	fs.StringVar(&f.cacheDir, "trivy-cache-dir", "", "Trivy's cache directory `DIR`, where its vulnerability DB is (default: Trivy's, ~/.cache/trivy)")
+func (f *TrivyFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Path, "trivy", "", "the trivy program `PATH` (default: trivy on $PATH)")
+	fs.StringVar(&f.CacheDir, "trivy-cache-dir", "", "Trivy's cache directory `DIR`, where its vulnerability DB is (default: Trivy's, ~/.cache/trivy)")
 	addAlias(fs, "cache-dir", "", "trivy-cache-dir")
 }
 
 // addOfflineFlag adds --trivy-offline, and its old spelling --offline.
-func (f *trivyFlags) addOfflineFlag(fs *pflag.FlagSet) {
-	fs.BoolVar(&f.offline, "trivy-offline", false, "use the vulnerability DB in --trivy-cache-dir as it is; contact nothing but the images' registries")
+func (f *TrivyFlags) AddOfflineFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.Offline, "trivy-offline", false, "use the vulnerability DB in --trivy-cache-dir as it is; contact nothing but the images' registries")
 	addAlias(fs, "offline", "", "trivy-offline")
 }
 
-func (f *trivyFlags) trivy(offline bool) (*sbom.Trivy, error) {
+func (f *TrivyFlags) Trivy(offline bool) (*sbom.Trivy, error) {
 	opts := []sbom.TrivyOption{sbom.WithTrivyOffline(offline)}
-	if f.path != "" {
-		opts = append(opts, sbom.WithTrivyPath(f.path))
+	if f.Path != "" {
+		opts = append(opts, sbom.WithTrivyPath(f.Path))
 	}
-	if f.cacheDir != "" {
-		opts = append(opts, sbom.WithTrivyCacheDir(f.cacheDir))
+	if f.CacheDir != "" {
+		opts = append(opts, sbom.WithTrivyCacheDir(f.CacheDir))
 	}
 	return sbom.NewTrivy(opts...)
 }

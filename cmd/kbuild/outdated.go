@@ -18,8 +18,8 @@ const lookupsAtOnce = 32
 
 // watchFlags are the flags of the commands that look upstream.
 type watchFlags struct {
-	timeoutFlag
-	plainHTTPFlag
+	TimeoutFlag
+	PlainHTTPFlag
 	plainHosts     []string
 	registryConfig string
 	offline        bool
@@ -27,26 +27,26 @@ type watchFlags struct {
 
 func (f *watchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network (upstream answers are never cached, so this refuses)")
-	f.plainHTTPFlag.addFlags(fs, "")
+	f.PlainHTTPFlag.AddFlags(fs, "")
 	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
-	f.timeoutFlag.addFlagsNote(fs, "an upstream server, registry or git remote", "a whole answer must also average 1 MiB/s once this long has passed")
+	f.TimeoutFlag.AddFlagsNote(fs, "an upstream server, registry or git remote", "a whole answer must also average 1 MiB/s once this long has passed")
 	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 }
 
 // looker returns the upstream look-ups the flags describe.
 func (f *watchFlags) looker() (*watch.Looker, error) {
-	kc, err := (&sourceFlags{registryConfig: f.registryConfig}).keychain()
+	kc, err := (&SourceFlags{RegistryConfig: f.registryConfig}).Keychain()
 	if err != nil {
 		return nil, err
 	}
-	return watch.NewLooker(watch.WithTimeout(f.timeout), watch.WithOffline(f.offline), watch.WithKeychain(kc),
-		watch.WithPlainHTTP(plainhttp.Policy{Loopback: f.plainHTTP, Hosts: f.plainHosts})), nil
+	return watch.NewLooker(watch.WithTimeout(f.Timeout), watch.WithOffline(f.offline), watch.WithKeychain(kc),
+		watch.WithPlainHTTP(plainhttp.Policy{Loopback: f.PlainHTTP, Hosts: f.plainHosts})), nil
 }
 
 func newOutdatedCmd() *Command {
 	var (
 		f      watchFlags
-		format formatFlag
+		format FormatFlag
 	)
 	return &Command{
 		Name:    "outdated",
@@ -75,11 +75,11 @@ Examples:
   # for a bot: one JSON document, exit 6 when there is work
   kbuild outdated recipes/kubevirt recipes/cdi --format json`,
 		Flags: func(fs *pflag.FlagSet) {
-			format.addFlags(fs, false, "text", "json")
+			format.AddFlags(fs, false, "text", "json")
 			f.addFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if err := format.check(); err != nil {
+			if err := format.Check(); err != nil {
 				return err
 			}
 			if f.offline {
@@ -98,7 +98,7 @@ Examples:
 			}
 			reports := bump.Outdated(ctx, l, dirs, lookupsAtOnce)
 			write := watch.WriteTable
-			if format.format == "json" {
+			if format.Format == "json" {
 				write = watch.WriteJSON
 			}
 			if err := write(env.Stdout, reports); err != nil {

@@ -11,9 +11,9 @@ import (
 func newPlanCmd() *Command {
 	var (
 		shards int
-		format formatFlag
-		it     indexFlags
-		net    timeoutFlag
+		format FormatFlag
+		it     IndexFlags
+		net    TimeoutFlag
 	)
 	return &Command{
 		Name:    "plan",
@@ -53,25 +53,25 @@ Examples:
   # the first publish: everything is new
   kbuild plan recipes/ --shards 2`,
 		Flags: func(fs *pflag.FlagSet) {
-			it.addFlags(fs, "of what is published; without it every recipe is new")
+			it.AddFlags(fs, "of what is published; without it every recipe is new")
 			addAlias(fs, "against", "", "index")
-			net.addFlags(fs, "the index's site")
+			net.AddFlags(fs, "the index's site")
 			fs.IntVar(&shards, "shards", 1, "split the recipes to build into at most this many shards")
-			format.addFlags(fs, true, "text", "json")
+			format.AddFlags(fs, true, "text", "json")
 		},
 		Args: minArgs(1, "name at least one recipes directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if shards < 1 {
 				return usagef("--shards %d: give 1 or more", shards)
 			}
-			if err := format.check(); err != nil {
+			if err := format.Check(); err != nil {
 				return err
 			}
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
 				return err
 			}
-			published, err := it.published(ctx, net.timeout, "used", "for a first publish, plan without --index")
+			published, err := it.Published(ctx, net.Timeout, "used", "for a first publish, plan without --index")
 			if err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if format.format == "json" {
+			if format.Format == "json" {
 				return p.WriteJSON(env.Stdout, env.Stderr)
 			}
 			return p.WriteText(env.Stdout, env.Stderr)

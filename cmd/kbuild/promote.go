@@ -19,7 +19,7 @@ type promoteFlags struct {
 	site     string
 	suites   string
 	root     string
-	keys     signerFlags
+	keys     SignerFlags
 	expires  time.Duration
 	allowNew bool
 }
@@ -76,7 +76,7 @@ Examples:
 			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml and evidence/")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file")
 			fs.StringVar(&f.root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) (required)")
-			f.keys.addFlags(fs, "the suite's index")
+			f.keys.AddFlags(fs, "the suite's index")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
 			fs.BoolVar(&f.allowNew, "allow-new", false, "start a new index when the site has none for SUITE (only for its first promotion)")
 		},
@@ -95,7 +95,7 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 		return usagef("--to SUITE is required")
 	case f.root == "":
 		return usagef("--root ROOT.yaml is required: evidence is checked against its qa role")
-	case len(f.keys.files) == 0 && f.keys.env == "":
+	case len(f.keys.Files) == 0 && f.keys.Env == "":
 		return usagef("promote needs the index signing key: --sign-key FILE or --sign-key-env VAR")
 	case f.expires <= 0:
 		return usagef("--expires %s: a re-signed index must expire", f.expires)
@@ -107,7 +107,7 @@ func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
 	if !found {
 		return fmt.Errorf("%s not found: a repository without suites publishes one index, and there is nothing to promote into", f.suites)
 	}
-	signers, err := f.keys.signers(env)
+	signers, err := f.keys.Signers(env)
 	if err != nil {
 		return err
 	}

@@ -19,10 +19,10 @@ import (
 )
 
 type publishFlags struct {
-	buildFlags
-	keys signerFlags
-	kl   keylessFlags
-	mergeFlags
+	BuildFlags
+	keys SignerFlags
+	kl   KeylessFlags
+	MergeFlags
 	site       string
 	root       string
 	expires    time.Duration
@@ -146,9 +146,9 @@ Examples:
     --root keys/root.yaml --index https://acme.github.io/packages/index.yaml --index-root keys/root.yaml`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` the site is written to (what Pages serves)")
-			f.keys.addFlags(fs, "the index and provenance")
-			f.kl.addFlags(fs)
-			f.mergeFlags.addFlags(fs)
+			f.keys.AddFlags(fs, "the index and provenance")
+			f.kl.AddFlags(fs)
+			f.MergeFlags.AddFlags(fs)
 			fs.StringVar(&f.root, "root", "", "root.yaml `FILE` to publish beside the index, with root/N.yaml from its directory")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the index")
 			fs.BoolVar(&f.noExpiry, "no-expiry", false, "allow --expires 0 (an index that never expires; not with a root)")
@@ -158,15 +158,15 @@ Examples:
 			fs.IntVar(&f.siteKeep, "site-keep", publish.DefaultSiteKeep, "keep the SBOM and provenance files of the newest `N` versions of each package in the site (0: every version); older ones stay OCI referrers of their charts")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, new builds go into SITE/<first suite>/")
 			fs.StringVar(&f.evidence, "evidence", suite.EvidenceDir, "directory `DIR` of test evidence in the repository (committed by pull request): new files are verified against --root's qa role, copied into SITE/evidence/ and attached to their charts")
-			f.buildFlags.addFlags(fs)
-			f.buildFlags.addPublishFlags(fs)
+			f.BuildFlags.AddFlags(fs)
+			f.BuildFlags.AddPublishFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 1 {
 				return usagef("name at most one recipes directory")
 			}
-			f.mergeFlags.fromEnv(env, f.keys.indexKeyGiven(env))
-			if err := f.mergeFlags.check(); err != nil {
+			f.MergeFlags.FromEnv(env, f.keys.IndexKeyGiven(env))
+			if err := f.MergeFlags.Check(); err != nil {
 				return err
 			}
 			if f.expires == 0 && !f.noExpiry {
@@ -198,17 +198,17 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 		display = func(dir string) string { return strings.TrimPrefix(dir, tmp+string(filepath.Separator)) }
 		fmt.Fprintln(env.Stderr, "no recipes directory given: publishing the bundled examples")
 	}
-	signers, err := f.keys.indexSignersOrThrowaway(env, f.out)
+	signers, err := f.keys.IndexSignersOrThrowaway(env, f.Out)
 	if err != nil {
 		return err
 	}
 	var mergeTrust *trust.Trust
-	if f.ref != "" {
-		if mergeTrust, err = f.mergeTrust(signers); err != nil {
+	if f.Ref != "" {
+		if mergeTrust, err = f.MergeTrust(signers); err != nil {
 			return err
 		}
 	}
-	ks, err := f.kl.signer(ctx, env)
+	ks, err := f.kl.Signer(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -220,25 +220,25 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := f.target(env)
+	t, err := f.Target(env)
 	if err != nil {
 		return err
 	}
-	b, err := f.builder(env, t, recipesDir)
+	b, err := f.Builder(env, t, recipesDir)
 	if err != nil {
 		return err
 	}
-	fetch, err := f.fetcher(env)
+	fetch, err := f.Fetcher(env)
 	if err != nil {
 		return err
 	}
 	a := &suite.Publish{Site: f.site, SuitesFile: f.suites, EvidenceDir: f.evidence, Root: f.root, Signers: signers,
-		Merge: f.ref, MergeTrust: mergeTrust, AllowNew: f.allowNew, Title: f.title, Generated: generated,
-		Timeout: f.timeout, PlainHTTP: f.plainHTTP, Stderr: env.Stderr, Options: []publish.Option{
+		Merge: f.Ref, MergeTrust: mergeTrust, AllowNew: f.AllowNew, Title: f.title, Generated: generated,
+		Timeout: f.Timeout, PlainHTTP: f.PlainHTTP, Stderr: env.Stderr, Options: []publish.Option{
 			publish.WithExpires(f.expires), publish.WithRebuild(f.rebuild), publish.WithScanReport(f.scanReport),
 			publish.WithSiteKeep(f.siteKeep), publish.WithOutput(env.Stdout, env.Stderr), publish.WithKeyless(ks),
 			publish.WithProvenance("kbuild", version, epoch, env.Getenv),
-			publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(f.out), publish.WithFetcher(fetch), publish.WithPlainHTTP(f.plainHTTP),
+			publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(f.Out), publish.WithFetcher(fetch), publish.WithPlainHTTP(f.PlainHTTP),
 			publish.WithReport(func(results []*builder.Result, err error) error {
 				return reportBuilds(env, results, err, display, "; nothing was published")
 			}, display)}}

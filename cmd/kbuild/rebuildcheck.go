@@ -12,8 +12,8 @@ import (
 
 func newRebuildCheckCmd() *Command {
 	var (
-		f          buildFlags
-		it         indexFlags
+		f          BuildFlags
+		it         IndexFlags
 		otherBuild bool
 	)
 	return &Command{
@@ -48,21 +48,21 @@ Examples:
   # from the cache alone
   kbuild rebuild-check --offline recipes/kubevirt --index _site/index.yaml --public-key _site/keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
-			it.addFlags(fs, "to compare with (required)")
-			f.sourceFlags.addFlags(fs)
-			f.renderFlags.addFlags(fs)
-			f.jobsFlag.addFlags(fs, "charts rebuilt")
+			it.AddFlags(fs, "to compare with (required)")
+			f.SourceFlags.AddFlags(fs)
+			f.RenderFlags.AddFlags(fs)
+			f.JobsFlag.AddFlags(fs, "charts rebuilt")
 			fs.BoolVar(&otherBuild, "other-kbuild", false, "compare versions that another kbuild release built (whose packing may differ) instead of refusing them")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) == 0 || it.ref == "" {
+			if len(args) == 0 || it.Ref == "" {
 				return usagef("name recipe directories and --index")
 			}
-			trust, err := it.require("rebuild-check")
+			trust, err := it.Require("rebuild-check")
 			if err != nil {
 				return err
 			}
-			pub, err := siteread.ReadIndex(ctx, it.ref, trust, siteread.WithTimeout(f.timeout))
+			pub, err := siteread.ReadIndex(ctx, it.Ref, trust, siteread.WithTimeout(f.Timeout))
 			if err != nil {
 				return err
 			}
@@ -71,13 +71,13 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, builder.CommonRoot(dirs))
+			b, err := f.Builder(env, nil, builder.CommonRoot(dirs))
 			if err != nil {
 				return err
 			}
 			this := thisKbuild()
 			k := review.Kbuild{ID: this.ID(), Sum: this.Sum, AllowOther: otherBuild, Published: pub.ReadBuildInfo}
-			differ, other := review.RebuildAll(ctx, env.Stdout, b, v.Index, dirs, f.plainPolicy(), k, withHint)
+			differ, other := review.RebuildAll(ctx, env.Stdout, b, v.Index, dirs, f.PlainPolicy(), k, withHint)
 			if differ > 0 {
 				return &exitError{Code: 1}
 			}

@@ -15,9 +15,9 @@ import (
 type repoFollowFlags struct {
 	site   string
 	suites string
-	trustFlags
-	plainHTTPFlag
-	timeoutFlag
+	TrustFlags
+	PlainHTTPFlag
+	TimeoutFlag
 }
 
 func newRepoFollowCmd() *Command {
@@ -56,9 +56,9 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml")
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file")
-			f.trustFlags.addFlags(fs)
-			f.plainHTTPFlag.addFlags(fs, "")
-			f.timeoutFlag.addFlags(fs, "a registry")
+			f.TrustFlags.AddFlags(fs)
+			f.PlainHTTPFlag.AddFlags(fs, "")
+			f.TimeoutFlag.AddFlags(fs, "a registry")
 		},
 		Args: exactArgs(0, "follow takes no arguments"),
 		Run:  f.run,
@@ -66,7 +66,7 @@ Examples:
 }
 
 func (f *repoFollowFlags) run(ctx context.Context, env *Env, args []string) error {
-	tr, err := f.require("repo follow")
+	tr, err := f.Require("repo follow")
 	if err != nil {
 		return err
 	}
@@ -77,8 +77,8 @@ func (f *repoFollowFlags) run(ctx context.Context, env *Env, args []string) erro
 	if !found {
 		return fmt.Errorf("%s not found: a repository without suites has nothing to follow but its chart repositories, which a version range follows as they are", f.suites)
 	}
-	plain := plainhttp.Policy{Loopback: f.plainHTTP}
-	out, err := suite.FollowSite(ctx, f.site, c, tr, time.Now(), suite.FollowOptions{PlainHTTP: plain.Allows, Timeout: f.timeout})
+	plain := plainhttp.Policy{Loopback: f.PlainHTTP}
+	out, err := suite.FollowSite(ctx, f.site, c, tr, time.Now(), suite.FollowOptions{PlainHTTP: plain.Allows, Timeout: f.Timeout})
 	suite.WriteFollowed(env.Stdout, out)
 	return err
 }

@@ -16,10 +16,10 @@ import (
 type repoIndexFlags struct {
 	fs  *pflag.FlagSet
 	out string
-	mergeFlags
-	timeoutFlag
-	plainHTTPFlag
-	sign         signerFlags
+	MergeFlags
+	TimeoutFlag
+	PlainHTTPFlag
+	sign         SignerFlags
 	expires      time.Duration
 	noExpiry     bool
 	verifyCharts bool
@@ -99,14 +99,14 @@ Examples:
     --index https://example.github.io/packages/ --index-root _site/root.yaml --allow-new`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.fs = fs
-			addOutputFlag(fs, &f.out, "_site/index.yaml", "the index to `FILE` (- for stdout, unsigned only); the signature goes to FILE.sig")
-			f.sign.addFlags(fs, "index.yaml")
-			f.mergeFlags.addFlags(fs)
+			AddOutputFlag(fs, &f.out, "_site/index.yaml", "the index to `FILE` (- for stdout, unsigned only); the signature goes to FILE.sig")
+			f.sign.AddFlags(fs, "index.yaml")
+			f.MergeFlags.AddFlags(fs)
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long after generated the index expires")
 			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index that never expires, without expires (not accepted under a root of trust)")
-			f.timeoutFlag.addFlags(fs, "the --index site or a registry")
+			f.TimeoutFlag.AddFlags(fs, "the --index site or a registry")
 			fs.BoolVar(&f.verifyCharts, "verify", false, "also pull every chart the build records in DIST pin and check its archive digest")
-			f.plainHTTPFlag.addFlags(fs, "for --verify and --relocate")
+			f.PlainHTTPFlag.AddFlags(fs, "for --verify and --relocate")
 			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --index base's charts to a new registry path; each must be there with its published digest (repeatable)")
 		},
 		Args: exactArgs(1, "index takes one DIST directory"),
@@ -120,18 +120,18 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		return usagef("--no-expiry and --expires %s contradict each other", f.expires)
 	case !f.noExpiry && f.expires <= 0:
 		return usagef("--expires %s: a signed index must expire; to publish one that never does, pass --no-expiry", f.expires)
-	case f.ref == "" && (f.allowNew || len(f.relocate) > 0):
+	case f.Ref == "" && (f.AllowNew || len(f.relocate) > 0):
 		return usagef("--allow-new and --relocate are about the --index base: they need --index")
 	}
-	f.mergeFlags.fromEnv(env, f.sign.indexKeyGiven(env))
-	if err := f.mergeFlags.check(); err != nil {
+	f.MergeFlags.FromEnv(env, f.sign.IndexKeyGiven(env))
+	if err := f.MergeFlags.Check(); err != nil {
 		return err
 	}
 	moves, err := publish.ParseRelocate(f.relocate)
 	if err != nil {
 		return usagef("--relocate %v", err)
 	}
-	signers, err := f.sign.indexSigners(env)
+	signers, err := f.sign.IndexSigners(env)
 	if err != nil {
 		return err
 	}
@@ -143,21 +143,21 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		return err
 	}
 	tuneGC(env)
-	fetch, err := sources.New(sources.WithPlainHTTP(f.plainHTTP), sources.WithLogger(progress(env)))
+	fetch, err := sources.New(sources.WithPlainHTTP(f.PlainHTTP), sources.WithLogger(Progress(env)))
 	if err != nil {
 		return err
 	}
-	a := &publish.RepoIndex{Dist: args[0], Out: f.out, Signers: signers, AllowNew: f.allowNew, Relocate: moves,
+	a := &publish.RepoIndex{Dist: args[0], Out: f.out, Signers: signers, AllowNew: f.AllowNew, Relocate: moves,
 		Generated: generated, VerifyCharts: f.verifyCharts, Fetcher: fetch, Warnf: env.Warnf,
-		PlainHTTP: f.plainHTTP, Timeout: f.timeout, Stdout: env.Stdout, Stderr: env.Stderr}
+		PlainHTTP: f.PlainHTTP, Timeout: f.Timeout, Stdout: env.Stdout, Stderr: env.Stderr}
 	if !f.noExpiry {
 		a.Expires = f.expires
 	}
-	if f.ref != "" {
-		if a.MergeTrust, err = f.mergeTrust(signers); err != nil {
+	if f.Ref != "" {
+		if a.MergeTrust, err = f.MergeTrust(signers); err != nil {
 			return err
 		}
-		a.Merge = f.ref
+		a.Merge = f.Ref
 	}
 	res, err := a.Run(ctx)
 	var past *publish.PastExpiryError

@@ -12,9 +12,9 @@ import (
 
 // repoVerifyFlags are the flags of repo verify.
 type repoVerifyFlags struct {
-	indexFlags
-	timeoutFlag
-	plainHTTPFlag
+	IndexFlags
+	TimeoutFlag
+	PlainHTTPFlag
 	state    string
 	charts   bool
 	evidence string
@@ -79,11 +79,11 @@ Examples:
   # the stable suite and the test evidence of what it holds
   kbuild repo verify --index _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.indexFlags.addFlags(fs, "to verify (required)")
+			f.IndexFlags.AddFlags(fs, "to verify (required)")
 			fs.StringVar(&f.state, "state", "", "file `FILE` recording the last accepted index and root; refuses rollbacks and forks, then is updated")
 			fs.BoolVar(&f.charts, "charts", false, "also pull every chart and check its archive digest against the pin")
-			f.plainHTTPFlag.addFlags(fs, "for --charts")
-			f.timeoutFlag.addFlags(fs, "the site or a registry")
+			f.PlainHTTPFlag.AddFlags(fs, "for --charts")
+			f.TimeoutFlag.AddFlags(fs, "the site or a registry")
 			fs.StringVar(&f.evidence, "evidence", "", "directory `DIR` of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
 		},
 		Run: f.run,
@@ -91,7 +91,7 @@ Examples:
 }
 
 func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) error {
-	ref := f.ref
+	ref := f.Ref
 	switch {
 	case ref == "" && len(args) == 1:
 		ref = args[0]
@@ -99,17 +99,17 @@ func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) erro
 	case ref == "" || len(args) > 0:
 		return usagef("verify takes one --index REF (a site directory, index.yaml or http(s) URL) and no arguments")
 	}
-	if f.evidence != "" && len(f.rootKeys) == 0 {
+	if f.evidence != "" && len(f.RootKeys) == 0 {
 		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
 	}
-	tr, err := f.require("verify")
+	tr, err := f.Require("verify")
 	if err != nil {
 		return err
 	}
 	tuneGC(env)
 	now := time.Now()
-	res, err := (&suite.Verify{Ref: ref, Trust: tr, StateFile: f.state, Charts: f.charts, PlainHTTP: f.plainHTTP,
-		Evidence: f.evidence, Timeout: f.timeout, Now: now}).Run(ctx)
+	res, err := (&suite.Verify{Ref: ref, Trust: tr, StateFile: f.state, Charts: f.charts, PlainHTTP: f.PlainHTTP,
+		Evidence: f.evidence, Timeout: f.Timeout, Now: now}).Run(ctx)
 	if res == nil || res.Verified == nil {
 		return refusal(env, err) // a refused index, or an error before it was read
 	}

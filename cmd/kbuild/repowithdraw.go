@@ -20,10 +20,10 @@ type repoWithdrawFlags struct {
 	suites  string
 	build   int
 	reason  string
-	keys    signerFlags
+	keys    SignerFlags
 	expires time.Duration
-	mergeFlags
-	timeoutFlag
+	MergeFlags
+	TimeoutFlag
 }
 
 func newRepoWithdrawCmd() *Command {
@@ -68,10 +68,10 @@ Examples:
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, every suite under --site that holds the version is changed")
 			fs.IntVar(&f.build, "build", 0, "build number of the version to withdraw (required)")
 			fs.StringVar(&f.reason, "reason", "", "why, shown in the catalog: one line (required)")
-			f.keys.addFlags(fs, "the index")
+			f.keys.AddFlags(fs, "the index")
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the new index")
-			f.mergeFlags.addFlags(fs)
-			f.timeoutFlag.addFlags(fs, "the --index site")
+			f.MergeFlags.AddFlags(fs)
+			f.TimeoutFlag.AddFlags(fs, "the --index site")
 		},
 		Run: f.run,
 	}
@@ -88,15 +88,15 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		return usagef("--build N is required: the build number of %s@%s to withdraw", pkg, ver)
 	case strings.TrimSpace(f.reason) == "":
 		return usagef("--reason TEXT is required: it is shown to users in the catalog")
-	case len(f.keys.files) == 0 && f.keys.env == "":
+	case len(f.keys.Files) == 0 && f.keys.Env == "":
 		return usagef("withdraw needs the signing key: --sign-key FILE or --sign-key-env VAR")
 	case f.expires <= 0:
 		return usagef("--expires %s: a re-signed index must expire", f.expires)
 	}
-	if err := f.mergeFlags.check(); err != nil {
+	if err := f.MergeFlags.Check(); err != nil {
 		return err
 	}
-	signers, err := f.keys.signers(env)
+	signers, err := f.keys.Signers(env)
 	if err != nil {
 		return err
 	}
@@ -105,9 +105,9 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 		return err
 	}
 	a := &suite.Withdraw{Site: f.site, SuitesFile: f.suites, Package: pkg, Version: ver, Build: f.build, Reason: f.reason,
-		Signers: signers, Generated: generated, Expires: f.expires, Merge: f.ref, Timeout: f.timeout, Stderr: env.Stderr}
-	if f.ref != "" {
-		if a.MergeTrust, err = f.mergeTrust(signers); err != nil {
+		Signers: signers, Generated: generated, Expires: f.expires, Merge: f.Ref, Timeout: f.Timeout, Stderr: env.Stderr}
+	if f.Ref != "" {
+		if a.MergeTrust, err = f.MergeTrust(signers); err != nil {
 			return err
 		}
 	}

@@ -22,9 +22,9 @@ func newSBOMCmd() *Command {
 	var (
 		out      string
 		contents bool
-		tf       trivyFlags
-		it       indexFlags
-		net      timeoutFlag
+		tf       TrivyFlags
+		it       IndexFlags
+		net      TimeoutFlag
 	)
 	return &Command{
 		Name:    "sbom",
@@ -60,25 +60,25 @@ Examples:
   # with the packages inside the images, as Trivy sees them
   kbuild sbom dist --with-image-contents --trivy ~/go/bin/trivy -o sbom.cdx.json`,
 		Flags: func(fs *pflag.FlagSet) {
-			addOutputFlag(fs, &out, "", "the BOM to `FILE` (- for stdout); required")
+			AddOutputFlag(fs, &out, "", "the BOM to `FILE` (- for stdout); required")
 			fs.BoolVar(&contents, "with-image-contents", false, "nest each pinned image's contents as Trivy lists them")
-			tf.addFlags(fs)
-			it.addFlags(fs, "to describe instead of a DIST")
-			net.addFlags(fs, "the index's site")
+			tf.AddFlags(fs)
+			it.AddFlags(fs, "to describe instead of a DIST")
+			net.AddFlags(fs, "the index's site")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			src, asIndex, pkgs, err := buildsSource(env, "kbuild sbom", it.ref, args)
+			src, asIndex, pkgs, err := buildsSource(env, "kbuild sbom", it.Ref, args)
 			if err != nil {
 				return err
 			}
 			if out == "" {
 				return usagef("-o FILE is required")
 			}
-			trust, err := it.trust()
+			trust, err := it.Trust()
 			if err != nil {
 				return err
 			}
-			a := &publish.SBOM{Source: src, AsIndex: asIndex, Trust: trust, Timeout: net.timeout, Packages: pkgs,
+			a := &publish.SBOM{Source: src, AsIndex: asIndex, Trust: trust, Timeout: net.Timeout, Packages: pkgs,
 				Options: []sbom.Option{sbom.WithTool("kbuild", version)}}
 			if strings.TrimSpace(env.Getenv("SOURCE_DATE_EPOCH")) != "" {
 				if a.Timestamp, err = builder.SourceDateEpoch(env.Getenv); err != nil {
@@ -86,7 +86,7 @@ Examples:
 				}
 			}
 			if contents {
-				t, err := tf.trivy(false)
+				t, err := tf.Trivy(false)
 				if err != nil {
 					return err
 				}

@@ -14,12 +14,12 @@ import (
 func newScanCmd() *Command {
 	var (
 		failOn string
-		jobs   jobsFlag
-		format formatFlag
+		jobs   JobsFlag
+		format FormatFlag
 		out    scanOutput
-		tf     trivyFlags
-		it     indexFlags
-		net    timeoutFlag
+		tf     TrivyFlags
+		it     IndexFlags
+		net    TimeoutFlag
 	)
 	return &Command{
 		Name:    "scan",
@@ -59,30 +59,30 @@ Examples:
   kbuild scan --index https://charts.example.com/index.yaml --public-key keys/index.pub --format json -o scan.json`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&failOn, "fail-on", "", "exit 1 when an image has a vulnerability of this severity or higher: CRITICAL, HIGH, MEDIUM or LOW")
-			tf.addFlags(fs)
-			tf.addOfflineFlag(fs)
-			it.addFlags(fs, "to scan instead of a DIST")
-			net.addFlags(fs, "the index's site")
-			jobs.addFlags(fs, "images scanned")
-			format.addFlags(fs, false, "table", "json")
+			tf.AddFlags(fs)
+			tf.AddOfflineFlag(fs)
+			it.AddFlags(fs, "to scan instead of a DIST")
+			net.AddFlags(fs, "the index's site")
+			jobs.AddFlags(fs, "images scanned")
+			format.AddFlags(fs, false, "table", "json")
 			out = scanOutput{}
 			fs.VarP(&out, "output", "o", "write the report to `FILE` instead of stdout")
 			fs.StringVar(&out.path, "output-file", "", "")
 			markAlias(fs, "output-file", "output")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			src, asIndex, pkgs, err := buildsSource(env, "kbuild scan", it.ref, args)
+			src, asIndex, pkgs, err := buildsSource(env, "kbuild scan", it.Ref, args)
 			if err != nil {
 				return err
 			}
 			if out.oldFormat != "" {
 				fmt.Fprintf(env.Stderr, "warning: kbuild scan: -o %s as a format is deprecated and goes away in the next release; use --format %s (-o names the report file; -o ./%s writes a file named %s)\n", out.oldFormat, out.oldFormat, out.oldFormat, out.oldFormat)
-				format.format = out.oldFormat
+				format.Format = out.oldFormat
 			}
-			if err := format.check(); err != nil {
+			if err := format.Check(); err != nil {
 				return err
 			}
-			n, err := jobs.count()
+			n, err := jobs.Count()
 			if err != nil {
 				return err
 			}
@@ -94,11 +94,11 @@ Examples:
 				}
 				threshold = s
 			}
-			trust, err := it.trust()
+			trust, err := it.Trust()
 			if err != nil {
 				return err
 			}
-			in, err := loadBuilds(ctx, env, src, asIndex, false, trust, net.timeout)
+			in, err := loadBuilds(ctx, env, src, asIndex, false, trust, net.Timeout)
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			t, err := tf.trivy(tf.offline)
+			t, err := tf.Trivy(tf.Offline)
 			if err != nil {
 				return err
 			}
@@ -119,7 +119,7 @@ Examples:
 			}
 			var buf bytes.Buffer
 			write := report.WriteText
-			if format.format == "json" {
+			if format.Format == "json" {
 				write = report.WriteJSON
 			}
 			if err := write(&buf); err != nil {

@@ -16,9 +16,9 @@ import (
 )
 
 type testFlags struct {
-	indexFlags
-	timeoutFlag
-	plainHTTPFlag
+	IndexFlags
+	TimeoutFlag
+	PlainHTTPFlag
 	build               int
 	variant, from       string
 	noUpgrade           bool
@@ -26,7 +26,7 @@ type testFlags struct {
 	wait                time.Duration
 	junit, summary, log string
 	attest              bool
-	keys                signerFlags
+	keys                SignerFlags
 	root, out, logURL   string
 	expires             time.Duration
 	untested            string
@@ -76,7 +76,7 @@ Examples:
     --junit junit.xml --attest --sign-key-env KBUILD_QA_KEY --root keys/root.yaml -o evidence/foreman-stack.intoto.json`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.IntVar(&f.build, "build", 0, "build number of the version to test (required)")
-			f.indexFlags.addFlags(fs, "to install from (required)")
+			f.IndexFlags.AddFlags(fs, "to install from (required)")
 			fs.StringVar(&f.variant, "variant", "", "variant of the target to install (default: default, as kubepkg)")
 			fs.StringVar(&f.from, "from", "", "upgrade from `VERSION+build.M` (default: the build before in the index)")
 			fs.BoolVar(&f.noUpgrade, "no-upgrade", false, "skip the upgrade and rollback phases")
@@ -87,21 +87,21 @@ Examples:
 			fs.StringVar(&f.summary, "summary", "", "append a Markdown summary to `FILE` (default: $GITHUB_STEP_SUMMARY when set)")
 			fs.StringVar(&f.log, "log-file", "", "write the whole log to `FILE` (its digest goes into the evidence)")
 			fs.BoolVar(&f.attest, "attest", false, "sign the result as test evidence (needs --sign-key, --root, -o)")
-			f.keys.addFlags(fs, "the evidence (a key of the root's qa role)")
+			f.keys.AddFlags(fs, "the evidence (a key of the root's qa role)")
 			fs.StringVar(&f.root, "root", "", "your root.yaml `FILE` with the qa role (with --attest)")
-			addOutputFlag(fs, &f.out, "", "the evidence to `FILE` (with --attest)")
+			AddOutputFlag(fs, &f.out, "", "the evidence to `FILE` (with --attest)")
 			fs.StringVar(&f.logURL, "log", "", "http(s) URL of the test run, written into the evidence")
 			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
 			fs.StringVar(&f.untested, "untested", "", "list the index's builds with no evidence in `DIR` (a set's members go with the set), one 'NAME@VERSION BUILD' a line, and exit")
-			f.plainHTTPFlag.addFlags(fs, "")
-			f.timeoutFlag.addFlags(fs, "a registry or site that stalls")
+			f.PlainHTTPFlag.AddFlags(fs, "")
+			f.TimeoutFlag.AddFlags(fs, "a registry or site that stalls")
 		},
 		Run: f.run,
 	}
 }
 
 func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
-	if f.untested != "" && (len(args) != 0 || f.ref == "") {
+	if f.untested != "" && (len(args) != 0 || f.Ref == "") {
 		return usagef("--untested DIR takes no NAME@VERSION and needs --index REF")
 	}
 	var target evidence.Target
@@ -113,16 +113,16 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 		if target, err = evidence.ParseTarget(args[0], f.build); err != nil {
 			return usagef("%v", err)
 		}
-		if f.ref == "" {
+		if f.Ref == "" {
 			return usagef("--index REF is required")
 		}
 	}
-	if f.attest && f.untested == "" && (f.out == "" || f.root == "" || !f.keys.given()) {
+	if f.attest && f.untested == "" && (f.out == "" || f.root == "" || !f.keys.Given()) {
 		return usagef("--attest needs --sign-key (or --sign-key-env), --root and -o FILE")
 	}
 	out := &qualify.Output{JUnit: f.junit, Summary: cmp.Or(f.summary, env.Getenv("GITHUB_STEP_SUMMARY")), GitHub: env.Getenv("GITHUB_ACTIONS") == "true"}
 	if f.attest && f.untested == "" {
-		if out.Signers, err = f.keys.signers(env); err != nil {
+		if out.Signers, err = f.keys.Signers(env); err != nil {
 			return err
 		}
 		root, err := siteread.ReadRootFile(f.root)
@@ -137,11 +137,11 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 		}
 		out.Evidence, out.Expires, out.LogURL = f.out, out.Issued.Add(f.expires), f.logURL
 	}
-	tr, err := f.require("test")
+	tr, err := f.Require("test")
 	if err != nil {
 		return err
 	}
-	pub, err := siteread.ReadIndex(ctx, f.ref, tr, siteread.WithTimeout(f.timeout))
+	pub, err := siteread.ReadIndex(ctx, f.Ref, tr, siteread.WithTimeout(f.Timeout))
 	if err != nil {
 		return err
 	}
@@ -154,8 +154,8 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	q := &qualify.Qualification{
 		Index: pub.Verified.Index, Target: target, Variant: f.variant, NoUpgrade: f.noUpgrade,
-		Kubeconfig: f.kubeconfig, Context: f.context, Timeout: f.wait, PlainHTTP: plainhttp.Policy{Loopback: f.plainHTTP},
-		Progress: func(s string) { progress(env)("%s", s) },
+		Kubeconfig: f.kubeconfig, Context: f.context, Timeout: f.wait, PlainHTTP: plainhttp.Policy{Loopback: f.PlainHTTP},
+		Progress: func(s string) { Progress(env)("%s", s) },
 	}
 	if f.from != "" {
 		if q.From, err = qualify.ParseFrom(target.Package, f.from); err != nil {

@@ -44,7 +44,7 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	if next {
 		fs.StringArrayVar(&f.undelegate, "undelegate", nil, "remove delegation NAME")
 	}
-	addOutputFlag(fs, &f.out, "root.yaml", "the root to `FILE`; root/<N>.yaml beside it gets the same content")
+	AddOutputFlag(fs, &f.out, "root.yaml", "the root to `FILE`; root/<N>.yaml beside it gets the same content")
 	addAlias(fs, "key", "", "root-key")
 	addAlias(fs, "threshold", "", "root-threshold")
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func newTrustRootSignCmd() *Command {
-	var keys signerFlags
+	var keys SignerFlags
 	return &Command{
 		Name:    "sign",
 		Usage:   "kbuild trust root sign ROOT.yaml --sign-key FILE",
@@ -31,14 +31,14 @@ Examples:
   kbuild trust root sign _site/root.yaml --sign-key keys/root1.key
   kbuild trust root sign _site/root.yaml --sign-key keys/root2.key`,
 		Flags: func(fs *pflag.FlagSet) {
-			keys.addFlags(fs, "the root")
+			keys.AddFlags(fs, "the root")
 			addAlias(fs, "key", "", "sign-key")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 || !keys.given() {
+			if len(args) != 1 || !keys.Given() {
 				return usagef("root sign takes ROOT.yaml and --sign-key FILE")
 			}
-			signers, err := keys.signers(env)
+			signers, err := keys.Signers(env)
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ Examples:
 }
 
 func newTrustSignCmd() *Command {
-	var keys signerFlags
+	var keys SignerFlags
 	return &Command{
 		Name:    "sign",
 		Usage:   "kbuild trust sign DIST/RECORD.yaml --sign-key FILE",
@@ -78,14 +78,14 @@ Examples:
   # sign every record of a package
   for r in dist/kubevirt-*-[0-9]*.yaml; do case $r in *.build.yaml|*.sig.yaml) ;; *) kbuild trust sign "$r" --sign-key keys/virt.key;; esac; done`,
 		Flags: func(fs *pflag.FlagSet) {
-			keys.addFlags(fs, "the version statement (a delegation's key)")
+			keys.AddFlags(fs, "the version statement (a delegation's key)")
 			addAlias(fs, "key", "", "sign-key")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 || !keys.given() {
+			if len(args) != 1 || !keys.Given() {
 				return usagef("sign takes one build record and --sign-key FILE")
 			}
-			signers, err := keys.signers(env)
+			signers, err := keys.Signers(env)
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 )
 
 func newValidateCmd() *Command {
-	var f buildFlags
+	var f BuildFlags
 	var sets setFlags
 	return &Command{
 		Name:    "validate",
@@ -50,9 +50,9 @@ Examples:
   # check the foreman-stack release set against the published index too
   kbuild validate recipes/ --index https://acme.github.io/packages/unstable/index.yaml --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.sourceFlags.addFlags(fs)
-			f.renderFlags.addFlags(fs)
-			f.jobsFlag.addFlags(fs, "recipes checked")
+			f.SourceFlags.AddFlags(fs)
+			f.RenderFlags.AddFlags(fs)
+			f.JobsFlag.AddFlags(fs, "recipes checked")
 			sets.addFlags(fs)
 		},
 		Args: minArgs(1, "name at least one recipe directory"),
@@ -61,15 +61,15 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.builder(env, nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.offline))
+			b, err := f.Builder(env, nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline))
 			if err != nil {
 				return err
 			}
-			setProbs, err := sets.check(ctx, b, dirs, f.timeout)
+			setProbs, err := sets.check(ctx, b, dirs, f.Timeout)
 			if err != nil {
 				return err
 			}
-			failed := b.ValidateAll(ctx, env.Stdout, dirs, f.offline, setProbs, github(env), withHint)
+			failed := b.ValidateAll(ctx, env.Stdout, dirs, f.Offline, setProbs, github(env), withHint)
 			if failed > 0 {
 				return &exitError{Code: 1}
 			}

@@ -18,13 +18,13 @@ import (
 // --index, verified with --public-key, --root-key or --index-root (once
 // --index-public-key and --index-root).
 type setFlags struct {
-	indexFlags
-	indexRootFlag
+	IndexFlags
+	IndexRootFlag
 }
 
 func (f *setFlags) addFlags(fs *pflag.FlagSet) {
-	f.indexFlags.addFlags(fs, "whose versions release sets may pin")
-	f.indexRootFlag.addFlags(fs)
+	f.IndexFlags.AddFlags(fs, "whose versions release sets may pin")
+	f.IndexRootFlag.AddFlags(fs)
 	addAlias(fs, "index-public-key", "", "public-key")
 }
 
@@ -34,15 +34,15 @@ func (f *setFlags) addFlags(fs *pflag.FlagSet) {
 func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string, timeout time.Duration) (map[string]recipe.Problems, error) {
 	var x *index.RepositoryIndex
 	where := "the recipes validated"
-	if f.ref != "" {
-		tr, err := f.trust()
+	if f.Ref != "" {
+		tr, err := f.Trust()
 		switch {
 		case err != nil:
 			return nil, err
-		case tr != nil && f.indexRoot != "":
+		case tr != nil && f.IndexRoot != "":
 			return nil, usagef("--index: give one of --public-key, --root-key or --index-root")
-		case f.indexRoot != "":
-			r, err := siteread.ReadRootFile(f.indexRoot)
+		case f.IndexRoot != "":
+			r, err := siteread.ReadRootFile(f.IndexRoot)
 			if err != nil {
 				return nil, fmt.Errorf("--index-root: %w", err)
 			}
@@ -50,12 +50,12 @@ func (f *setFlags) check(ctx context.Context, b *builder.Builder, dirs []string,
 		case tr == nil:
 			return nil, usagef("--index needs --public-key, --root-key or --index-root: a published index is verified before it is trusted")
 		}
-		pub, err := siteread.ReadIndex(ctx, f.ref, tr, siteread.WithTimeout(timeout))
+		pub, err := siteread.ReadIndex(ctx, f.Ref, tr, siteread.WithTimeout(timeout))
 		if err != nil {
 			return nil, err
 		}
 		x = pub.Verified.Index
-		where = "the recipes validated or " + f.ref
+		where = "the recipes validated or " + f.Ref
 	}
 	return b.CheckSets(dirs, x, where), nil
 }
