@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/suite"
 )
@@ -17,7 +18,7 @@ type attestFlags struct {
 	result  string
 	env     string
 	log     string
-	keys    SignerFlags
+	keys    options.SignerFlags
 	site    string
 	suite   string
 	suites  string
@@ -25,8 +26,8 @@ type attestFlags struct {
 	expires time.Duration
 	out     string
 	push    bool
-	PlainHTTPFlag
-	TimeoutFlag
+	options.PlainHTTPFlag
+	options.TimeoutFlag
 	passed []string
 	failed []string
 }
@@ -83,7 +84,7 @@ Examples:
 			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; without it the site holds one index")
 			fs.StringVar(&f.root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) with the qa role (required)")
 			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
-			AddOutputFlag(fs, &f.out, "", "the evidence to `FILE` instead of into the site")
+			options.AddOutputFlag(fs, &f.out, "", "the evidence to `FILE` instead of into the site")
 			fs.BoolVar(&f.push, "push", false, "also attach the evidence to the charts in the registry as OCI referrers")
 			f.PlainHTTPFlag.AddFlags(fs, "for --push")
 			f.TimeoutFlag.AddFlags(fs, "a registry that does not start answering, with --push,")

@@ -7,12 +7,13 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/render"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
 func newBuildCmd() *Command {
-	var f BuildFlags
-	var keys SignerFlags
-	var kl KeylessFlags
+	var f options.BuildFlags
+	var keys options.SignerFlags
+	var kl options.KeylessFlags
 	return &Command{
 		Name:    "build",
 		Usage:   "kbuild build DIR... [--registry oci://HOST/PATH] [-o DIST] [--sign-key FILE]...",
@@ -94,7 +95,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.Builder(env, t, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline), builder.WithChartSigners(signers...), builder.WithKeylessSigner(ks))
+			b, err := f.Builder(env, thisKbuild(), t, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline), builder.WithChartSigners(signers...), builder.WithKeylessSigner(ks))
 			if err != nil {
 				return err
 			}

@@ -6,14 +6,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/bump"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/watch"
 )
 
 func newBumpCmd() *Command {
 	var (
-		f       BuildFlags
-		it      IndexFlags
-		format  FormatFlag
+		f       options.BuildFlags
+		it      options.IndexFlags
+		format  options.FormatFlag
 		version string
 	)
 	return &Command{
@@ -71,7 +72,7 @@ Examples:
 				return err
 			}
 			f.Jobs = 1
-			b, err := f.Builder(env, nil, "")
+			b, err := f.Builder(env, thisKbuild(), nil, "")
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/bundle"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -28,9 +29,9 @@ inside the air gap.`,
 }
 
 type bundleCreateFlags struct {
-	IndexFlags
-	PlainHTTPFlag
-	TimeoutFlag
+	options.IndexFlags
+	options.PlainHTTPFlag
+	options.TimeoutFlag
 	out         string
 	platforms   []string
 	imageSource string
@@ -75,7 +76,7 @@ Examples:
   kbuild bundle create cdi@~1.66 --index _site --root-key keys/root.pub --image-source oci://mirror.local/airgap -o cdi.tar`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.IndexFlags.AddFlags(fs, "to bundle packages of (required)")
-			AddOutputFlag(fs, &f.out, "", "the bundle to `FILE` (required)")
+			options.AddOutputFlag(fs, &f.out, "", "the bundle to `FILE` (required)")
 			fs.StringArrayVar(&f.platforms, "platform", nil, "keep only this platform of multi-platform images (os/arch[/variant]); repeat for several")
 			fs.StringVar(&f.imageSource, "image-source", "", "pull images from oci://HOST/PATH/<registry>/<repository> instead of their registries")
 			fs.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json `FILE` to verify and carry the charts' keyless signatures with (for the identity the site names)")
@@ -103,7 +104,7 @@ func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) er
 		wants = append(wants, w)
 	}
 	opts := []bundle.Option{bundle.WithPlainHTTP(f.PlainHTTP), bundle.WithTimeout(f.Timeout), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
-		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(bundle.ProgressTo(env.Stderr, Terminal(env)))}
+		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env)))}
 	if f.trustedRoot != "" {
 		data, err := os.ReadFile(f.trustedRoot)
 		if err != nil {

@@ -6,16 +6,17 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/bundle"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
 type bundleImportFlags struct {
-	TrustFlags
-	PlainHTTPFlag
-	TimeoutFlag
+	options.TrustFlags
+	options.PlainHTTPFlag
+	options.TimeoutFlag
 	mirror     string
 	site       string
 	nodeConfig string
-	resign     SignerFlags
+	resign     options.SignerFlags
 }
 
 func newBundleImportCmd() *Command {
@@ -76,7 +77,7 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.PlainHTTP), bundle.WithTimeout(f.Timeout), bundle.WithProgress(bundle.ProgressTo(env.Stderr, Terminal(env))), bundle.WithNodeConfig(f.nodeConfig)}
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.PlainHTTP), bundle.WithTimeout(f.Timeout), bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env))), bundle.WithNodeConfig(f.nodeConfig)}
 	signers, err := f.resign.Signers(env)
 	if err != nil {
 		return err

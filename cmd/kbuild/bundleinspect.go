@@ -6,9 +6,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/bundle"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
-type bundleInspectFlags struct{ format FormatFlag }
+type bundleInspectFlags struct{ format options.FormatFlag }
 
 func newBundleInspectCmd() *Command {
 	f := &bundleInspectFlags{}

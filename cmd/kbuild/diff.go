@@ -8,15 +8,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/review"
 )
 
 // diffFlags are the flags of kbuild diff.
 type diffFlags struct {
-	BuildFlags
+	options.BuildFlags
 	base          string
-	it            IndexFlags
-	format        FormatFlag
+	it            options.IndexFlags
+	format        options.FormatFlag
 	failImmutable bool
 }
 
@@ -88,7 +89,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.Builder(env, nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline))
+			b, err := f.Builder(env, thisKbuild(), nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline))
 			if err != nil {
 				return err
 			}

@@ -7,10 +7,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
 func newFetchCmd() *Command {
-	var f BuildFlags
+	var f options.BuildFlags
 	return &Command{
 		Name:    "fetch",
 		Usage:   "kbuild fetch DIR...",
@@ -37,7 +38,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.Builder(env, nil, "")
+			b, err := f.Builder(env, thisKbuild(), nil, "")
 			if err != nil {
 				return err
 			}
@@ -50,7 +51,7 @@ Examples:
 }
 
 func newCacheCmd() *Command {
-	var f SourceFlags
+	var f options.SourceFlags
 	var origin string
 	return &Command{
 		Name:    "cache",

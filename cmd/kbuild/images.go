@@ -8,11 +8,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
 func newImagesCmd() *Command {
 	var (
-		f     BuildFlags
+		f     options.BuildFlags
 		write bool
 	)
 	return &Command{
@@ -56,7 +57,7 @@ Examples:
 		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			f.Jobs = 1
-			b, err := f.Builder(env, nil, "")
+			b, err := f.Builder(env, thisKbuild(), nil, "")
 			if err != nil {
 				return err
 			}

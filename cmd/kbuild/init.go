@@ -11,12 +11,13 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/cmd/kbuild/initrepo"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/recipe/draft"
 )
 
 func newInitCmd() *Command {
 	var (
-		f         BuildFlags
+		f         options.BuildFlags
 		chart     string
 		manifests []string
 		ver, name string
@@ -108,7 +109,7 @@ Examples:
 			}
 			dir := args[0]
 			f.Jobs = 1
-			lenient, err := f.Builder(env, nil, "", builder.WithUnpinnedImages(true))
+			lenient, err := f.Builder(env, thisKbuild(), nil, "", builder.WithUnpinnedImages(true))
 			if err != nil {
 				return err
 			}
@@ -116,7 +117,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			strict, err := f.Builder(env, nil, "")
+			strict, err := f.Builder(env, thisKbuild(), nil, "")
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
 // TestJobs: -j 0, the default of every command, is one job per CPU; a
@@ -19,7 +21,7 @@ func TestJobs(t *testing.T) {
 		{7, 7, false},
 		{-1, 0, true},
 	} {
-		got, err := (&JobsFlag{Jobs: tc.jobs}).Count()
+		got, err := (&options.JobsFlag{Jobs: tc.jobs}).Count()
 		var ue *usageError
 		if got != tc.want || (err != nil) != tc.err || err != nil && !errors.As(err, &ue) {
 			t.Errorf("-j %d: count() = %d, %v; want %d (usage error: %v)", tc.jobs, got, err, tc.want, tc.err)

@@ -8,6 +8,7 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/bump"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/watch"
 )
@@ -18,8 +19,8 @@ const lookupsAtOnce = 32
 
 // watchFlags are the flags of the commands that look upstream.
 type watchFlags struct {
-	TimeoutFlag
-	PlainHTTPFlag
+	options.TimeoutFlag
+	options.PlainHTTPFlag
 	plainHosts     []string
 	registryConfig string
 	offline        bool
@@ -35,7 +36,7 @@ func (f *watchFlags) addFlags(fs *pflag.FlagSet) {
 
 // looker returns the upstream look-ups the flags describe.
 func (f *watchFlags) looker() (*watch.Looker, error) {
-	kc, err := (&SourceFlags{RegistryConfig: f.registryConfig}).Keychain()
+	kc, err := (&options.SourceFlags{RegistryConfig: f.registryConfig}).Keychain()
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func (f *watchFlags) looker() (*watch.Looker, error) {
 func newOutdatedCmd() *Command {
 	var (
 		f      watchFlags
-		format FormatFlag
+		format options.FormatFlag
 	)
 	return &Command{
 		Name:    "outdated",

@@ -6,14 +6,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
 func newPlanCmd() *Command {
 	var (
 		shards int
-		format FormatFlag
-		it     IndexFlags
-		net    TimeoutFlag
+		format options.FormatFlag
+		it     options.IndexFlags
+		net    options.TimeoutFlag
 	)
 	return &Command{
 		Name:    "plan",

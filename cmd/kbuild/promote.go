@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/suite"
 )
@@ -19,7 +20,7 @@ type promoteFlags struct {
 	site     string
 	suites   string
 	root     string
-	keys     SignerFlags
+	keys     options.SignerFlags
 	expires  time.Duration
 	allowNew bool
 }

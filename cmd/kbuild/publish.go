@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/examples"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
@@ -19,10 +20,10 @@ import (
 )
 
 type publishFlags struct {
-	BuildFlags
-	keys SignerFlags
-	kl   KeylessFlags
-	MergeFlags
+	options.BuildFlags
+	keys options.SignerFlags
+	kl   options.KeylessFlags
+	options.MergeFlags
 	site       string
 	root       string
 	expires    time.Duration
@@ -224,7 +225,7 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := f.Builder(env, t, recipesDir)
+	b, err := f.Builder(env, thisKbuild(), t, recipesDir)
 	if err != nil {
 		return err
 	}

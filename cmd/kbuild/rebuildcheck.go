@@ -6,14 +6,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/siteread"
 )
 
 func newRebuildCheckCmd() *Command {
 	var (
-		f          BuildFlags
-		it         IndexFlags
+		f          options.BuildFlags
+		it         options.IndexFlags
 		otherBuild bool
 	)
 	return &Command{
@@ -71,7 +72,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.Builder(env, nil, builder.CommonRoot(dirs))
+			b, err := f.Builder(env, thisKbuild(), nil, builder.CommonRoot(dirs))
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/suite"
 )
@@ -15,9 +16,9 @@ import (
 type repoFollowFlags struct {
 	site   string
 	suites string
-	TrustFlags
-	PlainHTTPFlag
-	TimeoutFlag
+	options.TrustFlags
+	options.PlainHTTPFlag
+	options.TimeoutFlag
 }
 
 func newRepoFollowCmd() *Command {

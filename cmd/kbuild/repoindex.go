@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sources"
 )
@@ -16,10 +17,10 @@ import (
 type repoIndexFlags struct {
 	fs  *pflag.FlagSet
 	out string
-	MergeFlags
-	TimeoutFlag
-	PlainHTTPFlag
-	sign         SignerFlags
+	options.MergeFlags
+	options.TimeoutFlag
+	options.PlainHTTPFlag
+	sign         options.SignerFlags
 	expires      time.Duration
 	noExpiry     bool
 	verifyCharts bool
@@ -99,7 +100,7 @@ Examples:
     --index https://example.github.io/packages/ --index-root _site/root.yaml --allow-new`,
 		Flags: func(fs *pflag.FlagSet) {
 			f.fs = fs
-			AddOutputFlag(fs, &f.out, "_site/index.yaml", "the index to `FILE` (- for stdout, unsigned only); the signature goes to FILE.sig")
+			options.AddOutputFlag(fs, &f.out, "_site/index.yaml", "the index to `FILE` (- for stdout, unsigned only); the signature goes to FILE.sig")
 			f.sign.AddFlags(fs, "index.yaml")
 			f.MergeFlags.AddFlags(fs)
 			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long after generated the index expires")
@@ -143,7 +144,7 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		return err
 	}
 	tuneGC(env)
-	fetch, err := sources.New(sources.WithPlainHTTP(f.PlainHTTP), sources.WithLogger(Progress(env)))
+	fetch, err := sources.New(sources.WithPlainHTTP(f.PlainHTTP), sources.WithLogger(options.Progress(env)))
 	if err != nil {
 		return err
 	}

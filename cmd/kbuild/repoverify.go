@@ -7,14 +7,15 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/suite"
 )
 
 // repoVerifyFlags are the flags of repo verify.
 type repoVerifyFlags struct {
-	IndexFlags
-	TimeoutFlag
-	PlainHTTPFlag
+	options.IndexFlags
+	options.TimeoutFlag
+	options.PlainHTTPFlag
 	state    string
 	charts   bool
 	evidence string

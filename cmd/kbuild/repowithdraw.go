@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
@@ -20,10 +21,10 @@ type repoWithdrawFlags struct {
 	suites  string
 	build   int
 	reason  string
-	keys    SignerFlags
+	keys    options.SignerFlags
 	expires time.Duration
-	MergeFlags
-	TimeoutFlag
+	options.MergeFlags
+	options.TimeoutFlag
 }
 
 func newRepoWithdrawCmd() *Command {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
@@ -22,9 +23,9 @@ func newSBOMCmd() *Command {
 	var (
 		out      string
 		contents bool
-		tf       TrivyFlags
-		it       IndexFlags
-		net      TimeoutFlag
+		tf       options.TrivyFlags
+		it       options.IndexFlags
+		net      options.TimeoutFlag
 	)
 	return &Command{
 		Name:    "sbom",
@@ -60,7 +61,7 @@ Examples:
   # with the packages inside the images, as Trivy sees them
   kbuild sbom dist --with-image-contents --trivy ~/go/bin/trivy -o sbom.cdx.json`,
 		Flags: func(fs *pflag.FlagSet) {
-			AddOutputFlag(fs, &out, "", "the BOM to `FILE` (- for stdout); required")
+			options.AddOutputFlag(fs, &out, "", "the BOM to `FILE` (- for stdout); required")
 			fs.BoolVar(&contents, "with-image-contents", false, "nest each pinned image's contents as Trivy lists them")
 			tf.AddFlags(fs)
 			it.AddFlags(fs, "to describe instead of a DIST")

@@ -8,18 +8,19 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/sbom"
 )
 
 func newScanCmd() *Command {
 	var (
 		failOn string
-		jobs   JobsFlag
-		format FormatFlag
+		jobs   options.JobsFlag
+		format options.FormatFlag
 		out    scanOutput
-		tf     TrivyFlags
-		it     IndexFlags
-		net    TimeoutFlag
+		tf     options.TrivyFlags
+		it     options.IndexFlags
+		net    options.TimeoutFlag
 	)
 	return &Command{
 		Name:    "scan",

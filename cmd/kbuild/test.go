@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/qualify"
@@ -16,9 +17,9 @@ import (
 )
 
 type testFlags struct {
-	IndexFlags
-	TimeoutFlag
-	PlainHTTPFlag
+	options.IndexFlags
+	options.TimeoutFlag
+	options.PlainHTTPFlag
 	build               int
 	variant, from       string
 	noUpgrade           bool
@@ -26,7 +27,7 @@ type testFlags struct {
 	wait                time.Duration
 	junit, summary, log string
 	attest              bool
-	keys                SignerFlags
+	keys                options.SignerFlags
 	root, out, logURL   string
 	expires             time.Duration
 	untested            string
@@ -89,7 +90,7 @@ Examples:
 			fs.BoolVar(&f.attest, "attest", false, "sign the result as test evidence (needs --sign-key, --root, -o)")
 			f.keys.AddFlags(fs, "the evidence (a key of the root's qa role)")
 			fs.StringVar(&f.root, "root", "", "your root.yaml `FILE` with the qa role (with --attest)")
-			AddOutputFlag(fs, &f.out, "", "the evidence to `FILE` (with --attest)")
+			options.AddOutputFlag(fs, &f.out, "", "the evidence to `FILE` (with --attest)")
 			fs.StringVar(&f.logURL, "log", "", "http(s) URL of the test run, written into the evidence")
 			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
 			fs.StringVar(&f.untested, "untested", "", "list the index's builds with no evidence in `DIR` (a set's members go with the set), one 'NAME@VERSION BUILD' a line, and exit")
@@ -155,7 +156,7 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 	q := &qualify.Qualification{
 		Index: pub.Verified.Index, Target: target, Variant: f.variant, NoUpgrade: f.noUpgrade,
 		Kubeconfig: f.kubeconfig, Context: f.context, Timeout: f.wait, PlainHTTP: plainhttp.Policy{Loopback: f.PlainHTTP},
-		Progress: func(s string) { Progress(env)("%s", s) },
+		Progress: func(s string) { options.Progress(env)("%s", s) },
 	}
 	if f.from != "" {
 		if q.From, err = qualify.ParseFrom(target.Package, f.from); err != nil {

@@ -20,9 +20,17 @@ const (
 	// command may have.
 	maxCommandLines = 150
 	// maxCLILines is the most code lines of cmd/kbuild in all. The target
-	// is 3,000; the ceiling only comes down (3,732, + 29 for kbuild test --untested,
-	// + 45 for the keyless flags; 3,624 with kbuild test's reporting in qualify.Output and the results' printing in publish and suite WriteText; 3,533 with bundle progress, builds, problems and roots printing themselves; 3277 with the command framework in package cli and import, images, plan, provenance and follow results printing themselves).
-	maxCLILines = 3184
+	// is 3,000; the ceiling only comes down (3,732, + 29 for kbuild test
+	// --untested, + 45 for the keyless flags: 3,806; then 3,624 with kbuild
+	// test's reporting in qualify.Output and the results of publish,
+	// withdraw, promote and attest printing themselves (WriteText);
+	// 3,533 with bundle progress, builds, recipe problems and roots
+	// printing themselves; 3,277 with the command framework in cmd/kbuild/cli
+	// and import, images, plan, provenance and follow results; 3,142 with
+	// rebuild-check's, validate's and fetch's loops and repo verify's
+	// report in their libraries; 2,701 with the shared flag groups in
+	// cmd/kbuild/options, as cosign's cli/options).
+	maxCLILines = 2701
 )
 
 // TestThinCommands holds cmd/kbuild to maxCLILines code lines and each

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
@@ -44,7 +45,7 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	if next {
 		fs.StringArrayVar(&f.undelegate, "undelegate", nil, "remove delegation NAME")
 	}
-	AddOutputFlag(fs, &f.out, "root.yaml", "the root to `FILE`; root/<N>.yaml beside it gets the same content")
+	options.AddOutputFlag(fs, &f.out, "root.yaml", "the root to `FILE`; root/<N>.yaml beside it gets the same content")
 	addAlias(fs, "key", "", "root-key")
 	addAlias(fs, "threshold", "", "root-threshold")
 }

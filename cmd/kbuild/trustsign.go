@@ -8,13 +8,14 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
 )
 
 func newTrustRootSignCmd() *Command {
-	var keys SignerFlags
+	var keys options.SignerFlags
 	return &Command{
 		Name:    "sign",
 		Usage:   "kbuild trust root sign ROOT.yaml --sign-key FILE",
@@ -58,7 +59,7 @@ Examples:
 }
 
 func newTrustSignCmd() *Command {
-	var keys SignerFlags
+	var keys options.SignerFlags
 	return &Command{
 		Name:    "sign",
 		Usage:   "kbuild trust sign DIST/RECORD.yaml --sign-key FILE",

@@ -6,10 +6,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
 func newValidateCmd() *Command {
-	var f BuildFlags
+	var f options.BuildFlags
 	var sets setFlags
 	return &Command{
 		Name:    "validate",
@@ -61,7 +62,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			b, err := f.Builder(env, nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline))
+			b, err := f.Builder(env, thisKbuild(), nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline))
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/builder"
+	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/siteread"
@@ -18,8 +19,8 @@ import (
 // --index, verified with --public-key, --root-key or --index-root (once
 // --index-public-key and --index-root).
 type setFlags struct {
-	IndexFlags
-	IndexRootFlag
+	options.IndexFlags
+	options.IndexRootFlag
 }
 
 func (f *setFlags) addFlags(fs *pflag.FlagSet) {

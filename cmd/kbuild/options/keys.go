@@ -1,4 +1,4 @@
-package main
+package options
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/cli"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/keyless"
 	"kbuild.dev/kbuild/sigbundle"
@@ -16,21 +17,21 @@ import (
 	"kbuild.dev/kbuild/trust"
 )
 
-// signerFlags are the private keys that sign: --sign-key and
+// SignerFlags are the private keys that sign: --sign-key and
 // --sign-key-env.
 type SignerFlags struct {
 	Files []string
 	Env   string
 }
 
-// addFlags adds --sign-key and --sign-key-env; what says what they sign.
+// AddFlags adds --sign-key and --sign-key-env; what says what they sign.
 func (f *SignerFlags) AddFlags(fs *pflag.FlagSet, what string) {
 	fs.StringArrayVar(&f.Files, "sign-key", nil, "private key `FILE` (PEM) that signs "+what+"; repeat for several keys")
 	fs.StringVar(&f.Env, "sign-key-env", "", "name of an environment variable `VAR` holding a private key (PEM) that signs "+what+", for CI secrets")
 }
 
-// signers loads the keys of --sign-key and --sign-key-env, in that order.
-func (f *SignerFlags) Signers(env *Env) ([]trust.Signer, error) {
+// Signers loads the keys of --sign-key and --sign-key-env, in that order.
+func (f *SignerFlags) Signers(env *cli.Env) ([]trust.Signer, error) {
 	out, err := trust.LoadSigners(f.Files, env.Warnf)
 	if err != nil {
 		return nil, err
@@ -45,21 +46,22 @@ func (f *SignerFlags) Signers(env *Env) ([]trust.Signer, error) {
 	return out, nil
 }
 
-// keylessFlags are --keyless, --fulcio-url and --rekor-url: the charts'
+// KeylessFlags are --keyless, --fulcio-url and --rekor-url: the charts'
 // keyless cosign signatures (package keyless).
 type KeylessFlags struct {
 	On            bool
 	Fulcio, Rekor string
 }
 
+// AddFlags adds --keyless, --fulcio-url and --rekor-url.
 func (f *KeylessFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.On, "keyless", false, "also sign each chart for cosign keylessly: a Fulcio certificate for the CI job's OIDC identity ($"+keyless.TokenEnv+", or GitHub Actions with permissions id-token: write) and a Rekor entry")
 	fs.StringVar(&f.Fulcio, "fulcio-url", keyless.DefaultFulcioURL, "Fulcio `URL` that certifies --keyless signatures")
 	fs.StringVar(&f.Rekor, "rekor-url", keyless.DefaultRekorURL, "Rekor `URL` that logs --keyless signatures")
 }
 
-// signer is the keyless signer of --keyless; nil without it.
-func (f *KeylessFlags) Signer(ctx context.Context, env *Env) (sigbundle.KeylessSigner, error) {
+// Signer is the keyless signer of --keyless; nil without it.
+func (f *KeylessFlags) Signer(ctx context.Context, env *cli.Env) (sigbundle.KeylessSigner, error) {
 	if !f.On {
 		return nil, nil
 	}
@@ -82,9 +84,9 @@ const (
 	allowNewEnv = "KBUILD_ALLOW_NEW"
 )
 
-// indexSigners are the keys that sign an index: those of --sign-key and
+// IndexSigners are the keys that sign an index: those of --sign-key and
 // --sign-key-env, or when neither is given the key in $KBUILD_SIGN_KEY.
-func (f *SignerFlags) IndexSigners(env *Env) ([]trust.Signer, error) {
+func (f *SignerFlags) IndexSigners(env *cli.Env) ([]trust.Signer, error) {
 	if f.Given() || env.Getenv(signKeyEnv) == "" {
 		return f.Signers(env)
 	}
@@ -96,14 +98,16 @@ func (f *SignerFlags) IndexSigners(env *Env) ([]trust.Signer, error) {
 	return []trust.Signer{k}, nil
 }
 
-// indexKeyGiven says whether an index signing key is named by a flag or
+// IndexKeyGiven says whether an index signing key is named by a flag or
 // $KBUILD_SIGN_KEY.
-func (f *SignerFlags) IndexKeyGiven(env *Env) bool { return f.Given() || env.Getenv(signKeyEnv) != "" }
+func (f *SignerFlags) IndexKeyGiven(env *cli.Env) bool {
+	return f.Given() || env.Getenv(signKeyEnv) != ""
+}
 
-// given says whether any signing key was named.
+// Given says whether any signing key was named.
 func (f *SignerFlags) Given() bool { return len(f.Files) > 0 || f.Env != "" }
 
-// trustFlags are the public keys a signed index is verified with, as a
+// TrustFlags are the public keys a signed index is verified with, as a
 // subscriber pins them: --public-key (with --threshold) or --root-key
 // (with --root-threshold).
 type TrustFlags struct {
@@ -113,7 +117,7 @@ type TrustFlags struct {
 	RootThreshold int
 }
 
-// addFlags adds --public-key, --threshold, --root-key and
+// AddFlags adds --public-key, --threshold, --root-key and
 // --root-threshold.
 func (f *TrustFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.PublicKeys, "public-key", nil, "public key `FILE` (PEM) trusted to sign the index; repeat for several")
@@ -122,27 +126,27 @@ func (f *TrustFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.RootThreshold, "root-threshold", 1, "root signatures needed: how many --root-key keys must have signed root version 1")
 }
 
-// trust returns what verifies an index, nil when no key is given; giving
+// Trust returns what verifies an index, nil when no key is given; giving
 // both kinds of key is a usage error.
 func (f *TrustFlags) Trust() (*trust.Trust, error) {
 	if len(f.PublicKeys) == 0 && len(f.RootKeys) == 0 {
 		return nil, nil
 	}
 	if len(f.PublicKeys) > 0 && len(f.RootKeys) > 0 {
-		return nil, usagef("give --public-key or --root-key, not both")
+		return nil, cli.Usagef("give --public-key or --root-key, not both")
 	}
 	return trust.LoadTrust(f.PublicKeys, f.Threshold, f.RootKeys, f.RootThreshold)
 }
 
-// require is trust for a command that cannot run without keys.
+// Require is trust for a command that cannot run without keys.
 func (f *TrustFlags) Require(cmd string) (*trust.Trust, error) {
 	if (len(f.PublicKeys) > 0) == (len(f.RootKeys) > 0) {
-		return nil, usagef("%s needs --public-key or --root-key (one of them)", cmd)
+		return nil, cli.Usagef("%s needs --public-key or --root-key (one of them)", cmd)
 	}
 	return trust.LoadTrust(f.PublicKeys, f.Threshold, f.RootKeys, f.RootThreshold)
 }
 
-// indexFlags name a published index to read, --index REF (a site
+// IndexFlags name a published index to read, --index REF (a site
 // directory, an index.yaml or an http(s) URL of either), and the keys that
 // verify it.
 type IndexFlags struct {
@@ -150,16 +154,16 @@ type IndexFlags struct {
 	TrustFlags
 }
 
-// addFlags adds --index, saying what the command does with it, and the
-// trust flags.
+// AddFlags adds --index, saying what the command does with it, and the
+// Trust flags.
 func (f *IndexFlags) AddFlags(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&f.Ref, "index", "", "the published index `REF` (site directory, index.yaml or http(s) URL) "+what)
 	f.TrustFlags.AddFlags(fs)
 }
 
-// published reads the index --index names and verifies it with the trust
+// Published reads the index --index names and verifies it with the trust
 // flags; nil without --index. Without keys it is a usage error (a
-// published index is use only once its signature is verified); when
+// Published index is use only once its signature is verified); when
 // nothing is published there, notFound is the hint added.
 func (f *IndexFlags) Published(ctx context.Context, timeout time.Duration, use, notFound string) (*index.RepositoryIndex, error) {
 	if f.Ref == "" {
@@ -170,7 +174,7 @@ func (f *IndexFlags) Published(ctx context.Context, timeout time.Duration, use, 
 		return nil, err
 	}
 	if tr == nil {
-		return nil, usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is %s only once its signature is verified", use)
+		return nil, cli.Usagef("--index REF needs --public-key FILE or --root-key FILE: a published index is %s only once its signature is verified", use)
 	}
 	pub, err := siteread.ReadIndex(ctx, f.Ref, tr, siteread.WithTimeout(timeout))
 	if errors.Is(err, siteread.ErrNotFound) {
@@ -182,12 +186,13 @@ func (f *IndexFlags) Published(ctx context.Context, timeout time.Duration, use, 
 	return pub.Verified.Index, nil
 }
 
-// indexRootFlag is --index-root: your root.yaml, to verify --index under
+// IndexRootFlag is --index-root: your root.yaml, to verify --index under
 // it instead of with pinned keys.
 type IndexRootFlag struct {
 	IndexRoot string
 }
 
+// AddFlags adds --index-root.
 func (f *IndexRootFlag) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.IndexRoot, "index-root", "", "your root.yaml `FILE`: verify --index under it (and the newer roots published beside it) instead of with --public-key or --root-key")
 }
@@ -196,10 +201,10 @@ func (f *IndexRootFlag) AddFlags(fs *pflag.FlagSet) {
 // inside the build output directory.
 const throwawayKey = "throwaway-index.key"
 
-// indexSignersOrThrowaway is indexSigners, or without any key the
+// IndexSignersOrThrowaway is indexSigners, or without any key the
 // throwaway key kept in dir (generated the first time), with a warning
 // that subscribers must not trust it beyond this machine.
-func (f *SignerFlags) IndexSignersOrThrowaway(env *Env, dir string) ([]trust.Signer, error) {
+func (f *SignerFlags) IndexSignersOrThrowaway(env *cli.Env, dir string) ([]trust.Signer, error) {
 	signers, err := f.IndexSigners(env)
 	if err != nil || len(signers) > 0 {
 		return signers, err

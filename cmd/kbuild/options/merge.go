@@ -1,15 +1,16 @@
-package main
+package options
 
 import (
 	"fmt"
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/cli"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/trust"
 )
 
-// mergeFlags name the published index a new one is merged over (--index,
+// MergeFlags name the published index a new one is merged over (--index,
 // once --merge), and what verifies it: --public-key (once
 // --merge-public-key), --root-key, or --index-root (once --merge-root).
 type MergeFlags struct {
@@ -21,11 +22,11 @@ type MergeFlags struct {
 	SelfTrust bool
 }
 
-// fromEnv reads what the environment adds to the flags: $KBUILD_ALLOW_NEW
+// FromEnv reads what the environment adds to the flags: $KBUILD_ALLOW_NEW
 // (true or 1) as --allow-new, and whether a signing key is given (signing),
 // in which case a base named without its keys is verified with the
 // signing keys' public keys — the same key signs every publish.
-func (f *MergeFlags) FromEnv(env *Env, signing bool) {
+func (f *MergeFlags) FromEnv(env *cli.Env, signing bool) {
 	switch env.Getenv(allowNewEnv) {
 	case "1", "true":
 		f.AllowNew = true
@@ -33,16 +34,19 @@ func (f *MergeFlags) FromEnv(env *Env, signing bool) {
 	f.SelfTrust = signing
 }
 
+// AddFlags adds --index with the trust flags, --index-root and
+// --allow-new, and the old spellings --merge, --merge-public-key and
+// --merge-root.
 func (f *MergeFlags) AddFlags(fs *pflag.FlagSet) {
 	f.IndexFlags.AddFlags(fs, "to keep every version of")
 	f.IndexRootFlag.AddFlags(fs)
 	fs.BoolVar(&f.AllowNew, "allow-new", false, "with --index, start a new index when the base does not exist")
-	addAlias(fs, "merge", "", "index")
-	addAlias(fs, "merge-public-key", "", "public-key")
-	addAlias(fs, "merge-root", "", "index-root")
+	cli.AddAlias(fs, "merge", "", "index")
+	cli.AddAlias(fs, "merge-public-key", "", "public-key")
+	cli.AddAlias(fs, "merge-root", "", "index-root")
 }
 
-// check returns a usage error unless --index has exactly one way to be
+// Check returns a usage error unless --index has exactly one way to be
 // verified (or no --index and nothing that needs one).
 func (f *MergeFlags) Check() error {
 	ways := 0
@@ -53,16 +57,16 @@ func (f *MergeFlags) Check() error {
 	}
 	switch {
 	case f.Ref == "" && ways > 0:
-		return usagef("--public-key, --root-key and --index-root verify the --index base: they need --index")
+		return cli.Usagef("--public-key, --root-key and --index-root verify the --index base: they need --index")
 	case f.Ref != "" && ways > 1:
-		return usagef("--index: give one of --public-key, --root-key or --index-root")
+		return cli.Usagef("--index: give one of --public-key, --root-key or --index-root")
 	case f.Ref != "" && ways == 0 && !f.SelfTrust:
-		return usagef("--index %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml); or sign with the key that signed it (--sign-key, or the PEM key in $KBUILD_SIGN_KEY) and its public key verifies the base", f.Ref)
+		return cli.Usagef("--index %s: kbuild verifies the published index before it merges over it (kubepkg does not): add --public-key FILE (the public key that signed it), --root-key FILE (your pinned root keys) or --index-root FILE (your root.yaml); or sign with the key that signed it (--sign-key, or the PEM key in $KBUILD_SIGN_KEY) and its public key verifies the base", f.Ref)
 	}
 	return nil
 }
 
-// mergeTrust returns what the base index is verified with, and checks
+// MergeTrust returns what the base index is verified with, and checks
 // that the signing keys satisfy the root's index role.
 func (f *MergeFlags) MergeTrust(signers []trust.Signer) (*trust.Trust, error) {
 	if f.IndexRoot == "" && len(f.PublicKeys) == 0 && len(f.RootKeys) == 0 && f.SelfTrust {

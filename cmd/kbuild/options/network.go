@@ -1,4 +1,4 @@
-package main
+package options
 
 import (
 	"runtime"
@@ -6,10 +6,11 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/cli"
 	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
-// timeoutFlag is --timeout, on every command that talks to a network.
+// TimeoutFlag is --timeout, on every command that talks to a network.
 type TimeoutFlag struct {
 	Timeout time.Duration
 }
@@ -17,22 +18,22 @@ type TimeoutFlag struct {
 // timeoutWhy says why --timeout defaults to 20 s.
 const timeoutWhy = "; the default stays under the 30s a CI step or harness often allows, so that kbuild's own message, naming what stalled, comes first"
 
-// addFlags adds --timeout; what says what it gives up on.
+// AddFlags adds --timeout; what says what it gives up on.
 func (f *TimeoutFlag) AddFlags(fs *pflag.FlagSet, what string) {
 	fs.DurationVar(&f.Timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long"+timeoutWhy)
 }
 
-// addFlagsNote is addFlags with a note after the meaning.
+// AddFlagsNote is addFlags with a note after the meaning.
 func (f *TimeoutFlag) AddFlagsNote(fs *pflag.FlagSet, what, note string) {
 	fs.DurationVar(&f.Timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long; "+note+timeoutWhy)
 }
 
-// plainHTTPFlag is --plain-http: plain HTTP to registries on loopback.
+// PlainHTTPFlag is --plain-http: plain HTTP to registries on loopback.
 type PlainHTTPFlag struct {
 	PlainHTTP bool
 }
 
-// addFlags adds --plain-http; note says when it applies ("" for always).
+// AddFlags adds --plain-http; note says when it applies ("" for always).
 func (f *PlainHTTPFlag) AddFlags(fs *pflag.FlagSet, note string) {
 	usage := "talk plain HTTP to OCI registries on loopback (never to other registries)"
 	if note != "" {
@@ -41,22 +42,22 @@ func (f *PlainHTTPFlag) AddFlags(fs *pflag.FlagSet, note string) {
 	fs.BoolVar(&f.PlainHTTP, "plain-http", false, usage)
 }
 
-// jobsFlag is -j/--jobs: how much work runs at once, 0 for one per CPU.
+// JobsFlag is -j/--jobs: how much work runs at once, 0 for one per CPU.
 type JobsFlag struct {
 	Jobs int
 }
 
-// addFlags adds -j; what names the work ("recipes and charts built").
+// AddFlags adds -j; what names the work ("recipes and charts built").
 func (f *JobsFlag) AddFlags(fs *pflag.FlagSet, what string) {
 	fs.IntVarP(&f.Jobs, "jobs", "j", 0, what+" at once; 0 (the default) is one per CPU")
 }
 
-// count returns -j, with 0 made the number of CPUs; a negative -j is a
+// Count returns -j, with 0 made the number of CPUs; a negative -j is a
 // usage error.
 func (f *JobsFlag) Count() (int, error) {
 	switch {
 	case f.Jobs < 0:
-		return 0, usagef("-j %d: give 1 or more, or 0 for one per CPU", f.Jobs)
+		return 0, cli.Usagef("-j %d: give 1 or more, or 0 for one per CPU", f.Jobs)
 	case f.Jobs == 0:
 		return runtime.NumCPU(), nil
 	}

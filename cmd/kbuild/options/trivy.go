@@ -1,12 +1,13 @@
-package main
+package options
 
 import (
 	"github.com/spf13/pflag"
 
+	"kbuild.dev/kbuild/cmd/kbuild/cli"
 	"kbuild.dev/kbuild/sbom"
 )
 
-// trivyFlags are the flags of the commands that run Trivy: the program,
+// TrivyFlags are the flags of the commands that run Trivy: the program,
 // its cache and (for scans) whether it may update its database. They are
 // named --trivy-*, apart from the source cache's --cache-dir and
 // --offline.
@@ -16,20 +17,22 @@ type TrivyFlags struct {
 	Offline  bool
 }
 
-// addFlags adds --trivy and --trivy-cache-dir, and the old spelling
+// AddFlags adds --trivy and --trivy-cache-dir, and the old spelling
 // --cache-dir of the latter.
 func (f *TrivyFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Path, "trivy", "", "the trivy program `PATH` (default: trivy on $PATH)")
 	fs.StringVar(&f.CacheDir, "trivy-cache-dir", "", "Trivy's cache directory `DIR`, where its vulnerability DB is (default: Trivy's, ~/.cache/trivy)")
-	addAlias(fs, "cache-dir", "", "trivy-cache-dir")
+	cli.AddAlias(fs, "cache-dir", "", "trivy-cache-dir")
 }
 
-// addOfflineFlag adds --trivy-offline, and its old spelling --offline.
+// AddOfflineFlag adds --trivy-offline, and its old spelling --offline.
 func (f *TrivyFlags) AddOfflineFlag(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Offline, "trivy-offline", false, "use the vulnerability DB in --trivy-cache-dir as it is; contact nothing but the images' registries")
-	addAlias(fs, "offline", "", "trivy-offline")
+	cli.AddAlias(fs, "offline", "", "trivy-offline")
 }
 
+// Trivy returns the Trivy of --trivy and --trivy-cache-dir; offline
+// uses the vulnerability DB as it is.
 func (f *TrivyFlags) Trivy(offline bool) (*sbom.Trivy, error) {
 	opts := []sbom.TrivyOption{sbom.WithTrivyOffline(offline)}
 	if f.Path != "" {

@@ -1,4 +1,4 @@
-package main
+package options
 
 import (
 	"fmt"
@@ -12,11 +12,13 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/oci"
 	"kbuild.dev/kbuild/builder/render"
+	"kbuild.dev/kbuild/cmd/kbuild/cli"
+	"kbuild.dev/kbuild/internal/kbuildversion"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/sources"
 )
 
-// sourceFlags are the flags of every command that fetches sources.
+// SourceFlags are the flags of every command that fetches sources.
 type SourceFlags struct {
 	PlainHTTPFlag
 	TimeoutFlag
@@ -28,6 +30,8 @@ type SourceFlags struct {
 	PluginTime     time.Duration
 }
 
+// AddFlags adds --cache-dir, --offline, --plain-http(-host),
+// --max-download, --timeout, --plugin-timeout and --registry-config.
 func (f *SourceFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.CacheDir, "cache-dir", "", "source cache `DIR` (default: the user cache dir, e.g. ~/.cache/kbuild)")
 	fs.BoolVar(&f.Offline, "offline", false, "use only the source cache; never touch the network")
@@ -39,7 +43,7 @@ func (f *SourceFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.RegistryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 }
 
-// keychain returns the registry credentials: those of --registry-config,
+// Keychain returns the registry credentials: those of --registry-config,
 // or the Docker config and credential helpers.
 func (f *SourceFlags) Keychain() (authn.Keychain, error) {
 	if f.RegistryConfig == "" {
@@ -52,13 +56,15 @@ func (f *SourceFlags) Keychain() (authn.Keychain, error) {
 	return kc, nil
 }
 
-// plainPolicy returns the registries --plain-http and --plain-http-host
+// PlainPolicy returns the registries --plain-http and --plain-http-host
 // allow plain HTTP to.
 func (f *SourceFlags) PlainPolicy() plainhttp.Policy {
 	return plainhttp.Policy{Loopback: f.PlainHTTP, Hosts: f.PlainHosts}
 }
 
-func (f *SourceFlags) Fetcher(env *Env) (*sources.Fetcher, error) {
+// Fetcher returns the source fetcher the flags describe, logging
+// progress (Progress).
+func (f *SourceFlags) Fetcher(env *cli.Env) (*sources.Fetcher, error) {
 	kc, err := f.Keychain()
 	if err != nil {
 		return nil, err
@@ -73,16 +79,17 @@ func (f *SourceFlags) Fetcher(env *Env) (*sources.Fetcher, error) {
 	return sources.New(opts...)
 }
 
-// renderFlags are the flags of commands that render charts.
+// RenderFlags are the flags of commands that render charts.
 type RenderFlags struct {
 	KubeVersion string
 }
 
+// AddFlags adds --kube-version.
 func (f *RenderFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.KubeVersion, "kube-version", "", "render charts as for this Kubernetes version, e.g. 1.31 (default "+render.DefaultKubeVersion+", or the newest a chart's kubeVersion allows)")
 }
 
-// buildFlags are the flags of commands that build recipes.
+// BuildFlags are the flags of commands that build recipes.
 type BuildFlags struct {
 	SourceFlags
 	RenderFlags
@@ -93,13 +100,14 @@ type BuildFlags struct {
 	Adopt    bool
 }
 
-// addPublishFlags adds the flags of the commands that build and push
+// AddPublishFlags adds the flags of the commands that build and push
 // charts: --work-dir and --adopt.
 func (f *BuildFlags) AddPublishFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.WorkDir, "work-dir", "", "build each recipe in `DIR`/<package> and keep it for inspection (default: a temporary directory)")
 	fs.BoolVar(&f.Adopt, "adopt", false, "keep a chart another tool (kubepkg) already published under this version and build when its files and Chart.yaml meaning are the same")
 }
 
+// AddFlags adds --registry, -o, -j and the source and render flags.
 func (f *BuildFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Registry, "registry", "", "push charts to oci://HOST/PATH (default $KBUILD_REGISTRY; without either, build into the local OCI layout DIST/oci)")
 	AddOutputFlag(fs, &f.Out, "dist", "build records and the local OCI layout to `DIR`")
@@ -108,8 +116,8 @@ func (f *BuildFlags) AddFlags(fs *pflag.FlagSet) {
 	f.RenderFlags.AddFlags(fs)
 }
 
-// target returns the registry target, or the local layout under DIST/oci.
-func (f *BuildFlags) Target(env *Env) (oci.Target, error) {
+// Target returns the registry target, or the local layout under DIST/oci.
+func (f *BuildFlags) Target(env *cli.Env) (oci.Target, error) {
 	reg := f.Registry
 	if reg == "" {
 		reg = env.Getenv("KBUILD_REGISTRY")
@@ -124,7 +132,10 @@ func (f *BuildFlags) Target(env *Env) (oci.Target, error) {
 	return oci.NewLayoutTarget(filepath.Join(f.Out, "oci"), "")
 }
 
-func (f *BuildFlags) Builder(env *Env, t oci.Target, root string, extra ...builder.Option) (*builder.Builder, error) {
+// Builder returns the builder the flags describe, pushing to t (nil
+// for none), for the recipes under root, stamped as built by kb, with
+// the extra options last.
+func (f *BuildFlags) Builder(env *cli.Env, kb kbuildversion.Version, t oci.Target, root string, extra ...builder.Option) (*builder.Builder, error) {
 	jobs, err := f.Count()
 	if err != nil {
 		return nil, err
@@ -142,8 +153,8 @@ func (f *BuildFlags) Builder(env *Env, t oci.Target, root string, extra ...build
 		builder.WithEpoch(epoch),
 		builder.WithJobs(jobs),
 		builder.WithLogger(Progress(env)),
-		builder.WithBuilderID(thisKbuild().ID()),
-		builder.WithBuilderSum(thisKbuild().Sum),
+		builder.WithBuilderID(kb.ID()),
+		builder.WithBuilderSum(kb.Sum),
 		builder.WithRecipesRoot(root),
 		builder.WithCommit(builder.RecipesCommit(root)),
 		builder.WithKubeVersion(f.KubeVersion),
@@ -157,9 +168,9 @@ func (f *BuildFlags) Builder(env *Env, t oci.Target, root string, extra ...build
 	return builder.New(fetch, t, append(opts, extra...)...)
 }
 
-// progress returns a logger for long work: lines on stderr when stderr is
+// Progress returns a logger for long work: lines on stderr when stderr is
 // a terminal, nothing in CI and pipes (results go to stdout either way).
-func Progress(env *Env) func(string, ...any) {
+func Progress(env *cli.Env) func(string, ...any) {
 	if Terminal(env) {
 		return func(format string, args ...any) { fmt.Fprintf(env.Stderr, "  "+format+"\n", args...) }
 	}
@@ -169,9 +180,9 @@ func Progress(env *Env) func(string, ...any) {
 	return func(string, ...any) {}
 }
 
-// terminal says whether stderr is a terminal outside CI: where progress
+// Terminal says whether stderr is a terminal outside CI: where progress
 // is shown.
-func Terminal(env *Env) bool {
+func Terminal(env *cli.Env) bool {
 	f, ok := env.Stderr.(*os.File)
 	if !ok || env.Getenv("CI") != "" {
 		return false

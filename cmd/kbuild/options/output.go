@@ -1,40 +1,42 @@
-package main
+package options
 
 import (
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"kbuild.dev/kbuild/cmd/kbuild/cli"
 )
 
-// addOutputFlag adds -o/--output, the one spelling of a path a command
+// AddOutputFlag adds -o/--output, the one spelling of a path a command
 // writes (a file or a directory; never a format, see formatFlag): what
 // says what is written there.
 func AddOutputFlag(fs *pflag.FlagSet, p *string, def, what string) {
 	fs.StringVarP(p, "output", "o", def, "write "+what)
 }
 
-// formatFlag is --format, the one spelling of an output format.
+// FormatFlag is --format, the one spelling of an output format.
 type FormatFlag struct {
 	Format  string
 	Formats []string
 }
 
-// addFlags adds --format with the formats allowed, the first the default.
+// AddFlags adds --format with the formats allowed, the first the default.
 // With oldO, the old spellings -o/--output of the format are kept as
 // hidden aliases.
 func (f *FormatFlag) AddFlags(fs *pflag.FlagSet, oldO bool, formats ...string) {
 	f.Formats = formats
 	fs.StringVar(&f.Format, "format", formats[0], "output `FORMAT`: "+orList(formats))
 	if oldO {
-		addAlias(fs, "output", "o", "format")
+		cli.AddAlias(fs, "output", "o", "format")
 	}
 }
 
-// check returns a usage error when --format is not one of the formats.
+// Check returns a usage error when --format is not one of the formats.
 func (f *FormatFlag) Check() error {
 	if !slices.Contains(f.Formats, f.Format) {
-		return usagef("--format %q: use %s", f.Format, orList(f.Formats))
+		return cli.Usagef("--format %q: use %s", f.Format, orList(f.Formats))
 	}
 	return nil
 }
