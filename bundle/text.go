@@ -81,28 +81,6 @@ func (r *Imported) WriteNotes(w io.Writer, mirror, site string) error {
 	return nil
 }
 
-// WriteText writes where the imported repository is and how to
-// subscribe to it: the index in site, the charts and images in mirror,
-// the index re-signed for the mirror (resigned, WithResignKey) or else
-// what clusters need, how cosign and Flux verify the charts, and the node
-// settings in nodeConfig ("" none).
-func (r *Imported) WriteText(w io.Writer, mirror, site, nodeConfig string, resigned bool) error {
-	site = strings.TrimSuffix(site, "/")
-	fmt.Fprintf(w, "index: %s/index.yaml (signed upstream; subscribe with the same keys)\n", site)
-	fmt.Fprintf(w, "charts and images: %s\n", mirror)
-	if resigned {
-		fmt.Fprintf(w, "index with charts at the mirror: %s/%s/index.yaml (signed by --sign-key): subscribe to this one, with --sign-key's public key\n", site, ResignDir)
-	} else {
-		fmt.Fprintf(w, "subscribe to %s/index.yaml with the upstream keys: its charts still point at the upstream registry, so clusters need the node settings (--node-config) to pull them from %s, or import with --sign-key to write %s/%s/index.yaml, an index whose charts point at the mirror\n",
-			site, mirror, site, ResignDir)
-	}
-	fmt.Fprintf(w, "cosign and Flux verify the mirrored charts with the upstream public key (cosign verify --key index.pub --insecure-ignore-tlog=true %s/...@sha256:...)\n", strings.TrimPrefix(mirror, "oci://"))
-	if nodeConfig != "" {
-		fmt.Fprintf(w, "node settings: %s (containerd certs.d, Talos patch, CRI-O drop-in)\n", nodeConfig)
-	}
-	return nil
-}
-
 // WriteJSON writes the inspection as indented JSON.
 func (in *Inspection) WriteJSON(w io.Writer) error {
 	b, err := json.MarshalIndent(in, "", "  ")

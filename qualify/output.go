@@ -23,7 +23,7 @@ var fromBuild = regexp.MustCompile(`^([0-9A-Za-z.-]+)\+build\.([1-9][0-9]{0,8})$
 func ParseFrom(pkg, s string) (evidence.Target, error) {
 	m := fromBuild.FindStringSubmatch(s)
 	if m == nil {
-		return evidence.Target{}, fmt.Errorf("--from %q: want VERSION+build.M, e.g. 3.14.0+build.2", s)
+		return evidence.Target{}, fmt.Errorf("%q: want VERSION+build.M, e.g. 3.14.0+build.2", s)
 	}
 	build, _ := strconv.Atoi(m[2])
 	return evidence.Target{Package: pkg, Version: spec.CanonicalVersion(m[1]), Build: build}, nil

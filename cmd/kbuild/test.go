@@ -160,7 +160,7 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	if f.from != "" {
 		if q.From, err = qualify.ParseFrom(target.Package, f.from); err != nil {
-			return usagef("%v", err)
+			return usagef("--from %v", err)
 		}
 	}
 	lf, err := os.Create(cmp.Or(f.log, os.DevNull))
