@@ -17,7 +17,9 @@ import (
 // control plane per iteration, and reports each phase's wall time and
 // kbuild's own CPU time in it, and the control plane's start
 // (qualifybench.Run): kbuild's share of the wall time is what the target
-// (≤ 10 %) is about; the rest is the cluster's work.
+// (≤ 10 %) is about; the rest is the cluster's work. It runs with Go's
+// default garbage collector; kbuild test collects less often (GOGC=400
+// GOMEMLIMIT=896MiB set in the environment does the same here).
 //
 //	bash scripts/test.sh ./qualify/ -run '^$' -bench Qualify -benchtime 3x
 func BenchmarkQualify(b *testing.B) {
