@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -158,15 +160,44 @@ type run struct {
 // the error is for what stops the qualification without a verdict: the
 // cluster unreachable (ErrCluster), a bad kubeconfig, a cancelled context.
 func (q *Qualification) Run(ctx context.Context) (*Result, error) {
-	h := sha256.New()
-	out := q.Log
+	log := newDigestLog(q.Log)
+	r := &run{q: q, res: &Result{}, start: time.Now(), log: log, charts: map[string]*chart.Chart{}, made: map[string][]object{}, owners: map[types.UID]bool{}, parsed: map[[2]string][]object{}}
+	err := r.all(ctx)
+	r.res.LogDigest = log.digest()
+	return r.res, err
+}
+
+// digestLog is the qualification's log: every write goes to the Log
+// writer and into the digest, one write at a time. Helm's client logs
+// from goroutines of its own (it deletes the objects of one kind
+// concurrently, each goroutine logging), so unserialized writes would
+// interleave in the log and corrupt the digest's state.
+type digestLog struct {
+	mu  sync.Mutex
+	out io.Writer
+	h   hash.Hash
+}
+
+func newDigestLog(out io.Writer) *digestLog {
 	if out == nil {
 		out = io.Discard
 	}
-	r := &run{q: q, res: &Result{}, start: time.Now(), log: io.MultiWriter(out, h), charts: map[string]*chart.Chart{}, made: map[string][]object{}, owners: map[types.UID]bool{}, parsed: map[[2]string][]object{}}
-	err := r.all(ctx)
-	r.res.LogDigest = "sha256:" + hex.EncodeToString(h.Sum(nil))
-	return r.res, err
+	return &digestLog{out: out, h: sha256.New()}
+}
+
+func (l *digestLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.out.Write(p)
+	l.h.Write(p[:n]) // the digest is of what the log holds
+	return n, err
+}
+
+// digest returns sha256:<hex> of everything written.
+func (l *digestLog) digest() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return "sha256:" + hex.EncodeToString(l.h.Sum(nil))
 }
 
 func (r *run) logf(format string, args ...any) {
