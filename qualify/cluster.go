@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -30,6 +31,8 @@ import (
 // cluster is the API server a qualification runs against.
 type cluster struct {
 	config *rest.Config
+	// shared is config over one transport, for Helm's clients (getter.go).
+	shared *rest.Config
 	cs     kubernetes.Interface
 	dyn    dynamic.Interface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
@@ -47,6 +50,13 @@ func connect(kubeconfig, kubecontext string) (*cluster, error) {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
+	// Built-in kinds in protobuf, as the control plane's own components
+	// speak: Helm's release records are Secrets whose data JSON would
+	// carry base64 of their base64, encoded, sent and decoded again on
+	// every history read. The dynamic and unstructured clients (what
+	// readiness and Helm's manifests use) speak JSON whatever this says.
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -59,8 +69,12 @@ func connect(kubeconfig, kubecontext string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	shared, err := sharedTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
 	mdc := memory.NewMemCacheClient(dc)
-	return &cluster{config: cfg, cs: cs, dyn: dyn, discovery: mdc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(mdc)}, nil
+	return &cluster{config: cfg, shared: shared, cs: cs, dyn: dyn, discovery: mdc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(mdc)}, nil
 }
 
 // object is one object a release made.
@@ -148,6 +162,76 @@ func (c *cluster) get(ctx context.Context, o object) (*unstructured.Unstructured
 		return nil, nil
 	}
 	return u, err
+}
+
+// getAll reads the live objects of objs, a missing one absent from the
+// map: the objects of one resource and namespace with one list when
+// there are several of them (a readiness poll of a release reads a
+// request per kind, not per object), one by one otherwise, and one by one
+// for Secrets (a namespace's list holds Helm's release records, far
+// larger than the objects asked for) or when the list is refused.
+// A list is read from etcd as a get is (no resourceVersion: the newest).
+func (c *cluster) getAll(ctx context.Context, objs []object) (map[object]*unstructured.Unstructured, error) {
+	type group struct {
+		gvr  schema.GroupVersionResource
+		ns   string
+		objs []object
+	}
+	var groups []*group
+	byKey := map[[2]string]*group{}
+	for _, o := range objs {
+		m, err := c.mapping(o.GVK)
+		if err != nil {
+			return nil, err
+		}
+		key := [2]string{m.Resource.String(), o.Namespace}
+		g := byKey[key]
+		if g == nil {
+			g = &group{gvr: m.Resource, ns: o.Namespace}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.objs = append(g.objs, o)
+	}
+	out := make(map[object]*unstructured.Unstructured, len(objs))
+	for _, g := range groups {
+		if len(g.objs) > 1 && g.gvr != corev1.SchemeGroupVersion.WithResource("secrets") {
+			var ri dynamic.ResourceInterface = c.dyn.Resource(g.gvr)
+			if g.ns != "" {
+				ri = c.dyn.Resource(g.gvr).Namespace(g.ns)
+			}
+			list, err := ri.List(ctx, metav1.ListOptions{})
+			if err == nil {
+				names := make(map[string]*unstructured.Unstructured, len(list.Items))
+				for i := range list.Items {
+					names[list.Items[i].GetName()] = &list.Items[i]
+				}
+				for _, o := range g.objs {
+					if u := names[o.Name]; u != nil {
+						out[o] = u
+					}
+				}
+				continue
+			}
+			if !apierrors.IsForbidden(err) && !apierrors.IsMethodNotSupported(err) {
+				where := ""
+				if g.ns != "" {
+					where = " in namespace " + g.ns
+				}
+				return nil, fmt.Errorf("list %s%s: %w", g.gvr.GroupResource(), where, err)
+			}
+		}
+		for _, o := range g.objs {
+			u, err := c.get(ctx, o)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", o, err)
+			}
+			if u != nil {
+				out[o] = u
+			}
+		}
+	}
+	return out, nil
 }
 
 // unreachable reports whether err says the API server could not be

@@ -119,7 +119,9 @@ func (h *helmClient) rollback(r Release) (*release.Release, error) {
 	if err := rb.Run(r.Name); err != nil {
 		return nil, err
 	}
-	return action.NewGet(cfg).Run(r.Name)
+	// Helm records the rollback as the revision after the newest; read
+	// that one, not the whole history again.
+	return cfg.Releases.Get(r.Name, hs[len(hs)-1].Version+1)
 }
 
 // test runs the release's helm test hooks; the logs of the test pods, when

@@ -3,11 +3,13 @@ package qualify
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"kbuild.dev/kbuild/spec"
@@ -47,25 +49,30 @@ type pendingCheck struct {
 	check string
 	eval  func(u *unstructured.Unstructured) (done bool, failed bool, last string)
 	last  string
+	// made is set for the release's own objects (not readyWhen's).
+	made bool
 }
 
-func (w *waiter) wait(ctx context.Context, r Release, objs []object) error {
+// wait returns once every check holds, with the UIDs of the release's
+// objects as they were when found ready (the objects the digests check
+// follows pods up to), so that nothing is read again to learn them.
+func (w *waiter) wait(ctx context.Context, r Release, objs []object) ([]types.UID, error) {
 	health, err := compileHealth(r.Install.HealthCheckExprs)
 	if err != nil {
-		return fmt.Errorf("%s: %w", r, err)
+		return nil, fmt.Errorf("%s: %w", r, err)
 	}
 	var pending []*pendingCheck
 	for _, o := range objs {
 		if h := health.forKind(o.GVK); h != nil {
-			pending = append(pending, &pendingCheck{obj: o, check: "healthCheckExprs", eval: h.eval})
+			pending = append(pending, &pendingCheck{obj: o, check: "healthCheckExprs", eval: h.eval, made: true})
 			continue
 		}
-		pending = append(pending, &pendingCheck{obj: o, check: "kstatus", eval: kstatusEval})
+		pending = append(pending, &pendingCheck{obj: o, check: "kstatus", eval: kstatusEval, made: true})
 	}
 	for _, rw := range r.Install.ReadyWhen {
 		gv, err := schema.ParseGroupVersion(rw.APIVersion)
 		if err != nil {
-			return fmt.Errorf("%s: readyWhen apiVersion %q: %w", r, rw.APIVersion, err)
+			return nil, fmt.Errorf("%s: readyWhen apiVersion %q: %w", r, rw.APIVersion, err)
 		}
 		ns := rw.Namespace
 		if ns == "" {
@@ -78,13 +85,21 @@ func (w *waiter) wait(ctx context.Context, r Release, objs []object) error {
 		pending = append(pending, &pendingCheck{obj: o, check: "readyWhen " + rw.Condition + "=" + want(rw), eval: readyWhenEval(rw)})
 	}
 	start := time.Now()
+	var uids []types.UID
 	for {
 		var still []*pendingCheck
+		objs := make([]object, 0, len(pending))
 		for _, p := range pending {
-			u, err := w.c.get(ctx, p.obj)
-			if err != nil {
-				return fmt.Errorf("%s: read %s: %w", r, p.obj, err)
+			if !slices.Contains(objs, p.obj) {
+				objs = append(objs, p.obj)
 			}
+		}
+		live, err := w.c.getAll(ctx, objs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r, err)
+		}
+		for _, p := range pending {
+			u := live[p.obj]
 			if u == nil {
 				p.last = "the object does not exist"
 				still = append(still, p)
@@ -93,24 +108,26 @@ func (w *waiter) wait(ctx context.Context, r Release, objs []object) error {
 			done, failed, last := p.eval(u)
 			p.last = last
 			if failed {
-				return &NotReadyError{Release: r, Object: p.obj.String(), Check: p.check, Last: last, Failed: true}
+				return nil, &NotReadyError{Release: r, Object: p.obj.String(), Check: p.check, Last: last, Failed: true}
 			}
 			if !done {
 				still = append(still, p)
+			} else if p.made {
+				uids = append(uids, u.GetUID())
 			}
 		}
 		pending = still
 		if len(pending) == 0 {
-			return nil
+			return uids, nil
 		}
 		if time.Since(start) > w.deadline {
 			p := pending[0]
-			return &NotReadyError{Release: r, Object: p.obj.String(), Check: p.check, Last: p.last, Deadline: w.deadline}
+			return nil, &NotReadyError{Release: r, Object: p.obj.String(), Check: p.check, Last: p.last, Deadline: w.deadline}
 		}
 		select {
 		case <-ctx.Done():
 			p := pending[0]
-			return fmt.Errorf("%s: waiting for %s (%s, last observed: %s): %w", r, p.obj, p.check, p.last, ctx.Err())
+			return nil, fmt.Errorf("%s: waiting for %s (%s, last observed: %s): %w", r, p.obj, p.check, p.last, ctx.Err())
 		case <-time.After(w.interval):
 		}
 	}

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -148,21 +150,54 @@ type run struct {
 	made map[string][]object
 	// owners are the UIDs of the objects of the releases installed now.
 	owners map[types.UID]bool
+	// parsed are the objects of each manifest read, by namespace and
+	// manifest: a revision's manifest is read when it is made and when it
+	// is waited for.
+	parsed map[[2]string][]object
 }
 
 // Run qualifies q.Target. Test failures are in the result (Pass false);
 // the error is for what stops the qualification without a verdict: the
 // cluster unreachable (ErrCluster), a bad kubeconfig, a cancelled context.
 func (q *Qualification) Run(ctx context.Context) (*Result, error) {
-	h := sha256.New()
-	out := q.Log
+	log := newDigestLog(q.Log)
+	r := &run{q: q, res: &Result{}, start: time.Now(), log: log, charts: map[string]*chart.Chart{}, made: map[string][]object{}, owners: map[types.UID]bool{}, parsed: map[[2]string][]object{}}
+	err := r.all(ctx)
+	r.res.LogDigest = log.digest()
+	return r.res, err
+}
+
+// digestLog is the qualification's log: every write goes to the Log
+// writer and into the digest, one write at a time. Helm's client logs
+// from goroutines of its own (it deletes the objects of one kind
+// concurrently, each goroutine logging), so unserialized writes would
+// interleave in the log and corrupt the digest's state.
+type digestLog struct {
+	mu  sync.Mutex
+	out io.Writer
+	h   hash.Hash
+}
+
+func newDigestLog(out io.Writer) *digestLog {
 	if out == nil {
 		out = io.Discard
 	}
-	r := &run{q: q, res: &Result{}, start: time.Now(), log: io.MultiWriter(out, h), charts: map[string]*chart.Chart{}, made: map[string][]object{}, owners: map[types.UID]bool{}}
-	err := r.all(ctx)
-	r.res.LogDigest = "sha256:" + hex.EncodeToString(h.Sum(nil))
-	return r.res, err
+	return &digestLog{out: out, h: sha256.New()}
+}
+
+func (l *digestLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.out.Write(p)
+	l.h.Write(p[:n]) // the digest is of what the log holds
+	return n, err
+}
+
+// digest returns sha256:<hex> of everything written.
+func (l *digestLog) digest() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return "sha256:" + hex.EncodeToString(l.h.Sum(nil))
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -563,15 +598,16 @@ func (r *run) applyCRDs(ctx context.Context, rel Release, c *chart.Chart) error 
 // remember records the objects a release revision made.
 func (r *run) remember(rel Release, hr *release.Release) {
 	key := rel.Namespace + "/" + rel.Name
-	objs, err := r.c.objects(hr.Manifest, rel.Namespace)
+	objs, err := r.objects(hr.Manifest, rel.Namespace)
 	if err != nil {
 		r.logf("%s: reading its manifest: %v", rel, err)
 	}
+	objs = slices.Clone(objs)
 	for _, h := range hr.Hooks {
 		if slices.Contains(h.Events, release.HookTest) {
 			continue
 		}
-		ho, err := r.c.objects(h.Manifest, rel.Namespace)
+		ho, err := r.objects(h.Manifest, rel.Namespace)
 		if err == nil {
 			objs = append(objs, ho...)
 		}
@@ -583,21 +619,35 @@ func (r *run) remember(rel Release, hr *release.Release) {
 	}
 }
 
+// objects returns the objects of a manifest (cluster.objects), read once
+// per manifest and namespace; the slice is shared, not to be changed.
+func (r *run) objects(manifest, ns string) ([]object, error) {
+	key := [2]string{ns, manifest}
+	if objs, ok := r.parsed[key]; ok {
+		return objs, nil
+	}
+	objs, err := r.c.objects(manifest, ns)
+	if err != nil {
+		return nil, err
+	}
+	r.parsed[key] = objs
+	return objs, nil
+}
+
 // ready waits for the release's objects and conditions.
 func (r *run) ready(ctx context.Context, rel Release, hr *release.Release) error {
-	objs, err := r.c.objects(hr.Manifest, rel.Namespace)
+	objs, err := r.objects(hr.Manifest, rel.Namespace)
 	if err != nil {
 		return fmt.Errorf("%s: %w", rel, err)
 	}
 	r.progress("wait for %s: %d objects", rel, len(objs))
 	w := &waiter{c: r.c, deadline: r.q.Timeout, interval: 250 * time.Millisecond, logf: r.logf}
-	if err := w.wait(ctx, rel, objs); err != nil {
+	uids, err := w.wait(ctx, rel, objs)
+	if err != nil {
 		return err
 	}
-	for _, o := range objs {
-		if u, err := r.c.get(ctx, o); err == nil && u != nil {
-			r.owners[u.GetUID()] = true
-		}
+	for _, uid := range uids {
+		r.owners[uid] = true
 	}
 	return nil
 }
@@ -700,26 +750,30 @@ func (r *run) uninstallAll(ctx context.Context, plans ...*Plan) error {
 // made is gone; it returns those still there.
 func (r *run) leftovers(ctx context.Context, releases map[string]bool) ([]string, error) {
 	deadline := time.Now().Add(r.q.Timeout)
-	for {
-		var left []string
-		for key := range releases {
-			for _, o := range r.made[key] {
-				if o.GVK.Kind == "CustomResourceDefinition" {
-					continue
-				}
-				u, err := r.c.get(ctx, o)
-				if err != nil {
-					return nil, err
-				}
-				if u == nil || u.GetAnnotations()["helm.sh/resource-policy"] == "keep" {
-					continue
-				}
-				state := ""
-				if u.GetDeletionTimestamp() != nil {
-					state = " (being deleted: finalizers " + strings.Join(u.GetFinalizers(), ", ") + ")"
-				}
-				left = append(left, o.String()+state)
+	var check []object
+	for key := range releases {
+		for _, o := range r.made[key] {
+			if o.GVK.Kind != "CustomResourceDefinition" && !slices.Contains(check, o) {
+				check = append(check, o)
 			}
+		}
+	}
+	for {
+		live, err := r.c.getAll(ctx, check)
+		if err != nil {
+			return nil, err
+		}
+		var left []string
+		for _, o := range check {
+			u := live[o]
+			if u == nil || u.GetAnnotations()["helm.sh/resource-policy"] == "keep" {
+				continue
+			}
+			state := ""
+			if u.GetDeletionTimestamp() != nil {
+				state = " (being deleted: finalizers " + strings.Join(u.GetFinalizers(), ", ") + ")"
+			}
+			left = append(left, o.String()+state)
 		}
 		slices.Sort(left)
 		if len(left) == 0 || time.Now().After(deadline) {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/qualify"
+	"kbuild.dev/kbuild/qualify/qualifybench"
 	"kbuild.dev/kbuild/siteread"
 )
 
@@ -216,8 +215,9 @@ func foremanStackTwice(t testing.TB, reg string, rollbackSafe bool) *qaSite {
 // foreman-stack set (build 3, upgraded from build 2, rolled back, as
 // foremanStackTwice publishes it) on a fresh local control plane per
 // iteration, split into the control plane's start and each phase, with
-// kbuild's own CPU time per phase (getrusage of this process; the
-// control plane runs in processes of its own): the target is kbuild's
+// kbuild's own CPU time per phase (qualifybench.Run: getrusage of this
+// process; the control plane runs in processes of its own), the garbage
+// collector set as kbuild test sets it (tuneGC): the target is kbuild's
 // share ≤ 10 % of the wall time, the start ≤ 20 s.
 //
 //	bash scripts/test.sh ./cmd/kbuild/ -run '^$' -bench QualifyForemanStack -benchtime 3x
@@ -229,38 +229,9 @@ func BenchmarkQualifyForemanStack(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sums := map[string][2]time.Duration{}
-	var start, wall, cpu time.Duration
-	for b.Loop() {
-		dir, err := os.MkdirTemp("", "kbuild-bench-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		t0 := time.Now()
-		c, err := controlplane.Start(context.Background(), controlplane.Options{KCP: kcp, Dir: dir})
-		if err != nil {
-			b.Fatal(err)
-		}
-		start += time.Since(t0)
-		q := &qualify.Qualification{Index: x, Target: evidence.Target{Package: "foreman-stack", Version: "3.15.0", Build: 3},
-			Kubeconfig: c.Kubeconfig, Timeout: 2 * time.Minute, PlainHTTP: plainhttp.Policy{Loopback: true}}
-		res, err := q.Run(context.Background())
-		c.Stop()
-		os.RemoveAll(dir)
-		if err != nil || !res.Pass() || !slices.Contains(res.Passed(), qualify.PhaseRollback) {
-			b.Fatalf("%v: failed %v, passed %v", err, res.Failed(), res.Passed())
-		}
-		for _, p := range res.Phases {
-			sums[p.Name] = [2]time.Duration{sums[p.Name][0] + p.Took, sums[p.Name][1] + p.CPU}
-			wall += p.Took
-			cpu += p.CPU
-		}
-	}
-	n := float64(b.N)
-	b.ReportMetric(start.Seconds()/n, "start-s/op")
-	for name, s := range sums {
-		b.ReportMetric(s[0].Seconds()/n, name+"-s/op")
-		b.ReportMetric(s[1].Seconds()/n, name+"-cpu-s/op")
-	}
-	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "kbuild-cpu-%")
+	// the garbage collector set as kbuild test sets it (as the commands
+	// run in process here leave it)
+	tuneGC(&Env{Getenv: os.Getenv})
+	qualifybench.Run(b, kcp, qualify.Qualification{Index: x, Target: evidence.Target{Package: "foreman-stack", Version: "3.15.0", Build: 3},
+		Timeout: 2 * time.Minute, PlainHTTP: plainhttp.Policy{Loopback: true}}, qualify.PhaseRollback)
 }

@@ -169,6 +169,7 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 	}
 	defer lf.Close()
 	q.Log = lf
+	tuneGC(env)
 	res, err := q.Run(ctx)
 	if err != nil {
 		return err

@@ -50,6 +50,9 @@ var allowed = map[string][]string{
 	"review":  {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
 	"qualify": {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/plainhttp", "sitelayout", "spec", "trust"},
 	"suite":   {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/netdeadline", "internal/ocilimit", "publish", "releaseset", "site", "sitelayout", "siteread", "spec", "trust"},
+
+	// The qualification benchmarks' loop: a control plane per iteration.
+	"qualify/qualifybench": {"internal/controlplane", "qualify"},
 	// One job each, below the libraries that use them.
 	"examples":               {},
 	"internal/addrspace":     {},

@@ -1,0 +1,105 @@
+package qualify
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// requestLog records the method and path of every request a client makes.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []string
+	rt   http.RoundTripper
+}
+
+func (l *requestLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	l.reqs = append(l.reqs, r.Method+" "+r.URL.Path)
+	l.mu.Unlock()
+	return l.rt.RoundTrip(r)
+}
+
+// TestGetAll: the live objects of a release are read a list per kind and
+// namespace when there are several, one by one otherwise, and Secrets
+// always one by one (their namespace's list holds Helm's release
+// records); a missing object is absent, and what is read is what a get
+// reads.
+func TestGetAll(t *testing.T) {
+	cp := testCluster(t)
+	ctx := context.Background()
+	c, err := connect(cp.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "getall"
+	if err := c.ensureNamespace(ctx, ns, false); err != nil {
+		t.Fatal(err)
+	}
+	cm := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	sec := corev1.SchemeGroupVersion.WithKind("Secret")
+	var objs []object
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := c.cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, object{GVK: cm, Namespace: ns, Name: name})
+		if _, err := c.cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s" + name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if name != "c" {
+			objs = append(objs, object{GVK: sec, Namespace: ns, Name: "s" + name})
+		}
+	}
+	missing := object{GVK: cm, Namespace: ns, Name: "missing"}
+	nsObj := object{GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), Name: ns}
+	objs = append(objs, missing, nsObj)
+
+	log := &requestLog{}
+	cfg := rest.CopyConfig(c.config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { log.rt = rt; return log }
+	if c.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	live, err := c.getAll(ctx, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(log.reqs)
+	want := []string{
+		"GET /api/v1/namespaces/getall",
+		"GET /api/v1/namespaces/getall/configmaps",
+		"GET /api/v1/namespaces/getall/secrets/sa",
+		"GET /api/v1/namespaces/getall/secrets/sb",
+	}
+	if !slices.Equal(log.reqs, want) {
+		t.Errorf("getAll made the requests\n  %v\nwant\n  %v", log.reqs, want)
+	}
+	for _, o := range objs {
+		u := live[o]
+		if o == missing {
+			if u != nil {
+				t.Errorf("getAll found %s, which does not exist", o)
+			}
+			continue
+		}
+		got, err := c.get(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u == nil || got == nil || u.GetUID() != got.GetUID() || u.GetResourceVersion() != got.GetResourceVersion() || u.GetKind() != o.GVK.Kind || u.GetAPIVersion() != "v1" {
+			t.Errorf("getAll read %s as %v, a get reads %v", o, u, got)
+		}
+	}
+	if d, _, _ := unstructured.NestedStringMap(live[objs[0]].Object, "data"); d["k"] != "a" {
+		t.Errorf("ConfigMap a read with data %v, want k: a", d)
+	}
+}
