@@ -19,21 +19,21 @@ const (
 	// maxCommandLines is the most code lines a file that defines a
 	// command may have.
 	maxCommandLines = 150
-	// maxCLILines is the most code lines of cmd/kbuild in all. The target
-	// is 3,000; the ceiling only comes down (3,732, + 29 for kbuild test
-	// --untested, + 45 for the keyless flags: 3,806; then 3,624 with kbuild
-	// test's reporting in qualify.Output and the results of publish,
-	// withdraw, promote and attest printing themselves (WriteText);
-	// 3,533 with bundle progress, builds, recipe problems and roots
-	// printing themselves; 3,277 with the command framework in cmd/kbuild/cli
-	// and images, plan, provenance and follow results; 3,142 with
-	// rebuild-check's, validate's and fetch's loops and repo verify's
-	// report in their libraries; 2,716 with the shared flag groups in
-	// cmd/kbuild/options, as cosign's cli/options).
-	maxCLILines = 2716
+	// maxCLILines is the most code lines of cmd/kbuild in all, its
+	// sub-packages (the command framework cli, the flag groups options,
+	// initrepo) counted with it: moving code into a package under
+	// cmd/kbuild does not make the CLI thinner. The target is 3,000; the
+	// ceiling only comes down. The tree held 3,846 (3,806 in package main)
+	// at the start; kbuild test's reporting moved to qualify.Output, the
+	// results of publish, withdraw, promote, attest, bundle, build,
+	// recipe problems, roots, images, plan, provenance and follow print
+	// themselves, and the loops of rebuild-check, validate, fetch and
+	// repo verify live in their libraries: 3,425.
+	maxCLILines = 3425
 )
 
-// TestThinCommands holds cmd/kbuild to maxCLILines code lines and each
+// TestThinCommands holds cmd/kbuild and its sub-packages to maxCLILines
+// code lines and each
 // file defining a command to maxCommandLines: a workflow that grows goes
 // into its library (suite.Publish, publish.RepoIndex …), not here.
 func TestThinCommands(t *testing.T) {
@@ -41,6 +41,11 @@ func TestThinCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sub, err := filepath.Glob("*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, sub...)
 	total := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -55,7 +60,7 @@ func TestThinCommands(t *testing.T) {
 	if total > maxCLILines {
 		t.Errorf("cmd/kbuild has %d code lines, more than %d: move workflows into their libraries", total, maxCLILines)
 	}
-	t.Logf("cmd/kbuild: %d code lines (ceiling %d, target 3000)", total, maxCLILines)
+	t.Logf("cmd/kbuild and its sub-packages: %d code lines (ceiling %d, target 3000)", total, maxCLILines)
 }
 
 // TestCodeLines checks the counter on a file of known counts.
