@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -45,25 +46,43 @@ func (f *signerFlags) signers(env *Env) ([]trust.Signer, error) {
 	return out, nil
 }
 
-// keylessFlags are --keyless, --fulcio-url and --rekor-url: the charts'
-// keyless cosign signatures (package keyless).
+// keylessFlags are --keyless, --fulcio-url, --rekor-url and
+// --trusted-root: the charts' keyless cosign signatures (package
+// keyless).
 type keylessFlags struct {
 	on            bool
 	fulcio, rekor string
+	trustedRoot   string
 }
 
 func (f *keylessFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.on, "keyless", false, "also sign each chart for cosign keylessly: a Fulcio certificate for the CI job's OIDC identity ($"+keyless.TokenEnv+", or GitHub Actions with permissions id-token: write) and a Rekor entry")
 	fs.StringVar(&f.fulcio, "fulcio-url", keyless.DefaultFulcioURL, "Fulcio `URL` that certifies --keyless signatures")
 	fs.StringVar(&f.rekor, "rekor-url", keyless.DefaultRekorURL, "Rekor `URL` that logs --keyless signatures")
+	fs.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json `FILE` each --keyless signature is verified against before it is pushed (a private Sigstore's; default: none, the instances are trusted as they answer)")
 }
 
 // signer is the keyless signer of --keyless; nil without it.
 func (f *keylessFlags) signer(ctx context.Context, env *Env) (sigbundle.KeylessSigner, error) {
 	if !f.on {
+		if f.trustedRoot != "" {
+			return nil, usagef("--trusted-root %s: it verifies --keyless signatures, and there is no --keyless; add --keyless or drop --trusted-root", f.trustedRoot)
+		}
 		return nil, nil
 	}
-	s, err := keyless.FromEnv(ctx, env.Getenv, keyless.WithFulcio(f.fulcio), keyless.WithRekor(f.rekor))
+	opts := []keyless.Option{keyless.WithFulcio(f.fulcio), keyless.WithRekor(f.rekor)}
+	if f.trustedRoot != "" {
+		data, err := os.ReadFile(f.trustedRoot)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-root: %w", err)
+		}
+		tr, err := keyless.ParseTrustedRoot(data)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-root %s: %w", f.trustedRoot, err)
+		}
+		opts = append(opts, keyless.WithTrustedRoot(tr))
+	}
+	s, err := keyless.FromEnv(ctx, env.Getenv, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("--keyless: %w", err)
 	}
