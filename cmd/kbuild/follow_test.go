@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,8 +26,8 @@ import (
 // the weekly re-signing of every suite, as scripts/publish.sh does it
 // (nothing moves). Over the chart
 // repository itself Flux would pick build 2 throughout. A followable tag
-// keeps its digest, and the real cosign verifies the followed chart with
-// the repository's key.
+// keeps its digest, the real cosign verifies the followed chart with the
+// repository's key, and no publish lock lands in the site.
 func TestFollowFluxSemver(t *testing.T) {
 	reg := testenv.Registry(t)
 	work := t.TempDir()
@@ -48,7 +49,7 @@ func TestFollowFluxSemver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(work, "suites.yaml"), suites, 0o644)
+	os.WriteFile(filepath.Join(work, "suites.yaml"), append([]byte("rootSuite: unstable\n"), suites...), 0o644)
 	publishArgs := []string{"publish", "recipes", "--registry", uniqueRepo(t, reg), "--plain-http", "--sign-key", idx + ".key", "--root", rootFile, "--site", "site", "--cache-dir", filepath.Join(work, "cache")}
 	publish := func(step string) {
 		t.Helper()
@@ -159,5 +160,29 @@ func TestFollowFluxSemver(t *testing.T) {
 	selects("after the weekly re-signing", "3.14.0-1", "3.14.0-2")
 	if now, err := remote.Head(followable.Tag("3.14.0-1")); err != nil || now.Digest != first.Digest {
 		t.Errorf("the followable 3.14.0-1 is %v (%v), want its first digest %s", now, err, first.Digest)
+	}
+	// What is deployed holds no publish lock: publish into a suite and the
+	// site root (rootSuite), attest, promote, withdraw and the re-signing
+	// each locked a directory of it.
+	noLock(t, filepath.Join(work, "site"))
+}
+
+// noLock fails t for each file under site that is a publish lock
+// (.kbuild-publish.lock, or any name with "lock" in it).
+func noLock(t *testing.T, site string) {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(site, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		n++
+		if strings.Contains(strings.ToLower(d.Name()), "lock") {
+			t.Errorf("the site holds %s; the publish lock must stay outside it", p)
+		}
+		return nil
+	})
+	if err != nil || n < 10 {
+		t.Fatalf("walked %d files of %s: %v", n, site, err)
 	}
 }
