@@ -3,6 +3,7 @@ package main
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"kbuild.dev/kbuild/internal/testenv"
+	"kbuild.dev/kbuild/site"
 )
 
 // TestFollowFluxSemver: a Flux cluster following the testing suite
@@ -25,11 +27,13 @@ import (
 // picked again, build 2's tag deleted from the suites' repositories), and
 // the weekly re-signing of every suite, as scripts/publish.sh does it
 // (nothing moves). Over the chart
-// repository itself Flux would pick build 2 throughout. A followable tag
+// repository itself Flux would pick build 2 throughout; the real helm
+// resolves the catalog's --version range to the same build. A followable tag
 // keeps its digest, the real cosign verifies the followed chart with the
 // repository's key, and no publish lock lands in the site.
 func TestFollowFluxSemver(t *testing.T) {
 	reg := testenv.Registry(t)
+	helm := testenv.Tool(t, "helm")
 	work := t.TempDir()
 	if err := copyDir(filepath.Join(repoRoot, "examples"), filepath.Join(work, "recipes")); err != nil {
 		t.Fatal(err)
@@ -82,15 +86,23 @@ func TestFollowFluxSemver(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: tags of %s: %v", step, followable, err)
 		}
-		if got, err := testenv.FluxSemver(tags, ">=0.0.0-0"); err != nil || got != want {
+		if got, err := testenv.FluxSemver(tags, site.FollowRange); err != nil || got != want {
 			t.Errorf("%s: Flux's ref.semver >=0.0.0-0 over %s (tags %v) picks %q (%v), want %s", step, followable, tags, got, err, want)
 		}
 		all, err := remote.List(charts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := testenv.FluxSemver(all, ">=0.0.0-0"); got != upstream {
+		if got, _ := testenv.FluxSemver(all, site.FollowRange); got != upstream {
 			t.Errorf("%s: over the chart repository %s it picks %q, want %s", step, charts, got, upstream)
+		}
+		// Helm resolves the same range over the same repository (the
+		// catalog's helm upgrade --install … --version line).
+		cmd := exec.Command(helm, "show", "chart", "oci://"+followable.String(), "--version", site.FollowRange, "--plain-http")
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "\nversion: "+want+"\n") {
+			t.Errorf("%s: helm show chart --version %s over %s: %v\n%s; want version %s", step, site.FollowRange, followable, err, out, want)
 		}
 	}
 
