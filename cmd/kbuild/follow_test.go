@@ -173,6 +173,9 @@ func TestFollowFluxSemver(t *testing.T) {
 	if now, err := remote.Head(followable.Tag("3.14.0-1")); err != nil || now.Digest != first.Digest {
 		t.Errorf("the followable 3.14.0-1 is %v (%v), want its first digest %s", now, err, first.Digest)
 	}
+	if o, err := cosignVerify(t, idx+".pub", followable.Tag("3.14.0-1").String()); err != nil {
+		t.Errorf("cosign verify of the followed chart after the withdrawal and the re-signing: %v\n%s", err, o)
+	}
 	// What is deployed holds no publish lock: publish into a suite and the
 	// site root (rootSuite), attest, promote, withdraw and the re-signing
 	// each locked a directory of it.
