@@ -122,10 +122,10 @@ type compatRowView struct {
 	Digest      string
 	// PageHref links the version on its package page, in a site without
 	// suites (whose rows name none).
-	PageHref string
-	Suites      []suiteBadge
-	Supported   []string
-	Cells       []compatCellView
+	PageHref  string
+	Suites    []suiteBadge
+	Supported []string
+	Cells     []compatCellView
 }
 
 type compatCellView struct {
