@@ -140,7 +140,8 @@ type compatCellView struct {
 // longer in ms. Rows link the suites' pages of the version, cells the
 // evidence. WithTitle applies, and WithSuites for the order of suites
 // (its Names); without WithSuites the site has no suites, and rows link
-// the version on the package page of the catalog at the site root. It returns the names whose page was created or removed:
+// the version on the package page of the catalog at the site root. It
+// returns the names whose page was created or removed:
 // the pages that link matrices (package pages, the page of suites) need
 // rewriting for those only. Each file is written through a temporary
 // file and a rename.
