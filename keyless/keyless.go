@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -41,7 +42,9 @@ type Signer struct {
 	rekor   string
 	timeout time.Duration
 	trusted root.TrustedMaterial
-	now     func() time.Time
+	// trustedFile is WithTrustedRootFile's, read into trusted by New.
+	trustedFile string
+	now         func() time.Time
 
 	mu       sync.Mutex
 	keypair  *sign.EphemeralKeypair
@@ -77,6 +80,11 @@ func WithTimeout(d time.Duration) Option { return func(s *Signer) { s.timeout = 
 // default is no check; the instances are trusted as they answer.
 func WithTrustedRoot(tm root.TrustedMaterial) Option { return func(s *Signer) { s.trusted = tm } }
 
+// WithTrustedRootFile is WithTrustedRoot with the trusted root New reads
+// from file (trusted_root.json, ParseTrustedRoot); "" for none, the
+// default.
+func WithTrustedRootFile(file string) Option { return func(s *Signer) { s.trustedFile = file } }
+
 // New returns a Signer that gets its OIDC tokens from tokens. It takes
 // the first token at once, so that a missing or malformed token is an
 // error here, and reads the identity it will sign for from the token's
@@ -88,6 +96,15 @@ func New(ctx context.Context, tokens TokenSource, opts ...Option) (*Signer, erro
 	}
 	if tokens == nil {
 		return nil, errors.New("keyless: no token source")
+	}
+	if s.trustedFile != "" {
+		data, err := os.ReadFile(s.trustedFile)
+		if err != nil {
+			return nil, fmt.Errorf("keyless: %w", err)
+		}
+		if s.trusted, err = ParseTrustedRoot(data); err != nil {
+			return nil, fmt.Errorf("keyless: %s: %w", s.trustedFile, err)
+		}
 	}
 	tok, err := tokens(ctx)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -50,9 +49,8 @@ func (f *signerFlags) signers(env *Env) ([]trust.Signer, error) {
 // --trusted-root: the charts' keyless cosign signatures (package
 // keyless).
 type keylessFlags struct {
-	on            bool
-	fulcio, rekor string
-	trustedRoot   string
+	on                         bool
+	fulcio, rekor, trustedRoot string
 }
 
 func (f *keylessFlags) addFlags(fs *pflag.FlagSet) {
@@ -70,19 +68,7 @@ func (f *keylessFlags) signer(ctx context.Context, env *Env) (sigbundle.KeylessS
 		}
 		return nil, nil
 	}
-	opts := []keyless.Option{keyless.WithFulcio(f.fulcio), keyless.WithRekor(f.rekor)}
-	if f.trustedRoot != "" {
-		data, err := os.ReadFile(f.trustedRoot)
-		if err != nil {
-			return nil, fmt.Errorf("--trusted-root: %w", err)
-		}
-		tr, err := keyless.ParseTrustedRoot(data)
-		if err != nil {
-			return nil, fmt.Errorf("--trusted-root %s: %w", f.trustedRoot, err)
-		}
-		opts = append(opts, keyless.WithTrustedRoot(tr))
-	}
-	s, err := keyless.FromEnv(ctx, env.Getenv, opts...)
+	s, err := keyless.FromEnv(ctx, env.Getenv, keyless.WithFulcio(f.fulcio), keyless.WithRekor(f.rekor), keyless.WithTrustedRootFile(f.trustedRoot))
 	if err != nil {
 		return nil, fmt.Errorf("--keyless: %w", err)
 	}
