@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -41,7 +42,9 @@ type Signer struct {
 	rekor   string
 	timeout time.Duration
 	trusted root.TrustedMaterial
-	now     func() time.Time
+	// trustedFile is WithTrustedRootFile's, read into trusted by New.
+	trustedFile string
+	now         func() time.Time
 
 	mu       sync.Mutex
 	keypair  *sign.EphemeralKeypair
@@ -69,10 +72,18 @@ func WithRekor(url string) Option {
 // WithTimeout bounds each request to Fulcio and Rekor (default 30s).
 func WithTimeout(d time.Duration) Option { return func(s *Signer) { s.timeout = d } }
 
-// WithTrustedRoot makes Sign verify every bundle it makes against tm
-// (certificate chain, log entry, integrated time) before returning it
-// (default: no check; the public instances are trusted as they answer).
+// WithTrustedRoot makes Sign verify every bundle it makes against tm and
+// the identity it signs for, as Verify does (certificate chain, log
+// entry, integrated time, and the certificate transparency of the
+// certificate when tm names a CT log), before returning it: a private
+// Sigstore's trusted root (kbuild build and publish --trusted-root). The
+// default is no check; the instances are trusted as they answer.
 func WithTrustedRoot(tm root.TrustedMaterial) Option { return func(s *Signer) { s.trusted = tm } }
+
+// WithTrustedRootFile is WithTrustedRoot with the trusted root New reads
+// from file (trusted_root.json, ParseTrustedRoot); "" for none, the
+// default.
+func WithTrustedRootFile(file string) Option { return func(s *Signer) { s.trustedFile = file } }
 
 // New returns a Signer that gets its OIDC tokens from tokens. It takes
 // the first token at once, so that a missing or malformed token is an
@@ -85,6 +96,15 @@ func New(ctx context.Context, tokens TokenSource, opts ...Option) (*Signer, erro
 	}
 	if tokens == nil {
 		return nil, errors.New("keyless: no token source")
+	}
+	if s.trustedFile != "" {
+		data, err := os.ReadFile(s.trustedFile)
+		if err != nil {
+			return nil, fmt.Errorf("keyless: %w", err)
+		}
+		if s.trusted, err = ParseTrustedRoot(data); err != nil {
+			return nil, fmt.Errorf("keyless: %s: %w", s.trustedFile, err)
+		}
 	}
 	tok, err := tokens(ctx)
 	if err != nil {
@@ -122,12 +142,21 @@ func (s *Signer) Sign(ctx context.Context, st *sigbundle.Statement) ([]byte, err
 		CertificateProviderOptions: &sign.CertificateProviderOptions{},
 		TransparencyLogs:           []sign.Transparency{sign.NewRekor(&sign.RekorOptions{BaseURL: s.rekor, Timeout: s.timeout})},
 		Context:                    ctx,
-		TrustedRoot:                s.trusted,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("keyless signature of the %s statement (Fulcio %s, Rekor %s): %w", st.PredicateType, s.fulcio, s.rekor, err)
 	}
-	return protojson.Marshal(b)
+	data, err := protojson.Marshal(b)
+	if err != nil || s.trusted == nil {
+		return data, err
+	}
+	if len(st.Subject) == 0 || st.Subject[0].Digest["sha256"] == "" {
+		return nil, fmt.Errorf("keyless signature of the %s statement: it names no sha256 subject to verify it for", st.PredicateType)
+	}
+	if _, err := Verify(data, "sha256:"+st.Subject[0].Digest["sha256"], VerifyOptions{TrustedRoot: s.trusted, Identity: s.Identity(), IgnoreSCT: len(s.trusted.CTLogs()) == 0}); err != nil {
+		return nil, fmt.Errorf("keyless signature of the %s statement (Fulcio %s, Rekor %s) does not verify against the trusted root: %w; is the trusted root these instances'?", st.PredicateType, s.fulcio, s.rekor, err)
+	}
+	return data, nil
 }
 
 // cachedCert is the CertificateProvider of a Signer: Fulcio's certificate

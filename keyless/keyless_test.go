@@ -178,3 +178,33 @@ func TestToken(t *testing.T) {
 		t.Errorf("token with a refused request = %v, want a hint at id-token: write", err)
 	}
 }
+
+// TestSignChecksTrustedRoot: WithTrustedRootFile makes Sign verify each
+// bundle before returning it: against its own Sigstore's trusted root it
+// signs; against another Sigstore's it refuses, naming the instances; a
+// trusted root that cannot be read fails New.
+func TestSignChecksTrustedRoot(t *testing.T) {
+	ss := sigstoretest.New(t)
+	tok := static(ss.Token(sigstoretest.Workflow("acme/packages", "publish.yml")))
+	st, err := sigbundle.NewStatement("registry.example/charts/alpha", digest, sigbundle.SignPredicate, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(file string) error {
+		s, err := keyless.New(context.Background(), tok, keyless.WithFulcio(ss.FulcioURL), keyless.WithRekor(ss.RekorURL), keyless.WithTrustedRootFile(file))
+		if err != nil {
+			return err
+		}
+		_, err = s.Sign(context.Background(), st)
+		return err
+	}
+	if err := sign(ss.TrustedRoot(t.TempDir())); err != nil {
+		t.Errorf("Sign with its own Sigstore's trusted root: %v", err)
+	}
+	if err := sign(sigstoretest.New(t).TrustedRoot(t.TempDir())); err == nil || !strings.Contains(err.Error(), "(Fulcio "+ss.FulcioURL+", Rekor "+ss.RekorURL+") does not verify against the trusted root") {
+		t.Errorf("Sign with another Sigstore's trusted root = %v, want a refusal naming the instances", err)
+	}
+	if err := sign("/nonexistent/trusted_root.json"); err == nil || !strings.Contains(err.Error(), "/nonexistent/trusted_root.json") {
+		t.Errorf("New with a missing trusted root = %v, want an error naming the file", err)
+	}
+}

@@ -32,6 +32,17 @@ func CertificateIdentity(cert *x509.Certificate) (Identity, error) {
 	return id, id.Validate()
 }
 
+// ParseTrustedRoot parses a Sigstore trusted root (trusted_root.json, as
+// `cosign trusted-root create` writes it or the public instance's TUF
+// repository serves it), for WithTrustedRoot and VerifyOptions.
+func ParseTrustedRoot(data []byte) (*root.TrustedRoot, error) {
+	tr, err := root.NewTrustedRootFromJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("sigstore trusted root: %w", err)
+	}
+	return tr, nil
+}
+
 // VerifyOptions is what Verify checks a bundle against.
 type VerifyOptions struct {
 	// TrustedRoot holds the Fulcio CAs, Rekor logs and CT logs trusted.

@@ -213,6 +213,14 @@ func (p *Publisher) catalog(w *siteWriter, c *catalogData, manifests map[string]
 	}
 	if p.suites != nil {
 		opts = append(opts, site.WithSuites(p.suites))
+	} else {
+		// A site without suites keeps its compatibility matrices beside
+		// its catalog (site.CompatDir); its pages link those there.
+		compat, err := site.ListMatrices(p.site)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, site.WithCompat(compat...))
 	}
 	if id, ok := p.keylessIdentity(); ok {
 		opts = append(opts, site.WithKeyless(id.Issuer, id.Subject, id.Repository))

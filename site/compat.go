@@ -112,15 +112,20 @@ type compatPage struct {
 	Set       bool
 	Rows      []compatRowView
 	HasOthers bool
+	// CatalogHref links the catalog of a site without suites.
+	CatalogHref string
 }
 
 type compatRowView struct {
 	ID, Version string
 	Build       int
 	Digest      string
-	Suites      []suiteBadge
-	Supported   []string
-	Cells       []compatCellView
+	// PageHref links the version on its package page, in a site without
+	// suites (whose rows name none).
+	PageHref  string
+	Suites    []suiteBadge
+	Supported []string
+	Cells     []compatCellView
 }
 
 type compatCellView struct {
@@ -134,7 +139,9 @@ type compatCellView struct {
 // are written at the root too), and removes the pages of packages no
 // longer in ms. Rows link the suites' pages of the version, cells the
 // evidence. WithTitle applies, and WithSuites for the order of suites
-// (its Names). It returns the names whose page was created or removed:
+// (its Names); without WithSuites the site has no suites, and rows link
+// the version on the package page of the catalog at the site root. It
+// returns the names whose page was created or removed:
 // the pages that link matrices (package pages, the page of suites) need
 // rewriting for those only. Each file is written through a temporary
 // file and a rename.
@@ -236,9 +243,18 @@ func newCompatPage(m Matrix, o *options) compatPage {
 		p.Links = append(p.Links, link{Href: "../" + s + "/index.html", Text: s})
 	}
 	cp := compatPage{page: p, Package: m.Package, Set: m.Set}
+	if o.suites == nil {
+		// A site without suites: its one catalog is at the site root.
+		cp.CatalogHref = "../index.html"
+		p.Links = append(p.Links, link{Href: "../index.html", Text: "all packages"}, link{Href: "../index.yaml", Text: "index.yaml"})
+		cp.page = p
+	}
 	for _, r := range m.Rows {
 		id := fmt.Sprintf("v%s-%d", r.Version, r.Build)
 		rv := compatRowView{ID: id, Version: r.Version, Build: r.Build, Digest: r.Digest, Supported: r.Supported}
+		if o.suites == nil {
+			rv.PageHref = "../" + PagePath(m.Package) + "#" + id
+		}
 		for _, s := range r.Suites {
 			rv.Suites = append(rv.Suites, suiteBadge{Class: "suite", Text: s, Href: "../" + s + "/" + PagePath(m.Package) + "#" + id})
 		}
@@ -279,27 +295,68 @@ func parseEnv(s string) map[string]string {
 
 // WithCompat names the packages and release sets that have a
 // compatibility matrix at the site root (WriteMatrices), for the page of
-// suites (WriteSuites), which lists them. Write reads them from
-// WithSuites instead (Suites.Compat).
+// suites (WriteSuites), which lists them, and for the catalog of a site
+// without suites (Write without WithSuites), whose package list, package
+// pages and set pages link them. A suite's catalog reads them from
+// WithSuites instead (Suites.Compat). The default is none.
 func WithCompat(names ...string) Option {
 	return func(o *options) { o.compat = append(o.compat, names...) }
 }
 
+// compatNames returns the packages and release sets with a
+// compatibility matrix that the catalog's pages link, and the path from
+// the catalog's root to the site root, where the matrices are: in a
+// suite's catalog (WithSuites) Suites.Compat, one directory up; in a
+// site without suites (no WithSuites) WithCompat's names, beside the
+// catalog. The catalog of no particular suite links none.
+func (o *options) compatNames() (names []string, up string) {
+	if s := o.suites; s != nil {
+		if s.This == "" {
+			return nil, ""
+		}
+		return s.Compat, "../"
+	}
+	return o.compat, ""
+}
+
+// compatHref is the link from a page at root (its path to the catalog's
+// root) to name's matrix, when it has one.
+func (o *options) compatHref(name, root string) (string, bool) {
+	names, up := o.compatNames()
+	if !slices.Contains(names, name) {
+		return "", false
+	}
+	return root + up + CompatPath(name), true
+}
+
+// compatList links every matrix from the catalog's package list (root
+// ""), sorted.
+func compatList(o *options) []link {
+	names, up := o.compatNames()
+	var out []link
+	for _, n := range slices.Sorted(slices.Values(names)) {
+		if index.CheckPackageName(n) == nil {
+			out = append(out, link{Href: up + CompatPath(n), Text: n})
+		}
+	}
+	return out
+}
+
 // compatLinks are the matrices the page of package name links: its own
 // and those of the sets of idx that pin one of its builds, when they
-// exist (Suites.Compat), relative to a page at root.
+// exist (Suites.Compat, or WithCompat without suites), relative to a page
+// at root.
 func compatLinks(idx *index.RepositoryIndex, name string, o *options, root string) []link {
-	s := o.suites
-	if s == nil || s.This == "" || len(s.Compat) == 0 {
-		return nil
-	}
 	var out []link
-	if slices.Contains(s.Compat, name) {
-		out = append(out, link{Href: root + "../" + CompatPath(name), Text: name})
+	if href, ok := o.compatHref(name, root); ok {
+		out = append(out, link{Href: href, Text: name})
 	}
 	var sets []string
 	for _, sd := range idx.Sets {
-		if sd.Package == name || !slices.Contains(s.Compat, sd.Package) || slices.Contains(sets, sd.Package) {
+		if sd.Package == name || slices.Contains(sets, sd.Package) {
+			continue
+		}
+		if _, ok := o.compatHref(sd.Package, root); !ok {
 			continue
 		}
 		if slices.ContainsFunc(sd.Members, func(m index.SetMember) bool { return m.Package == name }) {
@@ -308,7 +365,8 @@ func compatLinks(idx *index.RepositoryIndex, name string, o *options, root strin
 	}
 	slices.Sort(sets)
 	for _, set := range sets {
-		out = append(out, link{Href: root + "../" + CompatPath(set), Text: "release set " + set})
+		href, _ := o.compatHref(set, root)
+		out = append(out, link{Href: href, Text: "release set " + set})
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package site
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -48,6 +47,8 @@ type indexPage struct {
 	page
 	Packages []packageRow
 	Snippet  snippet
+	// Compat links the compatibility matrices.
+	Compat []link
 }
 
 type packageRow struct {
@@ -249,7 +250,7 @@ func newPage(idx *index.RepositoryIndex, o *options, title, root string) page {
 }
 
 func newIndexPage(idx *index.RepositoryIndex, o *options) indexPage {
-	ip := indexPage{page: newPage(idx, o, o.title, ""), Snippet: repositorySnippet(o, "")}
+	ip := indexPage{page: newPage(idx, o, o.title, ""), Snippet: repositorySnippet(o, ""), Compat: compatList(o)}
 	for _, name := range sortedNames(idx) {
 		pkg := idx.Packages[name]
 		row := packageRow{
@@ -323,8 +324,8 @@ func newSetView(idx *index.RepositoryIndex, name string, v index.IndexVersion, o
 			sv.Digest = sd.Digest
 		}
 	}
-	if o.suites != nil && o.suites.This != "" && slices.Contains(o.suites.Compat, name) {
-		sv.CompatHref = "../../" + CompatPath(name) + fmt.Sprintf("#v%s-%d", v.Version, v.Build)
+	if href, ok := o.compatHref(name, "../"); ok {
+		sv.CompatHref = href + fmt.Sprintf("#v%s-%d", v.Version, v.Build)
 	}
 	for _, m := range members {
 		mv := memberView{Package: m.Package, Version: m.Version, Build: m.Build, Href: m.Package + ".html"}

@@ -5,15 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"context"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -27,38 +24,8 @@ import (
 	"kbuild.dev/kbuild/spec"
 )
 
-// fluxSemver picks the tag Flux's source-controller picks for an
-// OCIRepository with ref.semver: constraint over the Helm chart tags of a
-// repository. An independent encoding of its rules (getTagBySemver in
-// internal/controller/ocirepository_controller.go, v1.10, and
-// fluxcd/pkg/version.ParseVersion): '_' in a tag reads as '+'; a tag
-// that is not three dot-separated parts or not semver is skipped; the
-// highest match wins; no match is an error.
-func fluxSemver(tags []string, constraint string) (string, error) {
-	c, err := semver.NewConstraint(constraint)
-	if err != nil {
-		return "", err
-	}
-	var match []*semver.Version
-	for _, tag := range tags {
-		s := strings.ReplaceAll(tag, "_", "+")
-		if len(strings.SplitN(s, ".", 3)) != 3 {
-			continue
-		}
-		v, err := semver.NewVersion(s)
-		if err != nil {
-			continue
-		}
-		if c.Check(v) {
-			match = append(match, v)
-		}
-	}
-	if len(match) == 0 {
-		return "", fmt.Errorf("no match found for semver: %s", constraint)
-	}
-	sort.Sort(sort.Reverse(semver.Collection(match)))
-	return strings.ReplaceAll(match[0].Original(), "+", "_"), nil
-}
+// fluxSemver is Flux's ref.semver selection (testenv.FluxSemver).
+var fluxSemver = testenv.FluxSemver
 
 func TestFluxSemver(t *testing.T) {
 	tags := []string{"1.0.0-1", "1.0.0-2", "1.2.0-1", "1.10.0-1", "sha256-abc", "latest", "2.0"}

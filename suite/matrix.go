@@ -13,6 +13,7 @@ import (
 
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/sitelayout"
@@ -44,8 +45,35 @@ type MatrixCell = site.MatrixCell
 // name. Evidence that does not verify (against the qa role of the root in
 // rootFile, and the digests the suite's index pins) is not shown. A cell
 // shows the lifecycle phases the evidence lists among its tests
-// (site.PhasesOf), or its result alone.
+// (site.PhasesOf), or its result alone. Without a suites file (c nil)
+// the one index is the site's own, at its root: RootMatrices.
 func Matrices(ctx context.Context, siteDir string, c *Config, rootFile string, now time.Time) ([]Matrix, error) {
+	if c == nil {
+		return RootMatrices(ctx, siteDir, rootFile, now)
+	}
+	var from []matrixSource
+	for _, s := range c.Suites {
+		from = append(from, matrixSource{suite: s.Name, dir: filepath.Join(siteDir, s.Name), policy: s.Policy})
+	}
+	return matrices(ctx, siteDir, from, rootFile, now)
+}
+
+// RootMatrices is Matrices for a site without suites: the rows are the
+// versions the index at the site root holds, and name no suite (nor any
+// "supported in", which only a suite's policy says).
+func RootMatrices(ctx context.Context, siteDir string, rootFile string, now time.Time) ([]Matrix, error) {
+	return matrices(ctx, siteDir, []matrixSource{{dir: siteDir}}, rootFile, now)
+}
+
+// matrixSource is one index whose versions are rows: a suite's (its name
+// and policy) or the site root's (no name).
+type matrixSource struct {
+	suite  string
+	dir    string
+	policy *Policy
+}
+
+func matrices(ctx context.Context, siteDir string, from []matrixSource, rootFile string, now time.Time) ([]Matrix, error) {
 	root, first, err := loadChain(rootFile)
 	if err != nil {
 		return nil, err
@@ -58,16 +86,19 @@ func Matrices(ctx context.Context, siteDir string, c *Config, rootFile string, n
 		x      *index.RepositoryIndex
 		digest string
 		set    bool
-		suites []string
+		suites []int // indexes into from
 	}
 	targets := map[evidence.Target]*held{}
-	for _, s := range c.Suites {
-		pub, err := siteread.ReadIndexAt(ctx, filepath.Join(siteDir, s.Name), &trust.Trust{TrustedRoot: first}, now)
+	for i, s := range from {
+		pub, err := siteread.ReadIndexAt(ctx, s.dir, &trust.Trust{TrustedRoot: first}, now)
 		if errors.Is(err, siteread.ErrNotFound) {
 			continue // nothing promoted into it yet
 		}
 		if err != nil {
-			return nil, fmt.Errorf("suite %s: %w", s.Name, err)
+			if s.suite == "" {
+				return nil, fmt.Errorf("site %s: %w", s.dir, err)
+			}
+			return nil, fmt.Errorf("suite %s: %w", s.suite, err)
 		}
 		x := pub.Verified.Index
 		sets := map[evidence.Target]string{}
@@ -93,7 +124,7 @@ func Matrices(ctx context.Context, siteDir string, c *Config, rootFile string, n
 					}
 					targets[t] = h
 				}
-				h.suites = append(h.suites, s.Name)
+				h.suites = append(h.suites, i)
 			}
 		}
 	}
@@ -125,11 +156,16 @@ func Matrices(ctx context.Context, siteDir string, c *Config, rootFile string, n
 			continue
 		}
 		results[t] = res
-		slices.SortFunc(h.suites, func(a, b string) int { return c.Index(a) - c.Index(b) })
-		row := MatrixRow{Version: t.Version, Build: t.Build, Digest: h.digest, Suites: h.suites}
-		for _, name := range h.suites {
-			if p := c.Suites[c.Index(name)].Policy; p != nil && p.Evaluate(t, ev) == nil {
-				row.Supported = append(row.Supported, name)
+		slices.Sort(h.suites)
+		row := MatrixRow{Version: t.Version, Build: t.Build, Digest: h.digest}
+		for _, i := range h.suites {
+			s := from[i]
+			if s.suite == "" {
+				continue
+			}
+			row.Suites = append(row.Suites, s.suite)
+			if s.policy != nil && s.policy.Evaluate(t, ev) == nil {
+				row.Supported = append(row.Supported, s.suite)
 			}
 		}
 		m := byName[t.Package]
@@ -195,11 +231,15 @@ func testedDirs(siteDir string) (map[string]bool, error) {
 }
 
 // WriteMatrices writes each matrix to the site as MatrixDir/<name>.html
-// (site.WriteMatrices, styled as the catalogs, with the suites of c),
+// (site.WriteMatrices, styled as the catalogs, with the suites of c;
+// c nil for a site without suites, whose rows link its root catalog),
 // removes the matrices of packages no longer tested, and returns the
 // names whose matrix appeared or went.
 func WriteMatrices(siteDir string, c *Config, title string, ms []Matrix) ([]string, error) {
-	opts := []site.Option{site.WithSuites(&site.Suites{Names: c.Names(), List: c.RootSuite != ""})}
+	var opts []site.Option
+	if c != nil {
+		opts = append(opts, site.WithSuites(&site.Suites{Names: c.Names(), List: c.RootSuite != ""}))
+	}
 	if title != "" {
 		opts = append(opts, site.WithTitle(title))
 	}
@@ -220,7 +260,11 @@ type Compat struct {
 // appeared or went, rewrites the pages that link it in every suite (the
 // package's and, for a set, its members'; WithSuites' Suites.Compat) and
 // the page of suites, without re-signing. Publish calls it after
-// installing new evidence, promote after a promotion.
+// installing new evidence, promote after a promotion. Without a suites
+// file (Config nil) the site's one index is at its root: the matrices
+// are RootMatrices, and the pages rewritten are the root catalog's
+// (its package list and the pages that link a matrix that appeared or
+// went; Refreshed is then empty).
 func (pg *Pages) WriteCompat(ctx context.Context, rootFile string) (*Compat, error) {
 	ms, err := Matrices(ctx, pg.Site, pg.Config, rootFile, pg.Now)
 	if err != nil {
@@ -236,6 +280,9 @@ func (pg *Pages) WriteCompat(ctx context.Context, rootFile string) (*Compat, err
 	}
 	if len(changed) == 0 {
 		return out, nil
+	}
+	if pg.Config == nil {
+		return out, pg.recatalogRoot(ctx, changed)
 	}
 	names := slices.Clone(changed)
 	for _, s := range pg.Config.Names() {
@@ -260,6 +307,32 @@ func (pg *Pages) WriteCompat(ctx context.Context, rootFile string) (*Compat, err
 		}
 	}
 	return out, nil
+}
+
+// recatalogRoot rewrites the root catalog of a site without suites: its
+// package list and the pages of the packages and sets changed names, and
+// of the members of those sets, re-signing nothing.
+func (pg *Pages) recatalogRoot(ctx context.Context, changed []string) error {
+	names := slices.Clone(changed)
+	pub, err := siteread.ReadIndexAt(ctx, pg.Site, trust.SignedBy(pg.Signers...), pg.Now)
+	if err != nil {
+		return fmt.Errorf("site %s: the pages linking the compatibility matrices of %s: %w", pg.Site, strings.Join(changed, ", "), err)
+	}
+	for _, sd := range pub.Verified.Index.Sets {
+		if slices.Contains(changed, sd.Package) {
+			for _, m := range sd.Members {
+				names = append(names, m.Package)
+			}
+		}
+	}
+	p, err := publish.New(pg.options(pg.Site, nil)...)
+	if err != nil {
+		return err
+	}
+	if _, err := p.Recatalog(ctx, slices.Compact(slices.Sorted(slices.Values(names)))); err != nil {
+		return fmt.Errorf("site %s: %w", pg.Site, err)
+	}
+	return nil
 }
 
 // loadChain reads the root in file and root version 1 beside it (the

@@ -121,6 +121,62 @@ func TestWriteCompat(t *testing.T) {
 	}
 }
 
+// TestWriteCompatRoot: a site without suites (no suites file, its one
+// index at the site root) gets the matrices of its evidence beside its
+// catalog, linked from the package list, the set's page and its members'
+// pages; a row names no suite and links the version's page instead.
+func TestWriteCompatRoot(t *testing.T) {
+	r := newRepo(t, all...)
+	dir := filepath.Join(r.site, "unstable") // the site root, as a publish without suites.yaml writes it
+	for _, ev := range []struct {
+		target evidence.Target
+		env    string
+	}{{stack, "kubernetes=1.33,arch=amd64"}, {foreman, "kubernetes=1.34,arch=arm64"}} {
+		e, err := evidence.ParseEnv(ev.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := WriteEvidence(dir, ev.target, e, r.envelope(r.x, ev.target, evidence.Pass, ev.env, gen.AddDate(0, 1, 0), r.qa)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pg := &Pages{Site: dir, Signers: []trust.Signer{r.idx}, Root: r.rootFile, Now: gen}
+	out, err := pg.WriteCompat(context.Background(), r.rootFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(dir, "compat", "foreman.html"), filepath.Join(dir, "compat", "foreman-stack.html")}; strings.Join(out.Matrices, " ") != strings.Join(want, " ") {
+		t.Fatalf("WriteCompat wrote %v, want %v", out.Matrices, want)
+	}
+	for file, want := range map[string][]string{
+		"compat/foreman-stack.html": {
+			`<a href="../index.html">All packages</a> <span aria-hidden="true">/</span> compatibility`,
+			`<dt>Published</dt><dd><a href="../packages/foreman-stack.html#v3.15.0-1">foreman-stack 3.15.0 build 1</a> in the signed index</dd>`,
+			`<a href="../evidence/foreman-stack-3.15.0-1/arch=amd64,kubernetes=1.33.intoto.json">pass</a>`,
+		},
+		"packages/foreman-stack.html": {
+			`<a href="../compat/foreman-stack.html">foreman-stack</a>`,
+			`<a href="../compat/foreman-stack.html#v3.15.0-1">Test evidence and compatibility of this version</a>`,
+		},
+		"packages/foreman.html": {`<a href="../compat/foreman.html">foreman</a> · <a href="../compat/foreman-stack.html">release set foreman-stack</a>`},
+		"packages/pulp.html":    {`<a href="../compat/foreman-stack.html">release set foreman-stack</a>`},
+		"index.html":            {`<li><a href="compat/foreman.html">foreman</a></li><li><a href="compat/foreman-stack.html">foreman-stack</a></li>`},
+	} {
+		page, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(page), w) {
+				t.Errorf("%s lacks %s", file, w)
+			}
+		}
+		if strings.Contains(string(page), "<dt>Suites</dt>") || strings.Contains(string(page), "../../compat/") {
+			t.Errorf("%s speaks of suites the site does not have", file)
+		}
+	}
+}
+
 // TestCompareVersions: matrix rows go by semver precedence, not by text.
 func TestCompareVersions(t *testing.T) {
 	for _, tc := range []struct {

@@ -110,9 +110,13 @@ func (pg *Pages) Refresh(ctx context.Context, skip string, names []string) ([]st
 }
 
 // options are the publish options that write the catalog of the suite in
-// dir as pg's: the site, signers, root, title and holdings h.
+// dir as pg's: the site, signers, root, title and holdings h (nil for a
+// site without suites).
 func (pg *Pages) options(dir string, h *site.Suites) []publish.Option {
-	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(pg.Signers...), publish.WithRoot(pg.Root), publish.WithTitle(pg.Title), publish.WithSuites(h)}
+	opts := []publish.Option{publish.WithSite(dir), publish.WithSigners(pg.Signers...), publish.WithRoot(pg.Root), publish.WithTitle(pg.Title)}
+	if h != nil {
+		opts = append(opts, publish.WithSuites(h))
+	}
 	if pg.Stderr != nil {
 		opts = append(opts, publish.WithOutput(io.Discard, pg.Stderr))
 	}

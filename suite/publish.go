@@ -74,7 +74,8 @@ type PublishResult struct {
 	// files written into SITE/evidence/.
 	Attached []string
 	Evidence []*Incoming
-	// Compat are the compatibility matrices written (with Root).
+	// Compat are the compatibility matrices written (with Root), with a
+	// suites file or without.
 	Compat []string
 }
 
@@ -84,7 +85,9 @@ type PublishResult struct {
 // when one file does not verify); the publisher builds, pushes, signs and
 // writes the suite's site; the first suite is copied to the site root
 // when the suites file says so; and last the evidence is attached to its
-// charts and copied into the site. The result holds what was done also
+// charts and copied into the site, and the compatibility matrices
+// written from the site's evidence (with Root; of the suites' indexes,
+// or of the one at the site root without a suites file). The result holds what was done also
 // when a later step fails.
 func (a *Publish) Run(ctx context.Context, recipesDir string) (*PublishResult, error) {
 	stderr := a.stderr()
@@ -139,10 +142,11 @@ func (a *Publish) Run(ctx context.Context, recipesDir string) (*PublishResult, e
 		}
 		res.Evidence = ev.files
 	}
-	if !found || a.Root == "" {
+	if a.Root == "" {
 		return res, nil
 	}
-	// The compatibility matrices: what the evidence says of each version.
+	// The compatibility matrices: what the evidence says of each version,
+	// of the suites' or, without a suites file, of the site's one index.
 	pages := &Pages{Site: a.Site, Config: c, Signers: a.Signers, Root: a.Root, Title: a.Title, Now: time.Now(), Stderr: a.Stderr}
 	compat, err := pages.WriteCompat(ctx, a.Root)
 	if err != nil {

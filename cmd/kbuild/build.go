@@ -34,7 +34,8 @@ certificate for the job's OIDC identity (in GitHub Actions the workflow
 file at its ref; the job needs permissions id-token: write, or give a token
 in KBUILD_OIDC_TOKEN) and a Rekor entry, which 'cosign verify
 --certificate-identity … --certificate-oidc-issuer …' and Flux's
-verify.matchOIDCIdentity check.
+verify.matchOIDCIdentity check; --trusted-root (a private Sigstore's
+trusted_root.json) verifies each before it is pushed.
 
 A published version never changes: if the tag exists with the same content it
 is reused; with different content the build fails and asks for a new build

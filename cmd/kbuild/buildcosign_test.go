@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"kbuild.dev/kbuild/internal/sigstoretest"
 	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/keyless"
@@ -117,5 +119,56 @@ func TestBuildSignsChartsKeyless(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatalf("kbuild build pushed no chart: %s", r)
+	}
+}
+
+// TestBuildKeylessTrustedRoot: with --trusted-root (a private Sigstore's
+// trusted_root.json), build --keyless verifies each keyless signature
+// against it before pushing it: the loopback Sigstore's own trusted root
+// passes and the charts carry keyless signatures; another Sigstore's
+// refuses the signatures, so the build fails naming the statement and
+// the instance, and pushes none; --trusted-root without --keyless is a
+// usage error.
+func TestBuildKeylessTrustedRoot(t *testing.T) {
+	reg := testenv.Registry(t)
+	ss := sigstoretest.New(t)
+	claims := sigstoretest.Workflow("acme/packages", "publish.yml")
+	dir := t.TempDir()
+	trusted := ss.TrustedRoot(t.TempDir())
+	other := sigstoretest.New(t).TrustedRoot(t.TempDir())
+	env := []string{"SOURCE_DATE_EPOCH=1700000000", keyless.TokenEnv + "=" + ss.Token(claims)}
+	build := func(repo, out string, extra ...string) result {
+		args := append([]string{"build", "examples/smart-proxy", "--registry", repo, "--plain-http", "-o", out, "--cache-dir", filepath.Join(dir, "cache")}, extra...)
+		return kbuild(t, repoRoot, env, args...)
+	}
+	if r := build(uniqueRepo(t, reg), t.TempDir(), "--trusted-root", trusted); r.code != 2 || !strings.Contains(r.stderr, "--trusted-root "+trusted+": it verifies --keyless signatures, and there is no --keyless") {
+		t.Errorf("build --trusted-root without --keyless: %s; want a usage error", r)
+	}
+	keylessArgs := []string{"--keyless", "--fulcio-url", ss.FulcioURL, "--rekor-url", ss.RekorURL, "--trusted-root"}
+	repo := uniqueRepo(t, reg)
+	if r := build(repo, t.TempDir(), append(keylessArgs, other)...); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "keyless signature of the https://sigstore.dev/cosign/sign/v1 statement (Fulcio "+ss.FulcioURL+", Rekor "+ss.RekorURL+") does not verify against the trusted root") {
+		t.Fatalf("build --keyless --trusted-root of another Sigstore: %s; want the signature refused", r)
+	}
+	out := t.TempDir()
+	if r := build(repo, out, append(keylessArgs, trusted)...); r.code != 0 {
+		t.Fatalf("build --keyless --trusted-root of its Sigstore: %s", r)
+	}
+	n := 0
+	for _, b := range readRecords(t, out) {
+		for _, c := range b.Info.Charts {
+			ref := strings.TrimPrefix(c.Ref, "oci://")
+			d, err := name.NewDigest(ref[:strings.LastIndex(ref, ":")]+"@"+c.Manifest, name.Insecure)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rf := range testenv.Referrers(t, d) {
+				if keyless.IsKeyless(rf.Payload) {
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("the charts built with --trusted-root carry no keyless signature")
 	}
 }

@@ -122,7 +122,10 @@ job's OIDC identity and a Rekor entry (--rekor-url), checked by 'cosign
 verify --certificate-identity … --certificate-oidc-issuer …' and Flux's
 verify.matchOIDCIdentity. The site names that identity
 (keys/keyless.json) and the catalog's Flux snippets and cosign lines pin
-it. The index is still signed by the repository's key.
+it. The index is still signed by the repository's key. With a private
+Sigstore, --trusted-root (its trusted_root.json) makes each keyless
+signature verified before it is pushed, so a misconfigured instance stops
+the publish instead of shipping signatures no cluster can verify.
 
 Without --sign-key or --sign-key-env, the key in KBUILD_SIGN_KEY (a PEM
 private key, from a CI secret) signs, and with --index and no key for it

@@ -144,6 +144,61 @@ func TestPublishEvidence(t *testing.T) {
 	}
 }
 
+// TestPublishEvidenceRoot is TestPublishEvidence without suites.yaml: the
+// one index is at the site root, and the publish that brings evidence
+// writes the compatibility matrix beside its catalog, linked from the
+// package's page and the package list.
+func TestPublishEvidenceRoot(t *testing.T) {
+	reg := testenv.Registry(t)
+	work := t.TempDir()
+	if err := copyDir(filepath.Join(repoRoot, "examples"), filepath.Join(work, "recipes")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(work, "recipes", "examples.go"))
+	keys := filepath.Join(work, "keys")
+	rootKey, idx, qa := keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa")
+	rootFile := filepath.Join(keys, "root.yaml")
+	epochEnv(t, time.Hour)
+	if r := runInProcess("trust", "root", "new", "--root-key", rootKey+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", rootKey+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	publishArgs := []string{"publish", "recipes", "--registry", uniqueRepo(t, reg), "--plain-http", "--sign-key", idx + ".key", "--root", rootFile, "--site", "site", "--cache-dir", filepath.Join(work, "cache")}
+	if r := kbuild(t, work, nil, publishArgs...); r.code != 0 {
+		t.Fatalf("first publish: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(work, "site", "compat")); err == nil {
+		t.Fatal("a publish without evidence wrote a compatibility matrix")
+	}
+	committed := filepath.Join(work, "evidence", "smart-proxy-3.14.0-1", "amd64-1.33.intoto.json")
+	r := kbuild(t, work, nil, "attest", "smart-proxy@3.14.0", "--build", "1", "--result", "pass", "--env", "kubernetes=1.33,arch=amd64",
+		"--passed", "install,upgrade", "--sign-key", qa+".key", "--root", rootFile, "--site", "site", "-o", committed)
+	if r.code != 0 {
+		t.Fatalf("attest: %s", r)
+	}
+	r = kbuild(t, work, nil, publishArgs...)
+	if r.code != 0 || !strings.Contains(r.stdout, "wrote "+filepath.Join("site", "compat", "smart-proxy.html")) {
+		t.Fatalf("publish with evidence and no suites.yaml wrote no compatibility matrix: %s", r)
+	}
+	for file, want := range map[string]string{
+		"site/compat/smart-proxy.html":   `<dt>Published</dt><dd><a href="../packages/smart-proxy.html#v3.14.0-1">smart-proxy 3.14.0 build 1</a> in the signed index</dd>`,
+		"site/packages/smart-proxy.html": `<a href="../compat/smart-proxy.html">smart-proxy</a>`,
+		"site/index.html":                `<li><a href="compat/smart-proxy.html">smart-proxy</a></li>`,
+	} {
+		if page := readFile(t, filepath.Join(work, filepath.FromSlash(file))); !strings.Contains(page, want) {
+			t.Errorf("%s lacks %s", file, want)
+		}
+	}
+	page := readFile(t, filepath.Join(work, "site", "compat", "smart-proxy.html"))
+	for _, want := range []string{`<a href="../evidence/smart-proxy-3.14.0-1/arch=amd64,kubernetes=1.33.intoto.json">pass</a>`, `<span class="badge phase passed">install ✓</span>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("compat/smart-proxy.html lacks %s", want)
+		}
+	}
+}
+
 // writeForeignEvidence writes a pass for smart-proxy 3.14.0 build 1 about
 // the right digests, but signed by the key in keyFile.
 func writeForeignEvidence(t *testing.T, site, rootFile, keyFile, out string) {

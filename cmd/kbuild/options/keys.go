@@ -46,26 +46,31 @@ func (f *SignerFlags) Signers(env *cli.Env) ([]trust.Signer, error) {
 	return out, nil
 }
 
-// KeylessFlags are --keyless, --fulcio-url and --rekor-url: the charts'
-// keyless cosign signatures (package keyless).
+// KeylessFlags are --keyless, --fulcio-url, --rekor-url and
+// --trusted-root: the charts' keyless cosign signatures (package
+// keyless).
 type KeylessFlags struct {
-	On            bool
-	Fulcio, Rekor string
+	On                         bool
+	Fulcio, Rekor, TrustedRoot string
 }
 
-// AddFlags adds --keyless, --fulcio-url and --rekor-url.
+// AddFlags adds --keyless, --fulcio-url, --rekor-url and --trusted-root.
 func (f *KeylessFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.On, "keyless", false, "also sign each chart for cosign keylessly: a Fulcio certificate for the CI job's OIDC identity ($"+keyless.TokenEnv+", or GitHub Actions with permissions id-token: write) and a Rekor entry")
 	fs.StringVar(&f.Fulcio, "fulcio-url", keyless.DefaultFulcioURL, "Fulcio `URL` that certifies --keyless signatures")
 	fs.StringVar(&f.Rekor, "rekor-url", keyless.DefaultRekorURL, "Rekor `URL` that logs --keyless signatures")
+	fs.StringVar(&f.TrustedRoot, "trusted-root", "", "Sigstore trusted_root.json `FILE` each --keyless signature is verified against before it is pushed (a private Sigstore's; default: none, the instances are trusted as they answer)")
 }
 
 // Signer is the keyless signer of --keyless; nil without it.
 func (f *KeylessFlags) Signer(ctx context.Context, env *cli.Env) (sigbundle.KeylessSigner, error) {
 	if !f.On {
+		if f.TrustedRoot != "" {
+			return nil, cli.Usagef("--trusted-root %s: it verifies --keyless signatures, and there is no --keyless; add --keyless or drop --trusted-root", f.TrustedRoot)
+		}
 		return nil, nil
 	}
-	s, err := keyless.FromEnv(ctx, env.Getenv, keyless.WithFulcio(f.Fulcio), keyless.WithRekor(f.Rekor))
+	s, err := keyless.FromEnv(ctx, env.Getenv, keyless.WithFulcio(f.Fulcio), keyless.WithRekor(f.Rekor), keyless.WithTrustedRootFile(f.TrustedRoot))
 	if err != nil {
 		return nil, fmt.Errorf("--keyless: %w", err)
 	}
