@@ -322,7 +322,7 @@ func (f *Fetcher) blob(ctx context.Context, recipeDir, rawURL, digest string, ve
 }
 
 func (f *Fetcher) offlineError(recipeDir, what string) error {
-	return fmt.Errorf("%w: %s is not in the cache %s; fetch it while online with: kbuild fetch %s", ErrOffline, what, f.cache.dir, recipeDir)
+	return &NotCachedError{What: what, Cache: f.cache.dir, Recipe: recipeDir}
 }
 
 // extractBlob unpacks the cached archive blob (with the given digest) into

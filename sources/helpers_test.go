@@ -302,6 +302,20 @@ func wantErr(t testing.TB, err error, target error, subs ...string) {
 	}
 }
 
+// wantNotCached checks that err is a *NotCachedError saying what want says
+// of how the cache would get the source: the recipe to fetch, a pin, a
+// digest nothing records (the command line's hint comes from these).
+func wantNotCached(t testing.TB, err error, want NotCachedError) {
+	t.Helper()
+	var nc *NotCachedError
+	if !errors.As(err, &nc) {
+		t.Fatalf("error %v is not a *NotCachedError", err)
+	}
+	if nc.Recipe != want.Recipe || nc.Pinning != want.Pinning || nc.Unrecorded != want.Unrecorded || nc.Cache == "" {
+		t.Errorf("NotCachedError = %+v, want recipe %q, pinning %v, unrecorded %v and the cache directory", *nc, want.Recipe, want.Pinning, want.Unrecorded)
+	}
+}
+
 // noCreds is a keychain that never finds credentials, so tests do not read
 // the machine's Docker configuration.
 type noCreds struct{}

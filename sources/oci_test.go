@@ -183,7 +183,8 @@ func TestFetchImage(t *testing.T) {
 		wantErr(t, err, nil, tc.ref, tc.msg)
 	}
 	_, err := newFetcher(t, WithOffline(true)).Fetch(context.Background(), "recipes/x", t.TempDir(), "img", recipe.Source{Image: &recipe.ImageSource{Ref: host + "/library/app:v1@" + d.String()}}, PluginInfo{})
-	wantErr(t, err, ErrOffline, "image "+host+"/library/app:v1@", "kbuild fetch recipes/x")
+	wantErr(t, err, ErrOffline, "image "+host+"/library/app:v1@")
+	wantNotCached(t, err, NotCachedError{Recipe: "recipes/x"})
 }
 
 func TestMirror(t *testing.T) {

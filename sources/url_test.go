@@ -268,7 +268,8 @@ func TestOffline(t *testing.T) {
 
 	offline := withCache(t, cacheDir, WithOffline(true))
 	_, err := offline.Fetch(context.Background(), "recipes/demo", t.TempDir(), "src", src, PluginInfo{})
-	wantErr(t, err, ErrOffline, `source "src"`, srv.URL+"/p.txt", sha(body), "kbuild fetch recipes/demo")
+	wantErr(t, err, ErrOffline, `source "src"`, srv.URL+"/p.txt", sha(body))
+	wantNotCached(t, err, NotCachedError{Recipe: "recipes/demo"})
 	if ok, how := offline.Has(src); ok || how != src.URL {
 		t.Errorf("Has = %v, %q; want false, %q", ok, how, src.URL)
 	}
