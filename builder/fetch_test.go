@@ -95,7 +95,7 @@ func TestFetchUnknownCommit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, RecipeFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := sources.New(sources.WithCacheDir(t.TempDir()), sources.WithRetries(0))
+	f, err := sources.New(sources.WithCacheDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -36,12 +35,10 @@ type Identity = sigbundle.Identity
 // fresh token) only when the one it has is about to expire. Safe for
 // concurrent use.
 type Signer struct {
-	tokens  TokenSource
-	fulcio  string
-	rekor   string
-	timeout time.Duration
-	trusted root.TrustedMaterial
-	now     func() time.Time
+	tokens TokenSource
+	fulcio string
+	rekor  string
+	now    func() time.Time
 
 	mu       sync.Mutex
 	keypair  *sign.EphemeralKeypair
@@ -51,6 +48,9 @@ type Signer struct {
 }
 
 var _ sigbundle.KeylessSigner = (*Signer)(nil)
+
+// requestTimeout bounds each request to Fulcio and Rekor.
+const requestTimeout = 30 * time.Second
 
 // Option configures a Signer.
 type Option func(*Signer)
@@ -66,20 +66,12 @@ func WithRekor(url string) Option {
 	return func(s *Signer) { s.rekor = strings.TrimSuffix(url, "/") }
 }
 
-// WithTimeout bounds each request to Fulcio and Rekor (default 30s).
-func WithTimeout(d time.Duration) Option { return func(s *Signer) { s.timeout = d } }
-
-// WithTrustedRoot makes Sign verify every bundle it makes against tm
-// (certificate chain, log entry, integrated time) before returning it
-// (default: no check; the public instances are trusted as they answer).
-func WithTrustedRoot(tm root.TrustedMaterial) Option { return func(s *Signer) { s.trusted = tm } }
-
 // New returns a Signer that gets its OIDC tokens from tokens. It takes
 // the first token at once, so that a missing or malformed token is an
 // error here, and reads the identity it will sign for from the token's
 // claims (Identity).
 func New(ctx context.Context, tokens TokenSource, opts ...Option) (*Signer, error) {
-	s := &Signer{tokens: tokens, fulcio: DefaultFulcioURL, rekor: DefaultRekorURL, timeout: 30 * time.Second, now: time.Now}
+	s := &Signer{tokens: tokens, fulcio: DefaultFulcioURL, rekor: DefaultRekorURL, now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}
@@ -120,9 +112,8 @@ func (s *Signer) Sign(ctx context.Context, st *sigbundle.Statement) ([]byte, err
 	b, err := sign.Bundle(&sign.DSSEData{Data: payload, PayloadType: sigbundle.InTotoPayloadType}, s.keypair, sign.BundleOptions{
 		CertificateProvider:        (*cachedCert)(s),
 		CertificateProviderOptions: &sign.CertificateProviderOptions{},
-		TransparencyLogs:           []sign.Transparency{sign.NewRekor(&sign.RekorOptions{BaseURL: s.rekor, Timeout: s.timeout})},
+		TransparencyLogs:           []sign.Transparency{sign.NewRekor(&sign.RekorOptions{BaseURL: s.rekor, Timeout: requestTimeout})},
 		Context:                    ctx,
-		TrustedRoot:                s.trusted,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("keyless signature of the %s statement (Fulcio %s, Rekor %s): %w", st.PredicateType, s.fulcio, s.rekor, err)
@@ -145,7 +136,7 @@ func (c *cachedCert) GetCertificate(ctx context.Context, kp sign.Keypair, _ *sig
 	if err != nil {
 		return nil, err
 	}
-	der, err := sign.NewFulcio(&sign.FulcioOptions{BaseURL: s.fulcio, Timeout: s.timeout}).GetCertificate(ctx, kp, &sign.CertificateProviderOptions{IDToken: tok})
+	der, err := sign.NewFulcio(&sign.FulcioOptions{BaseURL: s.fulcio, Timeout: requestTimeout}).GetCertificate(ctx, kp, &sign.CertificateProviderOptions{IDToken: tok})
 	if err != nil {
 		return nil, fmt.Errorf("certificate from Fulcio %s: %w", s.fulcio, err)
 	}

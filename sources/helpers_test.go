@@ -336,3 +336,15 @@ func cached(t testing.TB, f *Fetcher, b []byte) (digest string, blob *os.File) {
 	t.Cleanup(func() { blob.Close() })
 	return digest, blob
 }
+
+// withMaxExtract lowers the bound on the bytes extracted from one archive
+// (2 GiB outside the tests).
+func withMaxExtract(n int64) Option { return func(f *Fetcher) { f.maxExtract = n } }
+
+// withMaxExtractFile lowers the bound on one file extracted from an
+// archive (1 GiB outside the tests).
+func withMaxExtractFile(n int64) Option { return func(f *Fetcher) { f.maxFile = n } }
+
+// withRetries sets how often a download is retried after a 5xx response or
+// a broken connection (3 outside the tests).
+func withRetries(n int) Option { return func(f *Fetcher) { f.retries = n } }

@@ -325,7 +325,7 @@ func TestRegistryStalls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stallPath = tc.stall
-			f := newFetcher(t, WithTimeout(300*time.Millisecond), WithPlainHTTP(true), WithRetries(0))
+			f := newFetcher(t, WithTimeout(300*time.Millisecond), WithPlainHTTP(true), withRetries(0))
 			_, err := f.Fetch(context.Background(), t.TempDir(), t.TempDir(), "src", tc.src, PluginInfo{})
 			if !errors.Is(err, netdeadline.ErrStalled) || !strings.Contains(err.Error(), "no data for 300ms") {
 				t.Fatalf("Fetch with a registry stalling on %s = %v, want an error wrapping netdeadline.ErrStalled", tc.stall, err)

@@ -66,6 +66,3 @@ func resolveAliases(w io.Writer, cmd string, fs *pflag.FlagSet) {
 		fmt.Fprintf(w, "warning: %s: %s is deprecated and goes away in the next release; use --%s\n", cmd, spelling, a[0])
 	})
 }
-
-// isAlias says whether f is an old spelling.
-func isAlias(f *pflag.Flag) bool { return len(f.Annotations[aliasOf]) == 1 }

@@ -93,3 +93,6 @@ func TestFlagAliases(t *testing.T) {
 		t.Fatal("no old spellings found")
 	}
 }
+
+// isAlias says whether f is an old spelling.
+func isAlias(f *pflag.Flag) bool { return len(f.Annotations[aliasOf]) == 1 }
