@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http/cgi"
@@ -198,7 +199,7 @@ func TestFetchGitErrors(t *testing.T) {
 			work := t.TempDir()
 			_, err := newFetcher(t, tc.opts...).Fetch(context.Background(), "r", work, "g", recipe.Source{Git: &tc.git}, PluginInfo{})
 			wantErr(t, err, tc.target, tc.msg...)
-			if tc.target == ErrOffline {
+			if errors.Is(tc.target, ErrOffline) {
 				wantNotCached(t, err, NotCachedError{Recipe: "r"})
 			}
 			if strings.Contains(err.Error(), "hunter2") {
