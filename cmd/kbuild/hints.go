@@ -134,13 +134,15 @@ func withHint(err error) error {
 	if err == nil {
 		return nil
 	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok && isJoin(err, j.Unwrap()) {
-		errs := j.Unwrap()
+	if prefix, errs, ok := joinedIn(err); ok {
 		hinted := make([]error, len(errs))
 		for i, e := range errs {
 			hinted[i] = withHint(e)
 		}
-		return errors.Join(hinted...)
+		if prefix == "" {
+			return errors.Join(hinted...)
+		}
+		return &hintedError{err: err, msg: prefix + errors.Join(hinted...).Error()}
 	}
 	if in := inputOf(err); in != "" && strings.HasPrefix(err.Error(), in+" ") {
 		err = fmt.Errorf("--%w", err)
@@ -151,7 +153,7 @@ func withHint(err error) error {
 		}
 		if msg, words := err.Error(), h.err.Error(); h.inside && strings.Contains(msg, words) {
 			at := strings.Index(msg, words) + len(words)
-			return &hinted{err: err, msg: msg[:at] + "; " + h.hint + msg[at:]}
+			return &hintedError{err: err, msg: msg[:at] + "; " + h.hint + msg[at:]}
 		}
 		return fmt.Errorf("%w; %s", err, h.hint)
 	}
@@ -159,6 +161,23 @@ func withHint(err error) error {
 		return fmt.Errorf("%w; %s", err, hint)
 	}
 	return err
+}
+
+// joinedIn finds an errors.Join in err's chain whose message ends err's
+// ("3 of 3 sources failed:\n" and the sources' errors, one a line): it
+// returns the words before it and the errors joined.
+func joinedIn(err error) (string, []error, bool) {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		j, ok := e.(interface{ Unwrap() []error })
+		if !ok {
+			continue
+		}
+		if errs := j.Unwrap(); isJoin(e, errs) && strings.HasSuffix(err.Error(), e.Error()) {
+			return strings.TrimSuffix(err.Error(), e.Error()), errs, true
+		}
+		return "", nil, false
+	}
+	return "", nil, false
 }
 
 // isJoin reports whether err is errors.Join of errs: its message is
@@ -173,11 +192,12 @@ func isJoin(err error, errs []error) bool {
 	return len(msgs) > 1 && err.Error() == strings.Join(msgs, "\n")
 }
 
-// hinted is an error with a hint inside its message; it wraps the error.
-type hinted struct {
+// hintedError is an error whose message has hints inside; it wraps the
+// error.
+type hintedError struct {
 	err error
 	msg string
 }
 
-func (h *hinted) Error() string { return h.msg }
-func (h *hinted) Unwrap() error { return h.err }
+func (h *hintedError) Error() string { return h.msg }
+func (h *hintedError) Unwrap() error { return h.err }

@@ -146,6 +146,12 @@ func TestHints(t *testing.T) {
 	if got, n := withHint(joined).Error(), strings.Count(withHint(joined).Error(), "; "); !strings.Contains(got, "pin it once without --offline\n") || !strings.HasSuffix(got, "kbuild fetch r") || n != 2 {
 		t.Errorf("withHint(two joined errors) = %q, want each with its own hint", got)
 	}
+	// So do errors joined below a line of context (builder's "N of M
+	// sources failed:").
+	wrapped := fmt.Errorf("2 of 2 sources failed:\n%w", joined)
+	if got := withHint(wrapped).Error(); !strings.HasPrefix(got, "2 of 2 sources failed:\nsource s: offline:") || !strings.Contains(got, "pin it once without --offline\n") || !strings.HasSuffix(got, "kbuild fetch r") || !errors.Is(withHint(wrapped), sources.ErrOffline) {
+		t.Errorf("withHint(joined errors below a line) = %q, want each with its own hint after the line", got)
+	}
 	// An error about one input is about its flag.
 	_, badEnv := evidence.ParseEnv("kubernetes=1.33,kubernetes=1.34")
 	if got, want := withHint(badEnv).Error(), `--env "kubernetes=1.33,kubernetes=1.34": kubernetes given twice`; got != want {
