@@ -156,6 +156,9 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
+// InputName returns Input.
+func (e *InputError) InputName() string { return e.Input }
+
 // ParseEnv parses "kubernetes=1.33,arch=amd64,runtime=containerd".
 func ParseEnv(s string) (map[string]string, error) {
 	env := map[string]string{}

@@ -50,6 +50,9 @@ type RootEditError struct {
 
 func (e *RootEditError) Error() string { return e.msg }
 
+// InputName returns Input.
+func (e *RootEditError) InputName() string { return e.Input }
+
 func editErrorf(input, missing, format string, args ...any) error {
 	return &RootEditError{Input: input, Missing: missing, msg: fmt.Sprintf(format, args...)}
 }
@@ -66,6 +69,9 @@ func (e *InputError) Error() string { return e.Err.Error() }
 
 // Unwrap returns Err.
 func (e *InputError) Unwrap() error { return e.Err }
+
+// InputName returns Input.
+func (e *InputError) InputName() string { return e.Input }
 
 // Apply changes c by e, in the order undelegate, delegate, delegate keys,
 // delegate thresholds. With fresh (a new root), the root and index keys

