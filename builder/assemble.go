@@ -353,7 +353,7 @@ func runStep(ctx context.Context, recipeDir, chartDir string, s recipe.Step, tim
 			msg = "…" + msg[len(msg)-2000:]
 		}
 		if ctx.Err() == context.DeadlineExceeded {
-			return fmt.Errorf("%s did not finish within %s (--plugin-timeout)", bin, timeout)
+			return fmt.Errorf("%s: %w: it did not finish within %s", bin, ErrPluginTimeout, timeout)
 		}
 		return fmt.Errorf("%s: %w: %s", bin, err, msg)
 	}

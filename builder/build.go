@@ -380,6 +380,14 @@ var ErrImmutable = errors.New("already published with different content; publish
 // as kubepkg published it, WithAdopt keeps it when its files are the same.
 var ErrAdoptable = errors.New("another tool such as kubepkg may have published it")
 
+// ErrNoRecipe is wrapped by the error about a directory without a
+// recipe.yaml where a recipe was expected.
+var ErrNoRecipe = errors.New("a recipe directory holds recipe.yaml")
+
+// ErrPluginTimeout is wrapped by the error about a step plugin that ran
+// longer than WithPluginTimeout allows; its process group is ended.
+var ErrPluginTimeout = errors.New("step plugin timed out")
+
 // Publish pushes the prepared charts (after checking that no tag already
 // holds different content), then writes the build record and its BuildInfo.
 func (b *Builder) Publish(ctx context.Context, p *Prepared) (*Result, error) {

@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"kbuild.dev/kbuild/builder/oci"
-	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/sources"
 )
 
@@ -93,7 +92,6 @@ func BenchmarkBuild20(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	started := render.WorkersStarted()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		// A new registry each time: blobs pushed before would be found.
@@ -117,5 +115,4 @@ func BenchmarkBuild20(b *testing.B) {
 	for m, c := range counter.n {
 		b.ReportMetric(float64(c)/per, m+"/chart")
 	}
-	b.ReportMetric(float64(render.WorkersStarted()-started)/per, "workers/chart")
 }

@@ -71,7 +71,7 @@ func readRecipeFile(dir, file string) ([]byte, error) {
 	fi, err := os.Stat(file)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s: no %s; a recipe directory holds recipe.yaml (see kbuild init)", dir, RecipeFile)
+			return nil, fmt.Errorf("%s: no %s; %w", dir, RecipeFile, ErrNoRecipe)
 		}
 		return nil, err
 	}

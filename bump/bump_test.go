@@ -46,7 +46,7 @@ func (r *repo) add(name, recipe, rule string) string {
 }
 
 func bumper(t *testing.T) *Bumper {
-	f, err := sources.New(sources.WithCacheDir(t.TempDir()), sources.WithPlainHTTP(true), sources.WithRetries(0))
+	f, err := sources.New(sources.WithCacheDir(t.TempDir()), sources.WithPlainHTTP(true))
 	if err != nil {
 		t.Fatal(err)
 	}

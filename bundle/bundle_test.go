@@ -226,7 +226,7 @@ var now = generated.Add(time.Hour)
 
 func (f *fixture) create(t *testing.T, out string, opts ...Option) *Contents {
 	t.Helper()
-	opts = append([]Option{WithPlainHTTP(true), WithNow(now), WithImageSource("oci://" + f.src)}, opts...)
+	opts = append([]Option{WithPlainHTTP(true), withNow(now), WithImageSource("oci://" + f.src)}, opts...)
 	c, err := Create(context.Background(), out, f.site, f.trust, []Want{{Name: "web"}}, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestCreateAndImport(t *testing.T) {
 	// The same site over HTTP gives the same bundle.
 	srv := httptest.NewServer(http.FileServer(http.Dir(f.site)))
 	defer srv.Close()
-	if _, err := Create(context.Background(), b, srv.URL+"/index.yaml", f.trust, []Want{{Name: "web"}}, WithPlainHTTP(true), WithNow(now), WithImageSource("oci://"+f.src)); err != nil {
+	if _, err := Create(context.Background(), b, srv.URL+"/index.yaml", f.trust, []Want{{Name: "web"}}, WithPlainHTTP(true), withNow(now), WithImageSource("oci://"+f.src)); err != nil {
 		t.Fatal(err)
 	}
 	ab, _ := os.ReadFile(a)
@@ -275,7 +275,7 @@ func TestCreateAndImport(t *testing.T) {
 	mirror, ups := newCountingRegistry(t)
 	site := t.TempDir()
 	nodes := filepath.Join(t.TempDir(), "nodes")
-	res, err := Import(context.Background(), a, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now), WithNodeConfig(nodes))
+	res, err := Import(context.Background(), a, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), withNow(now), WithNodeConfig(nodes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestCreateAndImport(t *testing.T) {
 	}
 	// A second import finds every blob in place and uploads none.
 	before := ups.others.Load() + ups.mounts.Load()
-	if _, err := Import(context.Background(), a, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now)); err != nil {
+	if _, err := Import(context.Background(), a, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), withNow(now)); err != nil {
 		t.Errorf("second import: %v", err)
 	}
 	if n := ups.others.Load() + ups.mounts.Load() - before; n != 0 {
@@ -335,7 +335,7 @@ func TestCreateAndImport(t *testing.T) {
 	old := filepath.Join(dir, "old.tar")
 	f.create(t, old)
 	before = ups.manifests.Load()
-	_, err = Import(context.Background(), old, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now))
+	_, err = Import(context.Background(), old, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), withNow(now))
 	if !errors.Is(err, trust.ErrRollback) {
 		t.Errorf("import of an older index over the site = %v, want a rollback refusal", err)
 	}
@@ -358,7 +358,7 @@ func TestPlatformFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := verifyBundle(b, f.trust, nil, makeOptions([]Option{WithNow(now)})); err != nil {
+	if _, err := verifyBundle(b, f.trust, nil, makeOptions([]Option{withNow(now)})); err != nil {
 		t.Errorf("a platform-filtered bundle does not verify: %v", err)
 	}
 }
@@ -564,7 +564,7 @@ func TestImportRefuses(t *testing.T) {
 				when = tc.now
 			}
 			mirror := newRegistry(t)
-			_, err := Import(context.Background(), file, f.trust, "oci://"+mirror+"/airgap", t.TempDir(), WithPlainHTTP(true), WithNow(when))
+			_, err := Import(context.Background(), file, f.trust, "oci://"+mirror+"/airgap", t.TempDir(), WithPlainHTTP(true), withNow(when))
 			if err == nil {
 				t.Fatal("Import accepted a bad bundle")
 			}
@@ -623,7 +623,7 @@ func TestRootOfTrust(t *testing.T) {
 	}
 	tr := &trust.Trust{RootKeys: []*trust.PublicKey{rootKey.Public()}}
 	out := filepath.Join(t.TempDir(), "b.tar")
-	c, err := Create(context.Background(), out, f.site, tr, []Want{{Name: "web"}}, WithPlainHTTP(true), WithNow(now), WithImageSource("oci://"+f.src))
+	c, err := Create(context.Background(), out, f.site, tr, []Want{{Name: "web"}}, WithPlainHTTP(true), withNow(now), WithImageSource("oci://"+f.src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -631,7 +631,7 @@ func TestRootOfTrust(t *testing.T) {
 		t.Errorf("files = %s, want the root chain", got)
 	}
 	mirror := newRegistry(t)
-	res, err := Import(context.Background(), out, tr, "oci://"+mirror+"/m", t.TempDir(), WithPlainHTTP(true), WithNow(now))
+	res, err := Import(context.Background(), out, tr, "oci://"+mirror+"/m", t.TempDir(), WithPlainHTTP(true), withNow(now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,7 +640,7 @@ func TestRootOfTrust(t *testing.T) {
 	}
 	// Another root key: refused.
 	other, _ := trust.GenerateKey(rnd)
-	_, err = Import(context.Background(), out, &trust.Trust{RootKeys: []*trust.PublicKey{other.Public()}}, "oci://"+mirror+"/n", t.TempDir(), WithPlainHTTP(true), WithNow(now))
+	_, err = Import(context.Background(), out, &trust.Trust{RootKeys: []*trust.PublicKey{other.Public()}}, "oci://"+mirror+"/n", t.TempDir(), WithPlainHTTP(true), withNow(now))
 	if !errors.Is(err, trust.ErrNotSigned) || !strings.Contains(err.Error(), "root version 1 is not signed by the pinned root keys") {
 		t.Errorf("import with another root key: %v", err)
 	}
@@ -718,7 +718,7 @@ func TestMaxBlobSize(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.tar")
 	f.create(t, good)
-	if _, err := Inspect(context.Background(), good, WithMaxBlobSize(64)); err == nil || !strings.Contains(err.Error(), "more than the 64 allowed") {
+	if _, err := Inspect(context.Background(), good, withMaxBlobSize(64)); err == nil || !strings.Contains(err.Error(), "more than the 64 allowed") {
 		t.Errorf("Inspect with a 64-byte cap: %v", err)
 	}
 	if _, err := Inspect(context.Background(), good); err != nil {
@@ -726,7 +726,7 @@ func TestMaxBlobSize(t *testing.T) {
 	}
 	small := filepath.Join(dir, "small.tar")
 	_, err := Create(context.Background(), small, f.site, f.trust, []Want{{Name: "web"}},
-		WithPlainHTTP(true), WithNow(now), WithImageSource("oci://"+f.src), WithMaxBlobSize(64))
+		WithPlainHTTP(true), withNow(now), WithImageSource("oci://"+f.src), withMaxBlobSize(64))
 	if err == nil || !strings.Contains(err.Error(), "more than the 64 allowed") {
 		t.Errorf("Create with a 64-byte cap: %v", err)
 	}
@@ -765,7 +765,7 @@ func TestInspectImportOneRule(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "bad.tar")
 			writeTar(t, file, tc.damage(readTar(t, good)))
 			_, ierr := Inspect(context.Background(), file)
-			_, merr := Import(context.Background(), file, f.trust, "oci://"+newRegistry(t)+"/airgap", t.TempDir(), WithPlainHTTP(true), WithNow(now))
+			_, merr := Import(context.Background(), file, f.trust, "oci://"+newRegistry(t)+"/airgap", t.TempDir(), WithPlainHTTP(true), withNow(now))
 			if ierr == nil || merr == nil {
 				t.Fatalf("Inspect = %v, Import = %v; want both to refuse", ierr, merr)
 			}

@@ -281,8 +281,8 @@ func (p *pusher) push(ctx context.Context, repo name.Repository, it *pushable) e
 		var te *transport.Error
 		if n.desc.MediaType.IsIndex() && errors.As(err, &te) && te.StatusCode == http.StatusBadRequest {
 			if n.named > len(n.children) {
-				return fmt.Errorf("the mirror refuses image index %s: the bundle holds %d of its %d images (it was made with --platform) and this registry requires every image an index names (docker-registry does); make the bundle without --platform for this mirror: %w",
-					n.desc.Digest, len(n.children), n.named, err)
+				return fmt.Errorf("the mirror refuses image index %s: the bundle holds %d of its %d images and this registry requires every image an index names (docker-registry does): %w: %w",
+					n.desc.Digest, len(n.children), n.named, ErrPartialIndex, err)
 			}
 		}
 		return err

@@ -102,7 +102,7 @@ func bundledKeyless(b *opened) (*keylessCheck, error) {
 func openSigstore(data []byte, digest string, keys []trust.Verifier, kc *keylessCheck) error {
 	if keyless.IsKeyless(data) {
 		if kc == nil {
-			return errors.New("a keyless signature, and no Sigstore trusted root to verify it (bundle create --trusted-root)")
+			return ErrNoTrustedRoot
 		}
 		_, err := keyless.Verify(data, digest, kc.opts)
 		return err

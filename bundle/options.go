@@ -63,20 +63,12 @@ func WithPlatforms(p ...string) Option { return func(o *options) { o.platforms =
 // the index's generated time, so the same index gives the same bundle.
 func WithEpoch(t time.Time) Option { return func(o *options) { o.epoch = t.UTC() } }
 
-// WithNow sets the reference time for the index's and root's expiry.
-// Default: time.Now().
-func WithNow(t time.Time) Option { return func(o *options) { o.now = t } }
-
 // WithProgress calls f as bytes are copied (at most every few MiB and at
 // each artifact). Default: no reports.
 func WithProgress(f func(Progress)) Option { return func(o *options) { o.progress = f } }
 
 // WithLogger receives warnings and notes, one line each. Default: none.
 func WithLogger(f func(string, ...any)) Option { return func(o *options) { o.logf = f } }
-
-// WithMaxBlobSize caps any one blob read from a registry or a bundle.
-// Default: 64 GiB.
-func WithMaxBlobSize(n int64) Option { return func(o *options) { o.maxBlob = n } }
 
 // WithResignKey makes Import also write SITE/mirror/index.yaml and its
 // signature: the bundled versions with their chart references pointing at

@@ -34,3 +34,11 @@ func TestWithTimeoutSetsIdle(t *testing.T) {
 		t.Fatalf("a silent registry with WithTimeout(200ms) = %v; want netdeadline.ErrStalled after 200ms", err)
 	}
 }
+
+// withNow sets the reference time for the index's and root's expiry
+// (time.Now() outside the tests).
+func withNow(t time.Time) Option { return func(o *options) { o.now = t } }
+
+// withMaxBlobSize lowers the cap on any one blob read from a registry or
+// a bundle (64 GiB outside the tests).
+func withMaxBlobSize(n int64) Option { return func(o *options) { o.maxBlob = n } }

@@ -30,6 +30,15 @@ import (
 // pin. A refusal of the index itself is an *index.VerificationError.
 var ErrBadBundle = errors.New("bad bundle")
 
+// ErrPartialIndex is wrapped by Import's error about a mirror that refuses
+// an image index of which the bundle holds only some images (a bundle made
+// for some platforms, WithPlatforms): such a mirror needs them all.
+var ErrPartialIndex = errors.New("a partial image index")
+
+// ErrNoTrustedRoot is wrapped by the error about a keyless signature that
+// was to be checked without a Sigstore trusted root (WithTrustedRoot).
+var ErrNoTrustedRoot = errors.New("a keyless signature, and no Sigstore trusted root to verify it")
+
 func bad(file, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrBadBundle, file, fmt.Sprintf(format, args...))
 }

@@ -93,7 +93,7 @@ func TestSigstoreTravels(t *testing.T) {
 
 	mirror := newRegistry(t)
 	site := t.TempDir()
-	res, err := Import(context.Background(), out, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), WithNow(now))
+	res, err := Import(context.Background(), out, f.trust, "oci://"+mirror+"/airgap", site, WithPlainHTTP(true), withNow(now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestSigstoreTravels(t *testing.T) {
 		}
 		defer b.Close()
 		keys := []*trust.PublicKey{f.key.Public()}
-		vb, err := verifyBundle(b, f.trust, nil, makeOptions([]Option{WithNow(now)}))
+		vb, err := verifyBundle(b, f.trust, nil, makeOptions([]Option{withNow(now)}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,14 +240,14 @@ func TestKeylessSigstoreTravels(t *testing.T) {
 	if len(carried) != 3 || !slices.Contains(carried, sigstoreTrustedRoot) || !slices.Contains(carried, sigstoreIdentity) {
 		t.Fatalf("the bundle carries Sigstore files %v, want the keyless bundle, %s and %s", carried, sigstoreTrustedRoot, sigstoreIdentity)
 	}
-	if in, err := Inspect(context.Background(), out, WithNow(now)); err != nil {
+	if in, err := Inspect(context.Background(), out, withNow(now)); err != nil {
 		t.Errorf("Inspect: %v", err)
 	} else if in.Sigstore != 1 {
 		t.Errorf("Inspect: %d Sigstore bundles, want 1", in.Sigstore)
 	}
 
 	mirror := newRegistry(t)
-	res, err := Import(context.Background(), out, f.trust, "oci://"+mirror+"/airgap", t.TempDir(), WithPlainHTTP(true), WithNow(now))
+	res, err := Import(context.Background(), out, f.trust, "oci://"+mirror+"/airgap", t.TempDir(), WithPlainHTTP(true), withNow(now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestKeylessSigstoreTravels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	vb, err := verifyBundle(b, f.trust, nil, makeOptions([]Option{WithNow(now)}))
+	vb, err := verifyBundle(b, f.trust, nil, makeOptions([]Option{withNow(now)}))
 	if err != nil || len(vb.sigstore) != 1 {
 		t.Fatalf("verifyBundle kept %d Sigstore bundles (%v), want 1", len(vb.sigstore), err)
 	}

@@ -109,7 +109,7 @@ func ParseTarget(s string, build int) (Target, error) {
 		return Target{}, err
 	}
 	if build < 1 {
-		return Target{}, fmt.Errorf("%s: --build must be 1 or more, got %d", s, build)
+		return Target{}, &InputError{Input: "build", Err: fmt.Errorf("build %d of %s: must be 1 or more", build, s)}
 	}
 	return Target{Package: name, Version: spec.CanonicalVersion(version), Build: build}, nil
 }
@@ -146,7 +146,7 @@ var (
 )
 
 // InputError is an error about one input of an attestation: Input names
-// it ("env", "result", "log") and the message starts with it; a command
+// it ("env", "result", "log", "build") and the message starts with it; a command
 // says which flag gave it.
 type InputError struct {
 	Input string
@@ -155,6 +155,9 @@ type InputError struct {
 
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
+
+// InputName returns Input.
+func (e *InputError) InputName() string { return e.Input }
 
 // ParseEnv parses "kubernetes=1.33,arch=amd64,runtime=containerd".
 func ParseEnv(s string) (map[string]string, error) {

@@ -107,7 +107,7 @@ func Verify(envelope []byte, root *trust.Root, x *index.RepositoryIndex, now tim
 		return nil, fmt.Errorf("%w: %s: %w", ErrRefused, v.Target, err)
 	}
 	if v.Result == Pass && len(s.Predicate.FailedTests) > 0 {
-		return nil, fmt.Errorf("%w: the evidence for %s says result pass but lists failedTests %s; a pass cannot list failures: attest again with --result fail, or without the failed tests if they were not run", ErrRefused, v.Target, quoteCut(s.Predicate.FailedTests))
+		return nil, fmt.Errorf("%w: the evidence for %s says result pass but lists failedTests %s; a pass cannot list failures: attest again with the result fail, or without the failed tests if they were not run", ErrRefused, v.Target, quoteCut(s.Predicate.FailedTests))
 	}
 	if v.Issued.After(now.Add(trust.MaxClockSkew)) {
 		return nil, fmt.Errorf("%w: the evidence for %s was issued on %s, in the future (now %s; clocks may differ by %s); check the clock of the machine that attested and attest again", ErrRefused, v.Target, fmtTime(v.Issued), fmtTime(now), trust.MaxClockSkew)

@@ -85,7 +85,7 @@ func (b *Builder) relocate(name string, v *IndexVersion) error {
 	}
 	where := fmt.Sprintf("%s %s build %d", name, v.Version, v.Build)
 	if len(v.Signatures) > 0 {
-		return fmt.Errorf("--relocate: %s carries delegated signatures, which cover its digest; relocating it would void them (publish the move with the delegation's key, or leave this repository where it is)", where)
+		return fmt.Errorf("%w: %s carries delegated signatures, which cover its digest; relocating it would void them (publish the move with the delegation's key, or leave this repository where it is)", ErrSignedRelocation, where)
 	}
 	s.Variants = vs
 	d, err := s.Digest()

@@ -41,6 +41,11 @@ func (w *Withdrawal) String() string {
 // does not hold.
 var ErrNotPublished = errors.New("not published")
 
+// ErrSignedRelocation is wrapped by the error about a relocation (Relocate)
+// of a version that carries delegated signatures: they cover the digest a
+// move would change.
+var ErrSignedRelocation = errors.New("refusing to relocate")
+
 // WithdrawnError is returned when a record names a withdrawn version.
 type WithdrawnError struct {
 	Origin     string

@@ -40,7 +40,6 @@ type Signer struct {
 	tokens  TokenSource
 	fulcio  string
 	rekor   string
-	timeout time.Duration
 	trusted root.TrustedMaterial
 	// trustedFile is WithTrustedRootFile's, read into trusted by New.
 	trustedFile string
@@ -54,6 +53,9 @@ type Signer struct {
 }
 
 var _ sigbundle.KeylessSigner = (*Signer)(nil)
+
+// requestTimeout bounds each request to Fulcio and Rekor.
+const requestTimeout = 30 * time.Second
 
 // Option configures a Signer.
 type Option func(*Signer)
@@ -69,20 +71,14 @@ func WithRekor(url string) Option {
 	return func(s *Signer) { s.rekor = strings.TrimSuffix(url, "/") }
 }
 
-// WithTimeout bounds each request to Fulcio and Rekor (default 30s).
-func WithTimeout(d time.Duration) Option { return func(s *Signer) { s.timeout = d } }
-
-// WithTrustedRoot makes Sign verify every bundle it makes against tm and
-// the identity it signs for, as Verify does (certificate chain, log
-// entry, integrated time, and the certificate transparency of the
-// certificate when tm names a CT log), before returning it: a private
-// Sigstore's trusted root (kbuild build and publish --trusted-root). The
-// default is no check; the instances are trusted as they answer.
-func WithTrustedRoot(tm root.TrustedMaterial) Option { return func(s *Signer) { s.trusted = tm } }
-
-// WithTrustedRootFile is WithTrustedRoot with the trusted root New reads
-// from file (trusted_root.json, ParseTrustedRoot); "" for none, the
-// default.
+// WithTrustedRootFile makes Sign verify every bundle it makes, as Verify
+// does (certificate chain, log entry, integrated time, and the
+// certificate transparency of the certificate when the root names a CT
+// log), against the Sigstore trusted root New reads from file
+// (trusted_root.json, ParseTrustedRoot) and the identity it signs for,
+// before returning it: a private Sigstore's trusted root (kbuild build
+// and publish --trusted-root). "" (the default) is no check; the
+// instances are trusted as they answer.
 func WithTrustedRootFile(file string) Option { return func(s *Signer) { s.trustedFile = file } }
 
 // New returns a Signer that gets its OIDC tokens from tokens. It takes
@@ -90,7 +86,7 @@ func WithTrustedRootFile(file string) Option { return func(s *Signer) { s.truste
 // error here, and reads the identity it will sign for from the token's
 // claims (Identity).
 func New(ctx context.Context, tokens TokenSource, opts ...Option) (*Signer, error) {
-	s := &Signer{tokens: tokens, fulcio: DefaultFulcioURL, rekor: DefaultRekorURL, timeout: 30 * time.Second, now: time.Now}
+	s := &Signer{tokens: tokens, fulcio: DefaultFulcioURL, rekor: DefaultRekorURL, now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}
@@ -140,7 +136,7 @@ func (s *Signer) Sign(ctx context.Context, st *sigbundle.Statement) ([]byte, err
 	b, err := sign.Bundle(&sign.DSSEData{Data: payload, PayloadType: sigbundle.InTotoPayloadType}, s.keypair, sign.BundleOptions{
 		CertificateProvider:        (*cachedCert)(s),
 		CertificateProviderOptions: &sign.CertificateProviderOptions{},
-		TransparencyLogs:           []sign.Transparency{sign.NewRekor(&sign.RekorOptions{BaseURL: s.rekor, Timeout: s.timeout})},
+		TransparencyLogs:           []sign.Transparency{sign.NewRekor(&sign.RekorOptions{BaseURL: s.rekor, Timeout: requestTimeout})},
 		Context:                    ctx,
 	})
 	if err != nil {
@@ -174,7 +170,7 @@ func (c *cachedCert) GetCertificate(ctx context.Context, kp sign.Keypair, _ *sig
 	if err != nil {
 		return nil, err
 	}
-	der, err := sign.NewFulcio(&sign.FulcioOptions{BaseURL: s.fulcio, Timeout: s.timeout}).GetCertificate(ctx, kp, &sign.CertificateProviderOptions{IDToken: tok})
+	der, err := sign.NewFulcio(&sign.FulcioOptions{BaseURL: s.fulcio, Timeout: requestTimeout}).GetCertificate(ctx, kp, &sign.CertificateProviderOptions{IDToken: tok})
 	if err != nil {
 		return nil, fmt.Errorf("certificate from Fulcio %s: %w", s.fulcio, err)
 	}

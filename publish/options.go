@@ -60,6 +60,9 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
+// InputName returns Input.
+func (e *InputError) InputName() string { return e.Input }
+
 // Option configures New.
 type Option func(*Publisher)
 

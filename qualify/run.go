@@ -375,7 +375,7 @@ func (r *run) fromPlan() (*Plan, error) {
 	}
 	p, err := Resolve(q.Index, t, q.Variant)
 	if err != nil {
-		return nil, fmt.Errorf("--from %s: %w", t, err)
+		return nil, fmt.Errorf("upgrade from %s: %w", t, err)
 	}
 	return p, nil
 }

@@ -46,7 +46,7 @@ func CheckoutRecipe(ctx context.Context, dir, ref string) (baseDir string, clean
 	}
 	prefix, err := git("rev-parse", "--show-prefix")
 	if err != nil {
-		return "", cleanup, fmt.Errorf("%s is not in a git work tree, so there is no base to compare with; use --index REF: %w", dir, err)
+		return "", cleanup, fmt.Errorf("%s is not in a git work tree, so there is %w: %w", dir, ErrNoGitBase, err)
 	}
 	commit, err := git("rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
 	if err != nil {

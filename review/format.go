@@ -137,10 +137,6 @@ type markdownConfig struct {
 	command        string
 }
 
-// WithMaxLines caps the diff lines shown for the whole report (default
-// 2000); objects past it are listed without their diff.
-func WithMaxLines(n int) MarkdownOption { return func(c *markdownConfig) { c.maxLines = n } }
-
 // WithCommand names the command that prints the full diff in the notes
 // about truncation (default "kbuild diff").
 func WithCommand(cmd string) MarkdownOption { return func(c *markdownConfig) { c.command = cmd } }

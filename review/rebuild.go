@@ -26,6 +26,10 @@ func (e *DifferError) Unwrap() error { return e.Err }
 // one rebuilding it, so different bytes would not say the recipe changed.
 var ErrOtherKbuild = errors.New("built by another kbuild")
 
+// ErrNoGitBase is wrapped by the error about a recipe directory outside a
+// git work tree: Diff compares with a commit, so it needs another base.
+var ErrNoGitBase = errors.New("no base to compare with")
+
 // Kbuild is the kbuild that rebuilds, checked against the one that built
 // each published version (its BuildInfo's builder and builderSum).
 type Kbuild struct {

@@ -285,7 +285,7 @@ func TestWriteMarkdown(t *testing.T) {
 		},
 		{
 			name: "total limit",
-			opts: []MarkdownOption{WithMaxLines(50), WithCommand("kbuild diff recipes/op")},
+			opts: []MarkdownOption{withMaxLines(50), WithCommand("kbuild diff recipes/op")},
 			want: []string{
 				"_358 more lines not shown; run `kbuild diff recipes/op` for the full diff._",
 				"- added <code>ConfigMap fences</code> (chart op): diff not shown, the summary is limited to 50 diff lines; run `kbuild diff recipes/op` for all of it\n",
@@ -375,3 +375,7 @@ func TestCompareGeneratedNames(t *testing.T) {
 		})
 	}
 }
+
+// withMaxLines lowers the cap on the diff lines shown for the whole report
+// (2000 outside the tests).
+func withMaxLines(n int) MarkdownOption { return func(c *markdownConfig) { c.maxLines = n } }

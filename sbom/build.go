@@ -62,7 +62,7 @@ func (b *Build) specDigest() (string, error) {
 		return "", fmt.Errorf("%s: encoding spec: %w", b, err)
 	}
 	if b.Digest != "" && b.Digest != d {
-		return "", fmt.Errorf("%s: published digest %s does not match its spec: expected %s, got %s; the index was edited or corrupted, regenerate it with kbuild repo index", b, b.Digest, b.Digest, d)
+		return "", fmt.Errorf("%s: published digest %s %w: expected %s, got %s; the index was edited or corrupted", b, b.Digest, ErrIndexDigest, b.Digest, d)
 	}
 	return d, nil
 }

@@ -33,6 +33,16 @@ var ErrTrivyNotFound = errors.New("trivy not found")
 // with a database already in Trivy's cache avoids the download.
 var ErrDBFetch = errors.New("fetching the vulnerability database")
 
+// ErrIndexDigest is wrapped by the error about an index entry whose spec
+// does not match its digest: the index was edited after it was written,
+// and writing it again from its build records mends it.
+var ErrIndexDigest = errors.New("does not match its spec")
+
+// ErrNoDB is wrapped by an offline scan's *TrivyError when Trivy's cache
+// directory holds no vulnerability database: scanning once online, or
+// Trivy's own download of the database into that directory, fills it.
+var ErrNoDB = errors.New("offline, and there is no vulnerability DB in the cache directory")
+
 // offlineFlags keep Trivy from touching the network beyond the registry
 // that holds the image.
 var offlineFlags = []string{"--skip-db-update", "--skip-java-db-update", "--offline-scan", "--skip-version-check", "--disable-telemetry"}
@@ -104,8 +114,8 @@ type TrivyError struct {
 	Args   []string
 	Stderr string
 	Err    error
-	// Hint says what to do, when kbuild recognises the failure.
-	Hint string
+	// Cause is what kbuild recognises of the failure (ErrNoDB), or nil.
+	Cause error
 }
 
 // Error says which image trivy failed on, how, what to do when known, the
@@ -117,8 +127,8 @@ func (e *TrivyError) Error() string {
 	} else {
 		fmt.Fprintf(&b, "trivy: %v", e.Err)
 	}
-	if e.Hint != "" {
-		fmt.Fprintf(&b, "; %s", e.Hint)
+	if e.Cause != nil {
+		fmt.Fprintf(&b, "; %v", e.Cause)
 	}
 	fmt.Fprintf(&b, "; the command was: %s", strings.Join(e.Args, " "))
 	if s := strings.TrimSpace(e.Stderr); s != "" {
@@ -130,9 +140,14 @@ func (e *TrivyError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the underlying failure: the process's exit error or the
-// decoding error.
-func (e *TrivyError) Unwrap() error { return e.Err }
+// Unwrap returns the underlying failure (the process's exit error or the
+// decoding error) and the Cause when there is one.
+func (e *TrivyError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
+}
 
 func (t *Trivy) commonArgs() []string {
 	var a []string
@@ -208,7 +223,7 @@ func (t *Trivy) ScanImage(ctx context.Context, ref string) ([]Vulnerability, err
 	out, stderr, err := t.run(ctx, ref, args...)
 	var te *TrivyError
 	if errors.As(err, &te) && t.offline && strings.Contains(te.Stderr, "--skip-db-update cannot be specified on the first run") {
-		te.Hint = "offline, and there is no vulnerability DB in the cache directory: scan once without --offline, or run trivy image --download-db-only with the same --cache-dir"
+		te.Cause = ErrNoDB
 	}
 	if err != nil {
 		return nil, err

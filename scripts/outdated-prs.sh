@@ -38,9 +38,8 @@ flags=(--cache-dir "${KBUILD_CACHE_DIR:-.cache/kbuild}")
 if [ -n "${KBUILD_INDEX:-}" ]; then
 	flags+=(--index "$KBUILD_INDEX" --public-key "${KBUILD_TRUST_KEY:-keys/index.pub}")
 fi
-git=(git -c user.name=kbuild-bot -c user.email=kbuild-bot@users.noreply.github.com)
-
-log() { printf '==> %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib/pr.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/pr.sh"
 
 # annotate turns kbuild's error lines into workflow annotations.
 annotate() {
@@ -79,11 +78,11 @@ mapfile -t outdated < <(awk 'NR > 1 && $NF == "outdated" { print $1 }' "$tmp/out
 # and opens or updates its pull request; a bump that changes nothing
 # opens none.
 bump_pr() {
-	local dir=$1 name branch rc title number
+	local dir=$1 name branch rc title
 	name=$(basename "$dir")
 	branch="kbuild-bump/$name"
 	log "bumping $dir on $branch"
-	"${git[@]}" checkout -q -B "$branch" "$BASE"
+	bot_git checkout -q -B "$branch" "$BASE"
 	set +e
 	"$KBUILD" bump "$dir" "${flags[@]}" --format markdown >"$tmp/body.md" 2>"$tmp/bump.err"
 	rc=$?
@@ -92,12 +91,12 @@ bump_pr() {
 	if ((rc != 0)); then
 		annotate "$tmp/bump.err"
 		failed=1
-		"${git[@]}" checkout -q -f "$BASE"
+		bot_git checkout -q -f "$BASE"
 		return 0
 	fi
 	if ! grep -q '^Bumps `' "$tmp/body.md"; then
 		log "$dir: nothing to bump ($(head -n 1 "$tmp/body.md"))"
-		"${git[@]}" checkout -q "$BASE"
+		bot_git checkout -q "$BASE"
 		return 0
 	fi
 	# "Bumps `NAME` from A to B (build N)…" or, when only an upstream under
@@ -107,19 +106,8 @@ bump_pr() {
 		-e 's/^Bumps `([^`]*)` from [^ ]* to ([^ ]*) \(build 1\).*/\1: bump to \2/' \
 		-e 's/^Bumps `([^`]*)` from [^ ]* to ([^ ]*) \(build ([0-9]+)\).*/\1: bump to \2 build \3/' \
 		-e 's/^Bumps `([^`]*)` at ([^ ]*) to build ([0-9]+): (.*)\.$/\1: \2 build \3 (\4)/')
-	"${git[@]}" add -- "$dir"
-	"${git[@]}" commit -q -m "$title" -m "$(head -n 1 "$tmp/body.md")"
-	"${git[@]}" push -q --force origin "HEAD:refs/heads/$branch"
-	number=$("$GH" pr list --head "$branch" --state open --json number --jq '.[0].number // empty')
-	if [ -n "$number" ]; then
-		log "updating pull request #$number"
-		"$GH" pr edit "$number" --title "$title" --body-file "$tmp/body.md"
-	else
-		log "opening a pull request for $branch"
-		"$GH" pr create --head "$branch" --base "$BASE" --title "$title" --body-file "$tmp/body.md"
-	fi
-	echo "- $title" >>"$SUMMARY"
-	"${git[@]}" checkout -q "$BASE"
+	bot_git add -- "$dir"
+	pr_publish "$branch" "$BASE" "$title" "$tmp/body.md" "$(head -n 1 "$tmp/body.md")"
 }
 
 # 2. One branch and one pull request per package.

@@ -22,23 +22,23 @@ BASE=${BASE:-main}
 BRANCH=${BRANCH:-kbuild-qualify}
 GH=${GH:-gh}
 SUMMARY=${GITHUB_STEP_SUMMARY:-/dev/null}
-git=(git -c user.name=kbuild-bot -c user.email=kbuild-bot@users.noreply.github.com)
-log() { printf '==> %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib/pr.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/pr.sh"
 
 mapfile -t files < <(cd "$IN" 2>/dev/null && find . -name '*.intoto.json' -type f | sed 's|^\./||' | sort)
 if ((${#files[@]} == 0)); then
 	log "no evidence to propose"
 	exit 0
 fi
-"${git[@]}" checkout -q -B "$BRANCH" "$BASE"
+bot_git checkout -q -B "$BRANCH" "$BASE"
 for f in "${files[@]}"; do
 	mkdir -p "$EVIDENCE/$(dirname "$f")"
 	cp "$IN/$f" "$EVIDENCE/$f"
 done
-"${git[@]}" add -- "$EVIDENCE"
-if "${git[@]}" diff --cached --quiet; then
+bot_git add -- "$EVIDENCE"
+if bot_git diff --cached --quiet; then
 	log "the evidence is committed already"
-	"${git[@]}" checkout -q "$BASE"
+	bot_git checkout -q "$BASE"
 	exit 0
 fi
 title="evidence: kbuild test of ${#files[@]} build and cluster pair(s)"
@@ -52,15 +52,4 @@ trap 'rm -f "$body"' EXIT
 	echo "Each file names its result and the environment read from the cluster; \`kbuild repo verify --evidence\` and \`kbuild promote\` check it against the index."
 	echo "kind clusters ran the containers: image pulls and start-up are covered; application behaviour only as far as readiness and the charts' tests show it."
 } >"$body"
-"${git[@]}" commit -q -m "$title"
-"${git[@]}" push -q --force origin "HEAD:refs/heads/$BRANCH"
-number=$("$GH" pr list --head "$BRANCH" --state open --json number --jq '.[0].number // empty')
-if [ -n "$number" ]; then
-	log "updating pull request #$number"
-	"$GH" pr edit "$number" --title "$title" --body-file "$body"
-else
-	log "opening a pull request for $BRANCH"
-	"$GH" pr create --head "$BRANCH" --base "$BASE" --title "$title" --body-file "$body"
-fi
-echo "- $title" >>"$SUMMARY"
-"${git[@]}" checkout -q "$BASE"
+pr_publish "$BRANCH" "$BASE" "$title" "$body"

@@ -23,7 +23,7 @@ ORAS_VERSION=v1.3.6
 COSIGN_VERSION=v3.1.3 # the judge of the charts' Sigstore bundles (sigbundle)
 KO_VERSION=v0.19.1 # kbuild's image (scripts/release.sh image)
 
-# 1. Debian packages: the registry, skopeo, git (git daemon) and chromium.
+# 1. Debian packages: the registry, skopeo, git (git daemon), chromium and gcc.
 pkgs=()
 command -v docker-registry >/dev/null || pkgs+=(docker-registry)
 command -v skopeo >/dev/null || pkgs+=(skopeo)
@@ -31,6 +31,7 @@ command -v git >/dev/null || pkgs+=(git)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v xz >/dev/null || pkgs+=(xz-utils)
 command -v shellcheck >/dev/null || pkgs+=(shellcheck)
+command -v gcc >/dev/null || pkgs+=(gcc) # TestCgoStartsUnderLimit builds kbuild with cgo
 if ((${#pkgs[@]})); then
 	log "installing Debian packages: ${pkgs[*]}"
 	sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo

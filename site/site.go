@@ -77,16 +77,6 @@ func WithTitle(title string) Option {
 	return func(o *options) { o.title = title }
 }
 
-// WithBaseURL sets the absolute URL the site is published at, for example
-// https://org.github.io/repo, so that the kubepkg Repository snippet reads
-// "url: https://org.github.io/repo/index.yaml". The default is none: the
-// snippet shows SITE_URL/index.yaml, which search.js replaces with the
-// page's own location when JavaScript is on. Links never use it; they are
-// all relative.
-func WithBaseURL(u string) Option {
-	return func(o *options) { o.baseURL = strings.TrimSuffix(u, "/") }
-}
-
 // WithPublished names files published in the site beside the catalog, as
 // slash-separated paths relative to the site root: index.yaml.sig,
 // root.yaml, scan.json, sbom/<package>-<version>-<build>.cdx.json and

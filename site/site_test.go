@@ -252,7 +252,7 @@ func TestVersionOrder(t *testing.T) {
 }
 
 func TestBaseURL(t *testing.T) {
-	dir := writeSite(t, WithBaseURL("https://org.github.io/repo/"))
+	dir := writeSite(t, withBaseURL("https://org.github.io/repo/"))
 	for _, page := range []string{"index.html", "packages/cdi.html"} {
 		got := readFile(t, dir, page)
 		if !strings.Contains(got, "  url: https://org.github.io/repo/index.yaml") {
@@ -308,4 +308,11 @@ func TestEmptyIndex(t *testing.T) {
 	if bytes.Contains([]byte(got), []byte("generated <time")) {
 		t.Errorf("index.html shows a generated time for a zero time")
 	}
+}
+
+// withBaseURL sets the absolute URL the site is published at, so that the
+// kubepkg Repository snippet names it instead of SITE_URL (the page's own
+// location, which search.js fills in).
+func withBaseURL(u string) Option {
+	return func(o *options) { o.baseURL = strings.TrimSuffix(u, "/") }
 }

@@ -39,6 +39,21 @@ type Builds struct {
 // without the keys that verify it.
 var ErrUnverified = errors.New("a published index is used only once its signature is verified")
 
+// ErrNotBuilds is wrapped by LoadBuilds's error about a local source that
+// does not exist: it takes a dist directory or an index.yaml.
+var ErrNotBuilds = errors.New("expected a dist directory or an index.yaml")
+
+// NoRecordsError is LoadBuilds's error about a dist directory without
+// build records: nothing was built into it.
+type NoRecordsError struct {
+	// Dir is the dist directory.
+	Dir string
+}
+
+func (e *NoRecordsError) Error() string {
+	return fmt.Sprintf("dist directory %s has no build records (<name>-<version>-<build>.yaml)", e.Dir)
+}
+
 // BuildsOptions shape LoadBuilds.
 type BuildsOptions struct {
 	// BuildInfo looks up each version's BuildInfo sidecar beside an index
@@ -68,7 +83,7 @@ func LoadBuilds(ctx context.Context, src string, trust *trust.Trust, o BuildsOpt
 	if !remote && !o.Index {
 		fi, err := os.Stat(src)
 		if err != nil {
-			return nil, fmt.Errorf("%w; expected a dist directory (kbuild build -o DIST) or an index.yaml", err)
+			return nil, fmt.Errorf("%w; %w", err, ErrNotBuilds)
 		}
 		if fi.IsDir() {
 			return fromDist(src, name)
@@ -105,7 +120,7 @@ func fromDist(src, name string) (*Builds, error) {
 		return nil, err
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("dist directory %s has no build records (<name>-<version>-<build>.yaml); run kbuild build -o %s first", src, src)
+		return nil, &NoRecordsError{Dir: src}
 	}
 	in := &Builds{Name: name, What: "dist directory " + src}
 	for _, r := range recs {

@@ -203,7 +203,7 @@ func (f *Fetcher) chartEntry(ctx context.Context, repo, name, version string) (*
 		cached = meta.Blob
 	}
 	if f.offline && cached == "" {
-		return nil, "", fmt.Errorf("%w: %s is not in the cache %s; run once without --offline", ErrOffline, what, f.cache.dir)
+		return nil, "", &NotCachedError{What: what, Cache: f.cache.dir}
 	}
 	hdr := http.Header{}
 	if cached != "" && meta.ETag != "" {

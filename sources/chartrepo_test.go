@@ -144,7 +144,8 @@ entries:
 	})
 	t.Run("offline and not cached", func(t *testing.T) {
 		_, err := fetch(t, recipe.ChartSource{Repository: srv.URL + "/charts", Name: "nope", Version: "1.0.0", Digest: sha(nil)}, WithOffline(true))
-		wantErr(t, err, ErrOffline, "chart nope 1.0.0 from "+srv.URL+"/charts", "kbuild fetch r")
+		wantErr(t, err, ErrOffline, "chart nope 1.0.0 from "+srv.URL+"/charts")
+		wantNotCached(t, err, NotCachedError{Recipe: "r"})
 	})
 }
 

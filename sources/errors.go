@@ -11,10 +11,42 @@ import (
 // (recipe.Quote).
 func quoteName(s string) string { return recipe.Quote(s) }
 
-// ErrOffline is wrapped by every error that Fetch returns in offline mode
-// when a source is not in the cache. The message names the source and the
-// command that fetches it.
+// ErrOffline is wrapped by every error that Fetch or Pin returns in
+// offline mode when a source is not in the cache (a *NotCachedError, which
+// names the source).
 var ErrOffline = errors.New("offline")
+
+// NotCachedError is the error of an offline Fetch or Pin that needs a
+// source the cache does not hold; it wraps ErrOffline. Its fields say how
+// the cache would get it, and a command line turns them into the command
+// to run.
+type NotCachedError struct {
+	// What names the source: "chart repository index URL", "git URL",
+	// the URL with its digest, ….
+	What string
+	// Cache is the cache directory.
+	Cache string
+	// Recipe is the directory of the recipe a Fetch was fetching; empty
+	// for a Pin and for a chart repository's index.
+	Recipe string
+	// Pinning is set when a Pin needed the source (its archive digest
+	// known, its bytes not cached).
+	Pinning bool
+	// Unrecorded is set when nothing in the cache records the source's
+	// digest: a Pin of a url or chart seen offline for the first time.
+	Unrecorded bool
+}
+
+func (e *NotCachedError) Error() string {
+	msg := fmt.Sprintf("%v: %s is not in the cache %s", ErrOffline, e.What, e.Cache)
+	if e.Unrecorded {
+		msg += " (nothing records its digest)"
+	}
+	return msg
+}
+
+// Unwrap returns ErrOffline.
+func (e *NotCachedError) Unwrap() error { return ErrOffline }
 
 // ErrUnsafe is wrapped by errors about hostile or malformed input: archive
 // entries that would leave their directory, links out of a tree, device

@@ -57,14 +57,6 @@ func WithOffline(offline bool) Option { return func(f *Fetcher) { f.offline = of
 // repository index included. The default is 1 GiB.
 func WithMaxDownload(n int64) Option { return func(f *Fetcher) { f.maxDownload = n } }
 
-// WithMaxExtract bounds the total bytes extracted from one archive. The
-// default is 2 GiB.
-func WithMaxExtract(n int64) Option { return func(f *Fetcher) { f.maxExtract = n } }
-
-// WithMaxExtractFile bounds the size of any one file extracted from an
-// archive. The default is 1 GiB.
-func WithMaxExtractFile(n int64) Option { return func(f *Fetcher) { f.maxFile = n } }
-
 // WithTimeout sets the idle timeout of the network: how long connecting,
 // waiting for a response and every gap in a response body may last
 // (registry manifests and blobs read by go-containerregistry included). A
@@ -73,12 +65,6 @@ func WithMaxExtractFile(n int64) Option { return func(f *Fetcher) { f.maxFile = 
 // for this long, and a git command ends after 20 times this long. The
 // default is netdeadline.DefaultIdle (20 seconds).
 func WithTimeout(d time.Duration) Option { return func(f *Fetcher) { f.timeout = d } }
-
-// WithRetries sets how often a download is retried after a 5xx response
-// or a broken connection, with exponential backoff starting at 500ms; 4xx
-// responses, digest mismatches and size limits are never retried. The
-// default is 3.
-func WithRetries(n int) Option { return func(f *Fetcher) { f.retries = n } }
 
 // WithKeychain sets where OCI registry credentials come from. The default
 // is authn.DefaultKeychain (Docker config and credential helpers).
@@ -322,7 +308,7 @@ func (f *Fetcher) blob(ctx context.Context, recipeDir, rawURL, digest string, ve
 }
 
 func (f *Fetcher) offlineError(recipeDir, what string) error {
-	return fmt.Errorf("%w: %s is not in the cache %s; fetch it while online with: kbuild fetch %s", ErrOffline, what, f.cache.dir, recipeDir)
+	return &NotCachedError{What: what, Cache: f.cache.dir, Recipe: recipeDir}
 }
 
 // extractBlob unpacks the cached archive blob (with the given digest) into

@@ -302,6 +302,20 @@ func wantErr(t testing.TB, err error, target error, subs ...string) {
 	}
 }
 
+// wantNotCached checks that err is a *NotCachedError saying what want says
+// of how the cache would get the source: the recipe to fetch, a pin, a
+// digest nothing records (the command line's hint comes from these).
+func wantNotCached(t testing.TB, err error, want NotCachedError) {
+	t.Helper()
+	var nc *NotCachedError
+	if !errors.As(err, &nc) {
+		t.Fatalf("error %v is not a *NotCachedError", err)
+	}
+	if nc.Recipe != want.Recipe || nc.Pinning != want.Pinning || nc.Unrecorded != want.Unrecorded || nc.Cache == "" {
+		t.Errorf("NotCachedError = %+v, want recipe %q, pinning %v, unrecorded %v and the cache directory", *nc, want.Recipe, want.Pinning, want.Unrecorded)
+	}
+}
+
 // noCreds is a keychain that never finds credentials, so tests do not read
 // the machine's Docker configuration.
 type noCreds struct{}
@@ -322,3 +336,15 @@ func cached(t testing.TB, f *Fetcher, b []byte) (digest string, blob *os.File) {
 	t.Cleanup(func() { blob.Close() })
 	return digest, blob
 }
+
+// withMaxExtract lowers the bound on the bytes extracted from one archive
+// (2 GiB outside the tests).
+func withMaxExtract(n int64) Option { return func(f *Fetcher) { f.maxExtract = n } }
+
+// withMaxExtractFile lowers the bound on one file extracted from an
+// archive (1 GiB outside the tests).
+func withMaxExtractFile(n int64) Option { return func(f *Fetcher) { f.maxFile = n } }
+
+// withRetries sets how often a download is retried after a 5xx response or
+// a broken connection (3 outside the tests).
+func withRetries(n int) Option { return func(f *Fetcher) { f.retries = n } }

@@ -183,7 +183,8 @@ func TestFetchImage(t *testing.T) {
 		wantErr(t, err, nil, tc.ref, tc.msg)
 	}
 	_, err := newFetcher(t, WithOffline(true)).Fetch(context.Background(), "recipes/x", t.TempDir(), "img", recipe.Source{Image: &recipe.ImageSource{Ref: host + "/library/app:v1@" + d.String()}}, PluginInfo{})
-	wantErr(t, err, ErrOffline, "image "+host+"/library/app:v1@", "kbuild fetch recipes/x")
+	wantErr(t, err, ErrOffline, "image "+host+"/library/app:v1@")
+	wantNotCached(t, err, NotCachedError{Recipe: "recipes/x"})
 }
 
 func TestMirror(t *testing.T) {
@@ -324,7 +325,7 @@ func TestRegistryStalls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stallPath = tc.stall
-			f := newFetcher(t, WithTimeout(300*time.Millisecond), WithPlainHTTP(true), WithRetries(0))
+			f := newFetcher(t, WithTimeout(300*time.Millisecond), WithPlainHTTP(true), withRetries(0))
 			_, err := f.Fetch(context.Background(), t.TempDir(), t.TempDir(), "src", tc.src, PluginInfo{})
 			if !errors.Is(err, netdeadline.ErrStalled) || !strings.Contains(err.Error(), "no data for 300ms") {
 				t.Fatalf("Fetch with a registry stalling on %s = %v, want an error wrapping netdeadline.ErrStalled", tc.stall, err)

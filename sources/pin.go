@@ -79,7 +79,7 @@ func (f *Fetcher) Pin(ctx context.Context, src recipe.Source) (recipe.Source, er
 		}
 		if f.offline {
 			if listed == "" || !f.cache.has(listed) {
-				return src, fmt.Errorf("%w: %s is not in the cache %s; pin it once without --offline", ErrOffline, what, f.cache.dir)
+				return src, &NotCachedError{What: what, Cache: f.cache.dir, Pinning: true}
 			}
 			c.Digest = listed
 			src.Chart = &c
@@ -141,7 +141,7 @@ type pinRef struct {
 func (f *Fetcher) recordPin(kind, source, blob string) {
 	b, _ := json.Marshal(pinRef{Source: redact(source), Blob: blob})
 	if err := f.cache.writeRef(filepath.Join(kind, keyOf(source)), b); err != nil {
-		f.logf("%v; kbuild init --offline cannot pin %s", err, redact(source))
+		f.logf("%v; an offline pin of %s will not find it in the cache", err, redact(source))
 	}
 }
 
@@ -153,5 +153,5 @@ func (f *Fetcher) recordedPin(kind, source, what string) (string, error) {
 	if err == nil && json.Unmarshal(b, &ref) == nil && ref.Source == redact(source) && f.cache.has(ref.Blob) {
 		return ref.Blob, nil
 	}
-	return "", fmt.Errorf("%w: %s is not in the cache %s (nothing records its digest); pin it once without --offline (kbuild init), kbuild fetch a recipe that pins it, or, for a url downloaded by other means, kbuild cache add --url URL FILE", ErrOffline, what, f.cache.dir)
+	return "", &NotCachedError{What: what, Cache: f.cache.dir, Pinning: true, Unrecorded: true}
 }

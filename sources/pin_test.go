@@ -30,8 +30,10 @@ func TestPinChartOffline(t *testing.T) {
 	}
 	_, err = newFetcher(t, WithOffline(true)).Pin(context.Background(), src)
 	wantErr(t, err, ErrOffline, "chart repository index "+srv.URL+"/index.yaml is not in the cache")
+	wantNotCached(t, err, NotCachedError{})
 	_, err = withCache(t, cacheDir, WithOffline(true)).Pin(context.Background(), recipe.Source{URL: srv.URL + "/app-1.2.0.tgz"})
 	wantErr(t, err, ErrOffline, srv.URL+"/app-1.2.0.tgz is not in the cache", "nothing records its digest")
+	wantNotCached(t, err, NotCachedError{Pinning: true, Unrecorded: true})
 	_, err = withCache(t, cacheDir, WithOffline(true)).Pin(context.Background(), recipe.Source{Git: &recipe.GitSource{URL: srv.URL + "/repo.git"}})
 	wantErr(t, err, ErrOffline, "pinning needs the network")
 }

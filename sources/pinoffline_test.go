@@ -84,9 +84,9 @@ func TestPinOfflineFromRecordedPins(t *testing.T) {
 		{name: "oci chart added to the cache, then fetched offline", src: ociSrc, offline: both(cacheAdd(archive), fetch)},
 		{name: "url added to the cache, then fetched offline", src: urlSrc, offline: both(cacheAdd(manifest), fetch)},
 		{name: "url never cached", src: urlSrc,
-			errMsg: []string{web.URL + "/release/app.yaml is not in the cache", "pin it once without --offline (kbuild init)", "kbuild fetch"}},
+			errMsg: []string{web.URL + "/release/app.yaml is not in the cache", "(nothing records its digest)"}},
 		{name: "oci chart never cached", src: ociSrc,
-			errMsg: []string{"chart app 1.2.3+build.4 from oci://" + host + "/charts is not in the cache", "pin it once without --offline (kbuild init)"}},
+			errMsg: []string{"chart app 1.2.3+build.4 from oci://" + host + "/charts is not in the cache", "(nothing records its digest)"}},
 		{name: "url only added to the cache", src: urlSrc, offline: cacheAdd(manifest),
 			errMsg: []string{web.URL + "/release/app.yaml is not in the cache", "(nothing records its digest)"}},
 		{name: "oci chart pinned, then its blob removed", src: ociSrc, online: pin, offline: removeBlob(sha(archive)),
@@ -113,6 +113,7 @@ func TestPinOfflineFromRecordedPins(t *testing.T) {
 				}
 				if len(tc.errMsg) > 0 {
 					wantErr(t, err, ErrOffline, tc.errMsg...)
+					wantNotCached(t, err, NotCachedError{Pinning: true, Unrecorded: true})
 					return
 				}
 				if want := pinned(tc.src); err != nil || got.SHA256 != want.SHA256 || (got.Chart != nil && got.Chart.Digest != want.Chart.Digest) {

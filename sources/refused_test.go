@@ -41,7 +41,7 @@ func TestRefusalRemembered(t *testing.T) {
 		t.Fatalf("the archive was downloaded %d times, want once", n)
 	}
 	// Other limits judge it again (and refuse it again).
-	_, err := withCache(t, cacheDir, WithMaxExtract(3<<30)).Fetch(context.Background(), "r", t.TempDir(), "up", src, PluginInfo{})
+	_, err := withCache(t, cacheDir, withMaxExtract(3<<30)).Fetch(context.Background(), "r", t.TempDir(), "up", src, PluginInfo{})
 	if !errors.Is(err, ErrUnsafe) || errors.Is(err, ErrRefusedBefore) || gets.Load() != 2 {
 		t.Fatalf("with another limit: Fetch = %v after %d downloads, want a fresh refusal after 2", err, gets.Load())
 	}

@@ -192,7 +192,7 @@ func TestDownloadHostile(t *testing.T) {
 		{"digest mismatch", srv.URL + "/changed", nil, nil,
 			[]string{"download: sha256 mismatch for " + srv.URL + "/changed: expected " + pin, "got " + sha([]byte(body+"!")), "update the pin and bump spec.build"}, 1},
 		{"404 is not retried", srv.URL + "/missing", nil, nil, []string{"GET " + srv.URL + "/missing: 404 Not Found"}, 1},
-		{"503 is retried, then given up", srv.URL + "/down", []Option{WithRetries(2)}, nil, []string{"GET " + srv.URL + "/down: 503 Service Unavailable (gave up after 3 attempts)"}, 3},
+		{"503 is retried, then given up", srv.URL + "/down", []Option{withRetries(2)}, nil, []string{"GET " + srv.URL + "/down: 503 Service Unavailable (gave up after 3 attempts)"}, 3},
 		{"server hangs before headers", srv.URL + "/hang", []Option{WithTimeout(300 * time.Millisecond)}, netdeadline.ErrStalled,
 			[]string{srv.URL + "/hang", "no response within 300ms"}, 1},
 		{"server hangs in the body", srv.URL + "/hang-body", []Option{WithTimeout(300 * time.Millisecond)}, netdeadline.ErrStalled,
@@ -202,9 +202,9 @@ func TestDownloadHostile(t *testing.T) {
 		{"unannounced size over the limit", srv.URL + "/chunked", []Option{WithMaxDownload(10000)}, ErrTooLarge,
 			[]string{srv.URL + "/chunked", "more than the download limit of 10000 bytes"}, 1},
 		{"more bytes than announced", more + "/x", nil, nil, []string{"expected " + pin, "(100 bytes)"}, -1},
-		{"fewer bytes than announced", fewer + "/x", []Option{WithRetries(1)}, nil,
+		{"fewer bytes than announced", fewer + "/x", []Option{withRetries(1)}, nil,
 			[]string{"download " + fewer + "/x: the connection ended before the 6000 bytes announced: unexpected EOF (gave up after 2 attempts)"}, -1},
-		{"connection reset", reset + "/x", []Option{WithRetries(1)}, nil, []string{"GET " + reset + "/x: EOF (gave up after 2 attempts)"}, -1},
+		{"connection reset", reset + "/x", []Option{withRetries(1)}, nil, []string{"GET " + reset + "/x: EOF (gave up after 2 attempts)"}, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFetcher(t, tc.opts...)
@@ -246,7 +246,7 @@ func TestHostileArchivesNotCached(t *testing.T) {
 	for _, tc := range hostileArchives(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := serve(t, files(map[string][]byte{"/a.tar.gz": tc.archive}))
-			f := newFetcher(t, WithMaxExtractFile(tc.opts.maxFile), WithMaxExtract(tc.opts.maxTotal))
+			f := newFetcher(t, withMaxExtractFile(tc.opts.maxFile), withMaxExtract(tc.opts.maxTotal))
 			src := recipe.Source{URL: srv.URL + "/a.tar.gz", SHA256: sha(tc.archive), Strip: tc.opts.strip}
 			var err error
 			if tc.opts.noSymlinks {
@@ -268,7 +268,8 @@ func TestOffline(t *testing.T) {
 
 	offline := withCache(t, cacheDir, WithOffline(true))
 	_, err := offline.Fetch(context.Background(), "recipes/demo", t.TempDir(), "src", src, PluginInfo{})
-	wantErr(t, err, ErrOffline, `source "src"`, srv.URL+"/p.txt", sha(body), "kbuild fetch recipes/demo")
+	wantErr(t, err, ErrOffline, `source "src"`, srv.URL+"/p.txt", sha(body))
+	wantNotCached(t, err, NotCachedError{Recipe: "recipes/demo"})
 	if ok, how := offline.Has(src); ok || how != src.URL {
 		t.Errorf("Has = %v, %q; want false, %q", ok, how, src.URL)
 	}
@@ -445,8 +446,8 @@ func TestRedact(t *testing.T) {
 
 func TestNew(t *testing.T) {
 	for _, opts := range [][]Option{
-		{WithMaxDownload(0)}, {WithMaxExtract(-1)}, {WithMaxExtractFile(0)}, {WithTimeout(0)},
-		{WithPluginTimeout(-time.Second)}, {WithRetries(-1)}, {WithKeychain(nil)},
+		{WithMaxDownload(0)}, {withMaxExtract(-1)}, {withMaxExtractFile(0)}, {WithTimeout(0)},
+		{WithPluginTimeout(-time.Second)}, {withRetries(-1)}, {WithKeychain(nil)},
 	} {
 		if _, err := New(append([]Option{WithCacheDir(t.TempDir())}, opts...)...); err == nil {
 			t.Errorf("New accepted an invalid option")

@@ -32,6 +32,30 @@ var (
 	ErrTooLarge = errors.New("over its size limit")
 )
 
+// Sentinels a *VerificationError wraps when it is known what ends the
+// refusal, so that a command line can name the command that does; each
+// wraps the kind of refusal above it is (errors.Is(err, ErrExpired) holds
+// for ErrRootExpired).
+var (
+	// ErrRootExpired: the newest root has expired; its root key holders
+	// publish the next version.
+	ErrRootExpired = fmt.Errorf("root %w", ErrExpired)
+	// ErrIndexExpired: the index has expired; its publisher signs it
+	// again.
+	ErrIndexExpired = fmt.Errorf("index %w", ErrExpired)
+	// ErrNoExpiry: under a root of trust, an index without expires.
+	ErrNoExpiry = fmt.Errorf("no expiry, so never %w", ErrExpired)
+	// ErrRootNotSigned: a root version not signed by the root keys of the
+	// version before; those keys sign it.
+	ErrRootNotSigned = fmt.Errorf("root %w", ErrNotSigned)
+	// ErrIndexNotSigned: an index without enough signatures by the index
+	// keys; a current index key signs it.
+	ErrIndexNotSigned = fmt.Errorf("index %w", ErrNotSigned)
+	// ErrBaseTooLarge: an index larger than an in-memory merge over it
+	// takes (MaxKeptIndexSize); a streaming merge takes it.
+	ErrBaseTooLarge = fmt.Errorf("base index %w", ErrTooLarge)
+)
+
 // VerificationError is a refusal: the index, a signature or a root was read
 // but must not be trusted. It is distinct from I/O and transport errors, so
 // that a command can tell "could not fetch" from "refused". Err is one of
@@ -40,7 +64,8 @@ type VerificationError struct {
 	// What names the refused object: "index.yaml", "root/2.yaml",
 	// "kubevirt 1.9.0 build 4".
 	What string
-	// Err is the kind of refusal (ErrNotSigned, ErrExpired, …).
+	// Err is the kind of refusal (ErrNotSigned, ErrExpired, …, or one of
+	// the sentinels that wrap them: ErrRootExpired, …).
 	Err error
 	// Detail says what failed, expected against actual, and what to do.
 	Detail string

@@ -40,14 +40,39 @@ type RootEdit struct {
 }
 
 // RootEditError reports an edit that is malformed or names a delegation
-// that does not exist; its message says what is expected.
-type RootEditError struct{ msg string }
+// that does not exist; its message says what is expected. Input names the
+// RootEdit field ("delegate", "delegate-key", "delegate-threshold") and
+// the message starts with it, so a command can name its flag instead;
+// Missing is the delegation the edit names and the root lacks, if any.
+type RootEditError struct {
+	Input, Missing string
+	msg            string
+}
 
 func (e *RootEditError) Error() string { return e.msg }
 
-func editErrorf(format string, args ...any) error {
-	return &RootEditError{fmt.Sprintf(format, args...)}
+// InputName returns Input.
+func (e *RootEditError) InputName() string { return e.Input }
+
+func editErrorf(input, missing, format string, args ...any) error {
+	return &RootEditError{Input: input, Missing: missing, msg: fmt.Sprintf(format, args...)}
 }
+
+// InputError is an error about one input of an edit that is not
+// malformed (an Undelegate of a delegation the root lacks): Input names
+// it and the message starts with it; a command says which flag gave it.
+type InputError struct {
+	Input string
+	Err   error
+}
+
+func (e *InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// InputName returns Input.
+func (e *InputError) InputName() string { return e.Input }
 
 // Apply changes c by e, in the order undelegate, delegate, delegate keys,
 // delegate thresholds. With fresh (a new root), the root and index keys
@@ -83,7 +108,7 @@ func (e RootEdit) Apply(c *RootConfig, fresh bool) error {
 		c.QAThreshold = *e.QAThreshold
 	}
 	if e.Expires.IsZero() {
-		return editErrorf("a root must expire: set its expiry")
+		return editErrorf("", "", "a root must expire: set its expiry")
 	}
 	c.Expires = e.Expires
 	return e.applyDelegations(c)
@@ -102,14 +127,14 @@ func (c *RootConfig) Delegation(name string) *DelegationConfig {
 func (e RootEdit) applyDelegations(c *RootConfig) error {
 	for _, name := range e.Undelegate {
 		if c.Delegation(name) == nil {
-			return fmt.Errorf("--undelegate %s: the root has no such delegation", name)
+			return &InputError{Input: "undelegate", Err: fmt.Errorf("undelegate %s: the root has no such delegation", name)}
 		}
 		c.Delegations = slices.DeleteFunc(c.Delegations, func(d DelegationConfig) bool { return d.Name == name })
 	}
 	for _, v := range e.Delegate {
 		name, patterns, ok := strings.Cut(v, "=")
 		if !ok || name == "" || patterns == "" {
-			return editErrorf("--delegate %q: want NAME=PATTERN[,PATTERN]", v)
+			return editErrorf("delegate", "", "delegate %q: want NAME=PATTERN[,PATTERN]", v)
 		}
 		d := c.Delegation(name)
 		if d == nil {
@@ -123,7 +148,7 @@ func (e RootEdit) applyDelegations(c *RootConfig) error {
 	for _, v := range e.DelegateKeys {
 		name, file, ok := strings.Cut(v, "=")
 		if !ok || name == "" || file == "" {
-			return editErrorf("--delegate-key %q: want NAME=FILE", v)
+			return editErrorf("delegate-key", "", "delegate-key %q: want NAME=FILE", v)
 		}
 		k, err := LoadPublicKey(file, true)
 		if err != nil {
@@ -137,7 +162,7 @@ func (e RootEdit) applyDelegations(c *RootConfig) error {
 	for _, name := range names {
 		d := c.Delegation(name)
 		if d == nil {
-			return editErrorf("--delegate-key %s=…: no delegation %s; add it with --delegate %s=PATTERN", name, name, name)
+			return editErrorf("delegate-key", name, "delegate-key %s=…: no delegation %s", name, name)
 		}
 		d.Keys = newKeys[name]
 	}
@@ -145,11 +170,11 @@ func (e RootEdit) applyDelegations(c *RootConfig) error {
 		name, n, ok := strings.Cut(v, "=")
 		t, err := strconv.Atoi(n)
 		if !ok || err != nil {
-			return editErrorf("--delegate-threshold %q: want NAME=N", v)
+			return editErrorf("delegate-threshold", "", "delegate-threshold %q: want NAME=N", v)
 		}
 		d := c.Delegation(name)
 		if d == nil {
-			return editErrorf("--delegate-threshold %s=%d: no delegation %s", name, t, name)
+			return editErrorf("delegate-threshold", name, "delegate-threshold %s=%d: no delegation %s", name, t, name)
 		}
 		d.Threshold = t
 	}

@@ -53,6 +53,9 @@ func TestRootEditApply(t *testing.T) {
 		check   func(t *testing.T, c RootConfig)
 		wantErr string
 		editErr bool
+		// input and missing: the input the error names (its message starts
+		// with it; a command names its flag) and the delegation it lacks.
+		input, missing string
 	}{
 		{name: "renew keeps everything", edit: RootEdit{Expires: expires.Add(time.Hour)}, check: func(t *testing.T, c RootConfig) {
 			if len(c.RootKeys) != 1 || len(c.IndexKeys) != 1 || len(c.Delegations) != 1 || !c.Expires.Equal(expires.Add(time.Hour)) || len(c.QAKeys) != 0 {
@@ -85,10 +88,10 @@ func TestRootEditApply(t *testing.T) {
 				t.Errorf("delegations = %+v, want none", c.Delegations)
 			}
 		}},
-		{name: "undelegate unknown", edit: RootEdit{Undelegate: []string{"team-db"}, Expires: expires}, wantErr: "--undelegate team-db: the root has no such delegation"},
-		{name: "malformed delegate", edit: RootEdit{Delegate: []string{"team-db"}, Expires: expires}, wantErr: `--delegate "team-db": want NAME=PATTERN[,PATTERN]`, editErr: true},
-		{name: "key of unknown delegation", edit: RootEdit{DelegateKeys: []string{"team-db=" + k["virt"] + ".pub"}, Expires: expires}, wantErr: "no delegation team-db; add it with --delegate team-db=PATTERN", editErr: true},
-		{name: "threshold not a number", edit: RootEdit{DelegateThresholds: []string{"team-virt=two"}, Expires: expires}, wantErr: `--delegate-threshold "team-virt=two": want NAME=N`, editErr: true},
+		{name: "undelegate unknown", edit: RootEdit{Undelegate: []string{"team-db"}, Expires: expires}, wantErr: "undelegate team-db: the root has no such delegation", input: "undelegate"},
+		{name: "malformed delegate", edit: RootEdit{Delegate: []string{"team-db"}, Expires: expires}, wantErr: `delegate "team-db": want NAME=PATTERN[,PATTERN]`, editErr: true, input: "delegate"},
+		{name: "key of unknown delegation", edit: RootEdit{DelegateKeys: []string{"team-db=" + k["virt"] + ".pub"}, Expires: expires}, wantErr: "delegate-key team-db=…: no delegation team-db", editErr: true, input: "delegate-key", missing: "team-db"},
+		{name: "threshold not a number", edit: RootEdit{DelegateThresholds: []string{"team-virt=two"}, Expires: expires}, wantErr: `delegate-threshold "team-virt=two": want NAME=N`, editErr: true, input: "delegate-threshold"},
 		{name: "missing key file", edit: RootEdit{RootKeys: []string{"/nonexistent/root.pub"}, Expires: expires}, wantErr: "key /nonexistent/root.pub: "},
 		{name: "no expiry", edit: RootEdit{}, wantErr: "a root must expire", editErr: true},
 	} {
@@ -106,6 +109,17 @@ func TestRootEditApply(t *testing.T) {
 				var ee *RootEditError
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || errors.As(err, &ee) != tc.editErr {
 					t.Fatalf("Apply = %v, want an error containing %q (a *RootEditError: %v)", err, tc.wantErr, tc.editErr)
+				}
+				var ie *InputError
+				input, missing := "", ""
+				switch {
+				case errors.As(err, &ee):
+					input, missing = ee.Input, ee.Missing
+				case errors.As(err, &ie):
+					input = ie.Input
+				}
+				if input != tc.input || missing != tc.missing || (tc.input != "" && !strings.HasPrefix(err.Error(), tc.input+" ")) {
+					t.Errorf("Apply = %v about input %q (delegation %q missing), want input %q starting the message (delegation %q missing)", err, input, missing, tc.input, tc.missing)
 				}
 				return
 			}

@@ -231,7 +231,7 @@ func checkVerifyInputs(indexBytes []byte, trust *Trust, opts VerifyOptions, each
 		return errors.New("verify needs trusted index keys or root keys")
 	}
 	if !opts.DiscardIndex && each == nil && len(indexBytes) > maxKept {
-		return refuse("index.yaml", ErrTooLarge, "%d bytes is more than the %d an index merged over may have (MaxKeptIndexSize); merge with 'kbuild repo index --index', which streams the base", len(indexBytes), maxKept)
+		return refuse("index.yaml", ErrBaseTooLarge, "%d bytes is more than the %d an index merged over may have (MaxKeptIndexSize), so only a merge that streams the base takes it", len(indexBytes), maxKept)
 	}
 	return nil
 }
@@ -311,12 +311,12 @@ func checkTimes(x *index.RepositoryIndex, trust *Trust, opts VerifyOptions, res 
 		return refuse("index.yaml", ErrFuture, "generated %s is in the future (reference time %s); check the publisher's SOURCE_DATE_EPOCH and clocks", fmtTime(x.Generated), fmtTime(opts.Now))
 	}
 	if trust.usesRoot() && x.Expires.IsZero() {
-		return refuse("index.yaml", ErrExpired, "index has no expires; under a root of trust every index must expire (publish it with --expires)")
+		return refuse("index.yaml", ErrNoExpiry, "index has no expires; under a root of trust every index must expire")
 	}
 	if !x.Expires.IsZero() && !opts.Now.Before(x.Expires) {
-		msg := fmt.Sprintf("index expired at %s (reference time %s); the publisher must re-sign it ('kbuild repo index --index')", fmtTime(x.Expires), fmtTime(opts.Now))
+		msg := fmt.Sprintf("index expired at %s (reference time %s); the publisher must re-sign it", fmtTime(x.Expires), fmtTime(opts.Now))
 		if !opts.AllowExpired {
-			return refuse("index.yaml", ErrExpired, "%s", msg)
+			return refuse("index.yaml", ErrIndexExpired, "%s", msg)
 		}
 		res.Warnings = append(res.Warnings, "index.yaml: "+msg)
 	}
@@ -494,7 +494,7 @@ func precheckSignatures(sigBytes []byte, ks *signingKeys) ([]index.Signature, er
 		}
 	}
 	if len(candidates) < ks.threshold {
-		return nil, refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %s has %d signature(s)%s, %d of them by the %d key(s) of the index role of root version %d (%s), %d needed%s; sign the index with a current index key (kbuild publish --key)",
+		return nil, refuse("index.yaml", ErrIndexNotSigned, "index is not signed by a trusted key: %s has %d signature(s)%s, %d of them by the %d key(s) of the index role of root version %d (%s), %d needed%s; sign the index with a current index key",
 			indexSigFile, len(sigs), sigKeyIDs(sigs), len(candidates), ks.distinct, ks.root, shortIDs(ks.keys), ks.threshold, ks.whoSigned(sigs, trusted, nil))
 	}
 	return sigs, nil
@@ -553,7 +553,7 @@ func checkIndexSignatures(indexBytes, sigBytes []byte, ks *signingKeys, res *Ver
 			trusted[id] = true
 		}
 		if who := ks.whoSigned(sigs, trusted, indexBytes); who != "" {
-			return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d key(s) of the index role (%s), %d needed; %s has %d signature(s)%s%s; sign the index with a current index key (kbuild publish --key)",
+			return refuse("index.yaml", ErrIndexNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d key(s) of the index role (%s), %d needed; %s has %d signature(s)%s%s; sign the index with a current index key",
 				len(res.SignedBy), ks.distinct, shortIDs(ks.keys), ks.threshold, indexSigFile, len(sigs), sigKeyIDs(sigs), who)
 		}
 		return refuse("index.yaml", ErrNotSigned, "index is not signed by a trusted key: %d valid signature(s) by the %d trusted key(s) (%s), %d needed; %s has %d signature(s)%s — index.yaml was changed after signing, the signature is for other bytes (an index.yaml and index.yaml.sig of different publishes?), or it was made by another key; upload the index.yaml.sig published with this index.yaml, or publish again",
@@ -792,9 +792,9 @@ func checkFinalRoot(final *Root, opts VerifyOptions, warnings []string) (*Root, 
 		}
 	}
 	if !opts.Now.Before(final.Signed.Expires) {
-		msg := fmt.Sprintf("root version %d expired at %s (reference time %s); the root key holders must publish the next version ('kbuild trust root next')", final.Signed.Version, fmtTime(final.Signed.Expires), fmtTime(opts.Now))
+		msg := fmt.Sprintf("root version %d expired at %s (reference time %s); the root key holders must publish the next version", final.Signed.Version, fmtTime(final.Signed.Expires), fmtTime(opts.Now))
 		if !opts.AllowExpired {
-			return nil, nil, refuse("root.yaml", ErrExpired, "%s", msg)
+			return nil, nil, refuse("root.yaml", ErrRootExpired, "%s", msg)
 		}
 		warnings = append(warnings, "root.yaml: "+msg)
 	}
@@ -825,7 +825,7 @@ func checkRootSigs(r, prev *Root, t *Trust) error {
 		role := prev.Signed.Roles[RoleRoot]
 		ks := prev.verifiers(role.KeyIDs)
 		if got := checkSignatures(b, r.Signatures, ks); len(got) < role.Threshold {
-			return refuse(what, ErrNotSigned, "root version %d is not signed by the root keys of version %d: %d valid signature(s) by %s, %d needed; the previous root's keys must sign a new root ('kbuild trust root sign')",
+			return refuse(what, ErrRootNotSigned, "root version %d is not signed by the root keys of version %d: %d valid signature(s) by %s, %d needed; the previous root's keys must sign a new root",
 				r.Signed.Version, prev.Signed.Version, len(got), shortIDs(ks), role.Threshold)
 		}
 	}

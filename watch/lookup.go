@@ -36,9 +36,6 @@ type Option func(*Looker)
 // netdeadline.Budget, a git ls-remote by 20 times the idle timeout.
 func WithTimeout(d time.Duration) Option { return func(l *Looker) { l.idle = d } }
 
-// WithLimits bounds the answers (default: see Limits).
-func WithLimits(lim Limits) Option { return func(l *Looker) { l.limits = lim } }
-
 // WithPlainHTTP says which OCI registries may be reached over plain
 // HTTP (default none).
 func WithPlainHTTP(p plainhttp.Policy) Option { return func(l *Looker) { l.plain = p } }
@@ -48,9 +45,6 @@ func WithKeychain(k authn.Keychain) Option { return func(l *Looker) { l.keychain
 
 // WithOffline makes every look-up fail with ErrOffline (default false).
 func WithOffline(off bool) Option { return func(l *Looker) { l.offline = off } }
-
-// WithGit sets the git program (default "git" on $PATH).
-func WithGit(prog string) Option { return func(l *Looker) { l.git = prog } }
 
 // NewLooker returns a Looker configured by opts.
 func NewLooker(opts ...Option) *Looker {

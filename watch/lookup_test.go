@@ -144,7 +144,7 @@ func TestOCIUpstream(t *testing.T) {
 	for _, v := range []string{"0.9.0", "1.0.0", "1.0.1", "1.1.0-beta.1"} {
 		upstreamtest.PushChart(t, reg, repo+"/charts", "demo", v)
 	}
-	l := NewLooker(WithPlainHTTP(plainhttp.Policy{Loopback: true}), WithLimits(Limits{Pages: 20}))
+	l := NewLooker(WithPlainHTTP(plainhttp.Policy{Loopback: true}), withLimits(Limits{Pages: 20}))
 	s := mustLookup(t, l, Upstream{OCI: &OCIUpstream{Repository: reg + "/" + repo + "/app"}, Versions: VersionPolicy{Constraint: "~1.9"}})
 	if got, want := versions(s), "1.9.4 1.9.3 1.9.1 1.9.0"; got != want {
 		t.Errorf("image versions = %q, want %q", got, want)
@@ -209,7 +209,7 @@ func TestHostileUpstreams(t *testing.T) {
 	defer srv.Close()
 	srvURL = srv.URL
 	host := strings.TrimPrefix(srv.URL, "http://")
-	l := NewLooker(WithLimits(Limits{Bytes: 1 << 20, Pages: 5}), WithPlainHTTP(plainhttp.Policy{Loopback: true}), WithTimeout(5*time.Second))
+	l := NewLooker(withLimits(Limits{Bytes: 1 << 20, Pages: 5}), WithPlainHTTP(plainhttp.Policy{Loopback: true}), WithTimeout(5*time.Second))
 	for _, tc := range []struct {
 		name string
 		u    Upstream
@@ -292,3 +292,6 @@ requires: [{package: cdi, version: "~{major}.{minor}", from: cdi}]
 		t.Errorf("reports = %+v", reports)
 	}
 }
+
+// withLimits lowers the bounds on the answers (see Limits).
+func withLimits(lim Limits) Option { return func(l *Looker) { l.limits = lim } }

@@ -104,7 +104,7 @@ func KubeVersionFor(md *chart.Metadata, requested string) (*chartutil.KubeVersio
 			return nil, err
 		}
 		if constraint != "" && !chartutil.IsCompatibleRange(constraint, kv.Version) {
-			return nil, fmt.Errorf("chart %s requires kubeVersion %q, which Kubernetes %s does not satisfy; pick a version in that range with --kube-version", name, constraint, kv.Version)
+			return nil, &KubeVersionError{Chart: name, Constraint: constraint, Requested: kv.Version}
 		}
 		return kv, nil
 	}
@@ -122,5 +122,23 @@ func KubeVersionFor(md *chart.Metadata, requested string) (*chartutil.KubeVersio
 			return chartutil.ParseKubeVersion(v)
 		}
 	}
-	return nil, fmt.Errorf("chart %s requires kubeVersion %q, which no Kubernetes release from v1.%d.0 to %s satisfies; render it with --kube-version", name, constraint, oldestKubeMinor, DefaultKubeVersion)
+	return nil, &KubeVersionError{Chart: name, Constraint: constraint}
+}
+
+// KubeVersionError is the error of KubeVersionFor about a chart whose
+// kubeVersion excludes the Kubernetes version asked for (Requested) or,
+// when none was, every release from v1.16.0 to DefaultKubeVersion; a
+// command line says how to ask for another.
+type KubeVersionError struct {
+	// Chart is the chart's name and Constraint its kubeVersion.
+	Chart, Constraint string
+	// Requested is the version asked for (v1.MINOR.PATCH), or "".
+	Requested string
+}
+
+func (e *KubeVersionError) Error() string {
+	if e.Requested != "" {
+		return fmt.Sprintf("chart %s requires kubeVersion %q, which Kubernetes %s does not satisfy", e.Chart, e.Constraint, e.Requested)
+	}
+	return fmt.Sprintf("chart %s requires kubeVersion %q, which no Kubernetes release from v1.%d.0 to %s satisfies", e.Chart, e.Constraint, oldestKubeMinor, DefaultKubeVersion)
 }

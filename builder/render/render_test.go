@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -219,7 +220,7 @@ func TestRenderKubeVersion(t *testing.T) {
 		{name: "chart caps the version", constraint: `"<1.25.0-0"`, wantVersion: "v1.24.0", wantPDB: "policy/v1", wantBetaPDB: true},
 		{name: "chart range", constraint: `">=1.28.0-0 <1.31.0-0"`, wantVersion: "v1.30.0", wantPDB: "policy/v1", wantClass: true},
 		{name: "requested outside the chart's range", constraint: `"<1.25.0-0"`, requested: "v1.30.1", wantErr: `chart capabilities requires kubeVersion "<1.25.0-0", which Kubernetes v1.30.1 does not satisfy`},
-		{name: "unsatisfiable", constraint: `">=2.0.0"`, wantErr: "render it with --kube-version"},
+		{name: "unsatisfiable", constraint: `">=2.0.0"`, wantErr: `chart capabilities requires kubeVersion ">=2.0.0", which no Kubernetes release from v1.16.0 to`},
 		{name: "bad version", requested: "latest", wantErr: `kube version "latest"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,6 +232,11 @@ func TestRenderKubeVersion(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Render = %v, want an error containing %q", err, tc.wantErr)
+				}
+				// A command line says how to render for another version.
+				var kv *KubeVersionError
+				if isKube := errors.As(err, &kv); isKube != (tc.constraint != "") || isKube && kv.Requested != tc.requested {
+					t.Errorf("Render = %v (a *KubeVersionError: %+v), want one for a chart's constraint, naming the version asked for", err, kv)
 				}
 				return
 			}

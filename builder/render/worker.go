@@ -122,7 +122,7 @@ type workerPool struct {
 	slots   chan struct{} // one token per worker that may be busy
 	mu      sync.Mutex
 	idle    []*renderWorker
-	started atomic.Int64 // workers started, for tests and measurements
+	started atomic.Int64 // workers started, for tests (TestRenderWorkerRestarts)
 }
 
 func newWorkerPool(limit int) *workerPool {
@@ -161,10 +161,6 @@ func (p *workerPool) put(w *renderWorker, healthy bool) {
 	}
 	<-p.slots
 }
-
-// WorkersStarted is the number of rendering workers this process has
-// started, for measurements (workers per chart in builder's benchmarks).
-func WorkersStarted() int64 { return renderWorkers.started.Load() }
 
 // StopWorkers ends the idle rendering workers and waits for them, so
 // that their CPU time is counted as the caller's (a worker also ends by

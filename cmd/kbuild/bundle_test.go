@@ -359,7 +359,7 @@ func TestBundleRealRecipes(t *testing.T) {
 		t.Fatalf("bundle create --platform: %s", r)
 	}
 	r = kbuild(t, work, nil, "bundle", "import", "amd64.tar", "--public-key", "keys/index.pub", "--mirror", "oci://"+mirror+"/amd64", "--site", "amd64-site", "--plain-http")
-	if r.code != exitFailed || !strings.Contains(r.stderr, "the bundle holds 1 of its 2 images (it was made with --platform)") {
+	if r.code != exitFailed || !strings.Contains(r.stderr, "the bundle holds 1 of its 2 images and this registry requires every image") || !strings.Contains(r.stderr, "a partial image index; it was made with --platform: make the bundle without --platform for this mirror: ") {
 		t.Errorf("import of a one-platform bundle into docker-registry: %s", r)
 	}
 	repos, _ := remote.Catalog(t.Context(), mreg)

@@ -125,7 +125,7 @@ Examples:
 			res, err := draft.Write(ctx, dir, req, draft.Tools{Fetcher: fetch, Lenient: lenient, Strict: strict})
 			var re *draft.RequestError
 			if errors.As(err, &re) {
-				return usagef("%v", err)
+				return usagef("%v", withHint(err))
 			}
 			if err != nil {
 				return err

@@ -147,7 +147,7 @@ func TestSBOMErrors(t *testing.T) {
 			"error: kubevirt@2.0.0 is not in dist directory ../../sbom/testdata/dist; kubevirt has 1.8.2 (build 1), 1.9.0 (build 4)"},
 		{"no output", []string{"sbom", sbomDist}, 2, "-o FILE is required"},
 		{"no input", []string{"sbom", "-o", out}, 2, "expected DIST, or --index REF"},
-		{"missing input", []string{"sbom", "no/such/dir", "-o", out}, 1, "expected a dist directory (kbuild build -o DIST) or an index.yaml"},
+		{"missing input", []string{"sbom", "no/such/dir", "-o", out}, 1, "expected a dist directory or an index.yaml; a dist directory is what kbuild build -o DIST writes"},
 		{"empty dist", []string{"sbom", t.TempDir(), "-o", out}, 1, "has no build records"},
 		{"missing trivy", []string{"sbom", sbomDist, "--with-image-contents", "--trivy", "/no/such/trivy", "-o", out}, 1,
 			"install it with `GOEXPERIMENT=jsonv2 go install github.com/aquasecurity/trivy/cmd/trivy@v0.74.0`"},

@@ -73,7 +73,7 @@ func (f *rootFlags) apply(c *trust.RootConfig, now time.Time, fresh bool) error 
 	err := e.Apply(c, fresh)
 	var ee *trust.RootEditError
 	if errors.As(err, &ee) {
-		return usagef("%v", err)
+		return usagef("%v", withHint(err))
 	}
 	return err
 }

@@ -188,7 +188,7 @@ func vocabularyProblems(fs *pflag.FlagSet, used map[string]bool) []string {
 		if f.Hidden {
 			target := fs.Lookup(strings.Join(f.Annotations[cli.AliasOf], ""))
 			switch {
-			case !cli.IsAlias(f):
+			case !isAlias(f):
 				out = append(out, fmt.Sprintf("--%s is hidden but no old spelling of another flag", f.Name))
 			case target == nil || target.Hidden:
 				out = append(out, fmt.Sprintf("--%s is an old spelling of --%s, which is not a visible flag", f.Name, f.Annotations[cli.AliasOf][0]))

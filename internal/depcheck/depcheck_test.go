@@ -60,6 +60,7 @@ var allowed = map[string][]string{
 	"internal/chartpin":      {"index", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "spec"},
 	"internal/controlplane":  {"internal/testenv"},
 	"internal/dist":          {"index", "spec"},
+	"internal/hint":          {},
 	"internal/kbuildversion": {},
 	"internal/kubepkgclient": {},
 	"internal/netdeadline":   {},

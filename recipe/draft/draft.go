@@ -40,10 +40,19 @@ type Request struct {
 }
 
 // RequestError reports a Request that names no release or names it
-// wrongly; the message says what is expected.
-type RequestError struct{ msg string }
+// wrongly; the message says what is expected. Input names the Request
+// field it is about ("chart", "manifest", "version"), or is "" for
+// neither chart nor manifests; a message about a field's value starts
+// with its name, so a command can name its flag instead.
+type RequestError struct {
+	Input string
+	msg   string
+}
 
 func (e *RequestError) Error() string { return e.msg }
+
+// InputName returns Input.
+func (e *RequestError) InputName() string { return e.Input }
 
 // Tools are what drafting uses: Fetcher pins the sources and resolves
 // image digests; Lenient renders the draft while its images are not
@@ -79,7 +88,7 @@ func Write(ctx context.Context, dir string, req Request, t Tools) (*Result, erro
 		return nil, fmt.Errorf("%s already exists; init writes new recipes only", file)
 	}
 	if (req.Chart == "") == (len(req.Manifests) == 0) {
-		return nil, &RequestError{"give either --chart or --manifest"}
+		return nil, &RequestError{msg: "give either a chart or manifests"}
 	}
 	d, err := sourcesOf(req)
 	if err != nil {
@@ -220,7 +229,7 @@ func sourcesOf(req Request) (*draft, error) {
 		at := strings.LastIndex(chart, "@")
 		slash := strings.LastIndex(chart, "/")
 		if at < 0 || slash < 0 || slash > at {
-			return nil, &RequestError{fmt.Sprintf("--chart %q: expected REPO/NAME@VERSION, e.g. https://charts.example.com/redis@7.2.4", chart)}
+			return nil, &RequestError{Input: "chart", msg: fmt.Sprintf("chart %q: expected REPO/NAME@VERSION, e.g. https://charts.example.com/redis@7.2.4", chart)}
 		}
 		repo, chartName, chartVersion := chart[:slash], chart[slash+1:at], chart[at+1:]
 		d.Sources = []draftSource{{"upstream", recipe.Source{Chart: &recipe.ChartSource{Repository: repo, Name: chartName, Version: chartVersion}}}}
@@ -234,7 +243,7 @@ func sourcesOf(req Request) (*draft, error) {
 		return d, nil
 	}
 	if d.Version == "" {
-		return nil, &RequestError{"--manifest needs --version, the upstream release"}
+		return nil, &RequestError{Input: "version", msg: "manifests need a version, the upstream release"}
 	}
 	seen := map[string]bool{}
 	for _, u := range manifests {

@@ -34,9 +34,9 @@ func TestSourcesOf(t *testing.T) {
 				{"kubevirt-operator", recipe.Source{URL: "https://x.example/v1/kubevirt-operator.yaml"}},
 				{"kubevirt-cr", recipe.Source{URL: "https://x.example/v1/kubevirt-cr.tar.gz"}},
 				{"kubevirt-operator-2", recipe.Source{URL: "https://y.example/kubevirt-operator.yaml"}}}}, ""},
-		{"chart without version", Request{Chart: "https://charts.example.com/redis"}, nil, `--chart "https://charts.example.com/redis": expected REPO/NAME@VERSION`},
+		{"chart without version", Request{Chart: "https://charts.example.com/redis"}, nil, `chart "https://charts.example.com/redis": expected REPO/NAME@VERSION`},
 		{"chart without repository", Request{Chart: "redis@7.2.4"}, nil, "expected REPO/NAME@VERSION"},
-		{"manifests without version", Request{Manifests: []string{"https://x.example/a.yaml"}}, nil, "--manifest needs --version"},
+		{"manifests without version", Request{Manifests: []string{"https://x.example/a.yaml"}}, nil, "manifests need a version"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := sourcesOf(tc.req)
@@ -44,6 +44,9 @@ func TestSourcesOf(t *testing.T) {
 				var re *RequestError
 				if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("sourcesOf(%+v) = %v, want a *RequestError containing %q", tc.req, err, tc.wantErr)
+				}
+				if re.Input == "chart" && !strings.HasPrefix(err.Error(), "chart ") {
+					t.Errorf("sourcesOf(%+v) = %v about input %q, want the message to start with it", tc.req, err, re.Input)
 				}
 				return
 			}

@@ -66,6 +66,3 @@ func ResolveAliases(w io.Writer, cmd string, fs *pflag.FlagSet) {
 		fmt.Fprintf(w, "warning: %s: %s is deprecated and goes away in the next release; use --%s\n", cmd, spelling, a[0])
 	})
 }
-
-// IsAlias says whether f is an old spelling.
-func IsAlias(f *pflag.Flag) bool { return len(f.Annotations[AliasOf]) == 1 }
