@@ -77,6 +77,8 @@ type Step struct {
 
 type process struct {
 	name string
+	bin  string
+	args []string
 	cmd  *exec.Cmd
 	log  *os.File
 	done chan struct{}
@@ -173,7 +175,7 @@ func (c *Cluster) start(name, bin string, args ...string) (*process, error) {
 		log.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, log: log, done: make(chan struct{})}
+	p := &process{name: name, bin: bin, args: args, cmd: cmd, log: log, done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); log.Close(); close(p.done) }()
 	c.procs = append(c.procs, p)
 	return p, nil
@@ -195,6 +197,26 @@ func (p *process) stop(grace time.Duration) {
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.done
+}
+
+// restart starts p again, in p's place among the cluster's processes,
+// once p has exited; p's log is kept as LOG.1 beside the new one.
+func (c *Cluster) restart(p *process) (*process, error) {
+	<-p.done
+	if err := os.Rename(p.log.Name(), p.log.Name()+".1"); err != nil {
+		return nil, err
+	}
+	q, err := c.start(p.name, p.bin, p.args...)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = c.procs[:len(c.procs)-1]
+	for i := range c.procs {
+		if c.procs[i] == p {
+			c.procs[i] = q
+		}
+	}
+	return q, nil
 }
 
 // exited says why a process that should be running is not, with the end

@@ -1,8 +1,10 @@
 package controlplane
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -47,7 +49,48 @@ func (c *Cluster) startNodes(ctx context.Context, o Options) error {
 		return err
 	}
 	kwok := c.procs[len(c.procs)-1]
-	for _, n := range o.Nodes {
+	for restarts := 0; ; restarts++ {
+		err := nodesReady(ctx, cs, kwok, o.Nodes)
+		if err == nil {
+			break
+		}
+		if restarts == maxKwokRestarts || !kwokRaced(kwok) {
+			return err
+		}
+		if kwok, err = c.restart(kwok); err != nil {
+			return err
+		}
+	}
+	cm := c.procs[len(c.procs)-3]
+	return poll(ctx, cm, func() error {
+		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+}
+
+// maxKwokRestarts is how often startNodes starts kwok again after the
+// start-up race of kwokRaced.
+const maxKwokRestarts = 2
+
+// kwokRaced says whether kwok exited with the data race of kwok v0.8.0's
+// start: its node and pod controllers initialise their Stages' CEL
+// environments at once, and easycel (v0.6.0, types.go) fills a shared
+// type map without a lock, so the Go runtime now and then stops kwok with
+// "fatal error: concurrent map writes" before any node is Ready. Nothing
+// was done yet, so starting it again is safe; any other exit is an error.
+func kwokRaced(kwok *process) bool {
+	select {
+	case <-kwok.done:
+	default:
+		return false
+	}
+	b, err := os.ReadFile(kwok.log.Name())
+	return err == nil && bytes.Contains(b, []byte("fatal error: concurrent map writes")) && bytes.Contains(b, []byte("easycel"))
+}
+
+// nodesReady waits until kwok has made every node Ready.
+func nodesReady(ctx context.Context, cs kubernetes.Interface, kwok *process, nodes []Node) error {
+	for _, n := range nodes {
 		if err := poll(ctx, kwok, func() error {
 			node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 			if err != nil {
@@ -63,11 +106,7 @@ func (c *Cluster) startNodes(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	cm := c.procs[len(c.procs)-3]
-	return poll(ctx, cm, func() error {
-		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err
-	})
+	return nil
 }
 
 // defaultStorageClass makes the cluster's default StorageClass, standard,
