@@ -74,16 +74,9 @@ func (r *releaseRecords) Update(key string, rls *release.Release) error {
 // recordSecret is Helm's newSecretsObject: the release's own labels, the
 // time label, then name, owner, status and version.
 func recordSecret(key string, rls *release.Release, timeLabel string) (*corev1.Secret, error) {
-	data, err := encodeRecord(rls, gzip.BestSpeed)
+	data, err := encodeFitting(rls, corev1.MaxSecretSize-len("release"))
 	if err != nil {
 		return nil, err
-	}
-	if len(data)+len("release") > corev1.MaxSecretSize {
-		// A record the API server would refuse at BestSpeed may fit at
-		// Helm's level: never refuse what helm would store.
-		if data, err = encodeRecord(rls, gzip.BestCompression); err != nil {
-			return nil, err
-		}
 	}
 	labels := make(map[string]string, len(rls.Labels)+5)
 	for k, v := range rls.Labels {
@@ -99,6 +92,18 @@ func recordSecret(key string, rls *release.Release, timeLabel string) (*corev1.S
 		Type:       "helm.sh/release.v1",
 		Data:       map[string][]byte{"release": data},
 	}, nil
+}
+
+// encodeFitting encodes rls at BestSpeed, or at Helm's BestCompression
+// when that would be over limit bytes: a record the API server would
+// refuse at BestSpeed may fit at Helm's level, and kbuild must not refuse
+// what helm would store.
+func encodeFitting(rls *release.Release, limit int) ([]byte, error) {
+	data, err := encodeRecord(rls, gzip.BestSpeed)
+	if err != nil || len(data) <= limit {
+		return data, err
+	}
+	return encodeRecord(rls, gzip.BestCompression)
 }
 
 // gzipWriters holds a compressor per level in use; a flate compressor is

@@ -14,7 +14,10 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"kbuild.dev/kbuild/internal/testenv"
 )
@@ -165,4 +168,50 @@ func BenchmarkEncodeRecord(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(j)), "json-B")
 	})
+}
+
+// TestEncodeFitting: a record over the limit at BestSpeed is written at
+// Helm's BestCompression, and either decodes with Helm's own driver.
+func TestEncodeFitting(t *testing.T) {
+	var m strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&m, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n  k: \"%x\"\n", i, i*104729)
+	}
+	rls := &release.Release{Name: "app", Namespace: "ns", Version: 1, Manifest: m.String(), Info: &release.Info{Status: release.StatusDeployed}}
+	fast, err := encodeRecord(rls, gzip.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, err := encodeRecord(rls, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(best) >= len(fast) {
+		t.Fatalf("BestCompression %d bytes, BestSpeed %d: the case needs the first smaller", len(best), len(fast))
+	}
+	xfl := func(data []byte) byte {
+		gz, err := base64.StdEncoding.DecodeString(string(data))
+		if err != nil || len(gz) < 10 {
+			t.Fatalf("not base64 of gzip: %v", err)
+		}
+		return gz[8]
+	}
+	for _, c := range []struct {
+		limit int
+		xfl   byte
+	}{{len(fast), 4}, {len(fast) - 1, 2}, {len(best), 2}} {
+		got, err := encodeFitting(rls, c.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if xfl(got) != c.xfl {
+			t.Errorf("limit %d (BestSpeed %d, BestCompression %d bytes): gzip XFL %d, want %d", c.limit, len(fast), len(best), xfl(got), c.xfl)
+		}
+		// Helm's own driver reads it back.
+		cs := fake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns"}, Data: map[string][]byte{"release": got}})
+		back, err := driver.NewSecrets(cs.CoreV1().Secrets("ns")).Get("r")
+		if err != nil || back.Manifest != rls.Manifest || back.Name != "app" {
+			t.Errorf("limit %d: Helm's driver read %v, %v", c.limit, back, err)
+		}
+	}
 }
