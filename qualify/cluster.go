@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
@@ -35,6 +36,9 @@ type cluster struct {
 	shared *rest.Config
 	cs     kubernetes.Interface
 	dyn    dynamic.Interface
+	// meta reads objects' metadata only (protobuf, no spec, status or
+	// data): what leftovers and status-less kinds need (getAll).
+	meta   metadata.Interface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	// discovery is the in-memory discovery cache under mapper.
 	discovery discovery.CachedDiscoveryInterface
@@ -65,6 +69,10 @@ func connect(kubeconfig, kubecontext string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -74,7 +82,7 @@ func connect(kubeconfig, kubecontext string) (*cluster, error) {
 		return nil, err
 	}
 	mdc := memory.NewMemCacheClient(dc)
-	return &cluster{config: cfg, shared: shared, cs: cs, dyn: dyn, discovery: mdc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(mdc)}, nil
+	return &cluster{config: cfg, shared: shared, cs: cs, dyn: dyn, meta: md, discovery: mdc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(mdc)}, nil
 }
 
 // object is one object a release made.
@@ -171,7 +179,11 @@ func (c *cluster) get(ctx context.Context, o object) (*unstructured.Unstructured
 // for Secrets (a namespace's list holds Helm's release records, far
 // larger than the objects asked for) or when the list is refused.
 // A list is read from etcd as a get is (no resourceVersion: the newest).
-func (c *cluster) getAll(ctx context.Context, objs []object) (map[object]*unstructured.Unstructured, error) {
+//
+// With metaOnly, only the objects' metadata is read (the metadata
+// client: the apiVersion and kind of the object, its metadata, nothing
+// else): Secrets then listed as any kind, their data never sent.
+func (c *cluster) getAll(ctx context.Context, objs []object, metaOnly bool) (map[object]*unstructured.Unstructured, error) {
 	type group struct {
 		gvr  schema.GroupVersionResource
 		ns   string
@@ -195,12 +207,8 @@ func (c *cluster) getAll(ctx context.Context, objs []object) (map[object]*unstru
 	}
 	out := make(map[object]*unstructured.Unstructured, len(objs))
 	for _, g := range groups {
-		if len(g.objs) > 1 && g.gvr != corev1.SchemeGroupVersion.WithResource("secrets") {
-			var ri dynamic.ResourceInterface = c.dyn.Resource(g.gvr)
-			if g.ns != "" {
-				ri = c.dyn.Resource(g.gvr).Namespace(g.ns)
-			}
-			list, err := ri.List(ctx, metav1.ListOptions{})
+		if len(g.objs) > 1 && (metaOnly || g.gvr != corev1.SchemeGroupVersion.WithResource("secrets")) {
+			list, err := c.list(ctx, g.gvr, g.ns, metaOnly)
 			if err == nil {
 				names := make(map[string]*unstructured.Unstructured, len(list.Items))
 				for i := range list.Items {
@@ -208,6 +216,9 @@ func (c *cluster) getAll(ctx context.Context, objs []object) (map[object]*unstru
 				}
 				for _, o := range g.objs {
 					if u := names[o.Name]; u != nil {
+						if metaOnly {
+							u.SetGroupVersionKind(o.GVK)
+						}
 						out[o] = u
 					}
 				}
@@ -222,7 +233,11 @@ func (c *cluster) getAll(ctx context.Context, objs []object) (map[object]*unstru
 			}
 		}
 		for _, o := range g.objs {
-			u, err := c.get(ctx, o)
+			get := c.get
+			if metaOnly {
+				get = c.getMeta
+			}
+			u, err := get(ctx, o)
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", o, err)
 			}
@@ -232,6 +247,69 @@ func (c *cluster) getAll(ctx context.Context, objs []object) (map[object]*unstru
 		}
 	}
 	return out, nil
+}
+
+// list lists a resource in a namespace ("" for all or cluster-scoped),
+// whole or metadata only.
+func (c *cluster) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, metaOnly bool) (*unstructured.UnstructuredList, error) {
+	if !metaOnly {
+		var ri dynamic.ResourceInterface = c.dyn.Resource(gvr)
+		if ns != "" {
+			ri = c.dyn.Resource(gvr).Namespace(ns)
+		}
+		return ri.List(ctx, metav1.ListOptions{})
+	}
+	var ri metadata.ResourceInterface = c.meta.Resource(gvr)
+	if ns != "" {
+		ri = c.meta.Resource(gvr).Namespace(ns)
+	}
+	pl, err := ri.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := &unstructured.UnstructuredList{Items: make([]unstructured.Unstructured, len(pl.Items))}
+	for i := range pl.Items {
+		if out.Items[i].Object, err = metaObject(&pl.Items[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// getMeta reads the live object's metadata; a missing one is (nil, nil).
+func (c *cluster) getMeta(ctx context.Context, o object) (*unstructured.Unstructured, error) {
+	mapping, err := c.mapping(o.GVK)
+	if err != nil {
+		return nil, err
+	}
+	var ri metadata.ResourceInterface = c.meta.Resource(mapping.Resource)
+	if o.Namespace != "" {
+		ri = c.meta.Resource(mapping.Resource).Namespace(o.Namespace)
+	}
+	p, err := ri.Get(ctx, o.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := metaObject(p)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(o.GVK)
+	return u, nil
+}
+
+// metaObject is p as an unstructured object of its own apiVersion and
+// kind (the metadata client answers PartialObjectMetadata).
+func metaObject(p *metav1.PartialObjectMetadata) (map[string]any, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p.ObjectMeta)
+	if err != nil {
+		return nil, fmt.Errorf("metadata of %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return map[string]any{"metadata": m}, nil
 }
 
 // unreachable reports whether err says the API server could not be

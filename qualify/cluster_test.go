@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -69,7 +70,7 @@ func TestGetAll(t *testing.T) {
 	if c.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	live, err := c.getAll(ctx, objs)
+	live, err := c.getAll(ctx, objs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,5 +102,48 @@ func TestGetAll(t *testing.T) {
 	}
 	if d, _, _ := unstructured.NestedStringMap(live[objs[0]].Object, "data"); d["k"] != "a" {
 		t.Errorf("ConfigMap a read with data %v, want k: a", d)
+	}
+
+	// Metadata only: Secrets listed too, no data, the same objects, the
+	// same kstatus for the kinds the waiter reads so (statusless).
+	log.reqs = nil
+	if c.meta, err = metadata.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	metaLive, err := c.getAll(ctx, objs, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(log.reqs)
+	want = []string{
+		"GET /api/v1/namespaces/getall",
+		"GET /api/v1/namespaces/getall/configmaps",
+		"GET /api/v1/namespaces/getall/secrets",
+	}
+	if !slices.Equal(log.reqs, want) {
+		t.Errorf("getAll (metadata) made the requests\n  %v\nwant\n  %v", log.reqs, want)
+	}
+	for _, o := range objs {
+		u, full := metaLive[o], live[o]
+		if o == missing {
+			if u != nil {
+				t.Errorf("getAll (metadata) found %s, which does not exist", o)
+			}
+			continue
+		}
+		if u == nil || u.GetUID() != full.GetUID() || u.GetResourceVersion() != full.GetResourceVersion() || u.GroupVersionKind() != o.GVK || u.GetName() != o.Name {
+			t.Errorf("getAll (metadata) read %s as %v, the whole object is %v", o, u, full)
+			continue
+		}
+		if _, ok := u.Object["data"]; ok {
+			t.Errorf("getAll (metadata) read %s with its data", o)
+		}
+		if statusless[o.GVK.GroupKind()] {
+			d1, f1, l1 := kstatusEval(u)
+			d2, f2, l2 := kstatusEval(full)
+			if d1 != d2 || f1 != f2 || l1 != l2 {
+				t.Errorf("kstatus of %s: %v %v %q from its metadata, %v %v %q from the whole object", o, d1, f1, l1, d2, f2, l2)
+			}
+		}
 	}
 }

@@ -37,6 +37,9 @@ func (h *helmClient) config(namespace string) (*action.Configuration, error) {
 	if err := c.Init(newRESTGetter(h.cluster, h.kubeconfig, h.context, namespace), namespace, "secret", h.log); err != nil {
 		return nil, fmt.Errorf("helm configuration for namespace %s: %w", namespace, err)
 	}
+	// Helm's Secrets driver, but records compressed by a pooled writer
+	// (records.go).
+	c.Releases.Driver = newReleaseRecords(h.cluster.cs.CoreV1().Secrets(namespace), h.log)
 	if kc, ok := c.KubeClient.(*kube.Client); ok {
 		kc.Factory = validatingFactory{Factory: kc.Factory, kinds: &h.kinds}
 	}

@@ -3,6 +3,7 @@ package qualify
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -88,16 +89,28 @@ func (w *waiter) wait(ctx context.Context, r Release, objs []object) ([]types.UI
 	var uids []types.UID
 	for {
 		var still []*pendingCheck
-		objs := make([]object, 0, len(pending))
+		var full, meta []object
 		for _, p := range pending {
-			if !slices.Contains(objs, p.obj) {
-				objs = append(objs, p.obj)
+			if p.check != "kstatus" || !statusless[p.obj.GVK.GroupKind()] {
+				if !slices.Contains(full, p.obj) {
+					full = append(full, p.obj)
+				}
 			}
 		}
-		live, err := w.c.getAll(ctx, objs)
+		for _, p := range pending {
+			if !slices.Contains(full, p.obj) && !slices.Contains(meta, p.obj) {
+				meta = append(meta, p.obj)
+			}
+		}
+		live, err := w.c.getAll(ctx, full, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
+		liveMeta, err := w.c.getAll(ctx, meta, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r, err)
+		}
+		maps.Copy(live, liveMeta)
 		for _, p := range pending {
 			u := live[p.obj]
 			if u == nil {
@@ -131,6 +144,21 @@ func (w *waiter) wait(ctx context.Context, r Release, objs []object) ([]types.UI
 		case <-time.After(w.interval):
 		}
 	}
+}
+
+// statusless are the built-in kinds that have neither spec nor status:
+// kstatus computes them from their metadata alone (being deleted or not,
+// the generic rules on status.observedGeneration and status.conditions
+// find nothing, no kind-specific rule), so the waiter reads only their
+// metadata (a Secret's data, a ConfigMap's, is never sent).
+var statusless = map[schema.GroupKind]bool{
+	{Kind: "ConfigMap"}:      true,
+	{Kind: "Secret"}:         true,
+	{Kind: "ServiceAccount"}: true,
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               true,
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: true,
 }
 
 func kstatusEval(u *unstructured.Unstructured) (bool, bool, string) {
