@@ -34,21 +34,7 @@ import (
 func TestFollowFluxSemver(t *testing.T) {
 	reg := testenv.Registry(t)
 	helm := testenv.Tool(t, "helm")
-	work := t.TempDir()
-	if err := copyDir(filepath.Join(repoRoot, "examples"), filepath.Join(work, "recipes")); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(work, "recipes", "examples.go"))
-	keys := filepath.Join(work, "keys")
-	rootKey, idx, qa := keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa")
-	rootFile := filepath.Join(keys, "root.yaml")
-	epochEnv(t, time.Hour)
-	if r := runInProcess("trust", "root", "new", "--root-key", rootKey+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
-		t.Fatal(r)
-	}
-	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", rootKey+".key"); r.code != 0 {
-		t.Fatal(r)
-	}
+	work, rootFile, idx, qa := qaRepository(t)
 	suites, err := os.ReadFile("../../suite/testdata/suites.yaml")
 	if err != nil {
 		t.Fatal(err)

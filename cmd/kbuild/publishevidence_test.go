@@ -28,21 +28,7 @@ import (
 func TestPublishEvidence(t *testing.T) {
 	reg := testenv.Registry(t)
 	oras := testenv.Tool(t, "oras")
-	work := t.TempDir()
-	if err := copyDir(filepath.Join(repoRoot, "examples"), filepath.Join(work, "recipes")); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(work, "recipes", "examples.go"))
-	keys := filepath.Join(work, "keys")
-	rootKey, idx, qa := keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa")
-	rootFile := filepath.Join(keys, "root.yaml")
-	epochEnv(t, time.Hour)
-	if r := runInProcess("trust", "root", "new", "--root-key", rootKey+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
-		t.Fatal(r)
-	}
-	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", rootKey+".key"); r.code != 0 {
-		t.Fatal(r)
-	}
+	work, rootFile, idx, qa := qaRepository(t)
 	suites, err := os.ReadFile("../../suite/testdata/suites.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -150,21 +136,7 @@ func TestPublishEvidence(t *testing.T) {
 // package's page and the package list.
 func TestPublishEvidenceRoot(t *testing.T) {
 	reg := testenv.Registry(t)
-	work := t.TempDir()
-	if err := copyDir(filepath.Join(repoRoot, "examples"), filepath.Join(work, "recipes")); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(work, "recipes", "examples.go"))
-	keys := filepath.Join(work, "keys")
-	rootKey, idx, qa := keygen(t, keys, "root"), keygen(t, keys, "index"), keygen(t, keys, "qa")
-	rootFile := filepath.Join(keys, "root.yaml")
-	epochEnv(t, time.Hour)
-	if r := runInProcess("trust", "root", "new", "--root-key", rootKey+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
-		t.Fatal(r)
-	}
-	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", rootKey+".key"); r.code != 0 {
-		t.Fatal(r)
-	}
+	work, rootFile, idx, qa := qaRepository(t)
 	publishArgs := []string{"publish", "recipes", "--registry", uniqueRepo(t, reg), "--plain-http", "--sign-key", idx + ".key", "--root", rootFile, "--site", "site", "--cache-dir", filepath.Join(work, "cache")}
 	if r := kbuild(t, work, nil, publishArgs...); r.code != 0 {
 		t.Fatalf("first publish: %s", r)
@@ -235,4 +207,29 @@ func writeForeignEvidence(t *testing.T, site, rootFile, keyFile, out string) {
 	if err := os.WriteFile(out, env, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// qaRepository is a recipes repository (the examples, in WORK/recipes)
+// under a signed root with index and qa roles (WORK/keys/root.yaml), and
+// SOURCE_DATE_EPOCH an hour ago: the work directory, the root file and the
+// index and qa keys' paths without .key or .pub.
+func qaRepository(t *testing.T) (work, rootFile, idx, qa string) {
+	t.Helper()
+	work = t.TempDir()
+	if err := copyDir(filepath.Join(repoRoot, "examples"), filepath.Join(work, "recipes")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(work, "recipes", "examples.go"))
+	keys := filepath.Join(work, "keys")
+	rootKey := keygen(t, keys, "root")
+	idx, qa = keygen(t, keys, "index"), keygen(t, keys, "qa")
+	rootFile = filepath.Join(keys, "root.yaml")
+	epochEnv(t, time.Hour)
+	if r := runInProcess("trust", "root", "new", "--root-key", rootKey+".pub", "--index-key", idx+".pub", "--qa-key", qa+".pub", "-o", rootFile); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := runInProcess("trust", "root", "sign", rootFile, "--sign-key", rootKey+".key"); r.code != 0 {
+		t.Fatal(r)
+	}
+	return work, rootFile, idx, qa
 }
