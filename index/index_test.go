@@ -97,18 +97,22 @@ func TestBuilderErrors(t *testing.T) {
 		name string
 		rec  *spec.PackageSource
 		want string
+		is   error
 	}{
-		{"bad name", record("Kube_Virt", "1.9.0", 1), "not a DNS-1123 label"},
-		{"leading v", record("kubevirt", "v1.9.0", 1), `version starts with "v"; kbuild writes 1.9.0`},
-		{"build 0", record("kubevirt", "1.9.0", 0), "build is 0, want 1 or more"},
-		{"path component", withPath, `uses path "charts/operator"`},
-		{"wrong kind", &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: "Recipe"}, `kind is "Recipe"`},
+		{"bad name", record("Kube_Virt", "1.9.0", 1), "not a DNS-1123 label", nil},
+		{"leading v", record("kubevirt", "v1.9.0", 1), `version starts with "v"; kbuild writes 1.9.0`, nil},
+		{"build 0", record("kubevirt", "1.9.0", 0), "build is 0, want 1 or more", nil},
+		{"path component", withPath, `uses path "charts/operator"; in a repository every component names a chart pinned by digest`, ErrUnbuiltComponent},
+		{"wrong kind", &spec.PackageSource{APIVersion: spec.RecordAPIVersion, Kind: "Recipe"}, `kind is "Recipe"`, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := NewBuilder().Add("dist/x.yaml", tc.rec, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "dist/x.yaml: ") {
 				t.Fatalf("Add = %v, want an error naming the file and containing %q", err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Fatalf("Add = %v, want it to wrap %v", err, tc.is)
 			}
 		})
 	}

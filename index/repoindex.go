@@ -30,6 +30,11 @@ const (
 	IndexKind       = "RepositoryIndex"
 )
 
+// ErrUnbuiltComponent is wrapped by the error about a component of a
+// written version that names no chart pinned by digest (a recipe's
+// component with path, not built).
+var ErrUnbuiltComponent = errors.New("in a repository every component names a chart pinned by digest")
+
 // MaxIndexSize caps the size of an index.yaml that ParseIndex reads (an
 // index of 100,000 versions is about 200 MB).
 const MaxIndexSize = 1 << 30
@@ -190,7 +195,7 @@ func checkEntry(name, version string, build int, s *spec.PackageSpec, write bool
 		return nil
 	}
 	if strings.HasPrefix(version, "v") {
-		return fmt.Errorf("%s %s: version starts with \"v\"; kbuild writes %s (a recipe's leading v is stripped by kbuild build)", name, version, version[1:])
+		return fmt.Errorf("%s %s: version starts with \"v\"; kbuild writes %s (a recipe's leading v is stripped when it is built)", name, version, version[1:])
 	}
 	if build < 1 {
 		return fmt.Errorf("%s %s: build is %d, want 1 or more", name, version, build)
@@ -208,9 +213,9 @@ func checkEntry(name, version string, build int, s *spec.PackageSpec, write bool
 			where := fmt.Sprintf("%s %s build %d: variant %q component %q", name, version, build, v.Name, c.Name)
 			switch {
 			case c.Path != "":
-				return fmt.Errorf("%s uses path %q; in a repository every component names a chart pinned by digest (build the recipe with 'kbuild build')", where, c.Path)
+				return fmt.Errorf("%s uses path %q; %w", where, c.Path, ErrUnbuiltComponent)
 			case c.Chart == nil:
-				return fmt.Errorf("%s has no chart; in a repository every component names a chart pinned by digest", where)
+				return fmt.Errorf("%s has no chart; %w", where, ErrUnbuiltComponent)
 			case checkDigest(c.Chart.Digest) != nil:
 				return fmt.Errorf("%s chart %s: %w", where, c.Chart.Name, checkDigest(c.Chart.Digest))
 			default:

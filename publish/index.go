@@ -50,7 +50,7 @@ func (p *Publisher) Index(ctx context.Context, distDir, out string) (*Result, er
 			return nil, err
 		}
 		if base == nil {
-			fmt.Fprintf(p.stderr, "no base index at %s: starting a new index (--allow-new)\n", p.merge)
+			fmt.Fprintf(p.stderr, "no base index at %s: starting a new index, as allowed\n", p.merge)
 		} else {
 			for _, w := range base.Verified.Warnings {
 				p.warnf("base index: %s", w)
@@ -97,7 +97,6 @@ func (p *Publisher) writeUnsigned(path string, b *index.Builder, pkgs, versions 
 	if err := os.Remove(path + ".sig"); err == nil {
 		fmt.Fprintf(p.stderr, "removed %s.sig, which signed an earlier index\n", path)
 	}
-	p.warnf("%s is not signed: kubepkg subscribers accept it only with allowUnsigned: true, and anyone who can change the file changes what they install; sign it with --sign-key FILE or --sign-key-env VAR", path)
 	return res, nil
 }
 

@@ -234,5 +234,5 @@ func (p *Publisher) removeMarked(w *siteWriter) {
 		}
 		n++
 	}
-	fmt.Fprintf(p.stderr, "removed %d SBOM and provenance files of versions older than the newest %d of their package (--site-keep); the registry holds them as OCI referrers of their charts\n", n, p.keep)
+	fmt.Fprintf(p.stderr, "removed %d SBOM and provenance files of versions older than the newest %d of their package; the registry holds them as OCI referrers of their charts\n", n, p.keep)
 }

@@ -34,7 +34,8 @@ type Result struct {
 	Index              string
 	Packages, Versions int
 	// Unsigned is true when Index wrote the index without a signature
-	// (no signers).
+	// (no signers): kubepkg subscribers accept it only with
+	// allowUnsigned, which the caller says.
 	Unsigned bool
 	// Built are the versions this run built and pushed.
 	Built []*builder.Result
@@ -289,7 +290,7 @@ func (p *Publisher) loadBase(ctx context.Context, b *index.Builder, each func(st
 		return nil, err
 	}
 	if base == nil && p.merge != "" {
-		fmt.Fprintf(p.stderr, "no published index at %s: starting a new repository (--allow-new)\n", ref)
+		fmt.Fprintf(p.stderr, "no published index at %s: starting a new repository, as allowed\n", ref)
 	}
 	if base != nil {
 		for _, w := range base.Verified.Warnings {

@@ -294,7 +294,7 @@ func (r *run) all(ctx context.Context) error {
 	// 2. an upgrade from the build before, a rollback, a removal
 	switch {
 	case q.NoUpgrade:
-		r.skip(PhaseUpgrade, "", "not asked for (--no-upgrade)")
+		r.skip(PhaseUpgrade, "", "not asked for")
 	case from == nil:
 		r.skip(PhaseUpgrade, "", "the index has no older build of "+q.Target.Package+" to upgrade from")
 	case r.failed():

@@ -616,7 +616,7 @@ func delegate(name string, p *index.IndexPackage, d *Delegation, root *Root) pkg
 			continue
 		}
 		pr.changed = true
-		pr.warnings = append(pr.warnings, fmt.Sprintf("%s %s build %d dropped: delegation %s needs %d signature(s) of the version by its keys (%s), it has %d valid; sign the build record with 'kbuild trust sign' and publish again",
+		pr.warnings = append(pr.warnings, fmt.Sprintf("%s %s build %d dropped: delegation %s needs %d signature(s) of the version by its keys (%s), it has %d valid; sign the build record with a key of the delegation and publish again",
 			name, v.Version, v.Build, d.Name, d.Threshold, shortIDs(keys), len(got)))
 	}
 	pr.versions = len(kept.Versions)

@@ -53,6 +53,7 @@ var hints = hint.Table{Typed: typedHint, Rules: []hint.Rule{
 	{Err: trust.ErrIndexNotSigned, Hint: "kbuild publish --sign-key FILE signs it"},
 	{Err: trust.ErrBaseTooLarge, Hint: "'kbuild repo index --index' streams the base"},
 	{Err: index.ErrSignedRelocation, Hint: "leave that repository out of --relocate"},
+	{Err: index.ErrUnbuiltComponent, Hint: "build the recipe with 'kbuild build'"},
 	{Err: netdeadline.ErrStalled, Hint: "raise --timeout if it is only slow"},
 	{Err: sbom.ErrTrivyNotFound, Hint: "or pass its path with --trivy"},
 	{Err: sbom.ErrDBFetch, Hint: "use --trivy-offline with --trivy-cache-dir to scan with one already there"},

@@ -4,7 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +123,7 @@ func TestHints(t *testing.T) {
 		{"init of a chart without repository", badChart, `--chart "redis@7.2.4": expected REPO/NAME@VERSION, e.g. https://charts.example.com/redis@7.2.4`},
 		{"no recipe.yaml", fmt.Errorf("d: no recipe.yaml; %w", builder.ErrNoRecipe), "no recipe.yaml; a recipe directory holds recipe.yaml; kbuild init writes one"},
 		{"an edited index", fmt.Errorf("x: published digest d %w: expected d, got e; the index was edited or corrupted", sbom.ErrIndexDigest), "x: published digest d does not match its spec: expected d, got e; the index was edited or corrupted; write it again with kbuild repo index"},
+		{"a component not built", fmt.Errorf("x: variant \"default\" component \"c\" uses path \"p\"; %w", index.ErrUnbuiltComponent), "uses path \"p\"; in a repository every component names a chart pinned by digest; build the recipe with 'kbuild build'"},
 		{"a keyless bundle without a trusted root", fmt.Errorf("chart c: %w", bundle.ErrNoTrustedRoot), "no Sigstore trusted root to verify it; bundle create takes one with --trusted-root"},
 	} {
 		if tc.err == nil || !strings.HasSuffix(withHint(tc.err).Error(), tc.want) {
@@ -162,5 +169,66 @@ func TestHints(t *testing.T) {
 	}
 	if withHint(nil) != nil {
 		t.Errorf("withHint(nil) = %v, want nil", withHint(nil))
+	}
+}
+
+// TestLibrariesNameNoFlags holds the rule the hints table serves: a
+// library's errors, warnings and notices name their inputs, never a flag
+// of kbuild's; the command line says which flag to pass (hints).
+// Documents for people are exempt: the catalog (site/), whose snippets
+// are command lines subscribers copy, and the draft recipe kbuild init
+// writes (recipe/draft/), whose comments say what to run next; so are
+// programs with flags of their own (bench/).
+func TestLibrariesNameNoFlags(t *testing.T) {
+	flag := regexp.MustCompile(`(?:^|[^\w-])--([a-z][a-z0-9-]*)`)
+	root := filepath.Join("..", "..")
+	checked := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			switch rel {
+			case "cmd", "tools", "scripts", "bench", "site", filepath.Join("recipe", "draft"), ".git", ".cache":
+				return filepath.SkipDir
+			}
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil || !strings.Contains(s, " ") { // a lone "--format" is an argument of a program run
+				return true
+			}
+			for _, m := range flag.FindAllStringSubmatch(s, -1) {
+				if _, ok := vocabulary[m[1]]; ok {
+					t.Errorf("%s: %q names kbuild's flag --%s: name the input, and give the hint in cmd/kbuild/hints.go", fset.Position(lit.Pos()), s, m[1])
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("checked %d library files; is the module root %s?", checked, root)
 	}
 }

@@ -243,7 +243,7 @@ func TestRepoIndexFlags(t *testing.T) {
 	rec, _ := os.ReadFile(filepath.Join(distDir, "kubevirt-1.9.0-4.yaml"))
 	bad := strings.Replace(string(rec), "    - chart:", "    - path: charts/operator\n      chart:", 1)
 	os.WriteFile(filepath.Join(distDir, "kubevirt-1.9.0-4.yaml"), []byte(bad), 0o644)
-	if r := repoIndex(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 1 || !strings.Contains(r.stderr, `kubevirt-1.9.0-4.yaml: kubevirt 1.9.0 build 4: variant "default" component "operator" uses path "charts/operator"`) {
+	if r := repoIndex(t, distDir, site, "--sign-key", key+".key", "--no-expiry"); r.code != 1 || !strings.Contains(r.stderr, `kubevirt-1.9.0-4.yaml: kubevirt 1.9.0 build 4: variant "default" component "operator" uses path "charts/operator"; in a repository every component names a chart pinned by digest; build the recipe with 'kbuild build'`) {
 		t.Errorf("path component: %s", r)
 	}
 }

@@ -176,6 +176,8 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 		return err
 	case res.Index.Unsigned && f.out == "-":
 		return nil
+	case res.Index.Unsigned:
+		env.Warnf("warning: %s is not signed: kubepkg subscribers accept it only with allowUnsigned: true, and anyone who can change the file changes what they install; sign it with --sign-key FILE or --sign-key-env VAR", res.Index.Index)
 	}
 	return res.Index.WriteText(env.Stdout, signers)
 }
