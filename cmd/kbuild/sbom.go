@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -16,7 +15,6 @@ import (
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/siteread"
-	"kbuild.dev/kbuild/trust"
 )
 
 func newSBOMCmd() *Command {
@@ -139,21 +137,4 @@ func buildsSource(env *Env, cmd, ref string, args []string) (src string, asIndex
 		fmt.Fprintf(env.Stderr, "warning: %s: an index as the first argument is deprecated and goes away in the next release; use --index %s\n", cmd, args[0])
 	}
 	return args[0], false, args[1:], nil
-}
-
-// loadBuilds reads the builds of src (see siteread.LoadBuilds; with
-// asIndex a directory is a site, not a dist directory) and prints the
-// warnings of verifying an index.
-func loadBuilds(ctx context.Context, env *Env, src string, asIndex, infos bool, trust *trust.Trust, timeout time.Duration) (*siteread.Builds, error) {
-	in, err := siteread.LoadBuilds(ctx, src, trust, siteread.BuildsOptions{BuildInfo: infos, Timeout: timeout, Index: asIndex})
-	if errors.Is(err, siteread.ErrUnverified) {
-		return nil, usagef("%v", withHint(err))
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range in.Warnings {
-		env.Warnf("warning: %s", w)
-	}
-	return in, nil
 }
