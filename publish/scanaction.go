@@ -53,11 +53,11 @@ type ScanResult struct {
 
 // Run reads and verifies the builds, selects Packages, scans their images
 // and writes the report. The result holds the warnings also when a later
-// step fails.
+// step fails; it is never nil.
 func (a *Scan) Run(ctx context.Context) (*ScanResult, error) {
 	in, err := siteread.LoadBuilds(ctx, a.Source, a.Trust, siteread.BuildsOptions{Timeout: a.Timeout, Index: a.AsIndex})
 	if err != nil {
-		return nil, err
+		return &ScanResult{}, err
 	}
 	res := &ScanResult{Warnings: in.Warnings}
 	builds, err := in.Select(a.Packages)

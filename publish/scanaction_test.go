@@ -23,7 +23,7 @@ func (f scanFake) Info(ctx context.Context) (sbom.ScannerInfo, error) {
 
 // TestScanAction: the builds are read before the scanner is made, the
 // packages named are the ones scanned, the report is a table or JSON, and
-// only a threshold makes violations.
+// only a threshold makes violations; the result is never nil.
 func TestScanAction(t *testing.T) {
 	const (
 		dist = "../sbom/testdata/dist"
@@ -57,6 +57,9 @@ func TestScanAction(t *testing.T) {
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("Run = %v, want an error containing %q", err, tc.err)
+				}
+				if res == nil {
+					t.Errorf("Run returned a nil result with %v; want the warnings read so far", err)
 				}
 				return
 			}

@@ -92,16 +92,7 @@ Examples:
 				a.Options = append(a.Options, sbom.WithImageContents(t))
 			}
 			res, err := a.Run(ctx)
-			if errors.Is(err, siteread.ErrUnverified) {
-				return usagef("%v", withHint(err))
-			}
-			if res == nil {
-				return err
-			}
-			for _, w := range res.Warnings {
-				env.Warnf("warning: %s", w)
-			}
-			if err != nil {
+			if err := readWarnings(env, res.Warnings, err); err != nil {
 				return err
 			}
 			return writeOutput(env, out, res.Data)
@@ -137,4 +128,17 @@ func buildsSource(env *Env, cmd, ref string, args []string) (src string, asIndex
 		fmt.Fprintf(env.Stderr, "warning: %s: an index as the first argument is deprecated and goes away in the next release; use --index %s\n", cmd, args[0])
 	}
 	return args[0], false, args[1:], nil
+}
+
+// readWarnings prints the warnings of reading builds (publish.SBOM,
+// publish.Scan) and returns err, an index that needs keys as a usage
+// error.
+func readWarnings(env *Env, warnings []string, err error) error {
+	if errors.Is(err, siteread.ErrUnverified) {
+		return usagef("%v", withHint(err))
+	}
+	for _, w := range warnings {
+		env.Warnf("warning: %s", w)
+	}
+	return err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
@@ -11,7 +10,6 @@ import (
 	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
-	"kbuild.dev/kbuild/siteread"
 )
 
 func newScanCmd() *Command {
@@ -103,16 +101,7 @@ Examples:
 				return err
 			}
 			res, err := a.Run(ctx)
-			if errors.Is(err, siteread.ErrUnverified) {
-				return usagef("%v", withHint(err))
-			}
-			if res == nil {
-				return err
-			}
-			for _, w := range res.Warnings {
-				env.Warnf("warning: %s", w)
-			}
-			if err != nil {
+			if err := readWarnings(env, res.Warnings, err); err != nil {
 				return err
 			}
 			for _, u := range res.Unscanned {
