@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/spf13/pflag"
-
 )
 
 func newTrustRootNextCmd() *Command {
