@@ -280,8 +280,8 @@ func TestCreateAndImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The node settings last, for every registry the images come from.
-	if len(res.NodeConfig) == 0 {
-		t.Errorf("Import with WithNodeConfig wrote no node settings")
+	if len(res.NodeConfig) == 0 || res.NodeConfigDir != nodes || res.Resigned {
+		t.Errorf("Import with WithNodeConfig wrote node settings %v into %q (Resigned %v); want some, into %s, not re-signed", res.NodeConfig, res.NodeConfigDir, res.Resigned, nodes)
 	}
 	for _, p := range res.NodeConfig {
 		if data, err := os.ReadFile(p); err != nil || !bytes.Contains(data, []byte(mirror)) {

@@ -58,8 +58,13 @@ type Imported struct {
 	Locations Locations
 	// Registries are the upstream registries of the images, sorted.
 	Registries []string
-	// NodeConfig are the node settings written (WithNodeConfig).
-	NodeConfig []string
+	// NodeConfig are the node settings written into NodeConfigDir
+	// (WithNodeConfig).
+	NodeConfig    []string
+	NodeConfigDir string
+	// Resigned says the index with chart references at the mirror was
+	// written and signed (WithResignKey).
+	Resigned bool
 }
 
 // Import verifies the bundle file against trust (keys from the caller,
@@ -144,8 +149,10 @@ func Import(ctx context.Context, file string, trust *trust.Trust, mirror, site s
 		if err := resign(site, vb.v, b.c.Packages, host, mpath, o.resign); err != nil {
 			return nil, err
 		}
+		res.Resigned = true
 	}
 	if o.nodeConfig != "" {
+		res.NodeConfigDir = o.nodeConfig
 		// The mirror holds everything now: the settings that send nodes
 		// there come last, and a failure to write them keeps the account.
 		if res.NodeConfig, err = nodeconfig.Write(o.nodeConfig, nodeconfig.Mirror{Host: host, Path: mpath, PlainHTTP: o.plainHTTP}, res.Registries); err != nil {

@@ -81,6 +81,26 @@ func (r *Imported) WriteNotes(w io.Writer, mirror, site string) error {
 	return nil
 }
 
+// WriteText writes what a subscriber of the imported site does next: the
+// index to subscribe to and with which keys, where charts and images are,
+// how cosign and Flux verify them, and where the node settings are.
+func (r *Imported) WriteText(w io.Writer, mirror, site string) error {
+	site = strings.TrimSuffix(site, "/")
+	fmt.Fprintf(w, "index: %s/index.yaml (signed upstream; subscribe with the same keys)\n", site)
+	fmt.Fprintf(w, "charts and images: %s\n", mirror)
+	if r.Resigned {
+		fmt.Fprintf(w, "index with charts at the mirror: %s/%s/index.yaml (signed by --sign-key): subscribe to this one, with --sign-key's public key\n", site, ResignDir)
+	} else {
+		fmt.Fprintf(w, "subscribe to %s/index.yaml with the upstream keys: its charts still point at the upstream registry, so clusters need the node settings (--node-config) to pull them from %s, or import with --sign-key to write %s/%s/index.yaml, an index whose charts point at the mirror\n",
+			site, mirror, site, ResignDir)
+	}
+	fmt.Fprintf(w, "cosign and Flux verify the mirrored charts with the upstream public key (cosign verify --key index.pub --insecure-ignore-tlog=true %s/...@sha256:...)\n", strings.TrimPrefix(mirror, "oci://"))
+	if r.NodeConfigDir != "" {
+		fmt.Fprintf(w, "node settings: %s (containerd certs.d, Talos patch, CRI-O drop-in)\n", r.NodeConfigDir)
+	}
+	return nil
+}
+
 // WriteJSON writes the inspection as indented JSON.
 func (in *Inspection) WriteJSON(w io.Writer) error {
 	b, err := json.MarshalIndent(in, "", "  ")

@@ -47,3 +47,43 @@ images:
 		}
 	}
 }
+
+// TestImportedWriteText: the index to subscribe to is the re-signed one
+// when Import wrote it, the upstream one otherwise, and the node settings
+// are named when written.
+func TestImportedWriteText(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		r        Imported
+		want     []string
+		wantNone []string
+	}{
+		{"upstream index", Imported{}, []string{
+			"index: site/index.yaml (signed upstream; subscribe with the same keys)\n",
+			"charts and images: oci://mirror.example/kp\n",
+			"subscribe to site/index.yaml with the upstream keys: its charts still point at the upstream registry, so clusters need the node settings (--node-config) to pull them from oci://mirror.example/kp, or import with --sign-key to write site/mirror/index.yaml",
+			"cosign verify --key index.pub --insecure-ignore-tlog=true mirror.example/kp/...@sha256:...)\n",
+		}, []string{"node settings:", "index with charts at the mirror"}},
+		{"re-signed, node settings", Imported{Resigned: true, NodeConfigDir: "nodes"}, []string{
+			"index with charts at the mirror: site/mirror/index.yaml (signed by --sign-key): subscribe to this one, with --sign-key's public key\n",
+			"node settings: nodes (containerd certs.d, Talos patch, CRI-O drop-in)\n",
+		}, []string{"subscribe to site/index.yaml with the upstream keys"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := tc.r.WriteText(&b, "oci://mirror.example/kp", "site/"); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("WriteText lacks %q:\n%s", w, b.String())
+				}
+			}
+			for _, w := range tc.wantNone {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("WriteText has %q:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}

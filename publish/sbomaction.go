@@ -41,11 +41,11 @@ type SBOMResult struct {
 // Run reads and verifies the builds, selects Packages, and writes one
 // build's document when a single build is selected by name, else the
 // repository's. The result holds the warnings also when a later step
-// fails.
+// fails; it is never nil.
 func (a *SBOM) Run(ctx context.Context) (*SBOMResult, error) {
 	in, err := siteread.LoadBuilds(ctx, a.Source, a.Trust, siteread.BuildsOptions{BuildInfo: true, Timeout: a.Timeout, Index: a.AsIndex})
 	if err != nil {
-		return nil, err
+		return &SBOMResult{}, err
 	}
 	res := &SBOMResult{Warnings: in.Warnings}
 	builds, err := in.Select(a.Packages)

@@ -23,13 +23,21 @@ func TestSBOMAction(t *testing.T) {
 		{"one build", []string{"kubevirt@1.9.0"}, []string{`"name":"kubevirt"`, `"timestamp":"2026-01-02T03:04:05Z"`}, ""},
 		{"the repository", nil, []string{`"name":"` + dist + `"`, `"name":"cdi"`, `"name":"virt-stack"`}, ""},
 		{"unknown package", []string{"nosuch"}, nil, `package "nosuch" is not in dist directory`},
+		{"no source", nil, nil, "testdata/nosuch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &SBOM{Source: dist, Packages: tc.packages, Timestamp: ts, Options: []sbom.Option{sbom.WithTool("kbuild", "test")}}
+			src := dist
+			if tc.name == "no source" {
+				src = "testdata/nosuch"
+			}
+			a := &SBOM{Source: src, Packages: tc.packages, Timestamp: ts, Options: []sbom.Option{sbom.WithTool("kbuild", "test")}}
 			res, err := a.Run(t.Context())
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("Run = %v, want an error containing %q", err, tc.err)
+				}
+				if res == nil {
+					t.Errorf("Run returned a nil result with %v; want the warnings read so far", err)
 				}
 				return
 			}

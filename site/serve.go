@@ -22,6 +22,19 @@ type Server struct {
 	Layout string
 }
 
+// Serves names what s serves, for a log line: "SITE/", "LAYOUT" or
+// "SITE/ and LAYOUT"; "" when it serves nothing.
+func (s *Server) Serves() string {
+	var served []string
+	if s.Site != "" {
+		served = append(served, strings.TrimSuffix(s.Site, "/")+"/")
+	}
+	if s.Layout != "" {
+		served = append(served, s.Layout)
+	}
+	return strings.Join(served, " and ")
+}
+
 // Handler returns the handler of s: the distribution API (/v2 and below)
 // goes to the layout, every other path to the site; what s does not
 // serve answers 404. It is not an http.ServeMux, which would clean ".."

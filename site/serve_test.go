@@ -47,3 +47,21 @@ func TestServer(t *testing.T) {
 		t.Errorf("Serve after cancel = %v, want nil", err)
 	}
 }
+
+// TestServerServes: what a server names in its log line.
+func TestServerServes(t *testing.T) {
+	for _, tc := range []struct {
+		s    Server
+		want string
+	}{
+		{Server{}, ""},
+		{Server{Site: "_site"}, "_site/"},
+		{Server{Site: "_site/"}, "_site/"},
+		{Server{Layout: "dist/oci"}, "dist/oci"},
+		{Server{Site: "_site", Layout: "dist/oci"}, "_site/ and dist/oci"},
+	} {
+		if got := tc.s.Serves(); got != tc.want {
+			t.Errorf("%+v.Serves() = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}

@@ -104,3 +104,60 @@ func SignRootFile(file string, keys ...trust.Signer) (*trust.Root, error) {
 	}
 	return r, nil
 }
+
+// RootWritten is what NewRootFile and NextRootFile wrote: the new root,
+// its copy in root/<N>.yaml beside the root file, and for a next version
+// the previous version kept in the chain ("" when it was there already).
+type RootWritten struct {
+	Root  *trust.Root
+	Chain string
+	Kept  string
+}
+
+// NewRootFile makes version 1 of a root of trust, unsigned, from edit
+// (trust.RootEdit.Apply on an empty config) and writes it to file and
+// root/1.yaml beside it; neither may exist (WriteRootVersion).
+func NewRootFile(file string, edit trust.RootEdit) (*RootWritten, error) {
+	var c trust.RootConfig
+	if err := edit.Apply(&c, true); err != nil {
+		return nil, err
+	}
+	r, err := trust.NewRoot(c)
+	if err != nil {
+		return nil, err
+	}
+	p, err := WriteRootVersion(file, r, true)
+	if err != nil {
+		return nil, err
+	}
+	return &RootWritten{Root: r, Chain: p}, nil
+}
+
+// NextRootFile makes the next version of the root in prev, unsigned,
+// changed by edit, keeps prev's version in the chain beside out
+// (KeepRootVersion) and writes the new version to out and root/<N>.yaml
+// beside it. What was kept is in the result also when writing the new
+// version fails.
+func NextRootFile(prev, out string, edit trust.RootEdit) (*RootWritten, error) {
+	old, err := ReadRootFile(prev)
+	if err != nil {
+		return nil, err
+	}
+	c, err := old.Config()
+	if err != nil {
+		return nil, err
+	}
+	if err := edit.Apply(&c, false); err != nil {
+		return nil, err
+	}
+	r, err := old.Next(c)
+	if err != nil {
+		return nil, err
+	}
+	w := &RootWritten{Root: r}
+	if w.Kept, err = KeepRootVersion(out, old); err != nil {
+		return nil, err
+	}
+	w.Chain, err = WriteRootVersion(out, r, false)
+	return w, err
+}

@@ -2,6 +2,7 @@ package siteread
 
 import (
 	"crypto/rand"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +81,71 @@ func TestRootFiles(t *testing.T) {
 	}
 	if _, err := ReadRootFile(file); err == nil || !strings.Contains(err.Error(), file+": ") {
 		t.Errorf("ReadRootFile of a broken root = %v; want an error naming the file", err)
+	}
+}
+
+// TestNewAndNextRootFile: a new root is version 1 written beside its
+// chain copy and never over an existing root; the next version keeps the
+// previous one in the chain first, once; an edit that is malformed writes
+// nothing.
+func TestNewAndNextRootFile(t *testing.T) {
+	dir := t.TempDir()
+	key := func(name string) string {
+		k, err := trust.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := trust.WriteKeyPair(filepath.Join(dir, name), k); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(dir, name+".pub")
+	}
+	one := 1
+	expires := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	fresh := trust.RootEdit{RootKeys: []string{key("root")}, RootThreshold: &one, IndexKeys: []string{key("index")}, IndexThreshold: &one, Expires: expires}
+	site := filepath.Join(dir, "site")
+	file := filepath.Join(site, "root.yaml")
+	w, err := NewRootFile(file, fresh)
+	if err != nil || w.Root.Signed.Version != 1 || w.Chain != filepath.Join(site, "root", "1.yaml") || w.Kept != "" {
+		t.Fatalf("NewRootFile = %+v, %v; want version 1 with root/1.yaml", w, err)
+	}
+	if _, err := NewRootFile(file, fresh); !errors.Is(err, ErrRootExists) {
+		t.Errorf("NewRootFile over a root = %v, want ErrRootExists", err)
+	}
+	out := filepath.Join(dir, "next", "root.yaml")
+	for _, tc := range []struct {
+		name        string
+		edit        trust.RootEdit
+		version     int
+		kept, chain string
+		err         bool
+	}{
+		{name: "malformed edit", edit: trust.RootEdit{Expires: expires, Delegate: []string{"no-equals"}}, err: true},
+		{name: "next keeps the previous", edit: trust.RootEdit{Expires: expires.AddDate(1, 0, 0), IndexKeys: []string{key("index2")}}, version: 2,
+			kept: filepath.Join(dir, "next", "root", "1.yaml"), chain: filepath.Join(dir, "next", "root", "2.yaml")},
+		{name: "kept once", edit: trust.RootEdit{Expires: expires.AddDate(2, 0, 0)}, version: 2, chain: filepath.Join(dir, "next", "root", "2.yaml")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := NextRootFile(file, out, tc.edit)
+			if tc.err {
+				var ee *trust.RootEditError
+				if !errors.As(err, &ee) {
+					t.Fatalf("NextRootFile = %v, want a *trust.RootEditError", err)
+				}
+				if _, err := os.Stat(filepath.Dir(out)); !os.IsNotExist(err) {
+					t.Errorf("NextRootFile with a malformed edit wrote into %s", filepath.Dir(out))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Root.Signed.Version != tc.version || w.Kept != tc.kept || w.Chain != tc.chain {
+				t.Errorf("NextRootFile = version %d, kept %q, chain %q; want %d, %q, %q", w.Root.Signed.Version, w.Kept, w.Chain, tc.version, tc.kept, tc.chain)
+			}
+			if got, err := ReadRootFile(out); err != nil || got.Signed.Version != tc.version {
+				t.Errorf("%s = %v, %v; want version %d", out, got, err, tc.version)
+			}
+		})
 	}
 }

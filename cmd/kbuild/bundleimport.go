@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -95,18 +93,5 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	site := strings.TrimSuffix(f.site, "/")
-	fmt.Fprintf(env.Stdout, "index: %s/index.yaml (signed upstream; subscribe with the same keys)\n", site)
-	fmt.Fprintf(env.Stdout, "charts and images: %s\n", f.mirror)
-	if len(signers) > 0 {
-		fmt.Fprintf(env.Stdout, "index with charts at the mirror: %s/%s/index.yaml (signed by --sign-key): subscribe to this one, with --sign-key's public key\n", site, bundle.ResignDir)
-	} else {
-		fmt.Fprintf(env.Stdout, "subscribe to %s/index.yaml with the upstream keys: its charts still point at the upstream registry, so clusters need the node settings (--node-config) to pull them from %s, or import with --sign-key to write %s/%s/index.yaml, an index whose charts point at the mirror\n",
-			site, f.mirror, site, bundle.ResignDir)
-	}
-	fmt.Fprintf(env.Stdout, "cosign and Flux verify the mirrored charts with the upstream public key (cosign verify --key index.pub --insecure-ignore-tlog=true %s/...@sha256:...)\n", strings.TrimPrefix(f.mirror, "oci://"))
-	if f.nodeConfig != "" {
-		fmt.Fprintf(env.Stdout, "node settings: %s (containerd certs.d, Talos patch, CRI-O drop-in)\n", f.nodeConfig)
-	}
-	return nil
+	return res.WriteText(env.Stdout, f.mirror, f.site)
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/pflag"
 
@@ -97,29 +95,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var errs []error
-			for i, dir := range dirs {
-				rep, err := (review.Sides{Builder: b, Warnf: env.Warnf}).Against(ctx, dir, published, f.base, f.PlainPolicy(), f.KubeVersion)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				if i > 0 && f.format.Format == "text" {
-					fmt.Fprintln(env.Stdout)
-				}
-				if f.format.Format == "markdown" {
-					err = rep.WriteMarkdown(env.Stdout, review.WithCommand(f.command(dir)))
-				} else {
-					err = rep.WriteText(env.Stdout)
-				}
-				if err != nil {
-					return err
-				}
-				if why := rep.ImmutableViolation(); f.failImmutable && why != "" {
-					errs = append(errs, fmt.Errorf("recipe %s: %s@%s is %w (%s)", dir, rep.Package, rep.Head, builder.ErrImmutable, why))
-				}
-			}
-			return errors.Join(errs...)
+			d := &review.Diff{Sides: review.Sides{Builder: b, Warnf: env.Warnf}, Published: published, Base: f.base, PlainHTTP: f.PlainPolicy(),
+				KubeVersion: f.KubeVersion, Markdown: f.format.Format == "markdown", Command: f.command, FailImmutable: f.failImmutable}
+			return d.Run(ctx, env.Stdout, dirs)
 		},
 	}
 }

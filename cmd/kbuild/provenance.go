@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/provenance"
-	"kbuild.dev/kbuild/trust"
 )
 
 func newVerifyProvenanceCmd() *Command {
@@ -52,21 +49,9 @@ Examples:
 			if len(args) > 0 || archive == "" || provenanceFile == "" || len(publicKeys) == 0 {
 				return usagef("--archive, --provenance and --public-key are required")
 			}
-			data, err := os.ReadFile(archive)
+			st, key, err := provenance.VerifyArchiveFile(archive, provenanceFile, publicKeys)
 			if err != nil {
 				return err
-			}
-			envelope, err := os.ReadFile(provenanceFile)
-			if err != nil {
-				return err
-			}
-			pubs, err := trust.LoadPublicKeys(publicKeys, false)
-			if err != nil {
-				return err
-			}
-			st, key, err := provenance.VerifyArchive(data, envelope, pubs)
-			if err != nil {
-				return fmt.Errorf("%s: %w", provenanceFile, err)
 			}
 			return st.WriteText(env.Stdout, archive, key)
 		},

@@ -16,7 +16,6 @@ import (
 	"kbuild.dev/kbuild/examples"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/suite"
-	"kbuild.dev/kbuild/trust"
 )
 
 type publishFlags struct {
@@ -206,11 +205,9 @@ func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var mergeTrust *trust.Trust
-	if f.Ref != "" {
-		if mergeTrust, err = f.MergeTrust(signers); err != nil {
-			return err
-		}
+	mergeTrust, err := f.MergeTrust(signers)
+	if err != nil {
+		return err
 	}
 	ks, err := f.kl.Signer(ctx, env)
 	if err != nil {

@@ -148,17 +148,14 @@ func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error
 	if err != nil {
 		return err
 	}
-	a := &publish.RepoIndex{Dist: args[0], Out: f.out, Signers: signers, AllowNew: f.AllowNew, Relocate: moves,
+	a := &publish.RepoIndex{Dist: args[0], Out: f.out, Signers: signers, Merge: f.Ref, AllowNew: f.AllowNew, Relocate: moves,
 		Generated: generated, VerifyCharts: f.verifyCharts, Fetcher: fetch, Warnf: env.Warnf,
 		PlainHTTP: f.PlainHTTP, Timeout: f.Timeout, Stdout: env.Stdout, Stderr: env.Stderr}
 	if !f.noExpiry {
 		a.Expires = f.expires
 	}
-	if f.Ref != "" {
-		if a.MergeTrust, err = f.MergeTrust(signers); err != nil {
-			return err
-		}
-		a.Merge = f.Ref
+	if a.MergeTrust, err = f.MergeTrust(signers); err != nil {
+		return err
 	}
 	res, err := a.Run(ctx)
 	var past *publish.PastExpiryError

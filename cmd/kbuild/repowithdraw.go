@@ -107,10 +107,8 @@ func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) er
 	}
 	a := &suite.Withdraw{Site: f.site, SuitesFile: f.suites, Package: pkg, Version: ver, Build: f.build, Reason: f.reason,
 		Signers: signers, Generated: generated, Expires: f.expires, Merge: f.Ref, Timeout: f.Timeout, Stderr: env.Stderr}
-	if f.Ref != "" {
-		if a.MergeTrust, err = f.MergeTrust(signers); err != nil {
-			return err
-		}
+	if a.MergeTrust, err = f.MergeTrust(signers); err != nil {
+		return err
 	}
 	res, err := a.Run(ctx)
 	var ie *publish.InputError

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -16,7 +15,6 @@ import (
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/siteread"
-	"kbuild.dev/kbuild/trust"
 )
 
 func newSBOMCmd() *Command {
@@ -94,16 +92,7 @@ Examples:
 				a.Options = append(a.Options, sbom.WithImageContents(t))
 			}
 			res, err := a.Run(ctx)
-			if errors.Is(err, siteread.ErrUnverified) {
-				return usagef("%v", withHint(err))
-			}
-			if res == nil {
-				return err
-			}
-			for _, w := range res.Warnings {
-				env.Warnf("warning: %s", w)
-			}
-			if err != nil {
+			if err := readWarnings(env, res.Warnings, err); err != nil {
 				return err
 			}
 			return writeOutput(env, out, res.Data)
@@ -141,19 +130,15 @@ func buildsSource(env *Env, cmd, ref string, args []string) (src string, asIndex
 	return args[0], false, args[1:], nil
 }
 
-// loadBuilds reads the builds of src (see siteread.LoadBuilds; with
-// asIndex a directory is a site, not a dist directory) and prints the
-// warnings of verifying an index.
-func loadBuilds(ctx context.Context, env *Env, src string, asIndex, infos bool, trust *trust.Trust, timeout time.Duration) (*siteread.Builds, error) {
-	in, err := siteread.LoadBuilds(ctx, src, trust, siteread.BuildsOptions{BuildInfo: infos, Timeout: timeout, Index: asIndex})
+// readWarnings prints the warnings of reading builds (publish.SBOM,
+// publish.Scan) and returns err, an index that needs keys as a usage
+// error.
+func readWarnings(env *Env, warnings []string, err error) error {
 	if errors.Is(err, siteread.ErrUnverified) {
-		return nil, usagef("%v", withHint(err))
+		return usagef("%v", withHint(err))
 	}
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range in.Warnings {
+	for _, w := range warnings {
 		env.Warnf("warning: %s", w)
 	}
-	return in, nil
+	return err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/cmd/kbuild/options"
+	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/sbom"
 )
 
@@ -87,55 +87,34 @@ Examples:
 			if err != nil {
 				return err
 			}
-			threshold := sbom.Severity(-1)
+			a := &publish.Scan{Source: src, AsIndex: asIndex, Packages: pkgs, Timeout: net.Timeout, Jobs: n,
+				JSON: format.Format == "json", FailOn: publish.NoThreshold,
+				Scanner: func() (sbom.VulnScanner, error) { return tf.Trivy(tf.Offline) }}
 			if failOn != "" {
 				s, err := sbom.ParseSeverity(failOn)
 				if err != nil || s == sbom.SeverityUnknown {
 					return usagef("--fail-on %s: expected CRITICAL, HIGH, MEDIUM or LOW", failOn)
 				}
-				threshold = s
+				a.FailOn = s
 			}
-			trust, err := it.Trust()
-			if err != nil {
+			if a.Trust, err = it.Trust(); err != nil {
 				return err
 			}
-			in, err := loadBuilds(ctx, env, src, asIndex, false, trust, net.Timeout)
-			if err != nil {
+			res, err := a.Run(ctx)
+			if err := readWarnings(env, res.Warnings, err); err != nil {
 				return err
 			}
-			builds, err := in.Select(pkgs)
-			if err != nil {
-				return err
-			}
-			t, err := tf.Trivy(tf.Offline)
-			if err != nil {
-				return err
-			}
-			report, err := sbom.Scan(ctx, builds, t, sbom.WithJobs(n))
-			if err != nil {
-				return err
-			}
-			for _, u := range report.Unscanned() {
+			for _, u := range res.Unscanned {
 				fmt.Fprintf(env.Stderr, "warning: %s\n", u)
 			}
-			var buf bytes.Buffer
-			write := report.WriteText
-			if format.Format == "json" {
-				write = report.WriteJSON
-			}
-			if err := write(&buf); err != nil {
+			if err := writeOutput(env, cmp.Or(out.path, "-"), res.Report); err != nil {
 				return err
 			}
-			if err := writeOutput(env, cmp.Or(out.path, "-"), buf.Bytes()); err != nil {
-				return err
+			for _, v := range res.Violations {
+				fmt.Fprintln(env.Stderr, v)
 			}
-			if threshold >= 0 {
-				if vs := report.Violations(threshold); len(vs) > 0 {
-					for _, v := range vs {
-						fmt.Fprintln(env.Stderr, v)
-					}
-					return &exitError{Code: 1}
-				}
+			if len(res.Violations) > 0 {
+				return &exitError{Code: 1}
 			}
 			return nil
 		},

@@ -100,17 +100,11 @@ func (f *serveFlags) serve(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	var served []string
-	if siteDir != "" {
-		served = append(served, strings.TrimSuffix(siteDir, "/")+"/")
-	}
-	if layoutDir != "" {
-		served = append(served, layoutDir)
-	}
-	if len(served) == 0 {
+	srv := &site.Server{Site: siteDir, Layout: layoutDir}
+	if srv.Serves() == "" {
 		return fmt.Errorf("serve: nothing to serve: no site directory and no OCI layout; build with `kbuild build` first, or name them with --site and --layout")
 	}
-	h, err := (&site.Server{Site: siteDir, Layout: layoutDir}).Handler()
+	h, err := srv.Handler()
 	if err != nil {
 		return err
 	}
@@ -118,6 +112,6 @@ func (f *serveFlags) serve(ctx context.Context, env *Env) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w; is another server on %s? pass --addr", err, f.addr)
 	}
-	fmt.Fprintf(env.Stderr, "serving %s on http://%s\n", strings.Join(served, " and "), ln.Addr())
+	fmt.Fprintf(env.Stderr, "serving %s on http://%s\n", srv.Serves(), ln.Addr())
 	return site.Serve(ctx, ln, h)
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -13,7 +12,6 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/qualify"
-	"kbuild.dev/kbuild/siteread"
 )
 
 type testFlags struct {
@@ -121,64 +119,38 @@ func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
 	if f.attest && f.untested == "" && (f.out == "" || f.root == "" || !f.keys.Given()) {
 		return usagef("--attest needs --sign-key (or --sign-key-env), --root and -o FILE")
 	}
-	out := &qualify.Output{JUnit: f.junit, Summary: cmp.Or(f.summary, env.Getenv("GITHUB_STEP_SUMMARY")), GitHub: env.Getenv("GITHUB_ACTIONS") == "true"}
-	if f.attest && f.untested == "" {
-		if out.Signers, err = f.keys.Signers(env); err != nil {
-			return err
-		}
-		root, err := siteread.ReadRootFile(f.root)
-		if err != nil {
-			return err
-		}
-		if _, _, err := evidence.CheckQASigners(root, f.root, out.Signers); err != nil {
-			return err
-		}
-		if out.Issued, err = epochOrNow(env); err != nil {
-			return err
-		}
-		out.Evidence, out.Expires, out.LogURL = f.out, out.Issued.Add(f.expires), f.logURL
-	}
-	tr, err := f.Require("test")
-	if err != nil {
-		return err
-	}
-	pub, err := siteread.ReadIndex(ctx, f.Ref, tr, siteread.WithTimeout(f.Timeout))
-	if err != nil {
-		return err
-	}
-	if f.untested != "" {
-		ts, err := qualify.Untested(pub.Verified.Index, f.untested)
-		for _, t := range ts {
-			fmt.Fprintf(env.Stdout, "%s@%s %d\n", t.Package, t.Version, t.Build)
-		}
-		return err
-	}
-	q := &qualify.Qualification{
-		Index: pub.Verified.Index, Target: target, Variant: f.variant, NoUpgrade: f.noUpgrade,
-		Kubeconfig: f.kubeconfig, Context: f.context, Timeout: f.wait, PlainHTTP: plainhttp.Policy{Loopback: f.PlainHTTP},
-		Progress: func(s string) { options.Progress(env)("%s", s) },
-	}
-	if f.from != "" {
-		if q.From, err = qualify.ParseFrom(target.Package, f.from); err != nil {
+	a := &qualify.Test{Index: f.Ref, Timeout: f.Timeout, Untested: f.untested, LogFile: f.log, Root: f.root, Stdout: env.Stdout, Stderr: env.Stderr,
+		Output: qualify.Output{JUnit: f.junit, Summary: cmp.Or(f.summary, env.Getenv("GITHUB_STEP_SUMMARY")), GitHub: env.Getenv("GITHUB_ACTIONS") == "true"},
+		Qualification: qualify.Qualification{Target: target, Variant: f.variant, NoUpgrade: f.noUpgrade, Kubeconfig: f.kubeconfig,
+			Context: f.context, Timeout: f.wait, PlainHTTP: plainhttp.Policy{Loopback: f.PlainHTTP}, Progress: func(s string) { options.Progress(env)("%s", s) }}}
+	if f.from != "" && f.untested == "" {
+		if a.Qualification.From, err = qualify.ParseFrom(target.Package, f.from); err != nil {
 			return usagef("--from %v", err)
 		}
 	}
-	lf, err := os.Create(cmp.Or(f.log, os.DevNull))
-	if err != nil {
+	if f.attest && f.untested == "" {
+		if a.Output.Signers, err = f.keys.Signers(env); err != nil {
+			return err
+		}
+		if a.Output.Issued, err = epochOrNow(env); err != nil {
+			return err
+		}
+		a.Output.Evidence, a.Output.Expires, a.Output.LogURL = f.out, a.Output.Issued.Add(f.expires), f.logURL
+	}
+	if a.Trust, err = f.Require("test"); err != nil {
 		return err
 	}
-	defer lf.Close()
-	q.Log = lf
 	tuneGC(env)
-	res, err := q.Run(ctx)
-	if err != nil {
+	res, err := a.Run(ctx)
+	if res != nil {
+		for _, t := range res.Untested {
+			fmt.Fprintf(env.Stdout, "%s@%s %d\n", t.Package, t.Version, t.Build)
+		}
+	}
+	if err != nil || f.untested != "" {
 		return err
 	}
-	out.Index = pub.Verified.Index
-	if err := out.Write(res, target, env.Stdout, env.Stderr); err != nil {
-		return err
-	}
-	if !res.Pass() {
+	if !res.Result.Pass() {
 		return &exitError{Code: exitFailed}
 	}
 	return nil

@@ -50,10 +50,11 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	addAlias(fs, "threshold", "", "root-threshold")
 }
 
-// apply changes c by the flags given; with fresh, everything is new.
-func (f *rootFlags) apply(c *trust.RootConfig, now time.Time, fresh bool) error {
+// edit is the change the flags give, valid from now; with fresh,
+// everything is new.
+func (f *rootFlags) edit(now time.Time, fresh bool) (trust.RootEdit, error) {
 	if f.expires <= 0 {
-		return usagef("--expires %s: a root must expire", f.expires)
+		return trust.RootEdit{}, usagef("--expires %s: a root must expire", f.expires)
 	}
 	threshold := func(flag string, v int) *int {
 		if f.fs.Changed(flag) || fresh {
@@ -70,12 +71,44 @@ func (f *rootFlags) apply(c *trust.RootConfig, now time.Time, fresh bool) error 
 	if f.fs.Changed("qa-threshold") {
 		e.QAThreshold = &f.qaThreshold
 	}
-	err := e.Apply(c, fresh)
+	return e, nil
+}
+
+// write makes and writes a root (siteread.NewRootFile, NextRootFile) and
+// says what it wrote and what it needs.
+func (f *rootFlags) write(env *Env, prev string) error {
+	now, err := epochOrNow(env)
+	if err != nil {
+		return err
+	}
+	fresh := prev == ""
+	e, err := f.edit(now, fresh)
+	if err != nil {
+		return err
+	}
+	var w *siteread.RootWritten
+	if fresh {
+		w, err = siteread.NewRootFile(f.out, e)
+	} else {
+		w, err = siteread.NextRootFile(prev, f.out, e)
+	}
+	if w != nil && w.Kept != "" {
+		fmt.Fprintf(env.Stderr, "wrote %s: subscribers walk every root version\n", w.Kept)
+	}
 	var ee *trust.RootEditError
 	if errors.As(err, &ee) {
 		return usagef("%v", withHint(err))
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	w.Root.WriteText(env.Stdout, f.out+" and "+w.Chain)
+	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --sign-key ROOT.key' (%d root signatures needed", f.out, w.Root.Signed.Roles[trust.RoleRoot].Threshold)
+	if !fresh {
+		fmt.Fprintf(env.Stderr, ", and the previous version's threshold")
+	}
+	fmt.Fprintln(env.Stderr, ")")
+	return nil
 }
 
 func newTrustRootNewCmd() *Command {
@@ -111,35 +144,7 @@ Examples:
 			if len(f.keys) == 0 || len(f.indexKeys) == 0 {
 				return usagef("root new needs --root-key and --index-key")
 			}
-			now, err := epochOrNow(env)
-			if err != nil {
-				return err
-			}
-			var c trust.RootConfig
-			if err := f.apply(&c, now, true); err != nil {
-				return err
-			}
-			r, err := trust.NewRoot(c)
-			if err != nil {
-				return err
-			}
-			return writeRoot(env, f.out, r, true)
+			return f.write(env, "")
 		},
 	}
-}
-
-// writeRoot writes r to out and root/<N>.yaml beside it and says what it
-// needs.
-func writeRoot(env *Env, out string, r *trust.Root, fresh bool) error {
-	p, err := siteread.WriteRootVersion(out, r, fresh)
-	if err != nil {
-		return err
-	}
-	r.WriteText(env.Stdout, out+" and "+p)
-	fmt.Fprintf(env.Stderr, "unsigned: sign it with 'kbuild trust root sign %s --sign-key ROOT.key' (%d root signatures needed", out, r.Signed.Roles[trust.RoleRoot].Threshold)
-	if !fresh {
-		fmt.Fprintf(env.Stderr, ", and the previous version's threshold")
-	}
-	fmt.Fprintln(env.Stderr, ")")
-	return nil
 }

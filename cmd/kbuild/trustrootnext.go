@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/pflag"
-
-	"kbuild.dev/kbuild/siteread"
 )
 
 func newTrustRootNextCmd() *Command {
@@ -37,34 +34,7 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) { f.addFlags(fs, true) },
 		Args:  exactArgs(1, "root next takes the current ROOT.yaml"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			prev, err := siteread.ReadRootFile(args[0])
-			if err != nil {
-				return err
-			}
-			now, err := epochOrNow(env)
-			if err != nil {
-				return err
-			}
-			c, err := prev.Config()
-			if err != nil {
-				return err
-			}
-			if err := f.apply(&c, now, false); err != nil {
-				return err
-			}
-			r, err := prev.Next(c)
-			if err != nil {
-				return err
-			}
-			// Keep the previous version in the chain beside the output.
-			kept, err := siteread.KeepRootVersion(f.out, prev)
-			if err != nil {
-				return err
-			}
-			if kept != "" {
-				fmt.Fprintf(env.Stderr, "wrote %s: subscribers walk every root version\n", kept)
-			}
-			return writeRoot(env, f.out, r, false)
+			return f.write(env, args[0])
 		},
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -11,7 +10,6 @@ import (
 	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/siteread"
-	"kbuild.dev/kbuild/trust"
 )
 
 func newTrustRootSignCmd() *Command {
@@ -47,13 +45,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			for _, k := range signers {
-				if !slices.Contains(r.Signed.Roles[trust.RoleRoot].KeyIDs, k.KeyID()) {
-					fmt.Fprintf(env.Stderr, "note: key %s is not a root key of version %d; its signature counts only for the previous version's root keys\n", k.KeyID(), r.Signed.Version)
-				}
-			}
-			fmt.Fprintf(env.Stdout, "root version %d now has %d signatures\n", r.Signed.Version, len(r.Signatures))
-			return nil
+			return r.WriteSigned(env.Stdout, env.Stderr, signers)
 		},
 	}
 }

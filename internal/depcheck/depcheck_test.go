@@ -48,7 +48,7 @@ var allowed = map[string][]string{
 	"siteread":          {"index", "internal/addrspace", "internal/atomicfile", "internal/dist", "internal/netdeadline", "sbom", "sitelayout", "spec", "trust"},
 	// What changed between two builds, for reviewers (diff, bump).
 	"review":  {"builder", "builder/render", "index", "internal/chartpin", "internal/plainhttp", "recipe", "sources", "spec"},
-	"qualify": {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/plainhttp", "sitelayout", "spec", "trust"},
+	"qualify": {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/plainhttp", "sitelayout", "siteread", "spec", "trust"},
 	"suite":   {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/netdeadline", "internal/ocilimit", "publish", "releaseset", "site", "sitelayout", "siteread", "spec", "trust"},
 
 	// The qualification benchmarks' loop: a control plane per iteration.

@@ -67,8 +67,12 @@ func (f *MergeFlags) Check() error {
 }
 
 // MergeTrust returns what the base index is verified with, and checks
-// that the signing keys satisfy the root's index role.
+// that the signing keys satisfy the root's index role; nil without
+// --index.
 func (f *MergeFlags) MergeTrust(signers []trust.Signer) (*trust.Trust, error) {
+	if f.Ref == "" {
+		return nil, nil
+	}
 	if f.IndexRoot == "" && len(f.PublicKeys) == 0 && len(f.RootKeys) == 0 && f.SelfTrust {
 		return selfTrust(signers)
 	}

@@ -1,0 +1,89 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"kbuild.dev/kbuild/sbom"
+	"kbuild.dev/kbuild/siteread"
+	"kbuild.dev/kbuild/trust"
+)
+
+// NoThreshold is a Scan's FailOn when no severity fails the scan.
+const NoThreshold sbom.Severity = -1
+
+// Scan is the action of kbuild scan: the images the builds of a dist
+// directory or a published index (verified first) run, scanned for known
+// vulnerabilities.
+type Scan struct {
+	// Source is a dist directory, or an index (a site, file or URL); with
+	// AsIndex a directory is a site (siteread.LoadBuilds).
+	Source  string
+	AsIndex bool
+	// Trust verifies an index; Timeout bounds its requests.
+	Trust   *trust.Trust
+	Timeout time.Duration
+	// Packages are the PACKAGE[@VERSION] selected (none: every build).
+	Packages []string
+	// Scanner returns the scanner; it is called once the builds are read,
+	// so a source that cannot be read is reported first.
+	Scanner func() (sbom.VulnScanner, error)
+	// Jobs is how many images are scanned at once (sbom.WithJobs).
+	Jobs int
+	// JSON writes the report as JSON instead of a table.
+	JSON bool
+	// FailOn is the lowest severity that is a violation; NoThreshold for
+	// none.
+	FailOn sbom.Severity
+}
+
+// ScanResult is the report and what the scan warns about.
+type ScanResult struct {
+	// Warnings are those of verifying the index.
+	Warnings []string
+	// Unscanned are the images not scanned and why (Report.Unscanned).
+	Unscanned []string
+	// Report is the report, a table or JSON.
+	Report []byte
+	// Violations are the vulnerabilities at or above FailOn, none without
+	// a threshold.
+	Violations []sbom.Violation
+}
+
+// Run reads and verifies the builds, selects Packages, scans their images
+// and writes the report. The result holds the warnings also when a later
+// step fails; it is never nil.
+func (a *Scan) Run(ctx context.Context) (*ScanResult, error) {
+	in, err := siteread.LoadBuilds(ctx, a.Source, a.Trust, siteread.BuildsOptions{Timeout: a.Timeout, Index: a.AsIndex})
+	if err != nil {
+		return &ScanResult{}, err
+	}
+	res := &ScanResult{Warnings: in.Warnings}
+	builds, err := in.Select(a.Packages)
+	if err != nil {
+		return res, err
+	}
+	s, err := a.Scanner()
+	if err != nil {
+		return res, err
+	}
+	report, err := sbom.Scan(ctx, builds, s, sbom.WithJobs(a.Jobs))
+	if err != nil {
+		return res, err
+	}
+	res.Unscanned = report.Unscanned()
+	var buf bytes.Buffer
+	write := report.WriteText
+	if a.JSON {
+		write = report.WriteJSON
+	}
+	if err := write(&buf); err != nil {
+		return res, err
+	}
+	res.Report = buf.Bytes()
+	if a.FailOn != NoThreshold {
+		res.Violations = report.Violations(a.FailOn)
+	}
+	return res, nil
+}
