@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"helm.sh/helm/v3/pkg/releaseutil"
@@ -42,6 +43,10 @@ type cluster struct {
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	// discovery is the in-memory discovery cache under mapper.
 	discovery discovery.CachedDiscoveryInterface
+	// typed are the protobuf clients of getAll's typed reads, by group
+	// version (typed.go).
+	typedMu sync.Mutex
+	typed   map[schema.GroupVersion]rest.Interface
 }
 
 func connect(kubeconfig, kubecontext string) (*cluster, error) {
@@ -172,22 +177,39 @@ func (c *cluster) get(ctx context.Context, o object) (*unstructured.Unstructured
 	return u, err
 }
 
+// read is what getAll reads of an object.
+type read int
+
+const (
+	// readWhole reads the whole object, as JSON into maps: every field
+	// the server sends.
+	readWhole read = iota
+	// readTyped reads the built-in kinds typed, in protobuf, without
+	// managedFields (typed.go); other kinds whole. For what kstatus alone
+	// decides: fields the client's types do not know are dropped.
+	readTyped
+	// readMeta reads the metadata only (the metadata client: the
+	// apiVersion and kind of the object, its metadata, nothing else).
+	readMeta
+)
+
 // getAll reads the live objects of objs, a missing one absent from the
 // map: the objects of one resource and namespace with one list when
 // there are several of them (a readiness poll of a release reads a
 // request per kind, not per object), one by one otherwise, and one by one
-// for Secrets (a namespace's list holds Helm's release records, far
-// larger than the objects asked for) or when the list is refused.
-// A list is read from etcd as a get is (no resourceVersion: the newest).
+// for Secrets read whole or typed (a namespace's list holds Helm's release
+// records, far larger than the objects asked for) or when the list is
+// refused. A list is read from etcd as a get is (no resourceVersion: the
+// newest).
 //
-// With metaOnly, only the objects' metadata is read (the metadata
-// client: the apiVersion and kind of the object, its metadata, nothing
-// else): Secrets then listed as any kind, their data never sent.
-func (c *cluster) getAll(ctx context.Context, objs []object, metaOnly bool) (map[object]*unstructured.Unstructured, error) {
+// With readMeta, Secrets are listed as any kind, their data never sent.
+func (c *cluster) getAll(ctx context.Context, objs []object, how read) (map[object]*unstructured.Unstructured, error) {
 	type group struct {
-		gvr  schema.GroupVersionResource
-		ns   string
-		objs []object
+		gvr   schema.GroupVersionResource
+		gvk   schema.GroupVersionKind
+		ns    string
+		objs  []object
+		typed bool
 	}
 	var groups []*group
 	byKey := map[[2]string]*group{}
@@ -199,16 +221,23 @@ func (c *cluster) getAll(ctx context.Context, objs []object, metaOnly bool) (map
 		key := [2]string{m.Resource.String(), o.Namespace}
 		g := byKey[key]
 		if g == nil {
-			g = &group{gvr: m.Resource, ns: o.Namespace}
+			g = &group{gvr: m.Resource, gvk: o.GVK, ns: o.Namespace, typed: how == readTyped && typedKind(o.GVK)}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
 		g.objs = append(g.objs, o)
 	}
+	metaOnly := how == readMeta
 	out := make(map[object]*unstructured.Unstructured, len(objs))
 	for _, g := range groups {
 		if len(g.objs) > 1 && (metaOnly || g.gvr != corev1.SchemeGroupVersion.WithResource("secrets")) {
-			list, err := c.list(ctx, g.gvr, g.ns, metaOnly)
+			var list *unstructured.UnstructuredList
+			var err error
+			if g.typed {
+				list, err = c.listTyped(ctx, g.gvr, g.gvk, g.ns)
+			} else {
+				list, err = c.list(ctx, g.gvr, g.ns, metaOnly)
+			}
 			if err == nil {
 				names := make(map[string]*unstructured.Unstructured, len(list.Items))
 				for i := range list.Items {
@@ -233,11 +262,16 @@ func (c *cluster) getAll(ctx context.Context, objs []object, metaOnly bool) (map
 			}
 		}
 		for _, o := range g.objs {
-			get := c.get
-			if metaOnly {
-				get = c.getMeta
+			var u *unstructured.Unstructured
+			var err error
+			switch {
+			case metaOnly:
+				u, err = c.getMeta(ctx, o)
+			case g.typed:
+				u, err = c.getTyped(ctx, g.gvr, o)
+			default:
+				u, err = c.get(ctx, o)
 			}
-			u, err := get(ctx, o)
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", o, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -70,7 +71,7 @@ func TestGetAll(t *testing.T) {
 	if c.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	live, err := c.getAll(ctx, objs, false)
+	live, err := c.getAll(ctx, objs, readWhole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,13 +105,55 @@ func TestGetAll(t *testing.T) {
 		t.Errorf("ConfigMap a read with data %v, want k: a", d)
 	}
 
+	// Typed (protobuf into client-go's types, converted): the same
+	// requests as whole reads, the same objects but their managedFields.
+	log.reqs = nil
+	shared := rest.CopyConfig(c.shared)
+	shared.WrapTransport = cfg.WrapTransport
+	c.shared = shared
+	typedLive, err := c.getAll(ctx, objs, readTyped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(log.reqs)
+	want = []string{
+		"GET /api/v1/namespaces/getall",
+		"GET /api/v1/namespaces/getall/configmaps",
+		"GET /api/v1/namespaces/getall/secrets/sa",
+		"GET /api/v1/namespaces/getall/secrets/sb",
+	}
+	if !slices.Equal(log.reqs, want) {
+		t.Errorf("getAll (typed) made the requests\n  %v\nwant\n  %v", log.reqs, want)
+	}
+	for _, o := range objs {
+		u, full := typedLive[o], live[o]
+		if o == missing {
+			if u != nil {
+				t.Errorf("getAll (typed) found %s, which does not exist", o)
+			}
+			continue
+		}
+		if u == nil {
+			t.Errorf("getAll (typed) did not find %s", o)
+			continue
+		}
+		if len(full.GetManagedFields()) == 0 {
+			t.Errorf("%s read whole has no managedFields", o)
+		}
+		whole := full.DeepCopy()
+		unstructured.RemoveNestedField(whole.Object, "metadata", "managedFields")
+		if !equality.Semantic.DeepEqual(u.Object, whole.Object) {
+			t.Errorf("getAll (typed) read %s as\n  %v\nthe whole object without managedFields is\n  %v", o, u.Object, whole.Object)
+		}
+	}
+
 	// Metadata only: Secrets listed too, no data, the same objects, the
 	// same kstatus for the kinds the waiter reads so (statusless).
 	log.reqs = nil
 	if c.meta, err = metadata.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	metaLive, err := c.getAll(ctx, objs, true)
+	metaLive, err := c.getAll(ctx, objs, readMeta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,8 @@ func (h *helmClient) config(namespace string) (*action.Configuration, error) {
 	c.Releases.Driver = newReleaseRecords(h.cluster.cs.CoreV1().Secrets(namespace), h.log)
 	if kc, ok := c.KubeClient.(*kube.Client); ok {
 		kc.Factory = validatingFactory{Factory: kc.Factory, kinds: &h.kinds}
+		// manifests parsed once (buildcache.go)
+		c.KubeClient = newBuiltManifests(kc, h.cluster.mapper)
 	}
 	if h.configs == nil {
 		h.configs = map[string]*action.Configuration{}

@@ -89,28 +89,10 @@ func (w *waiter) wait(ctx context.Context, r Release, objs []object) ([]types.UI
 	var uids []types.UID
 	for {
 		var still []*pendingCheck
-		var full, meta []object
-		for _, p := range pending {
-			if p.check != "kstatus" || !statusless[p.obj.GVK.GroupKind()] {
-				if !slices.Contains(full, p.obj) {
-					full = append(full, p.obj)
-				}
-			}
-		}
-		for _, p := range pending {
-			if !slices.Contains(full, p.obj) && !slices.Contains(meta, p.obj) {
-				meta = append(meta, p.obj)
-			}
-		}
-		live, err := w.c.getAll(ctx, full, false)
+		live, err := w.read(ctx, pending)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
-		liveMeta, err := w.c.getAll(ctx, meta, true)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r, err)
-		}
-		maps.Copy(live, liveMeta)
 		for _, p := range pending {
 			u := live[p.obj]
 			if u == nil {
@@ -144,6 +126,55 @@ func (w *waiter) wait(ctx context.Context, r Release, objs []object) ([]types.UI
 		case <-time.After(w.interval):
 		}
 	}
+}
+
+// read reads the live objects of the pending checks (readsOf says how).
+func (w *waiter) read(ctx context.Context, pending []*pendingCheck) (map[object]*unstructured.Unstructured, error) {
+	whole, typed, meta := readsOf(pending)
+	live := map[object]*unstructured.Unstructured{}
+	for _, s := range []struct {
+		objs []object
+		how  read
+	}{{whole, readWhole}, {typed, readTyped}, {meta, readMeta}} {
+		if len(s.objs) == 0 {
+			continue
+		}
+		got, err := w.c.getAll(ctx, s.objs, s.how)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(live, got)
+	}
+	return live, nil
+}
+
+// readsOf splits the objects of the pending checks by what their checks
+// need read (cluster.getAll): whole when healthCheckExprs or a readyWhen
+// condition reads the object (any field may be named); when kstatus alone
+// decides it, its metadata only for a status-less kind, else typed — or
+// whole when others of its kind and namespace are, read with them in one
+// list.
+func readsOf(pending []*pendingCheck) (whole, typed, meta []object) {
+	for _, p := range pending {
+		if p.check != "kstatus" && !slices.Contains(whole, p.obj) {
+			whole = append(whole, p.obj)
+		}
+	}
+	sameList := func(o object) bool {
+		return slices.ContainsFunc(whole, func(w object) bool { return w.GVK == o.GVK && w.Namespace == o.Namespace })
+	}
+	for _, p := range pending {
+		switch {
+		case slices.Contains(whole, p.obj), slices.Contains(typed, p.obj), slices.Contains(meta, p.obj):
+		case statusless[p.obj.GVK.GroupKind()]:
+			meta = append(meta, p.obj)
+		case sameList(p.obj):
+			whole = append(whole, p.obj)
+		default:
+			typed = append(typed, p.obj)
+		}
+	}
+	return whole, typed, meta
 }
 
 // statusless are the built-in kinds that have neither spec nor status:

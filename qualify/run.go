@@ -759,7 +759,7 @@ func (r *run) leftovers(ctx context.Context, releases map[string]bool) ([]string
 		}
 	}
 	for {
-		live, err := r.c.getAll(ctx, check, true) // annotations, deletion, finalizers
+		live, err := r.c.getAll(ctx, check, readMeta) // annotations, deletion, finalizers
 		if err != nil {
 			return nil, err
 		}
