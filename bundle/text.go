@@ -89,9 +89,9 @@ func (r *Imported) WriteText(w io.Writer, mirror, site string) error {
 	fmt.Fprintf(w, "index: %s/index.yaml (signed upstream; subscribe with the same keys)\n", site)
 	fmt.Fprintf(w, "charts and images: %s\n", mirror)
 	if r.Resigned {
-		fmt.Fprintf(w, "index with charts at the mirror: %s/%s/index.yaml (signed by --sign-key): subscribe to this one, with --sign-key's public key\n", site, ResignDir)
+		fmt.Fprintf(w, "index with charts at the mirror: %s/%s/index.yaml (signed by the import's key): subscribe to this one, with that key's public key\n", site, ResignDir)
 	} else {
-		fmt.Fprintf(w, "subscribe to %s/index.yaml with the upstream keys: its charts still point at the upstream registry, so clusters need the node settings (--node-config) to pull them from %s, or import with --sign-key to write %s/%s/index.yaml, an index whose charts point at the mirror\n",
+		fmt.Fprintf(w, "subscribe to %s/index.yaml with the upstream keys: its charts still point at the upstream registry, so clusters need node settings (the import writes them when asked) to pull them from %s, or import with a signing key to write %s/%s/index.yaml, an index whose charts point at the mirror\n",
 			site, mirror, site, ResignDir)
 	}
 	fmt.Fprintf(w, "cosign and Flux verify the mirrored charts with the upstream public key (cosign verify --key index.pub --insecure-ignore-tlog=true %s/...@sha256:...)\n", strings.TrimPrefix(mirror, "oci://"))

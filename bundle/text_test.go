@@ -61,11 +61,11 @@ func TestImportedWriteText(t *testing.T) {
 		{"upstream index", Imported{}, []string{
 			"index: site/index.yaml (signed upstream; subscribe with the same keys)\n",
 			"charts and images: oci://mirror.example/kp\n",
-			"subscribe to site/index.yaml with the upstream keys: its charts still point at the upstream registry, so clusters need the node settings (--node-config) to pull them from oci://mirror.example/kp, or import with --sign-key to write site/mirror/index.yaml",
+			"subscribe to site/index.yaml with the upstream keys: its charts still point at the upstream registry, so clusters need node settings (the import writes them when asked) to pull them from oci://mirror.example/kp, or import with a signing key to write site/mirror/index.yaml",
 			"cosign verify --key index.pub --insecure-ignore-tlog=true mirror.example/kp/...@sha256:...)\n",
 		}, []string{"node settings:", "index with charts at the mirror"}},
 		{"re-signed, node settings", Imported{Resigned: true, NodeConfigDir: "nodes"}, []string{
-			"index with charts at the mirror: site/mirror/index.yaml (signed by --sign-key): subscribe to this one, with --sign-key's public key\n",
+			"index with charts at the mirror: site/mirror/index.yaml (signed by the import's key): subscribe to this one, with that key's public key\n",
 			"node settings: nodes (containerd certs.d, Talos patch, CRI-O drop-in)\n",
 		}, []string{"subscribe to site/index.yaml with the upstream keys"}},
 	} {
