@@ -95,4 +95,3 @@ func copyInfos(list kube.ResourceList) kube.ResourceList {
 	}
 	return out
 }
-

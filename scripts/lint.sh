@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The linters CI runs (scripts/test.sh runs this after go vet): staticcheck,
+# The linters CI runs (scripts/test.sh runs this after go vet): gofmt, staticcheck,
 # go-errorlint (errors compared with == or asserted with .() where wrapping
 # would break them) and revive's rules for exported names (revive.toml).
 # Each is built once with `go install` into the tools cache, keyed by
@@ -26,6 +26,14 @@ tool revive github.com/mgechev/revive "$REVIVE_VERSION"
 pkgs=("$@")
 ((${#pkgs[@]})) || pkgs=(./...)
 rc=0
+if ((! $#)); then
+	log "gofmt"
+	unformatted=$(git ls-files -z '*.go' | xargs -0 gofmt -l)
+	if [ -n "$unformatted" ]; then
+		echo "gofmt would change: $unformatted (run gofmt -w on them)" >&2
+		rc=1
+	fi
+fi
 log "staticcheck"
 staticcheck "${pkgs[@]}" || rc=1
 log "go-errorlint"
