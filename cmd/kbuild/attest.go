@@ -12,28 +12,13 @@ import (
 	"kbuild.dev/kbuild/suite"
 )
 
-// attestFlags are the flags of attest.
-type attestFlags struct {
-	build   int
-	result  string
-	env     string
-	log     string
-	keys    options.SignerFlags
-	site    string
-	suite   string
-	suites  string
-	root    string
-	expires time.Duration
-	out     string
-	push    bool
-	options.PlainHTTPFlag
-	options.TimeoutFlag
-	passed []string
-	failed []string
-}
-
 func newAttestCmd() *Command {
-	f := &attestFlags{}
+	var (
+		a      = &suite.Attest{}
+		build  int
+		envArg string
+		keys   options.SignerFlags
+	)
 	return &Command{
 		Name:    "attest",
 		Usage:   "kbuild attest NAME@VERSION --build N --result pass|fail --env kubernetes=1.33,arch=amd64[,KEY=VALUE…] [--log URL] --sign-key FILE --root ROOT.yaml [--site DIR] [--suite SUITE] [-o FILE]",
@@ -70,69 +55,67 @@ Examples:
   kbuild attest foreman-stack@3.15.0 --build 1 --result fail --env kubernetes=1.34,arch=arm64 \
     --sign-key-env KBUILD_QA_KEY --root keys/root.yaml`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.IntVar(&f.build, "build", 0, "build number of the version tested (required)")
-			fs.StringVar(&f.result, "result", "", "pass or fail (required)")
-			fs.StringVar(&f.env, "env", "", "the environment tested: kubernetes=MAJOR.MINOR,arch=ARCH[,KEY=VALUE…] (required)")
-			fs.StringVar(&f.log, "log", "", "http(s) URL of the test run")
-			fs.StringSliceVar(&f.passed, "passed", nil, "names of the tests that passed (e.g. install,upgrade,rollback); a suite's policy may require some")
-			fs.StringSliceVar(&f.failed, "failed", nil, "names of the tests that failed (with --result fail)")
-			f.keys.AddFlags(fs, "the evidence (a key of the root's qa role)")
+			fs.IntVar(&build, "build", 0, "build number of the version tested (required)")
+			fs.StringVar(&a.Result, "result", "", "pass or fail (required)")
+			fs.StringVar(&envArg, "env", "", "the environment tested: kubernetes=MAJOR.MINOR,arch=ARCH[,KEY=VALUE…] (required)")
+			fs.StringVar(&a.Log, "log", "", "http(s) URL of the test run")
+			fs.StringSliceVar(&a.Passed, "passed", nil, "names of the tests that passed (e.g. install,upgrade,rollback); a suite's policy may require some")
+			fs.StringSliceVar(&a.Failed, "failed", nil, "names of the tests that failed (with --result fail)")
+			keys.AddFlags(fs, "the evidence (a key of the root's qa role)")
 			addAlias(fs, "key", "", "sign-key")
 			addAlias(fs, "key-env", "", "sign-key-env")
-			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding the signed index (or the site's https:// URL, with -o)")
-			fs.StringVar(&f.suite, "suite", "", "suite whose index is read (default: the first suite of --suites)")
-			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; without it the site holds one index")
-			fs.StringVar(&f.root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) with the qa role (required)")
-			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
-			options.AddOutputFlag(fs, &f.out, "", "the evidence to `FILE` instead of into the site")
-			fs.BoolVar(&f.push, "push", false, "also attach the evidence to the charts in the registry as OCI referrers")
-			f.PlainHTTPFlag.AddFlags(fs, "for --push")
-			f.TimeoutFlag.AddFlags(fs, "a registry that does not start answering, with --push,")
+			fs.StringVar(&a.Site, "site", "_site", "site directory `DIR` holding the signed index (or the site's https:// URL, with -o)")
+			fs.StringVar(&a.Suite, "suite", "", "suite whose index is read (default: the first suite of --suites)")
+			fs.StringVar(&a.SuitesFile, "suites", suite.File, "the suites file; without it the site holds one index")
+			fs.StringVar(&a.Root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) with the qa role (required)")
+			fs.DurationVar(&a.Expires, "expires", 90*24*time.Hour, "how long the evidence counts")
+			options.AddOutputFlag(fs, &a.Out, "", "the evidence to `FILE` instead of into the site")
+			fs.BoolVar(&a.Push, "push", false, "also attach the evidence to the charts in the registry as OCI referrers")
+			options.AddPlainHTTPFlag(fs, &a.PlainHTTP, "for --push")
+			options.AddTimeoutFlag(fs, &a.Timeout, "a registry that does not start answering, with --push,")
 		},
 		Args: exactArgs(1, "attest takes one NAME@VERSION"),
-		Run:  f.run,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			return attest(ctx, env, a, args[0], build, envArg, keys)
+		},
 	}
 }
 
-func (f *attestFlags) run(ctx context.Context, env *Env, args []string) error {
-	target, err := evidence.ParseTarget(args[0], f.build)
-	if err != nil {
+// attest checks the flags of attest, fills in a and runs it.
+func attest(ctx context.Context, env *Env, a *suite.Attest, arg string, build int, envArg string, keys options.SignerFlags) error {
+	var err error
+	if a.Target, err = evidence.ParseTarget(arg, build); err != nil {
 		return usagef("%v", err)
 	}
 	switch {
-	case f.result == "":
+	case a.Result == "":
 		return usagef("--result pass|fail is required")
-	case f.env == "":
+	case envArg == "":
 		return usagef("--env is required, e.g. --env kubernetes=1.33,arch=amd64,runtime=containerd")
-	case len(f.keys.Files) == 0 && f.keys.Env == "":
+	case !keys.Given():
 		return usagef("attest needs a qa key: --sign-key FILE or --sign-key-env VAR")
-	case f.root == "":
+	case a.Root == "":
 		return usagef("--root ROOT.yaml is required: evidence counts only for the root's qa role")
-	case f.expires <= 0:
-		return usagef("--expires %s: evidence must expire", f.expires)
+	case a.Expires <= 0:
+		return usagef("--expires %s: evidence must expire", a.Expires)
 	}
-	e, err := evidence.ParseEnv(f.env)
-	if err != nil {
+	if a.Env, err = evidence.ParseEnv(envArg); err != nil {
 		return usagef("%v", withHint(err))
 	}
-	signers, err := f.keys.Signers(env)
-	if err != nil {
+	if a.Signers, err = keys.Signers(env); err != nil {
 		return err
 	}
-	issued, err := epochOrNow(env)
-	if err != nil {
+	if a.Issued, err = epochOrNow(env); err != nil {
 		return err
 	}
-	a := &suite.Attest{Target: target, Result: f.result, Env: e, Log: f.log, Passed: f.passed, Failed: f.failed,
-		Signers: signers, Root: f.root, Site: f.site, Suite: f.suite, SuitesFile: f.suites, Issued: issued, Expires: f.expires,
-		Out: f.out, Push: f.push, PlainHTTP: f.PlainHTTP, Timeout: f.Timeout, Stderr: env.Stderr}
+	a.Stderr = env.Stderr
 	res, err := a.Run(ctx)
 	if errors.Is(err, suite.ErrSiteURL) {
-		return usagef("--site %s is a published site: write the evidence to a file with -o (evidence/… in the recipes repository, committed by pull request)", f.site)
+		return usagef("--site %s is a published site: write the evidence to a file with -o (evidence/… in the recipes repository, committed by pull request)", a.Site)
 	}
 	if res == nil {
 		return err
 	}
-	res.WriteText(env.Stdout, target, f.result)
+	res.WriteText(env.Stdout, a.Target, a.Result)
 	return err
 }

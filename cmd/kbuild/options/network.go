@@ -19,8 +19,12 @@ type TimeoutFlag struct {
 const timeoutWhy = "; the default stays under the 30s a CI step or harness often allows, so that kbuild's own message, naming what stalled, comes first"
 
 // AddFlags adds --timeout; what says what it gives up on.
-func (f *TimeoutFlag) AddFlags(fs *pflag.FlagSet, what string) {
-	fs.DurationVar(&f.Timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long"+timeoutWhy)
+func (f *TimeoutFlag) AddFlags(fs *pflag.FlagSet, what string) { AddTimeoutFlag(fs, &f.Timeout, what) }
+
+// AddTimeoutFlag adds --timeout, set into p (an action's field); what
+// says what it gives up on.
+func AddTimeoutFlag(fs *pflag.FlagSet, p *time.Duration, what string) {
+	fs.DurationVar(p, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long"+timeoutWhy)
 }
 
 // AddFlagsNote is addFlags with a note after the meaning.
@@ -35,11 +39,17 @@ type PlainHTTPFlag struct {
 
 // AddFlags adds --plain-http; note says when it applies ("" for always).
 func (f *PlainHTTPFlag) AddFlags(fs *pflag.FlagSet, note string) {
+	AddPlainHTTPFlag(fs, &f.PlainHTTP, note)
+}
+
+// AddPlainHTTPFlag adds --plain-http, set into p (an action's field); note
+// says when it applies ("" for always).
+func AddPlainHTTPFlag(fs *pflag.FlagSet, p *bool, note string) {
 	usage := "talk plain HTTP to OCI registries on loopback (never to other registries)"
 	if note != "" {
 		usage += "; " + note
 	}
-	fs.BoolVar(&f.PlainHTTP, "plain-http", false, usage)
+	fs.BoolVar(p, "plain-http", false, usage)
 }
 
 // JobsFlag is -j/--jobs: how much work runs at once, 0 for one per CPU.
