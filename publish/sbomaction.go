@@ -7,22 +7,12 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
 	"kbuild.dev/kbuild/sbom"
-	"kbuild.dev/kbuild/siteread"
-	"kbuild.dev/kbuild/trust"
 )
 
 // SBOM is the action of kbuild sbom: a CycloneDX document of the builds
 // of a dist directory or a published index, verified first.
 type SBOM struct {
-	// Source is a dist directory, or an index (a site, file or URL); with
-	// AsIndex a directory is a site (siteread.LoadBuilds).
-	Source  string
-	AsIndex bool
-	// Trust verifies an index; Timeout bounds its requests.
-	Trust   *trust.Trust
-	Timeout time.Duration
-	// Packages are the PACKAGE[@VERSION] selected (none: every build).
-	Packages []string
+	Selection
 	// Timestamp is the document's time (zero: the index's generated time,
 	// none for a dist directory).
 	Timestamp time.Time
@@ -43,12 +33,11 @@ type SBOMResult struct {
 // repository's. The result holds the warnings also when a later step
 // fails; it is never nil.
 func (a *SBOM) Run(ctx context.Context) (*SBOMResult, error) {
-	in, err := siteread.LoadBuilds(ctx, a.Source, a.Trust, siteread.BuildsOptions{BuildInfo: true, Timeout: a.Timeout, Index: a.AsIndex})
-	if err != nil {
+	in, builds, err := a.load(ctx, true)
+	if in == nil {
 		return &SBOMResult{}, err
 	}
 	res := &SBOMResult{Warnings: in.Warnings}
-	builds, err := in.Select(a.Packages)
 	if err != nil {
 		return res, err
 	}

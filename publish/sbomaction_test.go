@@ -30,7 +30,7 @@ func TestSBOMAction(t *testing.T) {
 			if tc.name == "no source" {
 				src = "testdata/nosuch"
 			}
-			a := &SBOM{Source: src, Packages: tc.packages, Timestamp: ts, Options: []sbom.Option{sbom.WithTool("kbuild", "test")}}
+			a := &SBOM{Selection: Selection{Source: src, Packages: tc.packages}, Timestamp: ts, Options: []sbom.Option{sbom.WithTool("kbuild", "test")}}
 			res, err := a.Run(t.Context())
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {

@@ -3,11 +3,8 @@ package publish
 import (
 	"bytes"
 	"context"
-	"time"
 
 	"kbuild.dev/kbuild/sbom"
-	"kbuild.dev/kbuild/siteread"
-	"kbuild.dev/kbuild/trust"
 )
 
 // NoThreshold is a Scan's FailOn when no severity fails the scan.
@@ -17,15 +14,7 @@ const NoThreshold sbom.Severity = -1
 // directory or a published index (verified first) run, scanned for known
 // vulnerabilities.
 type Scan struct {
-	// Source is a dist directory, or an index (a site, file or URL); with
-	// AsIndex a directory is a site (siteread.LoadBuilds).
-	Source  string
-	AsIndex bool
-	// Trust verifies an index; Timeout bounds its requests.
-	Trust   *trust.Trust
-	Timeout time.Duration
-	// Packages are the PACKAGE[@VERSION] selected (none: every build).
-	Packages []string
+	Selection
 	// Scanner returns the scanner; it is called once the builds are read,
 	// so a source that cannot be read is reported first.
 	Scanner func() (sbom.VulnScanner, error)
@@ -55,12 +44,11 @@ type ScanResult struct {
 // and writes the report. The result holds the warnings also when a later
 // step fails; it is never nil.
 func (a *Scan) Run(ctx context.Context) (*ScanResult, error) {
-	in, err := siteread.LoadBuilds(ctx, a.Source, a.Trust, siteread.BuildsOptions{Timeout: a.Timeout, Index: a.AsIndex})
-	if err != nil {
+	in, builds, err := a.load(ctx, false)
+	if in == nil {
 		return &ScanResult{}, err
 	}
 	res := &ScanResult{Warnings: in.Warnings}
-	builds, err := in.Select(a.Packages)
 	if err != nil {
 		return res, err
 	}

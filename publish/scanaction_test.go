@@ -52,7 +52,7 @@ func TestScanAction(t *testing.T) {
 		{name: "source before scanner", source: "testdata/nosuch", failOn: NoThreshold, scannerErr: errors.New("trivy not found"), err: "nosuch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &Scan{Source: cmp.Or(tc.source, dist), Packages: tc.packages, Jobs: 2, JSON: tc.json, FailOn: tc.failOn,
+			a := &Scan{Selection: Selection{Source: cmp.Or(tc.source, dist), Packages: tc.packages}, Jobs: 2, JSON: tc.json, FailOn: tc.failOn,
 				Scanner: func() (sbom.VulnScanner, error) { return high, tc.scannerErr }}
 			res, err := a.Run(t.Context())
 			if tc.err != "" {

@@ -19,11 +19,11 @@ import (
 
 func newSBOMCmd() *Command {
 	var (
+		a        = &publish.SBOM{Options: []sbom.Option{sbom.WithTool("kbuild", version)}}
 		out      string
 		contents bool
 		tf       options.TrivyFlags
 		it       options.IndexFlags
-		net      options.TimeoutFlag
 	)
 	return &Command{
 		Name:    "sbom",
@@ -63,22 +63,16 @@ Examples:
 			fs.BoolVar(&contents, "with-image-contents", false, "nest each pinned image's contents as Trivy lists them")
 			tf.AddFlags(fs)
 			it.AddFlags(fs, "to describe instead of a DIST")
-			net.AddFlags(fs, "the index's site")
+			options.AddTimeoutFlag(fs, &a.Timeout, "the index's site")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			src, asIndex, pkgs, err := buildsSource(env, "kbuild sbom", it.Ref, args)
-			if err != nil {
+			if err := selectBuilds(env, "kbuild sbom", &it, args, &a.Selection); err != nil {
 				return err
 			}
 			if out == "" {
 				return usagef("-o FILE is required")
 			}
-			trust, err := it.Trust()
-			if err != nil {
-				return err
-			}
-			a := &publish.SBOM{Source: src, AsIndex: asIndex, Trust: trust, Timeout: net.Timeout, Packages: pkgs,
-				Options: []sbom.Option{sbom.WithTool("kbuild", version)}}
+			var err error
 			if strings.TrimSpace(env.Getenv("SOURCE_DATE_EPOCH")) != "" {
 				if a.Timestamp, err = builder.SourceDateEpoch(env.Getenv); err != nil {
 					return err
@@ -114,20 +108,25 @@ func writeOutput(env *Env, file string, data []byte) error {
 	return nil
 }
 
-// buildsSource returns what sbom and scan read, from --index REF or the
-// first argument, and the PACKAGE arguments. An index given as the first
-// argument is the old spelling of --index: it still works, with a notice.
-func buildsSource(env *Env, cmd, ref string, args []string) (src string, asIndex bool, pkgs []string, err error) {
-	if ref != "" {
-		return ref, true, args, nil
+// selectBuilds sets what sbom and scan read: --index REF with its keys,
+// or the first argument, and the PACKAGE arguments. An index given as the
+// first argument is the old spelling of --index: it still works, with a
+// notice.
+func selectBuilds(env *Env, cmd string, it *options.IndexFlags, args []string, s *publish.Selection) error {
+	switch {
+	case it.Ref != "":
+		s.Source, s.AsIndex, s.Packages = it.Ref, true, args
+	case len(args) == 0:
+		return usagef("expected DIST, or --index REF")
+	default:
+		if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
+			fmt.Fprintf(env.Stderr, "warning: %s: an index as the first argument is deprecated and goes away in the next release; use --index %s\n", cmd, args[0])
+		}
+		s.Source, s.Packages = args[0], args[1:]
 	}
-	if len(args) == 0 {
-		return "", false, nil, usagef("expected DIST, or --index REF")
-	}
-	if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
-		fmt.Fprintf(env.Stderr, "warning: %s: an index as the first argument is deprecated and goes away in the next release; use --index %s\n", cmd, args[0])
-	}
-	return args[0], false, args[1:], nil
+	var err error
+	s.Trust, err = it.Trust()
+	return err
 }
 
 // readWarnings prints the warnings of reading builds (publish.SBOM,

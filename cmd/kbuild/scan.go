@@ -14,13 +14,13 @@ import (
 
 func newScanCmd() *Command {
 	var (
+		a      = &publish.Scan{FailOn: publish.NoThreshold}
 		failOn string
 		jobs   options.JobsFlag
 		format options.FormatFlag
 		out    scanOutput
 		tf     options.TrivyFlags
 		it     options.IndexFlags
-		net    options.TimeoutFlag
 	)
 	return &Command{
 		Name:    "scan",
@@ -63,7 +63,7 @@ Examples:
 			tf.AddFlags(fs)
 			tf.AddOfflineFlag(fs)
 			it.AddFlags(fs, "to scan instead of a DIST")
-			net.AddFlags(fs, "the index's site")
+			options.AddTimeoutFlag(fs, &a.Timeout, "the index's site")
 			jobs.AddFlags(fs, "images scanned")
 			format.AddFlags(fs, false, "table", "json")
 			out = scanOutput{}
@@ -72,8 +72,7 @@ Examples:
 			markAlias(fs, "output-file", "output")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			src, asIndex, pkgs, err := buildsSource(env, "kbuild scan", it.Ref, args)
-			if err != nil {
+			if err := selectBuilds(env, "kbuild scan", &it, args, &a.Selection); err != nil {
 				return err
 			}
 			if out.oldFormat != "" {
@@ -83,22 +82,18 @@ Examples:
 			if err := format.Check(); err != nil {
 				return err
 			}
-			n, err := jobs.Count()
-			if err != nil {
+			var err error
+			if a.Jobs, err = jobs.Count(); err != nil {
 				return err
 			}
-			a := &publish.Scan{Source: src, AsIndex: asIndex, Packages: pkgs, Timeout: net.Timeout, Jobs: n,
-				JSON: format.Format == "json", FailOn: publish.NoThreshold,
-				Scanner: func() (sbom.VulnScanner, error) { return tf.Trivy(tf.Offline) }}
+			a.JSON = format.Format == "json"
+			a.Scanner = func() (sbom.VulnScanner, error) { return tf.Trivy(tf.Offline) }
 			if failOn != "" {
 				s, err := sbom.ParseSeverity(failOn)
 				if err != nil || s == sbom.SeverityUnknown {
 					return usagef("--fail-on %s: expected CRITICAL, HIGH, MEDIUM or LOW", failOn)
 				}
 				a.FailOn = s
-			}
-			if a.Trust, err = it.Trust(); err != nil {
-				return err
 			}
 			res, err := a.Run(ctx)
 			if err := readWarnings(env, res.Warnings, err); err != nil {
