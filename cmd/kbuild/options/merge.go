@@ -73,26 +73,21 @@ func (f *MergeFlags) Check() error {
 // that the signing keys satisfy the root's index role; nil without
 // --index.
 func (f *MergeFlags) MergeTrust(signers []trust.Signer) (*trust.Trust, error) {
-	if f.Ref == "" {
+	switch {
+	case f.Ref == "":
 		return nil, nil
+	case f.IndexRoot != "":
+		root, _, err := publish.LoadRoot(f.IndexRoot, signers)
+		if err != nil {
+			return nil, fmt.Errorf("--index-root: %w", err)
+		}
+		return &trust.Trust{TrustedRoot: root}, nil
+	case len(f.PublicKeys) == 0 && len(f.RootKeys) == 0 && f.SelfTrust:
+		// the public keys of the signing keys signed the base, all of
+		// them (threshold: their number)
+		t := trust.SignedBy(signers...)
+		t.Threshold = len(signers)
+		return t, nil
 	}
-	if f.IndexRoot == "" && len(f.PublicKeys) == 0 && len(f.RootKeys) == 0 && f.SelfTrust {
-		return selfTrust(signers)
-	}
-	if f.IndexRoot == "" {
-		return f.Trust()
-	}
-	root, _, err := publish.LoadRoot(f.IndexRoot, signers)
-	if err != nil {
-		return nil, fmt.Errorf("--index-root: %w", err)
-	}
-	return &trust.Trust{TrustedRoot: root}, nil
-}
-
-// selfTrust trusts the public keys of the signing keys to have signed the
-// base, all of them (threshold: their number).
-func selfTrust(signers []trust.Signer) (*trust.Trust, error) {
-	t := trust.SignedBy(signers...)
-	t.Threshold = len(signers)
-	return t, nil
+	return f.Trust()
 }
