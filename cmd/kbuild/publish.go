@@ -232,17 +232,13 @@ Examples:
 					return reportBuilds(env, results, err, display, "; nothing was published")
 				}, display)}
 			res, err := a.Run(ctx, recipesDir)
-			var ie *publish.InputError
-			switch {
-			case errors.Is(err, suite.ErrNeedsRoot):
+			if errors.Is(err, suite.ErrNeedsRoot) {
 				return fmt.Errorf("%w, so publish needs --root ROOT.yaml", err)
-			case errors.As(err, &ie):
-				err = fmt.Errorf("--%s: %w", ie.Input, err)
 			}
 			if res != nil {
 				res.WriteText(env.Stdout, a.Site, a.Signers)
 			}
-			return err
+			return withInputFlag(err)
 		},
 	}
 }

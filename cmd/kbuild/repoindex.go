@@ -146,10 +146,7 @@ Examples:
 			a.Stdout, a.Stderr = env.Stdout, env.Stderr
 			res, err := a.Run(ctx)
 			var past *publish.PastExpiryError
-			var ie *publish.InputError
 			switch {
-			case errors.As(err, &ie):
-				return fmt.Errorf("--%s: %w", ie.Input, err)
 			case res != nil && len(res.Refused) > 0:
 				printRefused(env, res.Refused)
 				return fmt.Errorf("--verify: %w", err)
@@ -157,7 +154,7 @@ Examples:
 				return fmt.Errorf("the index would expire at %s, which is past (generated %s + --expires %s); set SOURCE_DATE_EPOCH to a recent time or raise --expires",
 					past.Expires.Format(time.RFC3339), past.Generated.Format(time.RFC3339), past.After)
 			case err != nil:
-				return err
+				return withInputFlag(err)
 			case res.Index.Unsigned && a.Out == "-":
 				return nil
 			case res.Index.Unsigned:

@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/cmd/kbuild/options"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
 )
@@ -98,17 +96,13 @@ Examples:
 			a.Merge = merge.Ref
 			a.Stderr = env.Stderr
 			res, err := a.Run(ctx)
-			var ie *publish.InputError
-			switch {
-			case errors.As(err, &ie):
-				return fmt.Errorf("--%s: %w", ie.Input, err)
-			case errors.Is(err, suite.ErrMergeWithSuites):
+			if errors.Is(err, suite.ErrMergeWithSuites) {
 				return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", a.SuitesFile)
 			}
 			if res != nil {
 				res.WriteText(env.Stdout, a.Signers)
 			}
-			return err
+			return withInputFlag(err)
 		},
 	}
 }
