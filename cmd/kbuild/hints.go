@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/builder/render"
@@ -104,3 +105,15 @@ func typedHint(err error) string {
 // ("--suite nightly …"), each error joined with errors.Join with its own;
 // other errors (and nil) as they are.
 func withHint(err error) error { return hints.Apply(err) }
+
+// withInputFlag returns err prefixed with the flag of its input ("--relocate:
+// …") when it is about one input of the publisher (a *publish.InputError),
+// for the commands whose flags the publisher's inputs are (publish, repo
+// index, repo withdraw); other errors as they are.
+func withInputFlag(err error) error {
+	var ie *publish.InputError
+	if errors.As(err, &ie) {
+		return fmt.Errorf("--%s: %w", ie.Input, err)
+	}
+	return err
+}

@@ -13,20 +13,13 @@ import (
 	"kbuild.dev/kbuild/suite"
 )
 
-// promoteFlags are the flags of promote.
-type promoteFlags struct {
-	build    int
-	to       string
-	site     string
-	suites   string
-	root     string
-	keys     options.SignerFlags
-	expires  time.Duration
-	allowNew bool
-}
-
 func newPromoteCmd() *Command {
-	f := &promoteFlags{}
+	var (
+		pr     suite.Promotion
+		build  int
+		suites string
+		keys   options.SignerFlags
+	)
 	return &Command{
 		Name:    "promote",
 		Usage:   "kbuild promote NAME@VERSION --build N --to SUITE --root ROOT.yaml --sign-key FILE [--site DIR] [--suites suites.yaml]",
@@ -72,58 +65,55 @@ Examples:
   # the whole stack, tested on two Kubernetes minors and both architectures
   kbuild promote foreman-stack@3.15.0 --build 1 --to stable --root keys/root.yaml --sign-key keys/index.key`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.IntVar(&f.build, "build", 0, "build number of the version to promote (required)")
-			fs.StringVar(&f.to, "to", "", "the suite to promote into (required)")
-			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml and evidence/")
-			fs.StringVar(&f.suites, "suites", suite.File, "the suites file")
-			fs.StringVar(&f.root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) (required)")
-			f.keys.AddFlags(fs, "the suite's index")
-			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
-			fs.BoolVar(&f.allowNew, "allow-new", false, "start a new index when the site has none for SUITE (only for its first promotion)")
+			fs.IntVar(&build, "build", 0, "build number of the version to promote (required)")
+			fs.StringVar(&pr.To, "to", "", "the suite to promote into (required)")
+			fs.StringVar(&pr.Site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml and evidence/")
+			fs.StringVar(&suites, "suites", suite.File, "the suites file")
+			fs.StringVar(&pr.Root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) (required)")
+			keys.AddFlags(fs, "the suite's index")
+			fs.DurationVar(&pr.Expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
+			fs.BoolVar(&pr.AllowNew, "allow-new", false, "start a new index when the site has none for SUITE (only for its first promotion)")
 		},
 		Args: exactArgs(1, "promote takes one NAME@VERSION"),
-		Run:  f.run,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			var err error
+			if pr.Target, err = evidence.ParseTarget(args[0], build); err != nil {
+				return usagef("%v", err)
+			}
+			switch {
+			case pr.To == "":
+				return usagef("--to SUITE is required")
+			case pr.Root == "":
+				return usagef("--root ROOT.yaml is required: evidence is checked against its qa role")
+			case !keys.Given():
+				return usagef("promote needs the index signing key: --sign-key FILE or --sign-key-env VAR")
+			case pr.Expires <= 0:
+				return usagef("--expires %s: a re-signed index must expire", pr.Expires)
+			}
+			var found bool
+			if pr.Config, found, err = suite.Load(suites); err != nil {
+				return err
+			}
+			if !found {
+				return fmt.Errorf("%s not found: a repository without suites publishes one index, and there is nothing to promote into", suites)
+			}
+			if pr.Signers, err = keys.Signers(env); err != nil {
+				return err
+			}
+			if pr.Generated, err = newsTime(env); err != nil { // a promotion is news
+				return err
+			}
+			pr.Now = time.Now()
+			pr.Stderr = env.Stderr
+			out, err := suite.Promote(ctx, pr)
+			switch {
+			case errors.Is(err, suite.ErrNoEvidence):
+				return fmt.Errorf("%w: run the tests and 'kbuild attest %s@%s --build %d'", err, pr.Target.Package, pr.Target.Version, pr.Target.Build)
+			case err != nil && !errors.Is(err, suite.ErrCompat):
+				return err
+			}
+			out.WriteText(env.Stdout, env.Stderr, pr.Site, pr.Target)
+			return err
+		},
 	}
-}
-
-func (f *promoteFlags) run(ctx context.Context, env *Env, args []string) error {
-	target, err := evidence.ParseTarget(args[0], f.build)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	switch {
-	case f.to == "":
-		return usagef("--to SUITE is required")
-	case f.root == "":
-		return usagef("--root ROOT.yaml is required: evidence is checked against its qa role")
-	case len(f.keys.Files) == 0 && f.keys.Env == "":
-		return usagef("promote needs the index signing key: --sign-key FILE or --sign-key-env VAR")
-	case f.expires <= 0:
-		return usagef("--expires %s: a re-signed index must expire", f.expires)
-	}
-	c, found, err := suite.Load(f.suites)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return fmt.Errorf("%s not found: a repository without suites publishes one index, and there is nothing to promote into", f.suites)
-	}
-	signers, err := f.keys.Signers(env)
-	if err != nil {
-		return err
-	}
-	generated, err := newsTime(env) // a promotion is news
-	if err != nil {
-		return err
-	}
-	out, err := suite.Promote(ctx, suite.Promotion{Site: f.site, Config: c, To: f.to, Target: target, Root: f.root,
-		Signers: signers, Generated: generated, Expires: f.expires, Now: time.Now(), Stderr: env.Stderr, AllowNew: f.allowNew})
-	switch {
-	case errors.Is(err, suite.ErrNoEvidence):
-		return fmt.Errorf("%w: run the tests and 'kbuild attest %s@%s --build %d'", err, target.Package, target.Version, target.Build)
-	case err != nil && !errors.Is(err, suite.ErrCompat):
-		return err
-	}
-	out.WriteText(env.Stdout, env.Stderr, f.site, target)
-	return err
 }

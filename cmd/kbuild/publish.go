@@ -18,25 +18,19 @@ import (
 	"kbuild.dev/kbuild/suite"
 )
 
-type publishFlags struct {
-	options.BuildFlags
-	keys options.SignerFlags
-	kl   options.KeylessFlags
-	options.MergeFlags
-	site       string
-	root       string
-	expires    time.Duration
-	noExpiry   bool
-	rebuild    bool
-	scanReport string
-	title      string
-	suites     string
-	evidence   string
-	siteKeep   int
-}
-
 func newPublishCmd() *Command {
-	var f publishFlags
+	var (
+		a          = &suite.Publish{}
+		build      options.BuildFlags
+		keys       options.SignerFlags
+		kl         options.KeylessFlags
+		merge      options.MergeFlags
+		expires    time.Duration
+		noExpiry   bool
+		rebuild    bool
+		scanReport string
+		siteKeep   int
+	)
 	return &Command{
 		Name:    "publish",
 		Usage:   "kbuild publish [RECIPES_DIR] [--registry oci://HOST/PATH] [--site DIR] [--sign-key FILE] [--index REF (--public-key FILE | --root-key FILE | --index-root FILE)]",
@@ -148,111 +142,103 @@ Examples:
   kbuild publish recipes/ --registry oci://ghcr.io/acme/packages --sign-key-env KBUILD_SIGN_KEY \
     --root keys/root.yaml --index https://acme.github.io/packages/index.yaml --index-root keys/root.yaml`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` the site is written to (what Pages serves)")
-			f.keys.AddFlags(fs, "the index and provenance")
-			f.kl.AddFlags(fs)
-			f.MergeFlags.AddFlags(fs)
-			fs.StringVar(&f.root, "root", "", "root.yaml `FILE` to publish beside the index, with root/N.yaml from its directory")
-			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the index")
-			fs.BoolVar(&f.noExpiry, "no-expiry", false, "allow --expires 0 (an index that never expires; not with a root)")
-			fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild published versions too; their digests must not change")
-			fs.StringVar(&f.scanReport, "scan-report", "", "kbuild scan --format json report `FILE` to publish as scan.json")
-			fs.StringVar(&f.title, "title", "", "title of the catalog (default: kubepkg repository)")
-			fs.IntVar(&f.siteKeep, "site-keep", publish.DefaultSiteKeep, "keep the SBOM and provenance files of the newest `N` versions of each package in the site (0: every version); older ones stay OCI referrers of their charts")
-			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, new builds go into SITE/<first suite>/")
-			fs.StringVar(&f.evidence, "evidence", suite.EvidenceDir, "directory `DIR` of test evidence in the repository (committed by pull request): new files are verified against --root's qa role, copied into SITE/evidence/ and attached to their charts")
-			f.BuildFlags.AddFlags(fs)
-			f.BuildFlags.AddPublishFlags(fs)
+			fs.StringVar(&a.Site, "site", "_site", "site directory `DIR` the site is written to (what Pages serves)")
+			keys.AddFlags(fs, "the index and provenance")
+			kl.AddFlags(fs)
+			merge.AddFlags(fs)
+			fs.StringVar(&a.Root, "root", "", "root.yaml `FILE` to publish beside the index, with root/N.yaml from its directory")
+			fs.DurationVar(&expires, "expires", 30*24*time.Hour, "how long subscribers accept the index")
+			fs.BoolVar(&noExpiry, "no-expiry", false, "allow --expires 0 (an index that never expires; not with a root)")
+			fs.BoolVar(&rebuild, "rebuild", false, "rebuild published versions too; their digests must not change")
+			fs.StringVar(&scanReport, "scan-report", "", "kbuild scan --format json report `FILE` to publish as scan.json")
+			fs.StringVar(&a.Title, "title", "", "title of the catalog (default: kubepkg repository)")
+			fs.IntVar(&siteKeep, "site-keep", publish.DefaultSiteKeep, "keep the SBOM and provenance files of the newest `N` versions of each package in the site (0: every version); older ones stay OCI referrers of their charts")
+			fs.StringVar(&a.SuitesFile, "suites", suite.File, "the suites file; when it exists, new builds go into SITE/<first suite>/")
+			fs.StringVar(&a.EvidenceDir, "evidence", suite.EvidenceDir, "directory `DIR` of test evidence in the repository (committed by pull request): new files are verified against --root's qa role, copied into SITE/evidence/ and attached to their charts")
+			build.AddFlags(fs)
+			build.AddPublishFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 1 {
 				return usagef("name at most one recipes directory")
 			}
-			f.MergeFlags.FromEnv(env, f.keys.IndexKeyGiven(env))
-			if err := f.MergeFlags.Check(); err != nil {
+			if err := merge.CheckSigning(env, &keys); err != nil {
 				return err
 			}
-			if f.expires == 0 && !f.noExpiry {
+			if expires == 0 && !noExpiry {
 				return usagef("--expires 0 makes an index that never expires; say --no-expiry too if that is meant")
 			}
-			if f.siteKeep < 0 {
-				return usagef("--site-keep %d: expected a number of versions, 0 for every version", f.siteKeep)
+			if siteKeep < 0 {
+				return usagef("--site-keep %d: expected a number of versions, 0 for every version", siteKeep)
 			}
-			return f.run(ctx, env, args)
+			recipesDir := ""
+			display := func(dir string) string { return dir }
+			if len(args) == 1 {
+				recipesDir = args[0]
+			} else {
+				tmp, err := os.MkdirTemp("", "kbuild-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				recipesDir = filepath.Join(tmp, "examples")
+				if err := os.CopyFS(recipesDir, examples.FS); err != nil {
+					return err
+				}
+				display = func(dir string) string { return strings.TrimPrefix(dir, tmp+string(filepath.Separator)) }
+				fmt.Fprintln(env.Stderr, "no recipes directory given: publishing the bundled examples")
+			}
+			var err error
+			if a.Signers, err = keys.IndexSignersOrThrowaway(env, build.Out); err != nil {
+				return err
+			}
+			if a.MergeTrust, err = merge.MergeTrust(a.Signers); err != nil {
+				return err
+			}
+			ks, err := kl.Signer(ctx, env)
+			if err != nil {
+				return err
+			}
+			if a.Generated, err = epochOrNow(env); err != nil {
+				return err
+			}
+			epoch, err := builder.SourceDateEpoch(env.Getenv)
+			if err != nil {
+				return err
+			}
+			t, err := build.Target(env)
+			if err != nil {
+				return err
+			}
+			b, err := build.Builder(env, thisKbuild(), t, recipesDir)
+			if err != nil {
+				return err
+			}
+			fetch, err := build.Fetcher(env)
+			if err != nil {
+				return err
+			}
+			a.Merge = merge.Ref
+			a.AllowNew = merge.AllowNew
+			a.Timeout = build.Timeout
+			a.PlainHTTP = build.PlainHTTP
+			a.Stderr = env.Stderr
+			a.Options = []publish.Option{
+				publish.WithExpires(expires), publish.WithRebuild(rebuild), publish.WithScanReport(scanReport),
+				publish.WithSiteKeep(siteKeep), publish.WithOutput(env.Stdout, env.Stderr), publish.WithKeyless(ks),
+				publish.WithProvenance("kbuild", version, epoch, env.Getenv),
+				publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(build.Out), publish.WithFetcher(fetch), publish.WithPlainHTTP(build.PlainHTTP),
+				publish.WithReport(func(results []*builder.Result, err error) error {
+					return reportBuilds(env, results, err, display, "; nothing was published")
+				}, display)}
+			res, err := a.Run(ctx, recipesDir)
+			if errors.Is(err, suite.ErrNeedsRoot) {
+				return fmt.Errorf("%w, so publish needs --root ROOT.yaml", err)
+			}
+			if res != nil {
+				res.WriteText(env.Stdout, a.Site, a.Signers)
+			}
+			return withInputFlag(err)
 		},
 	}
-}
-
-func (f *publishFlags) run(ctx context.Context, env *Env, args []string) error {
-	recipesDir := ""
-	display := func(dir string) string { return dir }
-	if len(args) == 1 {
-		recipesDir = args[0]
-	} else {
-		tmp, err := os.MkdirTemp("", "kbuild-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		recipesDir = filepath.Join(tmp, "examples")
-		if err := os.CopyFS(recipesDir, examples.FS); err != nil {
-			return err
-		}
-		display = func(dir string) string { return strings.TrimPrefix(dir, tmp+string(filepath.Separator)) }
-		fmt.Fprintln(env.Stderr, "no recipes directory given: publishing the bundled examples")
-	}
-	signers, err := f.keys.IndexSignersOrThrowaway(env, f.Out)
-	if err != nil {
-		return err
-	}
-	mergeTrust, err := f.MergeTrust(signers)
-	if err != nil {
-		return err
-	}
-	ks, err := f.kl.Signer(ctx, env)
-	if err != nil {
-		return err
-	}
-	generated, err := epochOrNow(env)
-	if err != nil {
-		return err
-	}
-	epoch, err := builder.SourceDateEpoch(env.Getenv)
-	if err != nil {
-		return err
-	}
-	t, err := f.Target(env)
-	if err != nil {
-		return err
-	}
-	b, err := f.Builder(env, thisKbuild(), t, recipesDir)
-	if err != nil {
-		return err
-	}
-	fetch, err := f.Fetcher(env)
-	if err != nil {
-		return err
-	}
-	a := &suite.Publish{Site: f.site, SuitesFile: f.suites, EvidenceDir: f.evidence, Root: f.root, Signers: signers,
-		Merge: f.Ref, MergeTrust: mergeTrust, AllowNew: f.AllowNew, Title: f.title, Generated: generated,
-		Timeout: f.Timeout, PlainHTTP: f.PlainHTTP, Stderr: env.Stderr, Options: []publish.Option{
-			publish.WithExpires(f.expires), publish.WithRebuild(f.rebuild), publish.WithScanReport(f.scanReport),
-			publish.WithSiteKeep(f.siteKeep), publish.WithOutput(env.Stdout, env.Stderr), publish.WithKeyless(ks),
-			publish.WithProvenance("kbuild", version, epoch, env.Getenv),
-			publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(f.Out), publish.WithFetcher(fetch), publish.WithPlainHTTP(f.PlainHTTP),
-			publish.WithReport(func(results []*builder.Result, err error) error {
-				return reportBuilds(env, results, err, display, "; nothing was published")
-			}, display)}}
-	res, err := a.Run(ctx, recipesDir)
-	var ie *publish.InputError
-	switch {
-	case errors.Is(err, suite.ErrNeedsRoot):
-		return fmt.Errorf("%w, so publish needs --root ROOT.yaml", err)
-	case errors.As(err, &ie):
-		err = fmt.Errorf("--%s: %w", ie.Input, err)
-	}
-	if res != nil {
-		res.WriteText(env.Stdout, f.site, signers)
-	}
-	return err
 }

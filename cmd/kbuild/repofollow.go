@@ -12,17 +12,14 @@ import (
 	"kbuild.dev/kbuild/suite"
 )
 
-// repoFollowFlags are the flags of repo follow.
-type repoFollowFlags struct {
-	site   string
-	suites string
-	options.TrustFlags
-	options.PlainHTTPFlag
-	options.TimeoutFlag
-}
-
 func newRepoFollowCmd() *Command {
-	f := &repoFollowFlags{}
+	var (
+		o         suite.FollowOptions
+		site      string
+		suites    string
+		keys      options.TrustFlags
+		plainHTTP bool
+	)
 	return &Command{
 		Name:    "follow",
 		Usage:   "kbuild repo follow --site DIR (--root-key FILE | --public-key FILE) [--suites suites.yaml]",
@@ -55,31 +52,29 @@ Examples:
   # a local registry in a test
   kbuild repo follow --site _site --public-key keys/index.pub --plain-http`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml")
-			fs.StringVar(&f.suites, "suites", suite.File, "the suites file")
-			f.TrustFlags.AddFlags(fs)
-			f.PlainHTTPFlag.AddFlags(fs, "")
-			f.TimeoutFlag.AddFlags(fs, "a registry")
+			fs.StringVar(&site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml")
+			fs.StringVar(&suites, "suites", suite.File, "the suites file")
+			keys.AddFlags(fs)
+			options.AddPlainHTTPFlag(fs, &plainHTTP, "")
+			options.AddTimeoutFlag(fs, &o.Timeout, "a registry")
 		},
 		Args: exactArgs(0, "follow takes no arguments"),
-		Run:  f.run,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			tr, err := keys.Require("repo follow")
+			if err != nil {
+				return err
+			}
+			c, found, err := suite.Load(suites)
+			if err != nil {
+				return err
+			}
+			if !found {
+				return fmt.Errorf("%s not found: a repository without suites has nothing to follow but its chart repositories, which a version range follows as they are", suites)
+			}
+			o.PlainHTTP = plainhttp.Policy{Loopback: plainHTTP}.Allows
+			out, err := suite.FollowSite(ctx, site, c, tr, time.Now(), o)
+			suite.WriteFollowed(env.Stdout, out)
+			return err
+		},
 	}
-}
-
-func (f *repoFollowFlags) run(ctx context.Context, env *Env, args []string) error {
-	tr, err := f.Require("repo follow")
-	if err != nil {
-		return err
-	}
-	c, found, err := suite.Load(f.suites)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return fmt.Errorf("%s not found: a repository without suites has nothing to follow but its chart repositories, which a version range follows as they are", f.suites)
-	}
-	plain := plainhttp.Policy{Loopback: f.PlainHTTP}
-	out, err := suite.FollowSite(ctx, f.site, c, tr, time.Now(), suite.FollowOptions{PlainHTTP: plain.Allows, Timeout: f.Timeout})
-	suite.WriteFollowed(env.Stdout, out)
-	return err
 }

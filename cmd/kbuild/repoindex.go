@@ -13,22 +13,15 @@ import (
 	"kbuild.dev/kbuild/sources"
 )
 
-// repoIndexFlags are the flags of repo index.
-type repoIndexFlags struct {
-	fs  *pflag.FlagSet
-	out string
-	options.MergeFlags
-	options.TimeoutFlag
-	options.PlainHTTPFlag
-	sign         options.SignerFlags
-	expires      time.Duration
-	noExpiry     bool
-	verifyCharts bool
-	relocate     []string
-}
-
 func newRepoIndexCmd() *Command {
-	f := &repoIndexFlags{}
+	var (
+		a        = &publish.RepoIndex{}
+		flags    *pflag.FlagSet
+		keys     options.SignerFlags
+		merge    options.MergeFlags
+		noExpiry bool
+		relocate []string
+	)
 	return &Command{
 		Name:    "index",
 		Usage:   "kbuild repo index DIST [-o SITE/index.yaml|-] [--sign-key FILE]... [--index REF (--public-key FILE | --root-key FILE | --index-root FILE)] [--allow-new] [--expires 720h | --no-expiry] [--verify]",
@@ -99,82 +92,75 @@ Examples:
   kbuild repo index dist/ -o _site/index.yaml --sign-key keys/index.key \
     --index https://example.github.io/packages/ --index-root _site/root.yaml --allow-new`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.fs = fs
-			options.AddOutputFlag(fs, &f.out, "_site/index.yaml", "the index to `FILE` (- for stdout, unsigned only); the signature goes to FILE.sig")
-			f.sign.AddFlags(fs, "index.yaml")
-			f.MergeFlags.AddFlags(fs)
-			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long after generated the index expires")
-			fs.BoolVar(&f.noExpiry, "no-expiry", false, "write an index that never expires, without expires (not accepted under a root of trust)")
-			f.TimeoutFlag.AddFlags(fs, "the --index site or a registry")
-			fs.BoolVar(&f.verifyCharts, "verify", false, "also pull every chart the build records in DIST pin and check its archive digest")
-			f.PlainHTTPFlag.AddFlags(fs, "for --verify and --relocate")
-			fs.StringArrayVar(&f.relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --index base's charts to a new registry path; each must be there with its published digest (repeatable)")
+			flags = fs
+			options.AddOutputFlag(fs, &a.Out, "_site/index.yaml", "the index to `FILE` (- for stdout, unsigned only); the signature goes to FILE.sig")
+			keys.AddFlags(fs, "index.yaml")
+			merge.AddFlags(fs)
+			fs.DurationVar(&a.Expires, "expires", 30*24*time.Hour, "how long after generated the index expires")
+			fs.BoolVar(&noExpiry, "no-expiry", false, "write an index that never expires, without expires (not accepted under a root of trust)")
+			options.AddTimeoutFlag(fs, &a.Timeout, "the --index site or a registry")
+			fs.BoolVar(&a.VerifyCharts, "verify", false, "also pull every chart the build records in DIST pin and check its archive digest")
+			options.AddPlainHTTPFlag(fs, &a.PlainHTTP, "for --verify and --relocate")
+			fs.StringArrayVar(&relocate, "relocate", nil, "oci://OLD=oci://NEW: move the --index base's charts to a new registry path; each must be there with its published digest (repeatable)")
 		},
 		Args: exactArgs(1, "index takes one DIST directory"),
-		Run:  f.run,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			switch {
+			case noExpiry && flags.Changed("expires") && a.Expires != 0:
+				return usagef("--no-expiry and --expires %s contradict each other", a.Expires)
+			case !noExpiry && a.Expires <= 0:
+				return usagef("--expires %s: a signed index must expire; to publish one that never does, pass --no-expiry", a.Expires)
+			case merge.Ref == "" && (merge.AllowNew || len(relocate) > 0):
+				return usagef("--allow-new and --relocate are about the --index base: they need --index")
+			}
+			if noExpiry {
+				a.Expires = 0
+			}
+			err := merge.CheckSigning(env, &keys)
+			if err != nil {
+				return err
+			}
+			if a.Relocate, err = publish.ParseRelocate(relocate); err != nil {
+				return usagef("--relocate %v", err)
+			}
+			if a.Signers, err = keys.IndexSigners(env); err != nil {
+				return err
+			}
+			if a.Out == "-" && len(a.Signers) > 0 {
+				return usagef("-o -: a signed index needs a file to write index.yaml.sig beside; give -o FILE")
+			}
+			if a.Generated, err = epochOrNow(env); err != nil {
+				return err
+			}
+			tuneGC(env)
+			if a.Fetcher, err = sources.New(sources.WithPlainHTTP(a.PlainHTTP), sources.WithLogger(options.Progress(env))); err != nil {
+				return err
+			}
+			if a.MergeTrust, err = merge.MergeTrust(a.Signers); err != nil {
+				return err
+			}
+			a.Dist = args[0]
+			a.Merge = merge.Ref
+			a.AllowNew = merge.AllowNew
+			a.Warnf = env.Warnf
+			a.Stdout, a.Stderr = env.Stdout, env.Stderr
+			res, err := a.Run(ctx)
+			var past *publish.PastExpiryError
+			switch {
+			case res != nil && len(res.Refused) > 0:
+				printRefused(env, res.Refused)
+				return fmt.Errorf("--verify: %w", err)
+			case errors.As(err, &past):
+				return fmt.Errorf("the index would expire at %s, which is past (generated %s + --expires %s); set SOURCE_DATE_EPOCH to a recent time or raise --expires",
+					past.Expires.Format(time.RFC3339), past.Generated.Format(time.RFC3339), past.After)
+			case err != nil:
+				return withInputFlag(err)
+			case res.Index.Unsigned && a.Out == "-":
+				return nil
+			case res.Index.Unsigned:
+				env.Warnf("warning: %s is not signed: kubepkg subscribers accept it only with allowUnsigned: true, and anyone who can change the file changes what they install; sign it with --sign-key FILE or --sign-key-env VAR", res.Index.Index)
+			}
+			return res.Index.WriteText(env.Stdout, a.Signers)
+		},
 	}
-}
-
-func (f *repoIndexFlags) run(ctx context.Context, env *Env, args []string) error {
-	switch {
-	case f.noExpiry && f.fs.Changed("expires") && f.expires != 0:
-		return usagef("--no-expiry and --expires %s contradict each other", f.expires)
-	case !f.noExpiry && f.expires <= 0:
-		return usagef("--expires %s: a signed index must expire; to publish one that never does, pass --no-expiry", f.expires)
-	case f.Ref == "" && (f.AllowNew || len(f.relocate) > 0):
-		return usagef("--allow-new and --relocate are about the --index base: they need --index")
-	}
-	f.MergeFlags.FromEnv(env, f.sign.IndexKeyGiven(env))
-	if err := f.MergeFlags.Check(); err != nil {
-		return err
-	}
-	moves, err := publish.ParseRelocate(f.relocate)
-	if err != nil {
-		return usagef("--relocate %v", err)
-	}
-	signers, err := f.sign.IndexSigners(env)
-	if err != nil {
-		return err
-	}
-	if f.out == "-" && len(signers) > 0 {
-		return usagef("-o -: a signed index needs a file to write index.yaml.sig beside; give -o FILE")
-	}
-	generated, err := epochOrNow(env)
-	if err != nil {
-		return err
-	}
-	tuneGC(env)
-	fetch, err := sources.New(sources.WithPlainHTTP(f.PlainHTTP), sources.WithLogger(options.Progress(env)))
-	if err != nil {
-		return err
-	}
-	a := &publish.RepoIndex{Dist: args[0], Out: f.out, Signers: signers, Merge: f.Ref, AllowNew: f.AllowNew, Relocate: moves,
-		Generated: generated, VerifyCharts: f.verifyCharts, Fetcher: fetch, Warnf: env.Warnf,
-		PlainHTTP: f.PlainHTTP, Timeout: f.Timeout, Stdout: env.Stdout, Stderr: env.Stderr}
-	if !f.noExpiry {
-		a.Expires = f.expires
-	}
-	if a.MergeTrust, err = f.MergeTrust(signers); err != nil {
-		return err
-	}
-	res, err := a.Run(ctx)
-	var past *publish.PastExpiryError
-	var ie *publish.InputError
-	switch {
-	case errors.As(err, &ie):
-		return fmt.Errorf("--%s: %w", ie.Input, err)
-	case res != nil && len(res.Refused) > 0:
-		printRefused(env, res.Refused)
-		return fmt.Errorf("--verify: %w", err)
-	case errors.As(err, &past):
-		return fmt.Errorf("the index would expire at %s, which is past (generated %s + --expires %s); set SOURCE_DATE_EPOCH to a recent time or raise --expires",
-			past.Expires.Format(time.RFC3339), past.Generated.Format(time.RFC3339), past.After)
-	case err != nil:
-		return err
-	case res.Index.Unsigned && f.out == "-":
-		return nil
-	case res.Index.Unsigned:
-		env.Warnf("warning: %s is not signed: kubepkg subscribers accept it only with allowUnsigned: true, and anyone who can change the file changes what they install; sign it with --sign-key FILE or --sign-key-env VAR", res.Index.Index)
-	}
-	return res.Index.WriteText(env.Stdout, signers)
 }

@@ -11,18 +11,11 @@ import (
 	"kbuild.dev/kbuild/suite"
 )
 
-// repoVerifyFlags are the flags of repo verify.
-type repoVerifyFlags struct {
-	options.IndexFlags
-	options.TimeoutFlag
-	options.PlainHTTPFlag
-	state    string
-	charts   bool
-	evidence string
-}
-
 func newRepoVerifyCmd() *Command {
-	f := &repoVerifyFlags{}
+	var (
+		a  = &suite.Verify{}
+		it options.IndexFlags
+	)
 	return &Command{
 		Name:    "verify",
 		Usage:   "kbuild repo verify --index REF (--public-key FILE... [--threshold N] | --root-key FILE... [--root-threshold N]) [--state FILE] [--charts]",
@@ -80,48 +73,45 @@ Examples:
   # the stable suite and the test evidence of what it holds
   kbuild repo verify --index _site/stable/index.yaml --root-key keys/root.pub --evidence _site/evidence`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.IndexFlags.AddFlags(fs, "to verify (required)")
-			fs.StringVar(&f.state, "state", "", "file `FILE` recording the last accepted index and root; refuses rollbacks and forks, then is updated")
-			fs.BoolVar(&f.charts, "charts", false, "also pull every chart and check its archive digest against the pin")
-			f.PlainHTTPFlag.AddFlags(fs, "for --charts")
-			f.TimeoutFlag.AddFlags(fs, "the site or a registry")
-			fs.StringVar(&f.evidence, "evidence", "", "directory `DIR` of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
+			it.AddFlags(fs, "to verify (required)")
+			fs.StringVar(&a.StateFile, "state", "", "file `FILE` recording the last accepted index and root; refuses rollbacks and forks, then is updated")
+			fs.BoolVar(&a.Charts, "charts", false, "also pull every chart and check its archive digest against the pin")
+			options.AddPlainHTTPFlag(fs, &a.PlainHTTP, "for --charts")
+			options.AddTimeoutFlag(fs, &a.Timeout, "the site or a registry")
+			fs.StringVar(&a.Evidence, "evidence", "", "directory `DIR` of test evidence (a site's evidence/) to verify for the versions the index holds; needs --root-key")
 		},
-		Run: f.run,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			a.Ref = it.Ref
+			switch {
+			case a.Ref == "" && len(args) == 1:
+				a.Ref = args[0]
+				fmt.Fprintf(env.Stderr, "warning: kbuild repo verify: the index as an argument is deprecated and goes away in the next release; use --index %s\n", a.Ref)
+			case a.Ref == "" || len(args) > 0:
+				return usagef("verify takes one --index REF (a site directory, index.yaml or http(s) URL) and no arguments")
+			}
+			if a.Evidence != "" && len(it.RootKeys) == 0 {
+				return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
+			}
+			var err error
+			if a.Trust, err = it.Require("verify"); err != nil {
+				return err
+			}
+			tuneGC(env)
+			a.Now = time.Now()
+			res, err := a.Run(ctx)
+			if res == nil || res.Verified == nil {
+				return refusal(env, err) // a refused index, or an error before it was read
+			}
+			if !res.WriteChecks(env.Stderr, a.Charts) {
+				return &exitError{Code: exitVerification}
+			}
+			if err != nil {
+				return err
+			}
+			if !res.WriteText(env.Stdout, env.Stderr, a.Evidence, a.Now) {
+				return &exitError{Code: exitVerification}
+			}
+			return nil
+		},
 	}
-}
-
-func (f *repoVerifyFlags) run(ctx context.Context, env *Env, args []string) error {
-	ref := f.Ref
-	switch {
-	case ref == "" && len(args) == 1:
-		ref = args[0]
-		fmt.Fprintf(env.Stderr, "warning: kbuild repo verify: the index as an argument is deprecated and goes away in the next release; use --index %s\n", ref)
-	case ref == "" || len(args) > 0:
-		return usagef("verify takes one --index REF (a site directory, index.yaml or http(s) URL) and no arguments")
-	}
-	if f.evidence != "" && len(f.RootKeys) == 0 {
-		return usagef("--evidence needs --root-key: evidence is signed by the root's qa role")
-	}
-	tr, err := f.Require("verify")
-	if err != nil {
-		return err
-	}
-	tuneGC(env)
-	now := time.Now()
-	res, err := (&suite.Verify{Ref: ref, Trust: tr, StateFile: f.state, Charts: f.charts, PlainHTTP: f.PlainHTTP,
-		Evidence: f.evidence, Timeout: f.Timeout, Now: now}).Run(ctx)
-	if res == nil || res.Verified == nil {
-		return refusal(env, err) // a refused index, or an error before it was read
-	}
-	if !res.WriteChecks(env.Stderr, f.charts) {
-		return &exitError{Code: exitVerification}
-	}
-	if err != nil {
-		return err
-	}
-	if !res.WriteText(env.Stdout, env.Stderr, f.evidence, now) {
-		return &exitError{Code: exitVerification}
-	}
-	return nil
 }

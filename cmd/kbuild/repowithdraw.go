@@ -3,32 +3,22 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/cmd/kbuild/options"
-	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/suite"
 )
 
-// repoWithdrawFlags are the flags of repo withdraw.
-type repoWithdrawFlags struct {
-	site    string
-	suites  string
-	build   int
-	reason  string
-	keys    options.SignerFlags
-	expires time.Duration
-	options.MergeFlags
-	options.TimeoutFlag
-}
-
 func newRepoWithdrawCmd() *Command {
-	f := &repoWithdrawFlags{}
+	var (
+		a     = &suite.Withdraw{}
+		keys  options.SignerFlags
+		merge options.MergeFlags
+	)
 	return &Command{
 		Name:    "withdraw",
 		Usage:   "kbuild repo withdraw NAME@VERSION --build N --reason TEXT [--site DIR] --sign-key FILE",
@@ -65,61 +55,54 @@ Examples:
   kbuild repo withdraw kubevirt@1.9.0 --build 4 --reason "breaks upgrades from 1.8 (issue 812)" \
     --site _site --sign-key-env KBUILD_SIGN_KEY`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.site, "site", "_site", "site directory `DIR` whose index.yaml is changed")
-			fs.StringVar(&f.suites, "suites", suite.File, "the suites file; when it exists, every suite under --site that holds the version is changed")
-			fs.IntVar(&f.build, "build", 0, "build number of the version to withdraw (required)")
-			fs.StringVar(&f.reason, "reason", "", "why, shown in the catalog: one line (required)")
-			f.keys.AddFlags(fs, "the index")
-			fs.DurationVar(&f.expires, "expires", 30*24*time.Hour, "how long subscribers accept the new index")
-			f.MergeFlags.AddFlags(fs)
-			f.TimeoutFlag.AddFlags(fs, "the --index site")
+			fs.StringVar(&a.Site, "site", "_site", "site directory `DIR` whose index.yaml is changed")
+			fs.StringVar(&a.SuitesFile, "suites", suite.File, "the suites file; when it exists, every suite under --site that holds the version is changed")
+			fs.IntVar(&a.Build, "build", 0, "build number of the version to withdraw (required)")
+			fs.StringVar(&a.Reason, "reason", "", "why, shown in the catalog: one line (required)")
+			keys.AddFlags(fs, "the index")
+			fs.DurationVar(&a.Expires, "expires", 30*24*time.Hour, "how long subscribers accept the new index")
+			merge.AddFlags(fs)
+			options.AddTimeoutFlag(fs, &a.Timeout, "the --index site")
 		},
-		Run: f.run,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) != 1 || !strings.Contains(args[0], "@") {
+				return usagef("withdraw takes one NAME@VERSION")
+			}
+			a.Package, a.Version, _ = strings.Cut(args[0], "@")
+			a.Version = spec.CanonicalVersion(a.Version) // the published spelling: v1.2.3 is 1.2.3
+			switch {
+			case a.Build < 1:
+				return usagef("--build N is required: the build number of %s@%s to withdraw", a.Package, a.Version)
+			case strings.TrimSpace(a.Reason) == "":
+				return usagef("--reason TEXT is required: it is shown to users in the catalog")
+			case !keys.Given():
+				return usagef("withdraw needs the signing key: --sign-key FILE or --sign-key-env VAR")
+			case a.Expires <= 0:
+				return usagef("--expires %s: a re-signed index must expire", a.Expires)
+			}
+			err := merge.Check()
+			if err != nil {
+				return err
+			}
+			if a.Signers, err = keys.Signers(env); err != nil {
+				return err
+			}
+			if a.Generated, err = newsTime(env); err != nil { // a withdrawal is news
+				return err
+			}
+			if a.MergeTrust, err = merge.MergeTrust(a.Signers); err != nil {
+				return err
+			}
+			a.Merge = merge.Ref
+			a.Stderr = env.Stderr
+			res, err := a.Run(ctx)
+			if errors.Is(err, suite.ErrMergeWithSuites) {
+				return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", a.SuitesFile)
+			}
+			if res != nil {
+				res.WriteText(env.Stdout, a.Signers)
+			}
+			return withInputFlag(err)
+		},
 	}
-}
-
-func (f *repoWithdrawFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 || !strings.Contains(args[0], "@") {
-		return usagef("withdraw takes one NAME@VERSION")
-	}
-	pkg, ver, _ := strings.Cut(args[0], "@")
-	ver = spec.CanonicalVersion(ver) // the published spelling: v1.2.3 is 1.2.3
-	switch {
-	case f.build < 1:
-		return usagef("--build N is required: the build number of %s@%s to withdraw", pkg, ver)
-	case strings.TrimSpace(f.reason) == "":
-		return usagef("--reason TEXT is required: it is shown to users in the catalog")
-	case len(f.keys.Files) == 0 && f.keys.Env == "":
-		return usagef("withdraw needs the signing key: --sign-key FILE or --sign-key-env VAR")
-	case f.expires <= 0:
-		return usagef("--expires %s: a re-signed index must expire", f.expires)
-	}
-	if err := f.MergeFlags.Check(); err != nil {
-		return err
-	}
-	signers, err := f.keys.Signers(env)
-	if err != nil {
-		return err
-	}
-	generated, err := newsTime(env) // a withdrawal is news
-	if err != nil {
-		return err
-	}
-	a := &suite.Withdraw{Site: f.site, SuitesFile: f.suites, Package: pkg, Version: ver, Build: f.build, Reason: f.reason,
-		Signers: signers, Generated: generated, Expires: f.expires, Merge: f.Ref, Timeout: f.Timeout, Stderr: env.Stderr}
-	if a.MergeTrust, err = f.MergeTrust(signers); err != nil {
-		return err
-	}
-	res, err := a.Run(ctx)
-	var ie *publish.InputError
-	switch {
-	case errors.As(err, &ie):
-		return fmt.Errorf("--%s: %w", ie.Input, err)
-	case errors.Is(err, suite.ErrMergeWithSuites):
-		return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", f.suites)
-	}
-	if res != nil {
-		res.WriteText(env.Stdout, signers)
-	}
-	return err
 }

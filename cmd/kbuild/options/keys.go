@@ -103,12 +103,6 @@ func (f *SignerFlags) IndexSigners(env *cli.Env) ([]trust.Signer, error) {
 	return []trust.Signer{k}, nil
 }
 
-// IndexKeyGiven says whether an index signing key is named by a flag or
-// $KBUILD_SIGN_KEY.
-func (f *SignerFlags) IndexKeyGiven(env *cli.Env) bool {
-	return f.Given() || env.Getenv(signKeyEnv) != ""
-}
-
 // Given says whether any signing key was named.
 func (f *SignerFlags) Given() bool { return len(f.Files) > 0 || f.Env != "" }
 

@@ -17,21 +17,24 @@ type MergeFlags struct {
 	IndexFlags
 	IndexRootFlag
 	AllowNew bool
-	// selfTrust verifies the base with the public keys of the keys that
-	// sign the new index when no key is named for it (fromEnv).
+	// SelfTrust verifies the base with the public keys of the keys that
+	// sign the new index when no key is named for it (CheckSigning).
 	SelfTrust bool
 }
 
-// FromEnv reads what the environment adds to the flags: $KBUILD_ALLOW_NEW
-// (true or 1) as --allow-new, and whether a signing key is given (signing),
-// in which case a base named without its keys is verified with the
-// signing keys' public keys — the same key signs every publish.
-func (f *MergeFlags) FromEnv(env *cli.Env, signing bool) {
+// CheckSigning is Check for a command that signs an index with keys. It
+// first reads what the environment adds to the flags: $KBUILD_ALLOW_NEW
+// (true or 1) as --allow-new, and whether a signing key is given (by keys
+// or $KBUILD_SIGN_KEY), in which case a base named without its keys is
+// verified with the signing keys' public keys — the same key signs every
+// publish.
+func (f *MergeFlags) CheckSigning(env *cli.Env, keys *SignerFlags) error {
 	switch env.Getenv(allowNewEnv) {
 	case "1", "true":
 		f.AllowNew = true
 	}
-	f.SelfTrust = signing
+	f.SelfTrust = keys.Given() || env.Getenv(signKeyEnv) != ""
+	return f.Check()
 }
 
 // AddFlags adds --index with the trust flags, --index-root and
@@ -70,26 +73,21 @@ func (f *MergeFlags) Check() error {
 // that the signing keys satisfy the root's index role; nil without
 // --index.
 func (f *MergeFlags) MergeTrust(signers []trust.Signer) (*trust.Trust, error) {
-	if f.Ref == "" {
+	switch {
+	case f.Ref == "":
 		return nil, nil
+	case f.IndexRoot != "":
+		root, _, err := publish.LoadRoot(f.IndexRoot, signers)
+		if err != nil {
+			return nil, fmt.Errorf("--index-root: %w", err)
+		}
+		return &trust.Trust{TrustedRoot: root}, nil
+	case len(f.PublicKeys) == 0 && len(f.RootKeys) == 0 && f.SelfTrust:
+		// the public keys of the signing keys signed the base, all of
+		// them (threshold: their number)
+		t := trust.SignedBy(signers...)
+		t.Threshold = len(signers)
+		return t, nil
 	}
-	if f.IndexRoot == "" && len(f.PublicKeys) == 0 && len(f.RootKeys) == 0 && f.SelfTrust {
-		return selfTrust(signers)
-	}
-	if f.IndexRoot == "" {
-		return f.Trust()
-	}
-	root, _, err := publish.LoadRoot(f.IndexRoot, signers)
-	if err != nil {
-		return nil, fmt.Errorf("--index-root: %w", err)
-	}
-	return &trust.Trust{TrustedRoot: root}, nil
-}
-
-// selfTrust trusts the public keys of the signing keys to have signed the
-// base, all of them (threshold: their number).
-func selfTrust(signers []trust.Signer) (*trust.Trust, error) {
-	t := trust.SignedBy(signers...)
-	t.Threshold = len(signers)
-	return t, nil
+	return f.Trust()
 }
