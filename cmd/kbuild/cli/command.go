@@ -67,7 +67,7 @@ func (p *Program) Dispatch(ctx context.Context, env *Env, c *Command, path []str
 			if len(args) > 1 && args[0] == "help" {
 				return p.Dispatch(ctx, env, c, path, append(args[1:], "--help"))
 			}
-			p.printGroupHelp(env.Stdout, c, path)
+			p.printHelp(env.Stdout, c, path, nil)
 			if len(args) == 0 {
 				return 2
 			}
@@ -87,7 +87,7 @@ func (p *Program) Dispatch(ctx context.Context, env *Env, c *Command, path []str
 		return p.Code(&UsageError{err.Error()})
 	}
 	if *help {
-		p.printHelp(env.Stdout, c, fs)
+		p.printHelp(env.Stdout, c, path, fs)
 		return 0
 	}
 	ResolveAliases(env.Stderr, strings.Join(path, " "), fs)
@@ -130,31 +130,28 @@ func (c *Command) FlagSet(path []string) (*pflag.FlagSet, *bool) {
 	return fs, fs.BoolP("help", "h", false, "show this help")
 }
 
-func (p *Program) printHelp(w io.Writer, c *Command, fs *pflag.FlagSet) {
+// printHelp prints the help of c: its summary, usage and help text, then
+// its subcommands (fs is nil) or its flags, and the footer.
+func (p *Program) printHelp(w io.Writer, c *Command, path []string, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "%s\n\nUsage:\n  %s\n", c.Summary, c.Usage)
 	if c.Help != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.Help, "\n"))
+	}
+	if len(c.Subcommands) > 0 {
+		fmt.Fprintf(w, "\nCommands:\n")
+		width := 0
+		for _, sub := range c.Subcommands {
+			width = max(width, len(sub.Name))
+		}
+		for _, sub := range c.Subcommands {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name, sub.Summary)
+		}
+		fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n", strings.Join(path, " "))
 	}
 	if fs != nil && fs.HasFlags() {
 		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
 	}
 	fmt.Fprintf(w, "\n%s\n", p.Footer)
-}
-
-func (p *Program) printGroupHelp(w io.Writer, c *Command, path []string) {
-	fmt.Fprintf(w, "%s\n\nUsage:\n  %s\n", c.Summary, c.Usage)
-	if c.Help != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.Help, "\n"))
-	}
-	fmt.Fprintf(w, "\nCommands:\n")
-	width := 0
-	for _, sub := range c.Subcommands {
-		width = max(width, len(sub.Name))
-	}
-	for _, sub := range c.Subcommands {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name, sub.Summary)
-	}
-	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n\n%s\n", strings.Join(path, " "), p.Footer)
 }
 
 // ExactArgs is an Args check: exactly n arguments, else the usage error
