@@ -2,7 +2,6 @@ package builder
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kbuild.dev/kbuild/builder/oci"
+	"kbuild.dev/kbuild/internal/fault"
 )
 
 // maxAdoptArchive caps the compressed published chart adoption reads
@@ -21,7 +21,7 @@ const maxAdoptArchive = 256 << 20
 
 // ErrNotAdoptable is wrapped by the error returned when --adopt finds a
 // published chart whose files differ from the build's.
-var ErrNotAdoptable = errors.New("the published chart differs from this build")
+var ErrNotAdoptable = fault.New(fault.Refused, "the published chart differs from this build")
 
 // adopted is a published chart kept in place of a build's archive.
 type adopted struct {

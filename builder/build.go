@@ -20,6 +20,7 @@ import (
 	"kbuild.dev/kbuild/builder/render"
 	"kbuild.dev/kbuild/internal/atomicfile"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/sigbundle"
 	"kbuild.dev/kbuild/sources"
@@ -373,7 +374,7 @@ type PublishedChart struct {
 
 // ErrImmutable is wrapped by the error returned when a tag already holds
 // different content.
-var ErrImmutable = errors.New("already published with different content; published versions do not change, give the recipe a new build number")
+var ErrImmutable = fault.New(fault.Refused, "already published with different content; published versions do not change, give the recipe a new build number")
 
 // ErrAdoptable is wrapped, with ErrImmutable, by the error of a build
 // without WithAdopt whose tag holds other content: if another tool such

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/sitelayout"
 )
 
@@ -28,7 +29,7 @@ import (
 // a tar that escapes, is truncated or holds links, a blob that does not
 // match its digest, a blob missing, or an entry the signed index does not
 // pin. A refusal of the index itself is an *index.VerificationError.
-var ErrBadBundle = errors.New("bad bundle")
+var ErrBadBundle = fault.New(fault.Refused, "bad bundle")
 
 // ErrPartialIndex is wrapped by Import's error about a mirror that refuses
 // an image index of which the bundle holds only some images (a bundle made

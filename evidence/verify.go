@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
 
 // ErrRefused is wrapped by every refusal of Verify.
-var ErrRefused = errors.New("evidence refused")
+var ErrRefused = fault.New(fault.Refused, "evidence refused")
 
 // ErrNoRoot is wrapped by Verify's error when no root of trust is given:
 // evidence counts only under a root with a qa role.

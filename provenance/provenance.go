@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
 )
@@ -166,7 +167,7 @@ func Sign(s Statement, signer trust.Signer) ([]byte, error) {
 }
 
 // ErrVerify is wrapped by every verification failure of Verify.
-var ErrVerify = errors.New("provenance verification failed")
+var ErrVerify = fault.New(fault.Verification, "provenance verification failed")
 
 // Verify checks that envelope is a DSSE envelope of an in-toto
 // statement signed by pub (PKIX DER of an ed25519 key) whose subjects

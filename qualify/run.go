@@ -26,6 +26,7 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/internal/plainhttp"
 )
 
@@ -43,7 +44,7 @@ const (
 
 // ErrCluster wraps a fault of the cluster itself (the API server stopped
 // answering): no result is given, since nothing was shown either way.
-var ErrCluster = errors.New("the cluster stopped answering")
+var ErrCluster = fault.New(fault.Unavailable, "the cluster stopped answering")
 
 // Qualification is 'kbuild test': one build of a package or release set,
 // from a verified index, installed on a cluster, checked ready with the

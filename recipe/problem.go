@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"kbuild.dev/kbuild/internal/fault"
 )
 
 // Severity says whether a Problem stops a build.
@@ -85,6 +87,9 @@ type ProblemsError struct {
 	File     string
 	Problems Problems
 }
+
+// Fault says a recipe with problems is refused (fault.Refused).
+func (e *ProblemsError) Fault() fault.Kind { return fault.Refused }
 
 func (e *ProblemsError) Error() string {
 	errs := e.Problems.Errors()

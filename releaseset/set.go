@@ -27,12 +27,12 @@
 package releaseset
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"kbuild.dev/kbuild/index"
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/spec"
 )
 
@@ -58,7 +58,7 @@ type ResolvedMember struct {
 }
 
 // ErrInvalid is wrapped by Resolve's refusals.
-var ErrInvalid = errors.New("invalid release set")
+var ErrInvalid = fault.New(fault.Refused, "invalid release set")
 
 // Resolve checks the set name version build against x: it must be in x
 // and be a set, every member must be in x (a withdrawn member is named as

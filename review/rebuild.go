@@ -10,6 +10,7 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/chartpin"
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/spec"
 )
@@ -24,7 +25,7 @@ func (e *DifferError) Unwrap() error { return e.Err }
 
 // ErrOtherKbuild means the version was built by another kbuild than the
 // one rebuilding it, so different bytes would not say the recipe changed.
-var ErrOtherKbuild = errors.New("built by another kbuild")
+var ErrOtherKbuild = fault.New(fault.Refused, "built by another kbuild")
 
 // ErrNoGitBase is wrapped by the error about a recipe directory outside a
 // git work tree: Diff compares with a commit, so it needs another base.

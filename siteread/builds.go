@@ -14,6 +14,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/dist"
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/sbom"
 	"kbuild.dev/kbuild/spec"
 	"kbuild.dev/kbuild/trust"
@@ -37,7 +38,7 @@ type Builds struct {
 
 // ErrUnverified is wrapped by LoadBuilds' error for an index given
 // without the keys that verify it.
-var ErrUnverified = errors.New("a published index is used only once its signature is verified")
+var ErrUnverified = fault.New(fault.Verification, "a published index is used only once its signature is verified")
 
 // ErrNotBuilds is wrapped by LoadBuilds's error about a local source that
 // does not exist: it takes a dist directory or an index.yaml.

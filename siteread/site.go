@@ -19,6 +19,7 @@ import (
 
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/addrspace"
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/sitelayout"
 	"kbuild.dev/kbuild/trust"
@@ -30,7 +31,7 @@ var ErrNotFound = errors.New("not found")
 
 // ErrUnavailable is wrapped by the error of a fetch the server answered
 // with 5xx or 429: worth retrying later.
-var ErrUnavailable = errors.New("server unavailable")
+var ErrUnavailable = fault.New(fault.Unavailable, "server unavailable")
 
 // MaxRootVersions caps how many root versions Roots fetches.
 const MaxRootVersions = 1000

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/recipe"
 )
 
@@ -51,15 +52,15 @@ func (e *NotCachedError) Unwrap() error { return ErrOffline }
 // ErrUnsafe is wrapped by errors about hostile or malformed input: archive
 // entries that would leave their directory, links out of a tree, device
 // files, duplicate names, YAML that expands without bound.
-var ErrUnsafe = errors.New("unsafe input")
+var ErrUnsafe = fault.New(fault.Refused, "unsafe input")
 
 // ErrTooLarge is wrapped by errors about a download, an index or an
 // extracted file that exceeds its size limit.
-var ErrTooLarge = errors.New("size limit exceeded")
+var ErrTooLarge = fault.New(fault.Refused, "size limit exceeded")
 
 // ErrUnavailable is wrapped by errors about a server that answered 5xx
 // or 429: worth retrying later.
-var ErrUnavailable = errors.New("server unavailable")
+var ErrUnavailable = fault.New(fault.Unavailable, "server unavailable")
 
 // DigestMismatchError reports content whose sha256 is not the pinned one.
 // Nothing is stored in the cache under the expected digest when it occurs.
@@ -78,6 +79,9 @@ type DigestMismatchError struct {
 	// lists for the entry; it may be empty.
 	Note string
 }
+
+// Fault says a digest mismatch is of kind fault.Verification.
+func (e *DigestMismatchError) Fault() fault.Kind { return fault.Verification }
 
 func (e *DigestMismatchError) Error() string {
 	msg := fmt.Sprintf("%s: sha256 mismatch for %s: expected %s, got %s (%d bytes)", e.What, e.URL, e.Expected, e.Got, e.Size)

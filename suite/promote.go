@@ -15,6 +15,7 @@ import (
 	"kbuild.dev/kbuild/evidence"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/releaseset"
 	"kbuild.dev/kbuild/sitelayout"
@@ -68,7 +69,7 @@ type Outcome struct {
 }
 
 // ErrRefused is wrapped by every refusal to promote.
-var ErrRefused = errors.New("promotion refused")
+var ErrRefused = fault.New(fault.Refused, "promotion refused")
 
 // ErrNoEvidence is wrapped by Promote's refusal of a target without any
 // evidence under the site's evidence/: run its tests and attest them.

@@ -3,6 +3,8 @@ package trust
 import (
 	"errors"
 	"fmt"
+
+	"kbuild.dev/kbuild/internal/fault"
 )
 
 // Sentinels that a *VerificationError wraps, for callers that branch on the
@@ -29,7 +31,7 @@ var (
 	// ErrTooLarge: a published file is larger than its documented limit
 	// (MaxIndexSize, MaxSignaturesSize, MaxRootSize) or the root chain is
 	// longer than a reader accepts.
-	ErrTooLarge = errors.New("over its size limit")
+	ErrTooLarge = fault.New(fault.Refused, "over its size limit")
 )
 
 // Sentinels a *VerificationError wraps when it is known what ends the
@@ -70,6 +72,9 @@ type VerificationError struct {
 	// Detail says what failed, expected against actual, and what to do.
 	Detail string
 }
+
+// Fault says a failed verification is of kind fault.Verification.
+func (e *VerificationError) Fault() fault.Kind { return fault.Verification }
 
 func (e *VerificationError) Error() string {
 	if e.What == "" {

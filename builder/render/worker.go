@@ -26,6 +26,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 
+	"kbuild.dev/kbuild/internal/fault"
 	"kbuild.dev/kbuild/internal/tailbuffer"
 )
 
@@ -53,7 +54,7 @@ const renderChildEnv = "KBUILD_RENDER_CHILD"
 
 // ErrBudget is wrapped by the error of a chart whose rendering ran
 // past Timeout, OutputBudget or Memory.
-var ErrBudget = errors.New("chart rendering exceeded its budget")
+var ErrBudget = fault.New(fault.Refused, "chart rendering exceeded its budget")
 
 // WorkerMain makes this process a rendering worker when Render started it
 // (the environment variable KBUILD_RENDER_CHILD is set): it renders one

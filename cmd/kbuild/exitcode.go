@@ -11,22 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/builder/render"
-	"kbuild.dev/kbuild/bundle"
-	"kbuild.dev/kbuild/evidence"
-	"kbuild.dev/kbuild/internal/addrspace"
-	"kbuild.dev/kbuild/internal/netdeadline"
-	"kbuild.dev/kbuild/internal/yamlbound"
-	"kbuild.dev/kbuild/provenance"
-	"kbuild.dev/kbuild/qualify"
-	"kbuild.dev/kbuild/recipe"
-	"kbuild.dev/kbuild/releaseset"
-	"kbuild.dev/kbuild/review"
-	"kbuild.dev/kbuild/siteread"
-	"kbuild.dev/kbuild/sources"
-	"kbuild.dev/kbuild/suite"
-	"kbuild.dev/kbuild/trust"
+	"kbuild.dev/kbuild/internal/fault"
 )
 
 // kbuild's exit statuses, the same in every command (README "Exit
@@ -68,9 +53,6 @@ func exitCode(err error) int {
 	var (
 		ue  *usageError
 		ee  *exitError
-		ve  *trust.VerificationError
-		dm  *sources.DigestMismatchError
-		pe  *recipe.ProblemsError
 		te  *transport.Error
 		oe  *net.OpError
 		de  *net.DNSError
@@ -83,16 +65,12 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &ve), errors.As(err, &dm), errors.Is(err, provenance.ErrVerify), errors.Is(err, siteread.ErrUnverified):
+	case fault.Is(err, fault.Verification):
 		return exitVerification
-	case errors.As(err, &pe), errors.Is(err, sources.ErrUnsafe), errors.Is(err, sources.ErrTooLarge), errors.Is(err, trust.ErrTooLarge), errors.Is(err, addrspace.ErrTooLarge),
-		errors.Is(err, yamlbound.ErrExpansion), errors.Is(err, render.ErrBudget), errors.Is(err, builder.ErrImmutable),
-		errors.Is(err, builder.ErrNotAdoptable), errors.Is(err, releaseset.ErrInvalid), errors.Is(err, evidence.ErrRefused),
-		errors.Is(err, suite.ErrRefused), errors.Is(err, bundle.ErrBadBundle), errors.Is(err, review.ErrOtherKbuild):
+	case fault.Is(err, fault.Refused):
 		return exitRefused
-	case errors.Is(err, netdeadline.ErrStalled), errors.Is(err, sources.ErrUnavailable), errors.Is(err, siteread.ErrUnavailable),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EHOSTUNREACH),
-		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, context.DeadlineExceeded), errors.Is(err, qualify.ErrCluster):
+	case fault.Is(err, fault.Unavailable), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH), errors.Is(err, context.DeadlineExceeded):
 		return exitUnavailable
 	case errors.As(err, &te) && (te.StatusCode >= 500 || te.StatusCode == http.StatusTooManyRequests):
 		return exitUnavailable

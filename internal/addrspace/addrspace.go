@@ -9,12 +9,13 @@
 package addrspace
 
 import (
-	"errors"
 	"fmt"
+
+	"kbuild.dev/kbuild/internal/fault"
 )
 
 // ErrTooLarge is wrapped by the error of an input that does not fit.
-var ErrTooLarge = errors.New("too large for the address-space limit")
+var ErrTooLarge = fault.New(fault.Refused, "too large for the address-space limit")
 
 // Cost is what reading and using an input takes in address space, beyond
 // what the process has mapped when it starts: PerByte bytes for each byte

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"kbuild.dev/kbuild/internal/fault"
 )
 
 // DefaultIdle is the idle timeout kbuild uses unless --timeout says
@@ -25,7 +27,7 @@ var minRate int64 = 1 << 20
 
 // ErrStalled is wrapped by the error of a transfer that made no progress
 // for the idle timeout or ran past its budget.
-var ErrStalled = errors.New("transfer stalled")
+var ErrStalled = fault.New(fault.Unavailable, "transfer stalled")
 
 // Budget returns how long a transfer of size bytes may take under the idle
 // timeout idle: idle, plus one second per MiB. The minimum-rate check so

@@ -1,10 +1,11 @@
 package yamlbound
 
 import (
-	"errors"
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
+
+	"kbuild.dev/kbuild/internal/fault"
 )
 
 // MaxDepth is the deepest nesting Check accepts. Real recipes and chart
@@ -16,7 +17,7 @@ const MaxDepth = 64
 const slack = 10_000
 
 // ErrExpansion is wrapped by every error Check returns.
-var ErrExpansion = errors.New("YAML expands without bound")
+var ErrExpansion = fault.New(fault.Refused, "YAML expands without bound")
 
 // Check walks doc, following aliases, and returns an error wrapping
 // ErrExpansion when the walk costs more than 2*size+10000 (size is the
