@@ -46,11 +46,18 @@ func (e *sentinel) Error() string { return e.text }
 func (e *sentinel) Fault() Kind { return e.kind }
 
 // Is says whether err, or any error it wraps or joins, is of kind k.
+// It asks every error of the tree itself: errors.As would stop at the
+// first error with a kind, and one error may wrap errors of two kinds.
 func Is(err error, k Kind) bool {
-	if f, ok := err.(Error); ok && f.Fault() == k {
-		return true
+	switch e := any(err).(type) {
+	case nil:
+		return false
+	case Error:
+		if e.Fault() == k {
+			return true
+		}
 	}
-	switch u := err.(type) {
+	switch u := any(err).(type) {
 	case interface{ Unwrap() error }:
 		return Is(u.Unwrap(), k)
 	case interface{ Unwrap() []error }:
