@@ -10,29 +10,21 @@ import (
 
 	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/evidence"
-	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/qualify"
 )
 
-type testFlags struct {
-	options.IndexFlags
-	options.TimeoutFlag
-	options.PlainHTTPFlag
-	build               int
-	variant, from       string
-	noUpgrade           bool
-	kubeconfig, context string
-	wait                time.Duration
-	junit, summary, log string
-	attest              bool
-	keys                options.SignerFlags
-	root, out, logURL   string
-	expires             time.Duration
-	untested            string
-}
-
 func newTestCmd() *Command {
-	f := &testFlags{}
+	var (
+		a       = &qualify.Test{}
+		q, o    = &a.Qualification, &a.Output
+		index   options.IndexFlags
+		build   int
+		from    string
+		attest  bool
+		keys    options.SignerFlags
+		out     string
+		expires time.Duration
+	)
 	return &Command{
 		Name:    "test",
 		Usage:   "kbuild test NAME@VERSION --build N --index REF (--public-key FILE|--root-key FILE) [--kubeconfig FILE] [--from VERSION+build.M] [--junit FILE] [--attest --sign-key QA.key --root ROOT.yaml -o FILE]",
@@ -74,84 +66,83 @@ Examples:
   kbuild test foreman-stack@3.15.0 --build 1 --index "$SITE/unstable/" --root-key keys/root.pub \
     --junit junit.xml --attest --sign-key-env KBUILD_QA_KEY --root keys/root.yaml -o evidence/foreman-stack.intoto.json`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.IntVar(&f.build, "build", 0, "build number of the version to test (required)")
-			f.IndexFlags.AddFlags(fs, "to install from (required)")
-			fs.StringVar(&f.variant, "variant", "", "variant of the target to install (default: default, as kubepkg)")
-			fs.StringVar(&f.from, "from", "", "upgrade from `VERSION+build.M` (default: the build before in the index)")
-			fs.BoolVar(&f.noUpgrade, "no-upgrade", false, "skip the upgrade and rollback phases")
-			fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG or ~/.kube/config)")
-			fs.StringVar(&f.context, "context", "", "kubeconfig context")
-			fs.DurationVar(&f.wait, "wait", 5*time.Minute, "deadline of each Helm action and of each object's readiness")
-			fs.StringVar(&f.junit, "junit", "", "write the result as JUnit XML to `FILE`")
-			fs.StringVar(&f.summary, "summary", "", "append a Markdown summary to `FILE` (default: $GITHUB_STEP_SUMMARY when set)")
-			fs.StringVar(&f.log, "log-file", "", "write the whole log to `FILE` (its digest goes into the evidence)")
-			fs.BoolVar(&f.attest, "attest", false, "sign the result as test evidence (needs --sign-key, --root, -o)")
-			f.keys.AddFlags(fs, "the evidence (a key of the root's qa role)")
-			fs.StringVar(&f.root, "root", "", "your root.yaml `FILE` with the qa role (with --attest)")
-			options.AddOutputFlag(fs, &f.out, "", "the evidence to `FILE` (with --attest)")
-			fs.StringVar(&f.logURL, "log", "", "http(s) URL of the test run, written into the evidence")
-			fs.DurationVar(&f.expires, "expires", 90*24*time.Hour, "how long the evidence counts")
-			fs.StringVar(&f.untested, "untested", "", "list the index's builds with no evidence in `DIR` (a set's members go with the set), one 'NAME@VERSION BUILD' a line, and exit")
-			f.PlainHTTPFlag.AddFlags(fs, "")
-			f.TimeoutFlag.AddFlags(fs, "a registry or site that stalls")
+			fs.IntVar(&build, "build", 0, "build number of the version to test (required)")
+			index.AddFlags(fs, "to install from (required)")
+			fs.StringVar(&q.Variant, "variant", "", "variant of the target to install (default: default, as kubepkg)")
+			fs.StringVar(&from, "from", "", "upgrade from `VERSION+build.M` (default: the build before in the index)")
+			fs.BoolVar(&q.NoUpgrade, "no-upgrade", false, "skip the upgrade and rollback phases")
+			fs.StringVar(&q.Kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG or ~/.kube/config)")
+			fs.StringVar(&q.Context, "context", "", "kubeconfig context")
+			fs.DurationVar(&q.Timeout, "wait", 5*time.Minute, "deadline of each Helm action and of each object's readiness")
+			fs.StringVar(&o.JUnit, "junit", "", "write the result as JUnit XML to `FILE`")
+			fs.StringVar(&o.Summary, "summary", "", "append a Markdown summary to `FILE` (default: $GITHUB_STEP_SUMMARY when set)")
+			fs.StringVar(&a.LogFile, "log-file", "", "write the whole log to `FILE` (its digest goes into the evidence)")
+			fs.BoolVar(&attest, "attest", false, "sign the result as test evidence (needs --sign-key, --root, -o)")
+			keys.AddFlags(fs, "the evidence (a key of the root's qa role)")
+			fs.StringVar(&a.Root, "root", "", "your root.yaml `FILE` with the qa role (with --attest)")
+			options.AddOutputFlag(fs, &out, "", "the evidence to `FILE` (with --attest)")
+			fs.StringVar(&o.LogURL, "log", "", "http(s) URL of the test run, written into the evidence")
+			fs.DurationVar(&expires, "expires", 90*24*time.Hour, "how long the evidence counts")
+			fs.StringVar(&a.Untested, "untested", "", "list the index's builds with no evidence in `DIR` (a set's members go with the set), one 'NAME@VERSION BUILD' a line, and exit")
+			options.AddPlainHTTPFlag(fs, &q.PlainHTTP.Loopback, "")
+			options.AddTimeoutFlag(fs, &a.Timeout, "a registry or site that stalls")
 		},
-		Run: f.run,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if a.Untested != "" && (len(args) != 0 || index.Ref == "") {
+				return usagef("--untested DIR takes no NAME@VERSION and needs --index REF")
+			}
+			var err error
+			if a.Untested == "" {
+				if len(args) != 1 {
+					return usagef("test takes one NAME@VERSION")
+				}
+				if q.Target, err = evidence.ParseTarget(args[0], build); err != nil {
+					return usagef("%v", err)
+				}
+				if index.Ref == "" {
+					return usagef("--index REF is required")
+				}
+			}
+			if attest && a.Untested == "" && (out == "" || a.Root == "" || !keys.Given()) {
+				return usagef("--attest needs --sign-key (or --sign-key-env), --root and -o FILE")
+			}
+			a.Index = index.Ref
+			a.Stdout, a.Stderr = env.Stdout, env.Stderr
+			o.Summary = cmp.Or(o.Summary, env.Getenv("GITHUB_STEP_SUMMARY"))
+			o.GitHub = env.Getenv("GITHUB_ACTIONS") == "true"
+			q.Progress = func(s string) { options.Progress(env)("%s", s) }
+			if from != "" && a.Untested == "" {
+				if q.From, err = qualify.ParseFrom(q.Target.Package, from); err != nil {
+					return usagef("--from %v", err)
+				}
+			}
+			if attest && a.Untested == "" {
+				if o.Signers, err = keys.Signers(env); err != nil {
+					return err
+				}
+				if o.Issued, err = epochOrNow(env); err != nil {
+					return err
+				}
+				o.Evidence = out
+				o.Expires = o.Issued.Add(expires)
+			}
+			if a.Trust, err = index.Require("test"); err != nil {
+				return err
+			}
+			tuneGC(env)
+			res, err := a.Run(ctx)
+			if res != nil {
+				for _, t := range res.Untested {
+					fmt.Fprintf(env.Stdout, "%s@%s %d\n", t.Package, t.Version, t.Build)
+				}
+			}
+			if err != nil || a.Untested != "" {
+				return err
+			}
+			if !res.Result.Pass() {
+				return &exitError{Code: exitFailed}
+			}
+			return nil
+		},
 	}
-}
-
-func (f *testFlags) run(ctx context.Context, env *Env, args []string) error {
-	if f.untested != "" && (len(args) != 0 || f.Ref == "") {
-		return usagef("--untested DIR takes no NAME@VERSION and needs --index REF")
-	}
-	var target evidence.Target
-	var err error
-	if f.untested == "" {
-		if len(args) != 1 {
-			return usagef("test takes one NAME@VERSION")
-		}
-		if target, err = evidence.ParseTarget(args[0], f.build); err != nil {
-			return usagef("%v", err)
-		}
-		if f.Ref == "" {
-			return usagef("--index REF is required")
-		}
-	}
-	if f.attest && f.untested == "" && (f.out == "" || f.root == "" || !f.keys.Given()) {
-		return usagef("--attest needs --sign-key (or --sign-key-env), --root and -o FILE")
-	}
-	a := &qualify.Test{Index: f.Ref, Timeout: f.Timeout, Untested: f.untested, LogFile: f.log, Root: f.root, Stdout: env.Stdout, Stderr: env.Stderr,
-		Output: qualify.Output{JUnit: f.junit, Summary: cmp.Or(f.summary, env.Getenv("GITHUB_STEP_SUMMARY")), GitHub: env.Getenv("GITHUB_ACTIONS") == "true"},
-		Qualification: qualify.Qualification{Target: target, Variant: f.variant, NoUpgrade: f.noUpgrade, Kubeconfig: f.kubeconfig,
-			Context: f.context, Timeout: f.wait, PlainHTTP: plainhttp.Policy{Loopback: f.PlainHTTP}, Progress: func(s string) { options.Progress(env)("%s", s) }}}
-	if f.from != "" && f.untested == "" {
-		if a.Qualification.From, err = qualify.ParseFrom(target.Package, f.from); err != nil {
-			return usagef("--from %v", err)
-		}
-	}
-	if f.attest && f.untested == "" {
-		if a.Output.Signers, err = f.keys.Signers(env); err != nil {
-			return err
-		}
-		if a.Output.Issued, err = epochOrNow(env); err != nil {
-			return err
-		}
-		a.Output.Evidence, a.Output.Expires, a.Output.LogURL = f.out, a.Output.Issued.Add(f.expires), f.logURL
-	}
-	if a.Trust, err = f.Require("test"); err != nil {
-		return err
-	}
-	tuneGC(env)
-	res, err := a.Run(ctx)
-	if res != nil {
-		for _, t := range res.Untested {
-			fmt.Fprintf(env.Stdout, "%s@%s %d\n", t.Package, t.Version, t.Build)
-		}
-	}
-	if err != nil || f.untested != "" {
-		return err
-	}
-	if !res.Result.Pass() {
-		return &exitError{Code: exitFailed}
-	}
-	return nil
 }
