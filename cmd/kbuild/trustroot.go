@@ -13,46 +13,42 @@ import (
 	"kbuild.dev/kbuild/trust"
 )
 
-// rootFlags are the content flags of trust root new and next.
+// rootFlags are the content flags of trust root new and next: the keys
+// and delegations bind into the edit; the thresholds and expiry are set
+// on it by [rootFlags.editFrom].
 type rootFlags struct {
 	fs             *pflag.FlagSet
-	keys           []string
+	edit           trust.RootEdit
 	threshold      int
-	indexKeys      []string
 	indexThreshold int
-	qaKeys         []string
 	qaThreshold    int
 	expires        time.Duration
-	delegate       []string
-	delegateKey    []string
-	delegateThresh []string
-	undelegate     []string
 	out            string
 }
 
 func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	f.fs = fs
-	fs.StringArrayVar(&f.keys, "root-key", nil, "root public key `FILE` (.pub, or .key for its public half) of the root role; repeat for several")
+	fs.StringArrayVar(&f.edit.RootKeys, "root-key", nil, "root public key `FILE` (.pub, or .key for its public half) of the root role; repeat for several")
 	fs.IntVar(&f.threshold, "root-threshold", 1, "root signatures needed (the root role's threshold)")
-	fs.StringArrayVar(&f.indexKeys, "index-key", nil, "public key `FILE` of the index role, which signs index.yaml; repeat for several")
+	fs.StringArrayVar(&f.edit.IndexKeys, "index-key", nil, "public key `FILE` of the index role, which signs index.yaml; repeat for several")
 	fs.IntVar(&f.indexThreshold, "index-threshold", 1, "index signatures needed")
-	fs.StringArrayVar(&f.qaKeys, "qa-key", nil, "public key `FILE` of the qa role, which signs test evidence ('kbuild attest'); repeat for several")
+	fs.StringArrayVar(&f.edit.QAKeys, "qa-key", nil, "public key `FILE` of the qa role, which signs test evidence ('kbuild attest'); repeat for several")
 	fs.IntVar(&f.qaThreshold, "qa-threshold", 1, "qa signatures one piece of evidence needs")
 	fs.DurationVar(&f.expires, "expires", 365*24*time.Hour, "how long the root is valid")
-	fs.StringArrayVar(&f.delegate, "delegate", nil, "NAME=PATTERN[,PATTERN]: delegate packages matching the globs to NAME's keys")
-	fs.StringArrayVar(&f.delegateKey, "delegate-key", nil, "NAME=FILE: a key of delegation NAME; repeat for several")
-	fs.StringArrayVar(&f.delegateThresh, "delegate-threshold", nil, "NAME=N: signatures delegation NAME needs per version (default 1)")
+	fs.StringArrayVar(&f.edit.Delegate, "delegate", nil, "NAME=PATTERN[,PATTERN]: delegate packages matching the globs to NAME's keys")
+	fs.StringArrayVar(&f.edit.DelegateKeys, "delegate-key", nil, "NAME=FILE: a key of delegation NAME; repeat for several")
+	fs.StringArrayVar(&f.edit.DelegateThresholds, "delegate-threshold", nil, "NAME=N: signatures delegation NAME needs per version (default 1)")
 	if next {
-		fs.StringArrayVar(&f.undelegate, "undelegate", nil, "remove delegation NAME")
+		fs.StringArrayVar(&f.edit.Undelegate, "undelegate", nil, "remove delegation NAME")
 	}
 	options.AddOutputFlag(fs, &f.out, "root.yaml", "the root to `FILE`; root/<N>.yaml beside it gets the same content")
 	addAlias(fs, "key", "", "root-key")
 	addAlias(fs, "threshold", "", "root-threshold")
 }
 
-// edit is the change the flags give, valid from now; with fresh,
+// editFrom is the change the flags give, valid from now; with fresh,
 // everything is new.
-func (f *rootFlags) edit(now time.Time, fresh bool) (trust.RootEdit, error) {
+func (f *rootFlags) editFrom(now time.Time, fresh bool) (trust.RootEdit, error) {
 	if f.expires <= 0 {
 		return trust.RootEdit{}, usagef("--expires %s: a root must expire", f.expires)
 	}
@@ -62,12 +58,10 @@ func (f *rootFlags) edit(now time.Time, fresh bool) (trust.RootEdit, error) {
 		}
 		return nil
 	}
-	e := trust.RootEdit{
-		RootKeys: f.keys, RootThreshold: threshold("root-threshold", f.threshold),
-		IndexKeys: f.indexKeys, IndexThreshold: threshold("index-threshold", f.indexThreshold),
-		QAKeys: f.qaKeys, Expires: now.Add(f.expires),
-		Undelegate: f.undelegate, Delegate: f.delegate, DelegateKeys: f.delegateKey, DelegateThresholds: f.delegateThresh,
-	}
+	e := f.edit
+	e.RootThreshold = threshold("root-threshold", f.threshold)
+	e.IndexThreshold = threshold("index-threshold", f.indexThreshold)
+	e.Expires = now.Add(f.expires)
 	if f.fs.Changed("qa-threshold") {
 		e.QAThreshold = &f.qaThreshold
 	}
@@ -82,7 +76,7 @@ func (f *rootFlags) write(env *Env, prev string) error {
 		return err
 	}
 	fresh := prev == ""
-	e, err := f.edit(now, fresh)
+	e, err := f.editFrom(now, fresh)
 	if err != nil {
 		return err
 	}
@@ -141,7 +135,7 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) { f.addFlags(fs, false) },
 		Args:  exactArgs(0, "root new takes no arguments"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if len(f.keys) == 0 || len(f.indexKeys) == 0 {
+			if len(f.edit.RootKeys) == 0 || len(f.edit.IndexKeys) == 0 {
 				return usagef("root new needs --root-key and --index-key")
 			}
 			return f.write(env, "")
