@@ -17,11 +17,8 @@ import (
 
 func newInitCmd() *Command {
 	var (
-		f         options.BuildFlags
-		chart     string
-		manifests []string
-		ver, name string
-		namespace string
+		f   options.BuildFlags
+		req draft.Request
 	)
 	return &Command{
 		Name:    "init",
@@ -78,17 +75,17 @@ Examples:
   kbuild init recipes/kubevirt --version 1.9.0 \
     --manifest https://github.com/kubevirt/kubevirt/releases/download/v1.9.0/kubevirt-operator.yaml`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&chart, "chart", "", "upstream chart as REPO/NAME@VERSION")
-			fs.StringArrayVar(&manifests, "manifest", nil, "URL of an upstream manifest file (repeat for several)")
-			fs.StringVar(&ver, "version", "", "upstream version, for --manifest (default: the chart's version)")
-			fs.StringVar(&name, "name", "", "package name (default: the chart's name, or the first manifest's file name)")
-			fs.StringVar(&namespace, "namespace", "", "install namespace of the components (default: the package name)")
+			fs.StringVar(&req.Chart, "chart", "", "upstream chart as REPO/NAME@VERSION")
+			fs.StringArrayVar(&req.Manifests, "manifest", nil, "URL of an upstream manifest file (repeat for several)")
+			fs.StringVar(&req.Version, "version", "", "upstream version, for --manifest (default: the chart's version)")
+			fs.StringVar(&req.Name, "name", "", "package name (default: the chart's name, or the first manifest's file name)")
+			fs.StringVar(&req.Namespace, "namespace", "", "install namespace of the components (default: the package name)")
 			f.SourceFlags.AddFlags(fs)
 			f.RenderFlags.AddFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 2 && args[0] == "repo" {
-				if chart != "" || len(manifests) > 0 {
+				if req.Chart != "" || len(req.Manifests) > 0 {
 					return usagef("init repo DIR takes no --chart or --manifest")
 				}
 				files, err := initrepo.Write(args[1], actionRef())
@@ -104,7 +101,7 @@ Examples:
 			if len(args) != 1 {
 				return usagef("name the directory to write the recipe into")
 			}
-			if (chart == "") == (len(manifests) == 0) {
+			if (req.Chart == "") == (len(req.Manifests) == 0) {
 				return usagef("give either --chart or --manifest")
 			}
 			dir := args[0]
@@ -121,7 +118,6 @@ Examples:
 			if err != nil {
 				return err
 			}
-			req := draft.Request{Chart: chart, Manifests: manifests, Version: ver, Name: name, Namespace: namespace}
 			res, err := draft.Write(ctx, dir, req, draft.Tools{Fetcher: fetch, Lenient: lenient, Strict: strict})
 			var re *draft.RequestError
 			if errors.As(err, &re) {
