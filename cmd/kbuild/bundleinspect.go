@@ -9,10 +9,8 @@ import (
 	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
-type bundleInspectFlags struct{ format options.FormatFlag }
-
 func newBundleInspectCmd() *Command {
-	f := &bundleInspectFlags{}
+	var format options.FormatFlag
 	return &Command{
 		Name:    "inspect",
 		Usage:   "kbuild bundle inspect FILE [--format json]",
@@ -30,18 +28,18 @@ Examples:
   # every image digest, for a review or a script
   kbuild bundle inspect virt.tar --format json | jq -r '.images[].ref'`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.format.AddFlags(fs, true, "text", "json")
+			format.AddFlags(fs, true, "text", "json")
 		},
 		Args: exactArgs(1, "inspect takes one FILE"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if err := f.format.Check(); err != nil {
+			if err := format.Check(); err != nil {
 				return err
 			}
 			in, err := bundle.Inspect(ctx, args[0])
 			if err != nil {
 				return refusal(env, err)
 			}
-			if f.format.Format == "json" {
+			if format.Format == "json" {
 				return in.WriteJSON(env.Stdout)
 			}
 			return in.WriteText(env.Stdout)
