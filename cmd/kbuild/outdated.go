@@ -20,16 +20,15 @@ const lookupsAtOnce = 32
 // watchFlags are the flags of the commands that look upstream.
 type watchFlags struct {
 	options.TimeoutFlag
-	options.PlainHTTPFlag
-	plainHosts     []string
+	plainHTTP      plainhttp.Policy
 	registryConfig string
 	offline        bool
 }
 
 func (f *watchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network (upstream answers are never cached, so this refuses)")
-	f.PlainHTTPFlag.AddFlags(fs, "")
-	fs.StringArrayVar(&f.plainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
+	options.AddPlainHTTPFlag(fs, &f.plainHTTP.Loopback, "")
+	fs.StringArrayVar(&f.plainHTTP.Hosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	f.TimeoutFlag.AddFlagsNote(fs, "an upstream server, registry or git remote", "a whole answer must also average 1 MiB/s once this long has passed")
 	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 }
@@ -41,7 +40,7 @@ func (f *watchFlags) looker() (*watch.Looker, error) {
 		return nil, err
 	}
 	return watch.NewLooker(watch.WithTimeout(f.Timeout), watch.WithOffline(f.offline), watch.WithKeychain(kc),
-		watch.WithPlainHTTP(plainhttp.Policy{Loopback: f.PlainHTTP, Hosts: f.plainHosts})), nil
+		watch.WithPlainHTTP(f.plainHTTP)), nil
 }
 
 func newOutdatedCmd() *Command {
