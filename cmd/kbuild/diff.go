@@ -10,17 +10,13 @@ import (
 	"kbuild.dev/kbuild/review"
 )
 
-// diffFlags are the flags of kbuild diff.
-type diffFlags struct {
-	options.BuildFlags
-	base          string
-	it            options.IndexFlags
-	format        options.FormatFlag
-	failImmutable bool
-}
-
 func newDiffCmd() *Command {
-	var f diffFlags
+	var (
+		d      = &review.Diff{}
+		f      options.BuildFlags
+		it     options.IndexFlags
+		format options.FormatFlag
+	)
 	return &Command{
 		Name:    "diff",
 		Usage:   "kbuild diff RECIPE_DIR... [--base REF | --index REF (--public-key FILE | --root-key FILE)] [--format text|markdown]",
@@ -63,53 +59,55 @@ Examples:
   kbuild diff recipes/kubevirt --index https://example.github.io/packages/index.yaml \
     --public-key keys/index.pub --fail-on-immutable-change`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&f.base, "base", "", "git commit, branch or tag of the recipes repository to compare with (default HEAD)")
-			f.it.AddFlags(fs, "to compare with, instead of --base")
+			fs.StringVar(&d.Base, "base", "", "git commit, branch or tag of the recipes repository to compare with (default HEAD)")
+			it.AddFlags(fs, "to compare with, instead of --base")
 			addAlias(fs, "against", "", "index")
-			f.format.AddFlags(fs, true, "text", "markdown")
-			fs.BoolVar(&f.failImmutable, "fail-on-immutable-change", false, "exit 1 when the recipe's version and build are published with other content (needs --index)")
+			format.AddFlags(fs, true, "text", "markdown")
+			fs.BoolVar(&d.FailImmutable, "fail-on-immutable-change", false, "exit 1 when the recipe's version and build are published with other content (needs --index)")
 			f.SourceFlags.AddFlags(fs)
 			f.RenderFlags.AddFlags(fs)
 			f.JobsFlag.AddFlags(fs, "charts built")
 		},
 		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			if f.base != "" && f.it.Ref != "" {
+			if d.Base != "" && it.Ref != "" {
 				return usagef("--base and --index name two different bases; use one")
 			}
-			if f.failImmutable && f.it.Ref == "" {
+			if d.FailImmutable && it.Ref == "" {
 				return usagef("--fail-on-immutable-change compares with what is published: add --index REF")
 			}
-			if err := f.format.Check(); err != nil {
+			if err := format.Check(); err != nil {
 				return err
 			}
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
 				return err
 			}
-			b, err := f.Builder(env, thisKbuild(), nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline))
-			if err != nil {
+			if d.Builder, err = f.Builder(env, thisKbuild(), nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline)); err != nil {
 				return err
 			}
-			published, err := f.it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so compare with --base instead")
-			if err != nil {
+			if d.Published, err = it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so compare with --base instead"); err != nil {
 				return err
 			}
-			d := &review.Diff{Sides: review.Sides{Builder: b, Warnf: env.Warnf}, Published: published, Base: f.base, PlainHTTP: f.PlainPolicy(),
-				KubeVersion: f.KubeVersion, Markdown: f.format.Format == "markdown", Command: f.command, FailImmutable: f.failImmutable}
+			d.Warnf = env.Warnf
+			d.PlainHTTP = f.PlainPolicy()
+			d.KubeVersion = f.KubeVersion
+			d.Markdown = format.Format == "markdown"
+			d.Command = func(dir string) string { return diffCommand(dir, it.Ref, d.Base) }
 			return d.Run(ctx, env.Stdout, dirs)
 		},
 	}
 }
 
-// command returns the command line that prints the full diff of dir.
-func (f *diffFlags) command(dir string) string {
+// diffCommand returns the command line that prints the full diff of dir
+// against the index ref or the git commit base.
+func diffCommand(dir, ref, base string) string {
 	c := "kbuild diff " + dir
 	switch {
-	case f.it.Ref != "":
-		c += " --index " + f.it.Ref
-	case f.base != "":
-		c += " --base " + f.base
+	case ref != "":
+		c += " --index " + ref
+	case base != "":
+		c += " --base " + base
 	}
 	return c
 }
