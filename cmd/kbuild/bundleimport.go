@@ -77,14 +77,12 @@ func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.PlainHTTP), bundle.WithTimeout(f.Timeout), bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env))), bundle.WithNodeConfig(f.nodeConfig)}
 	signers, err := f.resign.Signers(env)
 	if err != nil {
 		return err
 	}
-	if len(signers) > 0 {
-		opts = append(opts, bundle.WithResignKey(signers...))
-	}
+	opts := []bundle.Option{bundle.WithPlainHTTP(f.PlainHTTP), bundle.WithTimeout(f.Timeout), bundle.WithNodeConfig(f.nodeConfig), bundle.WithResignKey(signers...),
+		bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env)))}
 	res, err := bundle.Import(ctx, args[0], trust, f.mirror, f.site, opts...)
 	if res == nil {
 		return refusal(env, err)
