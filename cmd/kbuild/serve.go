@@ -13,23 +13,12 @@ import (
 	"kbuild.dev/kbuild/site"
 )
 
-// serveFlags are the flags of kbuild serve.
-type serveFlags struct {
-	fs     *pflag.FlagSet
-	site   string
-	layout string
-	addr   string
-}
-
-func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
-	f.fs = fs
-	fs.StringVar(&f.site, "site", "_site", "site directory `DIR` to serve at / (\"\" serves none)")
-	fs.StringVar(&f.layout, "layout", "dist/oci", "OCI image layout `DIR` to serve read-only at /v2/ (\"\" serves none)")
-	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
-}
-
 func newServeCmd() *Command {
-	f := &serveFlags{}
+	var (
+		flags *pflag.FlagSet
+		srv   site.Server
+		addr  string
+	)
 	return &Command{
 		Name:    "serve",
 		Usage:   "kbuild serve [--site DIR] [--layout DIR] [--addr HOST:PORT]",
@@ -65,53 +54,52 @@ Examples:
 
   # preview a published site only, on another port
   kbuild serve --site public --layout '' --addr 127.0.0.1:9000`,
-		Flags: f.addFlags,
+		Flags: func(fs *pflag.FlagSet) {
+			flags = fs
+			fs.StringVar(&srv.Site, "site", "_site", "site directory `DIR` to serve at / (\"\" serves none)")
+			fs.StringVar(&srv.Layout, "layout", "dist/oci", "OCI image layout `DIR` to serve read-only at /v2/ (\"\" serves none)")
+			fs.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 0 {
 				return usagef("serve takes no arguments, got %q", strings.Join(args, " "))
 			}
-			return f.serve(ctx, env)
+			var err error
+			if srv.Site, err = serveDir(env, flags, "site", srv.Site); err != nil {
+				return err
+			}
+			if srv.Layout, err = serveDir(env, flags, "layout", srv.Layout); err != nil {
+				return err
+			}
+			if srv.Serves() == "" {
+				return fmt.Errorf("serve: nothing to serve: no site directory and no OCI layout; build with `kbuild build` first, or name them with --site and --layout")
+			}
+			h, err := srv.Handler()
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("serve: %w; is another server on %s? pass --addr", err, addr)
+			}
+			fmt.Fprintf(env.Stderr, "serving %s on http://%s\n", srv.Serves(), ln.Addr())
+			return site.Serve(ctx, ln, h)
 		},
 	}
 }
 
-// dir returns the directory a flag names, or "" when it names none or
-// names the default and that does not exist (with a warning).
-func (f *serveFlags) dir(env *Env, flag, dir string) (string, error) {
+// serveDir returns the directory flag of fs names, or "" when it names
+// none or names the default and that does not exist (with a warning).
+func serveDir(env *Env, fs *pflag.FlagSet, flag, dir string) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
 	if _, err := os.Stat(dir); err != nil {
-		if errors.Is(err, os.ErrNotExist) && !f.fs.Changed(flag) {
+		if errors.Is(err, os.ErrNotExist) && !fs.Changed(flag) {
 			fmt.Fprintf(env.Stderr, "warning: %s does not exist; not serving it (pass --%s to choose another)\n", dir, flag)
 			return "", nil
 		}
 		return "", fmt.Errorf("serve --%s %s: %w", flag, dir, err)
 	}
 	return dir, nil
-}
-
-func (f *serveFlags) serve(ctx context.Context, env *Env) error {
-	siteDir, err := f.dir(env, "site", f.site)
-	if err != nil {
-		return err
-	}
-	layoutDir, err := f.dir(env, "layout", f.layout)
-	if err != nil {
-		return err
-	}
-	srv := &site.Server{Site: siteDir, Layout: layoutDir}
-	if srv.Serves() == "" {
-		return fmt.Errorf("serve: nothing to serve: no site directory and no OCI layout; build with `kbuild build` first, or name them with --site and --layout")
-	}
-	h, err := srv.Handler()
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return fmt.Errorf("serve: %w; is another server on %s? pass --addr", err, f.addr)
-	}
-	fmt.Fprintf(env.Stderr, "serving %s on http://%s\n", srv.Serves(), ln.Addr())
-	return site.Serve(ctx, ln, h)
 }
