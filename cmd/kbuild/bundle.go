@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,18 +29,16 @@ inside the air gap.`,
 	}
 }
 
-type bundleCreateFlags struct {
-	options.IndexFlags
-	options.PlainHTTPFlag
-	options.TimeoutFlag
-	out         string
-	platforms   []string
-	imageSource string
-	trustedRoot string
-}
-
 func newBundleCreateCmd() *Command {
-	f := &bundleCreateFlags{}
+	var (
+		index       options.IndexFlags
+		plainHTTP   bool
+		timeout     time.Duration
+		out         string
+		platforms   []string
+		imageSource string
+		trustedRoot string
+	)
 	return &Command{
 		Name:    "create",
 		Usage:   "kbuild bundle create PACKAGE[@CONSTRAINT]... --index REF (--public-key FILE... | --root-key FILE... [--root-threshold N]) -o FILE [--platform OS/ARCH...]",
@@ -75,55 +74,53 @@ Examples:
   # read the images from a mirror filled by an earlier import
   kbuild bundle create cdi@~1.66 --index _site --root-key keys/root.pub --image-source oci://mirror.local/airgap -o cdi.tar`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.IndexFlags.AddFlags(fs, "to bundle packages of (required)")
-			options.AddOutputFlag(fs, &f.out, "", "the bundle to `FILE` (required)")
-			fs.StringArrayVar(&f.platforms, "platform", nil, "keep only this platform of multi-platform images (os/arch[/variant]); repeat for several")
-			fs.StringVar(&f.imageSource, "image-source", "", "pull images from oci://HOST/PATH/<registry>/<repository> instead of their registries")
-			fs.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json `FILE` to verify and carry the charts' keyless signatures with (for the identity the site names)")
-			f.PlainHTTPFlag.AddFlags(fs, "")
-			f.TimeoutFlag.AddFlags(fs, "the site, or a registry that does not start answering,")
+			index.AddFlags(fs, "to bundle packages of (required)")
+			options.AddOutputFlag(fs, &out, "", "the bundle to `FILE` (required)")
+			fs.StringArrayVar(&platforms, "platform", nil, "keep only this platform of multi-platform images (os/arch[/variant]); repeat for several")
+			fs.StringVar(&imageSource, "image-source", "", "pull images from oci://HOST/PATH/<registry>/<repository> instead of their registries")
+			fs.StringVar(&trustedRoot, "trusted-root", "", "Sigstore trusted_root.json `FILE` to verify and carry the charts' keyless signatures with (for the identity the site names)")
+			options.AddPlainHTTPFlag(fs, &plainHTTP, "")
+			options.AddTimeoutFlag(fs, &timeout, "the site, or a registry that does not start answering,")
 		},
-		Run: f.run,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) == 0 || index.Ref == "" || out == "" {
+				return usagef("create needs PACKAGE..., --index and -o")
+			}
+			trust, err := index.Require("create")
+			if err != nil {
+				return err
+			}
+			var wants []bundle.Want
+			for _, a := range args {
+				w, err := bundle.ParseWant(a)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				wants = append(wants, w)
+			}
+			opts := []bundle.Option{bundle.WithPlainHTTP(plainHTTP), bundle.WithTimeout(timeout), bundle.WithPlatforms(platforms...), bundle.WithImageSource(imageSource),
+				bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env)))}
+			if trustedRoot != "" {
+				data, err := os.ReadFile(trustedRoot)
+				if err != nil {
+					return err
+				}
+				opts = append(opts, bundle.WithTrustedRoot(data))
+			}
+			if env.Getenv("SOURCE_DATE_EPOCH") != "" {
+				t, err := epochOrNow(env)
+				if err != nil {
+					return err
+				}
+				opts = append(opts, bundle.WithEpoch(t))
+			}
+			c, err := bundle.Create(ctx, out, index.Ref, trust, wants, opts...)
+			if err != nil {
+				return refusal(env, err)
+			}
+			return c.WriteText(env.Stdout, env.Stderr, out)
+		},
 	}
-}
-
-func (f *bundleCreateFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || f.Ref == "" || f.out == "" {
-		return usagef("create needs PACKAGE..., --index and -o")
-	}
-	trust, err := f.Require("create")
-	if err != nil {
-		return err
-	}
-	var wants []bundle.Want
-	for _, a := range args {
-		w, err := bundle.ParseWant(a)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		wants = append(wants, w)
-	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.PlainHTTP), bundle.WithTimeout(f.Timeout), bundle.WithPlatforms(f.platforms...), bundle.WithImageSource(f.imageSource),
-		bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env)))}
-	if f.trustedRoot != "" {
-		data, err := os.ReadFile(f.trustedRoot)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, bundle.WithTrustedRoot(data))
-	}
-	if env.Getenv("SOURCE_DATE_EPOCH") != "" {
-		t, err := epochOrNow(env)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, bundle.WithEpoch(t))
-	}
-	c, err := bundle.Create(ctx, f.out, f.Ref, trust, wants, opts...)
-	if err != nil {
-		return refusal(env, err)
-	}
-	return c.WriteText(env.Stdout, env.Stderr, f.out)
 }
 
 // refusal prints a verification refusal (exit 4) or bad bundle (exit 3)
