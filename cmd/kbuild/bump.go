@@ -63,8 +63,7 @@ Examples:
 			fs.StringVar(&version, "version", "", "upstream version to bump to (default: the newest the watch rule allows)")
 			it.AddFlags(fs, "to compare the bumped recipe with (default: the recipe at git HEAD)")
 			format.AddFlags(fs, false, "text", "markdown")
-			f.SourceFlags.AddFlags(fs)
-			f.RenderFlags.AddFlags(fs)
+			f.AddPrepareFlags(fs)
 		},
 		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
