@@ -75,16 +75,12 @@ Examples:
 			if err != nil {
 				return err
 			}
-			fetch, err := f.Fetcher(env)
-			if err != nil {
-				return err
-			}
 			kc, err := f.Keychain()
 			if err != nil {
 				return err
 			}
 			bp := &bump.Bumper{
-				Fetcher: fetch, Builder: b, Plain: f.PlainPolicy(), KubeVersion: f.KubeVersion, Warnf: env.Warnf,
+				Fetcher: b.Fetcher(), Builder: b, Plain: f.PlainPolicy(), KubeVersion: f.KubeVersion, Warnf: env.Warnf,
 				Looker: watch.NewLooker(watch.WithTimeout(f.Timeout), watch.WithOffline(f.Offline), watch.WithKeychain(kc), watch.WithPlainHTTP(f.PlainPolicy())),
 			}
 			if bp.Index, err = it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so leave --index out to compare with git HEAD"); err != nil {
