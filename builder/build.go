@@ -63,6 +63,9 @@ func New(f *sources.Fetcher, t oci.Target, opts ...Option) (*Builder, error) {
 	return b, nil
 }
 
+// Fetcher returns the source fetcher the builder fetches with.
+func (b *Builder) Fetcher() *sources.Fetcher { return b.fetcher }
+
 // Prepared is a recipe whose charts are assembled, packed and checked, and
 // not yet published.
 type Prepared struct {

@@ -63,8 +63,7 @@ Examples:
 			fs.StringVar(&version, "version", "", "upstream version to bump to (default: the newest the watch rule allows)")
 			it.AddFlags(fs, "to compare the bumped recipe with (default: the recipe at git HEAD)")
 			format.AddFlags(fs, false, "text", "markdown")
-			f.SourceFlags.AddFlags(fs)
-			f.RenderFlags.AddFlags(fs)
+			f.AddPrepareFlags(fs)
 		},
 		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
@@ -76,16 +75,12 @@ Examples:
 			if err != nil {
 				return err
 			}
-			fetch, err := f.Fetcher(env)
-			if err != nil {
-				return err
-			}
 			kc, err := f.Keychain()
 			if err != nil {
 				return err
 			}
 			bp := &bump.Bumper{
-				Fetcher: fetch, Builder: b, Plain: f.PlainPolicy(), KubeVersion: f.KubeVersion, Warnf: env.Warnf,
+				Fetcher: b.Fetcher(), Builder: b, Plain: f.PlainPolicy(), KubeVersion: f.KubeVersion, Warnf: env.Warnf,
 				Looker: watch.NewLooker(watch.WithTimeout(f.Timeout), watch.WithOffline(f.Offline), watch.WithKeychain(kc), watch.WithPlainHTTP(f.PlainPolicy())),
 			}
 			if bp.Index, err = it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so leave --index out to compare with git HEAD"); err != nil {

@@ -51,8 +51,7 @@ Examples:
   kbuild images --plain-http examples/hello`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&write, "write", false, "rewrite the recipe's images: block in place, keeping its comments")
-			f.SourceFlags.AddFlags(fs)
-			f.RenderFlags.AddFlags(fs)
+			f.AddPrepareFlags(fs)
 		},
 		Args: exactArgs(1, "name one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {

@@ -50,8 +50,7 @@ Examples:
   kbuild rebuild-check --offline recipes/kubevirt --index _site/index.yaml --public-key _site/keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
 			it.AddFlags(fs, "to compare with (required)")
-			f.SourceFlags.AddFlags(fs)
-			f.RenderFlags.AddFlags(fs)
+			f.AddPrepareFlags(fs)
 			f.JobsFlag.AddFlags(fs, "charts rebuilt")
 			fs.BoolVar(&otherBuild, "other-kbuild", false, "compare versions that another kbuild release built (whose packing may differ) instead of refusing them")
 		},
@@ -67,18 +66,17 @@ Examples:
 			if err != nil {
 				return err
 			}
-			v := pub.Verified
 			dirs, err := builder.FindRecipes(args)
 			if err != nil {
 				return err
 			}
-			b, err := f.Builder(env, thisKbuild(), nil, builder.CommonRoot(dirs))
+			this := thisKbuild()
+			b, err := f.Builder(env, this, nil, builder.CommonRoot(dirs))
 			if err != nil {
 				return err
 			}
-			this := thisKbuild()
 			k := review.Kbuild{ID: this.ID(), Sum: this.Sum, AllowOther: otherBuild, Published: pub.ReadBuildInfo}
-			differ, other := review.RebuildAll(ctx, env.Stdout, b, v.Index, dirs, f.PlainPolicy(), k, withHint)
+			differ, other := review.RebuildAll(ctx, env.Stdout, b, pub.Verified.Index, dirs, f.PlainPolicy(), k, withHint)
 			if differ > 0 {
 				return &exitError{Code: 1}
 			}

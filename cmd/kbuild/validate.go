@@ -51,8 +51,7 @@ Examples:
   # check the foreman-stack release set against the published index too
   kbuild validate recipes/ --index https://acme.github.io/packages/unstable/index.yaml --public-key keys/index.pub`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.SourceFlags.AddFlags(fs)
-			f.RenderFlags.AddFlags(fs)
+			f.AddPrepareFlags(fs)
 			f.JobsFlag.AddFlags(fs, "recipes checked")
 			sets.addFlags(fs)
 		},
@@ -70,8 +69,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			failed := b.ValidateAll(ctx, env.Stdout, dirs, f.Offline, setProbs, github(env), withHint)
-			if failed > 0 {
+			if b.ValidateAll(ctx, env.Stdout, dirs, f.Offline, setProbs, github(env), withHint) > 0 {
 				return &exitError{Code: 1}
 			}
 			return nil

@@ -112,6 +112,12 @@ func (f *BuildFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Registry, "registry", "", "push charts to oci://HOST/PATH (default $KBUILD_REGISTRY; without either, build into the local OCI layout DIST/oci)")
 	AddOutputFlag(fs, &f.Out, "dist", "build records and the local OCI layout to `DIR`")
 	f.JobsFlag.AddFlags(fs, "recipes and charts built")
+	f.AddPrepareFlags(fs)
+}
+
+// AddPrepareFlags adds the source and render flags: those of the commands
+// that prepare charts (builder.Prepare) without pushing them.
+func (f *BuildFlags) AddPrepareFlags(fs *pflag.FlagSet) {
 	f.SourceFlags.AddFlags(fs)
 	f.RenderFlags.AddFlags(fs)
 }
@@ -158,12 +164,8 @@ func (f *BuildFlags) Builder(env *cli.Env, kb kbuildversion.Version, t oci.Targe
 		builder.WithRecipesRoot(root),
 		builder.WithCommit(builder.RecipesCommit(root)),
 		builder.WithKubeVersion(f.KubeVersion),
-	}
-	if f.WorkDir != "" {
-		opts = append(opts, builder.WithWorkDir(f.WorkDir))
-	}
-	if f.Adopt {
-		opts = append(opts, builder.WithAdopt(true))
+		builder.WithWorkDir(f.WorkDir),
+		builder.WithAdopt(f.Adopt),
 	}
 	return builder.New(fetch, t, append(opts, extra...)...)
 }

@@ -34,12 +34,9 @@ func (f *TrivyFlags) AddOfflineFlag(fs *pflag.FlagSet) {
 // Trivy returns the Trivy of --trivy and --trivy-cache-dir; offline
 // uses the vulnerability DB as it is.
 func (f *TrivyFlags) Trivy(offline bool) (*sbom.Trivy, error) {
-	opts := []sbom.TrivyOption{sbom.WithTrivyOffline(offline)}
+	opts := []sbom.TrivyOption{sbom.WithTrivyOffline(offline), sbom.WithTrivyCacheDir(f.CacheDir)}
 	if f.Path != "" {
 		opts = append(opts, sbom.WithTrivyPath(f.Path))
-	}
-	if f.CacheDir != "" {
-		opts = append(opts, sbom.WithTrivyCacheDir(f.CacheDir))
 	}
 	return sbom.NewTrivy(opts...)
 }
