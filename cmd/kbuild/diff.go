@@ -64,8 +64,7 @@ Examples:
 			addAlias(fs, "against", "", "index")
 			format.AddFlags(fs, true, "text", "markdown")
 			fs.BoolVar(&d.FailImmutable, "fail-on-immutable-change", false, "exit 1 when the recipe's version and build are published with other content (needs --index)")
-			f.SourceFlags.AddFlags(fs)
-			f.RenderFlags.AddFlags(fs)
+			f.AddPrepareFlags(fs)
 			f.JobsFlag.AddFlags(fs, "charts built")
 		},
 		Args: minArgs(1, "name at least one recipe directory"),

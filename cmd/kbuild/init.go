@@ -80,8 +80,7 @@ Examples:
 			fs.StringVar(&req.Version, "version", "", "upstream version, for --manifest (default: the chart's version)")
 			fs.StringVar(&req.Name, "name", "", "package name (default: the chart's name, or the first manifest's file name)")
 			fs.StringVar(&req.Namespace, "namespace", "", "install namespace of the components (default: the package name)")
-			f.SourceFlags.AddFlags(fs)
-			f.RenderFlags.AddFlags(fs)
+			f.AddPrepareFlags(fs)
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) == 2 && args[0] == "repo" {

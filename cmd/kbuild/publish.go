@@ -214,10 +214,6 @@ Examples:
 			if err != nil {
 				return err
 			}
-			fetch, err := build.Fetcher(env)
-			if err != nil {
-				return err
-			}
 			a.Merge = merge.Ref
 			a.AllowNew = merge.AllowNew
 			a.Timeout = build.Timeout
@@ -227,7 +223,7 @@ Examples:
 				publish.WithExpires(expires), publish.WithRebuild(rebuild), publish.WithScanReport(scanReport),
 				publish.WithSiteKeep(siteKeep), publish.WithOutput(env.Stdout, env.Stderr), publish.WithKeyless(ks),
 				publish.WithProvenance("kbuild", version, epoch, env.Getenv),
-				publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(build.Out), publish.WithFetcher(fetch), publish.WithPlainHTTP(build.PlainHTTP),
+				publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(build.Out), publish.WithFetcher(b.Fetcher()), publish.WithPlainHTTP(build.PlainHTTP),
 				publish.WithReport(func(results []*builder.Result, err error) error {
 					return reportBuilds(env, results, err, display, "; nothing was published")
 				}, display)}
