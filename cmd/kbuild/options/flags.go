@@ -69,10 +69,7 @@ func (f *SourceFlags) Fetcher(env *cli.Env) (*sources.Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []sources.Option{sources.WithOffline(f.Offline), sources.WithPlainHTTP(f.PlainHTTP), sources.WithPlainHTTPHosts(f.PlainHosts...), sources.WithLogger(Progress(env)), sources.WithTimeout(f.Timeout), sources.WithPluginTimeout(f.PluginTime), sources.WithKeychain(kc)}
-	if f.CacheDir != "" {
-		opts = append(opts, sources.WithCacheDir(f.CacheDir))
-	}
+	opts := []sources.Option{sources.WithCacheDir(f.CacheDir), sources.WithOffline(f.Offline), sources.WithPlainHTTP(f.PlainHTTP), sources.WithPlainHTTPHosts(f.PlainHosts...), sources.WithLogger(Progress(env)), sources.WithTimeout(f.Timeout), sources.WithPluginTimeout(f.PluginTime), sources.WithKeychain(kc)}
 	if f.MaxDownload > 0 {
 		opts = append(opts, sources.WithMaxDownload(f.MaxDownload))
 	}
