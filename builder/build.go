@@ -66,6 +66,10 @@ func New(f *sources.Fetcher, t oci.Target, opts ...Option) (*Builder, error) {
 // Fetcher returns the source fetcher the builder fetches with.
 func (b *Builder) Fetcher() *sources.Fetcher { return b.fetcher }
 
+// Epoch returns the time the builder stamps into archives and images
+// (WithEpoch), for what describes its builds (provenance, SBOMs).
+func (b *Builder) Epoch() time.Time { return b.epoch }
+
 // Prepared is a recipe whose charts are assembled, packed and checked, and
 // not yet published.
 type Prepared struct {

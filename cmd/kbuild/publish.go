@@ -202,10 +202,6 @@ Examples:
 			if a.Generated, err = epochOrNow(env); err != nil {
 				return err
 			}
-			epoch, err := builder.SourceDateEpoch(env.Getenv)
-			if err != nil {
-				return err
-			}
 			t, err := build.Target(env)
 			if err != nil {
 				return err
@@ -222,7 +218,7 @@ Examples:
 			a.Options = []publish.Option{
 				publish.WithExpires(expires), publish.WithRebuild(rebuild), publish.WithScanReport(scanReport),
 				publish.WithSiteKeep(siteKeep), publish.WithOutput(env.Stdout, env.Stderr), publish.WithKeyless(ks),
-				publish.WithProvenance("kbuild", version, epoch, env.Getenv),
+				publish.WithProvenance("kbuild", version, b.Epoch(), env.Getenv),
 				publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(build.Out), publish.WithFetcher(b.Fetcher()), publish.WithPlainHTTP(build.PlainHTTP),
 				publish.WithReport(func(results []*builder.Result, err error) error {
 					return reportBuilds(env, results, err, display, "; nothing was published")
