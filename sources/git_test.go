@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"kbuild.dev/kbuild/internal/testenv"
 	"kbuild.dev/kbuild/recipe"
 )
 
@@ -221,29 +222,10 @@ func TestFetchGitErrors(t *testing.T) {
 // TestFetchGitDaemon fetches from a repository served by git daemon.
 func TestFetchGitDaemon(t *testing.T) {
 	repo := newGitRepo(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	root := filepath.Dir(repo.bare)
-	ctx, cancel := context.WithCancel(context.Background())
-	daemon := exec.CommandContext(ctx, "git", "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1",
-		fmt.Sprintf("--port=%d", port), "--base-path="+root, root)
-	if err := daemon.Start(); err != nil {
-		t.Skipf("git daemon: %v", err)
-	}
-	t.Cleanup(func() { cancel(); daemon.Wait() })
+	port := testenv.GitDaemon(t, filepath.Dir(repo.bare))
 	url := fmt.Sprintf("git://127.0.0.1:%d/repo.git", port)
 	src := recipe.Source{Git: &recipe.GitSource{URL: url, Commit: repo.first, Path: "deploy/chart"}}
-	var res *Result
-	for i := 0; i < 50; i++ { // wait for the daemon to listen
-		if res, err = newFetcher(t).Fetch(context.Background(), "r", t.TempDir(), "g", src, PluginInfo{}); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	res, err := newFetcher(t).Fetch(context.Background(), "r", t.TempDir(), "g", src, PluginInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}

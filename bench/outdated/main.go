@@ -10,7 +10,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -24,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -189,8 +189,9 @@ func gitDaemon(work string, n int) (string, func()) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	d := exec.CommandContext(ctx, "git", "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), "--base-path="+root, root)
+	d := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), "--base-path="+root, root)
+	// Its own process group, killed whole: git runs git-daemon as a child.
+	d.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := d.Start(); err != nil {
 		log.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func gitDaemon(work string, n int) (string, func()) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Sprintf("git://127.0.0.1:%d", port), func() { cancel(); d.Wait() }
+	return fmt.Sprintf("git://127.0.0.1:%d", port), func() { syscall.Kill(-d.Process.Pid, syscall.SIGKILL); d.Wait() }
 }
 
 // pushImages pushes 30 tags of n image repositories bench/app-N.

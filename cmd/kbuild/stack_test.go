@@ -84,13 +84,7 @@ func newForemanStack(t testing.TB, reg string) *foremanStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	daemon := exec.Command(git, "daemon", "--reuseaddr", "--export-all", "--base-path="+filepath.Join(work, "srv"), "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), filepath.Join(work, "srv"))
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
-	waitPort(t, port)
+	port := testenv.GitDaemon(t, filepath.Join(work, "srv"))
 
 	for _, r := range stackRecipes {
 		dir := filepath.Join(work, "recipes", r)

@@ -10,16 +10,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -230,7 +227,6 @@ func Listing(t testing.TB, names []string) string {
 // commit.
 func GitDaemon(t testing.TB, tags []string) (string, map[string]string) {
 	t.Helper()
-	git := testenv.Tool(t, "git")
 	root := t.TempDir()
 	work := filepath.Join(root, "work")
 	os.MkdirAll(filepath.Join(work, "chart", "templates"), 0o755)
@@ -250,32 +246,8 @@ func GitDaemon(t testing.TB, tags []string) (string, map[string]string) {
 		commits[tag] = strings.TrimSpace(testenv.Git(t, work, "rev-parse", "HEAD"))
 	}
 	testenv.Git(t, root, "clone", "-q", "--bare", work, filepath.Join(root, "repo.git"))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	daemon := exec.CommandContext(ctx, git, "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1",
-		fmt.Sprintf("--port=%d", port), "--base-path="+root, root)
-	if err := daemon.Start(); err != nil {
-		cancel()
-		t.Fatalf("git daemon: %v", err)
-	}
-	t.Cleanup(func() { cancel(); daemon.Wait() })
+	port := testenv.GitDaemon(t, root)
 	url := fmt.Sprintf("git://127.0.0.1:%d/repo.git", port)
-	for i := 0; ; i++ { // wait for the daemon to listen
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-			break
-		}
-		if i == 100 {
-			t.Fatalf("git daemon does not listen on %d", port)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	return url, commits
 }
 
