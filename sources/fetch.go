@@ -425,36 +425,3 @@ func (f *Fetcher) AddFrom(ctx context.Context, file, url string) (string, error)
 	f.recordPin(refURL, url, d)
 	return d, nil
 }
-
-// Has reports whether Fetch can resolve src from the cache alone, and
-// says where it comes from (a URL, chart, git commit, image or plugin).
-// dir sources are always available; a plugin is when it is on PATH.
-func (f *Fetcher) Has(src recipe.Source) (bool, string) {
-	switch kindOf(src) {
-	case KindURL:
-		d, err := parseDigest(src.SHA256)
-		if isFileURL(src.URL) {
-			_, serr := os.Stat(fileURLPath(src.URL))
-			return serr == nil, redact(src.URL)
-		}
-		return err == nil && f.cache.has(d), redact(src.URL)
-	case KindChart:
-		c := src.Chart
-		d, err := parseDigest(c.Digest)
-		return err == nil && f.cache.has(d), fmt.Sprintf("chart %s %s from %s", c.Name, c.Version, c.Repository)
-	case KindGit:
-		return f.gitCached(src.Git), fmt.Sprintf("git %s@%s", redact(src.Git.URL), src.Git.Commit)
-	case KindImage:
-		d, err := imageDigest(src.Image.Ref)
-		return err == nil && f.cache.has(d), src.Image.Ref
-	case KindDir:
-		return true, "directory " + src.Dir
-	case KindPlugin:
-		p, err := findPlugin(src.Plugin)
-		if err != nil {
-			return false, "plugin kubepkg-source-" + src.Plugin + " (not on PATH)"
-		}
-		return true, "plugin " + p
-	}
-	return false, "invalid source"
-}

@@ -31,13 +31,6 @@ func gitRefKey(g *recipe.GitSource) string {
 	return filepath.Join("git", strings.ToLower(g.Commit)+"-"+keyOf(strings.Trim(g.Path, "/")))
 }
 
-// gitCached reports whether the tree of g is in the cache.
-func (f *Fetcher) gitCached(g *recipe.GitSource) bool {
-	b, err := f.cache.readRef(gitRefKey(g))
-	var ref gitRef
-	return err == nil && json.Unmarshal(b, &ref) == nil && f.cache.has(ref.Blob)
-}
-
 // fetchGit resolves a git source: the tree at path of one commit, fetched
 // shallowly with the system git and cached as a tar keyed by commit and
 // path (the ref also records the git tree id), so rebuilds work offline.

@@ -13,15 +13,6 @@ import (
 	"kbuild.dev/kbuild/spec"
 )
 
-// imageDigest returns the digest an image reference is pinned by.
-func imageDigest(ref string) (string, error) {
-	d, err := name.NewDigest(ref)
-	if err != nil {
-		return "", fmt.Errorf("image %q is not pinned by digest (registry/repo:tag@sha256:<hex>): %w", ref, err)
-	}
-	return d.DigestStr(), nil
-}
-
 // fetchImage checks that an image exists under its pinned digest and keeps
 // its manifest (a multi-arch index is kept whole) in the cache. The tag,
 // if any, is informational: only the digest is resolved.

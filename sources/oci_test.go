@@ -169,8 +169,13 @@ func TestFetchImage(t *testing.T) {
 					t.Errorf("second fetch made %d requests", n)
 				}
 			}
-			if ok, how := withCache(t, f.cache.dir, WithOffline(true)).Has(recipe.Source{Image: &recipe.ImageSource{Ref: ref}}); !ok || how != ref {
-				t.Errorf("Has = %v, %q", ok, how)
+			// Offline, from the cache alone.
+			res, err := withCache(t, f.cache.dir, WithOffline(true)).Fetch(context.Background(), "r", t.TempDir(), "img", recipe.Source{Image: &recipe.ImageSource{Ref: ref}}, PluginInfo{})
+			if err != nil || res.Resolved.Origin != ref {
+				t.Errorf("offline Fetch = %+v, %v; want %s from the cache", res, err, ref)
+			}
+			if n := count.reset(); n != 0 {
+				t.Errorf("offline fetch made %d requests", n)
 			}
 		})
 	}
