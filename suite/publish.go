@@ -46,7 +46,8 @@ type Publish struct {
 	// Timeout bounds each HTTP request for the published index and the
 	// registry.
 	Timeout time.Duration
-	// PlainHTTP allows plain HTTP to loopback registries.
+	// PlainHTTP allows plain HTTP to loopback registries, for the
+	// evidence's referrers and the publisher's (publish.WithPlainHTTP).
 	PlainHTTP bool
 	// Options are the publisher's other options (builder, expiry, output,
 	// provenance, report …); Run adds the site, signers, root, title,
@@ -97,7 +98,7 @@ func (a *Publish) Run(ctx context.Context, recipesDir string) (*PublishResult, e
 	res := &PublishResult{}
 	siteDir := a.Site
 	opts := append([]publish.Option{publish.WithSigners(a.Signers...), publish.WithRoot(a.Root),
-		publish.WithTimeout(a.Timeout), publish.WithTitle(a.Title)}, a.Options...)
+		publish.WithTimeout(a.Timeout), publish.WithPlainHTTP(a.PlainHTTP), publish.WithTitle(a.Title)}, a.Options...)
 	c, found, err := Load(a.SuitesFile)
 	if err != nil {
 		return nil, err

@@ -219,7 +219,7 @@ Examples:
 				publish.WithExpires(expires), publish.WithRebuild(rebuild), publish.WithScanReport(scanReport),
 				publish.WithSiteKeep(siteKeep), publish.WithOutput(env.Stdout, env.Stderr), publish.WithKeyless(ks),
 				publish.WithProvenance("kbuild", version, b.Epoch(), env.Getenv),
-				publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(build.Out), publish.WithFetcher(b.Fetcher()), publish.WithPlainHTTP(build.PlainHTTP),
+				publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(build.Out), publish.WithFetcher(b.Fetcher()),
 				publish.WithReport(func(results []*builder.Result, err error) error {
 					return reportBuilds(env, results, err, display, "; nothing was published")
 				}, display)}
