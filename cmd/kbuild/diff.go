@@ -78,16 +78,14 @@ Examples:
 			if err := format.Check(); err != nil {
 				return err
 			}
-			dirs, err := builder.FindRecipes(args)
+			dirs, b, err := f.RecipesBuilder(env, thisKbuild(), nil, args, builder.WithUnpinnedImages(f.Offline))
 			if err != nil {
-				return err
-			}
-			if d.Builder, err = f.Builder(env, thisKbuild(), nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline)); err != nil {
 				return err
 			}
 			if d.Published, err = it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so compare with --base instead"); err != nil {
 				return err
 			}
+			d.Builder = b
 			d.Warnf = env.Warnf
 			d.PlainHTTP = f.PlainPolicy()
 			d.KubeVersion = f.KubeVersion

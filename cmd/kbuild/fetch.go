@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
@@ -34,11 +33,7 @@ Examples:
 		},
 		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			dirs, err := builder.FindRecipes(args)
-			if err != nil {
-				return err
-			}
-			b, err := f.Builder(env, thisKbuild(), nil, "")
+			dirs, b, err := f.RecipesBuilder(env, thisKbuild(), nil, args)
 			if err != nil {
 				return err
 			}

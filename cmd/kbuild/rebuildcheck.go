@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/siteread"
@@ -66,12 +65,8 @@ Examples:
 			if err != nil {
 				return err
 			}
-			dirs, err := builder.FindRecipes(args)
-			if err != nil {
-				return err
-			}
 			this := thisKbuild()
-			b, err := f.Builder(env, this, nil, builder.CommonRoot(dirs))
+			dirs, b, err := f.RecipesBuilder(env, this, nil, args)
 			if err != nil {
 				return err
 			}

@@ -57,11 +57,7 @@ Examples:
 		},
 		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			dirs, err := builder.FindRecipes(args)
-			if err != nil {
-				return err
-			}
-			b, err := f.Builder(env, thisKbuild(), nil, builder.CommonRoot(dirs), builder.WithUnpinnedImages(f.Offline))
+			dirs, b, err := f.RecipesBuilder(env, thisKbuild(), nil, args, builder.WithUnpinnedImages(f.Offline))
 			if err != nil {
 				return err
 			}

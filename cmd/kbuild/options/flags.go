@@ -167,6 +167,18 @@ func (f *BuildFlags) Builder(env *cli.Env, kb kbuildversion.Version, t oci.Targe
 	return builder.New(fetch, t, append(opts, extra...)...)
 }
 
+// RecipesBuilder finds the recipe directories args name
+// (builder.FindRecipes) and returns them with the builder the flags
+// describe for them (Builder, with the recipes under their common root).
+func (f *BuildFlags) RecipesBuilder(env *cli.Env, kb kbuildversion.Version, t oci.Target, args []string, extra ...builder.Option) ([]string, *builder.Builder, error) {
+	dirs, err := builder.FindRecipes(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := f.Builder(env, kb, t, builder.CommonRoot(dirs), extra...)
+	return dirs, b, err
+}
+
 // Progress returns a logger for long work: lines on stderr when stderr is
 // a terminal, nothing in CI and pipes (results go to stdout either way).
 func Progress(env *cli.Env) func(string, ...any) {
