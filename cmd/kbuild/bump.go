@@ -7,7 +7,6 @@ import (
 
 	"kbuild.dev/kbuild/bump"
 	"kbuild.dev/kbuild/cmd/kbuild/options"
-	"kbuild.dev/kbuild/watch"
 )
 
 func newBumpCmd() *Command {
@@ -75,13 +74,13 @@ Examples:
 			if err != nil {
 				return err
 			}
-			kc, err := f.Keychain()
+			looker, err := f.Looker()
 			if err != nil {
 				return err
 			}
 			bp := &bump.Bumper{
 				Fetcher: b.Fetcher(), Builder: b, Plain: f.PlainPolicy(), KubeVersion: f.KubeVersion, Warnf: env.Warnf,
-				Looker: watch.NewLooker(watch.WithTimeout(f.Timeout), watch.WithOffline(f.Offline), watch.WithKeychain(kc), watch.WithPlainHTTP(f.PlainPolicy())),
+				Looker: looker,
 			}
 			if bp.Index, err = it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so leave --index out to compare with git HEAD"); err != nil {
 				return err

@@ -9,7 +9,6 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/bump"
 	"kbuild.dev/kbuild/cmd/kbuild/options"
-	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/watch"
 )
 
@@ -17,35 +16,9 @@ import (
 // wait on the network, not the CPU.
 const lookupsAtOnce = 32
 
-// watchFlags are the flags of the commands that look upstream.
-type watchFlags struct {
-	options.TimeoutFlag
-	plainHTTP      plainhttp.Policy
-	registryConfig string
-	offline        bool
-}
-
-func (f *watchFlags) addFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&f.offline, "offline", false, "use only the source cache; never touch the network (upstream answers are never cached, so this refuses)")
-	options.AddPlainHTTPFlag(fs, &f.plainHTTP.Loopback, "")
-	fs.StringArrayVar(&f.plainHTTP.Hosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
-	f.TimeoutFlag.AddFlagsNote(fs, "an upstream server, registry or git remote", "a whole answer must also average 1 MiB/s once this long has passed")
-	fs.StringVar(&f.registryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
-}
-
-// looker returns the upstream look-ups the flags describe.
-func (f *watchFlags) looker() (*watch.Looker, error) {
-	kc, err := (&options.SourceFlags{RegistryConfig: f.registryConfig}).Keychain()
-	if err != nil {
-		return nil, err
-	}
-	return watch.NewLooker(watch.WithTimeout(f.Timeout), watch.WithOffline(f.offline), watch.WithKeychain(kc),
-		watch.WithPlainHTTP(f.plainHTTP)), nil
-}
-
 func newOutdatedCmd() *Command {
 	var (
-		f      watchFlags
+		f      options.SourceFlags
 		format options.FormatFlag
 	)
 	return &Command{
@@ -76,13 +49,17 @@ Examples:
   kbuild outdated recipes/kubevirt recipes/cdi --format json`,
 		Flags: func(fs *pflag.FlagSet) {
 			format.AddFlags(fs, false, "text", "json")
-			f.addFlags(fs)
+			fs.BoolVar(&f.Offline, "offline", false, "use only the source cache; never touch the network (upstream answers are never cached, so this refuses)")
+			f.PlainHTTPFlag.AddFlags(fs, "")
+			fs.StringArrayVar(&f.PlainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
+			f.TimeoutFlag.AddFlagsNote(fs, "an upstream server, registry or git remote", "a whole answer must also average 1 MiB/s once this long has passed")
+			fs.StringVar(&f.RegistryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if err := format.Check(); err != nil {
 				return err
 			}
-			if f.offline {
+			if f.Offline {
 				return fmt.Errorf("outdated asks upstream for its versions and kbuild caches no upstream answers: %w", watch.ErrOffline)
 			}
 			if len(args) == 0 {
@@ -92,7 +69,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			l, err := f.looker()
+			l, err := f.Looker()
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"kbuild.dev/kbuild/internal/kbuildversion"
 	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/sources"
+	"kbuild.dev/kbuild/watch"
 )
 
 // SourceFlags are the flags of every command that fetches sources.
@@ -74,6 +75,16 @@ func (f *SourceFlags) Fetcher(env *cli.Env) (*sources.Fetcher, error) {
 		opts = append(opts, sources.WithMaxDownload(f.MaxDownload))
 	}
 	return sources.New(opts...)
+}
+
+// Looker returns the upstream look-ups (package watch) the flags
+// describe.
+func (f *SourceFlags) Looker() (*watch.Looker, error) {
+	kc, err := f.Keychain()
+	if err != nil {
+		return nil, err
+	}
+	return watch.NewLooker(watch.WithTimeout(f.Timeout), watch.WithOffline(f.Offline), watch.WithKeychain(kc), watch.WithPlainHTTP(f.PlainPolicy())), nil
 }
 
 // RenderFlags are the flags of commands that render charts.
