@@ -74,13 +74,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			looker, err := f.Looker()
-			if err != nil {
-				return err
-			}
 			bp := &bump.Bumper{
 				Fetcher: b.Fetcher(), Builder: b, Plain: f.PlainPolicy(), KubeVersion: f.KubeVersion, Warnf: env.Warnf,
-				Looker: looker,
+			}
+			if bp.Looker, err = f.Looker(); err != nil {
+				return err
 			}
 			if bp.Index, err = it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so leave --index out to compare with git HEAD"); err != nil {
 				return err

@@ -85,8 +85,7 @@ Examples:
 			if d.Published, err = it.Published(ctx, f.Timeout, "compared with", "nothing is published there yet, so compare with --base instead"); err != nil {
 				return err
 			}
-			d.Builder = b
-			d.Warnf = env.Warnf
+			d.Sides = review.Sides{Builder: b, Warnf: env.Warnf}
 			d.PlainHTTP = f.PlainPolicy()
 			d.KubeVersion = f.KubeVersion
 			d.Markdown = format.Format == "markdown"
