@@ -87,25 +87,17 @@ func (f *SourceFlags) Looker() (*watch.Looker, error) {
 	return watch.NewLooker(watch.WithTimeout(f.Timeout), watch.WithOffline(f.Offline), watch.WithKeychain(kc), watch.WithPlainHTTP(f.PlainPolicy())), nil
 }
 
-// RenderFlags are the flags of commands that render charts.
-type RenderFlags struct {
-	KubeVersion string
-}
-
-// AddFlags adds --kube-version.
-func (f *RenderFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.KubeVersion, "kube-version", "", "render charts as for this Kubernetes version, e.g. 1.31 (default "+render.DefaultKubeVersion+", or the newest a chart's kubeVersion allows)")
-}
-
 // BuildFlags are the flags of commands that build recipes.
 type BuildFlags struct {
 	SourceFlags
-	RenderFlags
 	JobsFlag
 	Registry string
 	Out      string
 	WorkDir  string
 	Adopt    bool
+	// KubeVersion is the Kubernetes version charts render as ("" for
+	// the default).
+	KubeVersion string
 }
 
 // AddPublishFlags adds the flags of the commands that build and push
@@ -115,7 +107,7 @@ func (f *BuildFlags) AddPublishFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Adopt, "adopt", false, "keep a chart another tool (kubepkg) already published under this version and build when its files and Chart.yaml meaning are the same")
 }
 
-// AddFlags adds --registry, -o, -j and the source and render flags.
+// AddFlags adds --registry, -o, -j and the prepare flags (AddPrepareFlags).
 func (f *BuildFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Registry, "registry", "", "push charts to oci://HOST/PATH (default $KBUILD_REGISTRY; without either, build into the local OCI layout DIST/oci)")
 	AddOutputFlag(fs, &f.Out, "dist", "build records and the local OCI layout to `DIR`")
@@ -123,11 +115,11 @@ func (f *BuildFlags) AddFlags(fs *pflag.FlagSet) {
 	f.AddPrepareFlags(fs)
 }
 
-// AddPrepareFlags adds the source and render flags: those of the commands
-// that prepare charts (builder.Prepare) without pushing them.
+// AddPrepareFlags adds the source flags and --kube-version: those of the
+// commands that prepare charts (builder.Prepare) without pushing them.
 func (f *BuildFlags) AddPrepareFlags(fs *pflag.FlagSet) {
 	f.SourceFlags.AddFlags(fs)
-	f.RenderFlags.AddFlags(fs)
+	fs.StringVar(&f.KubeVersion, "kube-version", "", "render charts as for this Kubernetes version, e.g. 1.31 (default "+render.DefaultKubeVersion+", or the newest a chart's kubeVersion allows)")
 }
 
 // Target returns the registry target, or the local layout under DIST/oci.
