@@ -21,6 +21,7 @@ import (
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/netdeadline"
 	"kbuild.dev/kbuild/internal/ocilimit"
+	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/site"
 	"kbuild.dev/kbuild/siteread"
 	"kbuild.dev/kbuild/trust"
@@ -283,15 +284,45 @@ type SuiteFollowed struct {
 	*FollowResult
 }
 
-// FollowSite runs Follow for every suite of c whose index the site
-// holds (SITE/<suite>/index.yaml), each read as a subscriber reads it
-// with tr at now. Publish, promote and withdraw each change one or more
-// suites; running FollowSite after any of them (or the weekly re-signing)
-// brings every followable repository back to its suite's index.
-func FollowSite(ctx context.Context, site string, c *Config, tr *trust.Trust, now time.Time, o FollowOptions) ([]SuiteFollowed, error) {
+// FollowSite is the action of kbuild repo follow: Follow for every
+// suite of the suites file whose index the site holds
+// (SITE/<suite>/index.yaml), each read as a subscriber reads it. Publish,
+// promote and withdraw each change one or more suites; running it after
+// any of them (or the weekly re-signing) brings every followable
+// repository back to its suite's index.
+type FollowSite struct {
+	// Site holds SITE/<suite>/index.yaml; SuitesFile is the suites file,
+	// which must exist.
+	Site, SuitesFile string
+	// Trust verifies each suite's index.
+	Trust *trust.Trust
+	// PlainHTTP allows plain HTTP to loopback registries; Timeout is how
+	// long a registry may stay silent (FollowOptions).
+	PlainHTTP bool
+	Timeout   time.Duration
+	// Now is the time the indexes are checked at (default: the clock).
+	Now time.Time
+}
+
+// Run reads the suites file and follows each suite in its order; a suite
+// without an index yet is skipped. The result holds what was done also
+// when a later suite fails.
+func (a *FollowSite) Run(ctx context.Context) ([]SuiteFollowed, error) {
+	c, found, err := Load(a.SuitesFile)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%s not found: a repository without suites has nothing to follow but its chart repositories, which a version range follows as they are", a.SuitesFile)
+	}
+	now := a.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	o := FollowOptions{PlainHTTP: plainhttp.Policy{Loopback: a.PlainHTTP}.Allows, Timeout: a.Timeout}
 	var out []SuiteFollowed
 	for _, name := range c.Names() {
-		p, err := siteread.ReadIndexAt(ctx, filepath.Join(site, name), tr, now)
+		p, err := siteread.ReadIndexAt(ctx, filepath.Join(a.Site, name), a.Trust, now)
 		if errors.Is(err, siteread.ErrNotFound) {
 			out = append(out, SuiteFollowed{Suite: name, NoIndex: true})
 			continue

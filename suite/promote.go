@@ -40,7 +40,8 @@ type Promotion struct {
 	// holds (0: publish's default).
 	Generated time.Time
 	Expires   time.Duration
-	// Now is the time evidence and indexes are checked at.
+	// Now is the time evidence and indexes are checked at (default: the
+	// clock).
 	Now time.Time
 	// AllowNew lets the promotion start suite To's index when the site
 	// has none: only for its first promotion (a site that was not restored
@@ -94,6 +95,9 @@ var ErrCompat = errors.New("the compatibility matrices were not written")
 // suites are rewritten and, last, the compatibility matrices. Nothing is
 // written on refusal.
 func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
+	if pr.Now.IsZero() {
+		pr.Now = time.Now()
+	}
 	c := pr.Config
 	i := c.Index(pr.To)
 	switch {

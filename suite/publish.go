@@ -40,6 +40,12 @@ type Publish struct {
 	AllowNew   bool
 	// Title is the catalog's title ("" for the default).
 	Title string
+	// Rebuild rebuilds published versions too; their digests must not
+	// change.
+	Rebuild bool
+	// ScanReport is a kbuild scan report file, published as scan.json (""
+	// for none).
+	ScanReport string
 	// Generated is the new index's generated time, and the time evidence
 	// is attached at.
 	Generated time.Time
@@ -51,7 +57,7 @@ type Publish struct {
 	PlainHTTP bool
 	// Options are the publisher's other options (builder, expiry, output,
 	// provenance, report …); Run adds the site, signers, root, title,
-	// merge, generated time, timeout and suites.
+	// rebuild, scan report, merge, generated time, timeout and suites.
 	Options []publish.Option
 	// Now is the time the published index and the evidence are checked
 	// at (default: the clock).
@@ -98,7 +104,8 @@ func (a *Publish) Run(ctx context.Context, recipesDir string) (*PublishResult, e
 	res := &PublishResult{}
 	siteDir := a.Site
 	opts := append([]publish.Option{publish.WithSigners(a.Signers...), publish.WithRoot(a.Root),
-		publish.WithTimeout(a.Timeout), publish.WithPlainHTTP(a.PlainHTTP), publish.WithTitle(a.Title)}, a.Options...)
+		publish.WithTimeout(a.Timeout), publish.WithPlainHTTP(a.PlainHTTP), publish.WithTitle(a.Title), publish.WithRebuild(a.Rebuild),
+		publish.WithScanReport(a.ScanReport)}, a.Options...)
 	c, found, err := Load(a.SuitesFile)
 	if err != nil {
 		return nil, err

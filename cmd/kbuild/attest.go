@@ -76,46 +76,40 @@ Examples:
 		},
 		Args: exactArgs(1, "attest takes one NAME@VERSION"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			return attest(ctx, env, a, args[0], build, envArg, keys)
+			var err error
+			if a.Target, err = evidence.ParseTarget(args[0], build); err != nil {
+				return usagef("%v", err)
+			}
+			switch {
+			case a.Result == "":
+				return usagef("--result pass|fail is required")
+			case envArg == "":
+				return usagef("--env is required, e.g. --env kubernetes=1.33,arch=amd64,runtime=containerd")
+			case !keys.Given():
+				return usagef("attest needs a qa key: --sign-key FILE or --sign-key-env VAR")
+			case a.Root == "":
+				return usagef("--root ROOT.yaml is required: evidence counts only for the root's qa role")
+			case a.Expires <= 0:
+				return usagef("--expires %s: evidence must expire", a.Expires)
+			}
+			if a.Env, err = evidence.ParseEnv(envArg); err != nil {
+				return usagef("%v", withHint(err))
+			}
+			if a.Signers, err = keys.Signers(env); err != nil {
+				return err
+			}
+			if a.Issued, err = epochOrNow(env); err != nil {
+				return err
+			}
+			a.Stderr = env.Stderr
+			res, err := a.Run(ctx)
+			if errors.Is(err, suite.ErrSiteURL) {
+				return usagef("--site %s is a published site: write the evidence to a file with -o (evidence/… in the recipes repository, committed by pull request)", a.Site)
+			}
+			if res != nil {
+				res.WriteText(env.Stdout, a.Target, a.Result)
+			}
+			return err
 		},
 	}
-}
-
-// attest checks the flags of attest, fills in a and runs it.
-func attest(ctx context.Context, env *Env, a *suite.Attest, arg string, build int, envArg string, keys options.SignerFlags) error {
-	var err error
-	if a.Target, err = evidence.ParseTarget(arg, build); err != nil {
-		return usagef("%v", err)
-	}
-	switch {
-	case a.Result == "":
-		return usagef("--result pass|fail is required")
-	case envArg == "":
-		return usagef("--env is required, e.g. --env kubernetes=1.33,arch=amd64,runtime=containerd")
-	case !keys.Given():
-		return usagef("attest needs a qa key: --sign-key FILE or --sign-key-env VAR")
-	case a.Root == "":
-		return usagef("--root ROOT.yaml is required: evidence counts only for the root's qa role")
-	case a.Expires <= 0:
-		return usagef("--expires %s: evidence must expire", a.Expires)
-	}
-	if a.Env, err = evidence.ParseEnv(envArg); err != nil {
-		return usagef("%v", withHint(err))
-	}
-	if a.Signers, err = keys.Signers(env); err != nil {
-		return err
-	}
-	if a.Issued, err = epochOrNow(env); err != nil {
-		return err
-	}
-	a.Stderr = env.Stderr
-	res, err := a.Run(ctx)
-	if errors.Is(err, suite.ErrSiteURL) {
-		return usagef("--site %s is a published site: write the evidence to a file with -o (evidence/… in the recipes repository, committed by pull request)", a.Site)
-	}
-	if res == nil {
-		return err
-	}
-	res.WriteText(env.Stdout, a.Target, a.Result)
-	return err
 }

@@ -103,7 +103,6 @@ Examples:
 			if pr.Generated, err = newsTime(env); err != nil { // a promotion is news
 				return err
 			}
-			pr.Now = time.Now()
 			pr.Stderr = env.Stderr
 			out, err := suite.Promote(ctx, pr)
 			switch {

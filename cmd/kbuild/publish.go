@@ -20,16 +20,14 @@ import (
 
 func newPublishCmd() *Command {
 	var (
-		a          = &suite.Publish{}
-		build      options.BuildFlags
-		keys       options.SignerFlags
-		kl         options.KeylessFlags
-		merge      options.MergeFlags
-		expires    time.Duration
-		noExpiry   bool
-		rebuild    bool
-		scanReport string
-		siteKeep   int
+		a        = &suite.Publish{}
+		build    options.BuildFlags
+		keys     options.SignerFlags
+		kl       options.KeylessFlags
+		merge    options.MergeFlags
+		expires  time.Duration
+		noExpiry bool
+		siteKeep int
 	)
 	return &Command{
 		Name:    "publish",
@@ -149,8 +147,8 @@ Examples:
 			fs.StringVar(&a.Root, "root", "", "root.yaml `FILE` to publish beside the index, with root/N.yaml from its directory")
 			fs.DurationVar(&expires, "expires", 30*24*time.Hour, "how long subscribers accept the index")
 			fs.BoolVar(&noExpiry, "no-expiry", false, "allow --expires 0 (an index that never expires; not with a root)")
-			fs.BoolVar(&rebuild, "rebuild", false, "rebuild published versions too; their digests must not change")
-			fs.StringVar(&scanReport, "scan-report", "", "kbuild scan --format json report `FILE` to publish as scan.json")
+			fs.BoolVar(&a.Rebuild, "rebuild", false, "rebuild published versions too; their digests must not change")
+			fs.StringVar(&a.ScanReport, "scan-report", "", "kbuild scan --format json report `FILE` to publish as scan.json")
 			fs.StringVar(&a.Title, "title", "", "title of the catalog (default: kubepkg repository)")
 			fs.IntVar(&siteKeep, "site-keep", publish.DefaultSiteKeep, "keep the SBOM and provenance files of the newest `N` versions of each package in the site (0: every version); older ones stay OCI referrers of their charts")
 			fs.StringVar(&a.SuitesFile, "suites", suite.File, "the suites file; when it exists, new builds go into SITE/<first suite>/")
@@ -216,8 +214,7 @@ Examples:
 			a.PlainHTTP = build.PlainHTTP
 			a.Stderr = env.Stderr
 			a.Options = []publish.Option{
-				publish.WithExpires(expires), publish.WithRebuild(rebuild), publish.WithScanReport(scanReport),
-				publish.WithSiteKeep(siteKeep), publish.WithOutput(env.Stdout, env.Stderr), publish.WithKeyless(ks),
+				publish.WithExpires(expires), publish.WithSiteKeep(siteKeep), publish.WithOutput(env.Stdout, env.Stderr), publish.WithKeyless(ks),
 				publish.WithProvenance("kbuild", version, b.Epoch(), env.Getenv),
 				publish.WithBuilder(b), publish.WithTarget(t), publish.WithDist(build.Out), publish.WithFetcher(b.Fetcher()),
 				publish.WithReport(func(results []*builder.Result, err error) error {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"kbuild.dev/kbuild/builder"
-	"kbuild.dev/kbuild/internal/chartpin"
 	"kbuild.dev/kbuild/trust"
 )
 
@@ -93,12 +92,5 @@ func tuneGC(env *Env) {
 	}
 	if env.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(896 << 20)
-	}
-}
-
-// printRefused prints each chart that does not match its pin.
-func printRefused(env *Env, bad []*chartpin.Mismatch) {
-	for _, m := range bad {
-		fmt.Fprintf(env.Stderr, "refused: %v\n", m)
 	}
 }

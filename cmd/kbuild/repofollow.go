@@ -2,23 +2,17 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"kbuild.dev/kbuild/cmd/kbuild/options"
-	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/suite"
 )
 
 func newRepoFollowCmd() *Command {
 	var (
-		o         suite.FollowOptions
-		site      string
-		suites    string
-		keys      options.TrustFlags
-		plainHTTP bool
+		a    = &suite.FollowSite{}
+		keys options.TrustFlags
 	)
 	return &Command{
 		Name:    "follow",
@@ -52,27 +46,19 @@ Examples:
   # a local registry in a test
   kbuild repo follow --site _site --public-key keys/index.pub --plain-http`,
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml")
-			fs.StringVar(&suites, "suites", suite.File, "the suites file")
+			fs.StringVar(&a.Site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml")
+			fs.StringVar(&a.SuitesFile, "suites", suite.File, "the suites file")
 			keys.AddFlags(fs)
-			options.AddPlainHTTPFlag(fs, &plainHTTP, "")
-			options.AddTimeoutFlag(fs, &o.Timeout, "a registry")
+			options.AddPlainHTTPFlag(fs, &a.PlainHTTP, "")
+			options.AddTimeoutFlag(fs, &a.Timeout, "a registry")
 		},
 		Args: exactArgs(0, "follow takes no arguments"),
 		Run: func(ctx context.Context, env *Env, args []string) error {
-			tr, err := keys.Require("repo follow")
-			if err != nil {
+			var err error
+			if a.Trust, err = keys.Require("repo follow"); err != nil {
 				return err
 			}
-			c, found, err := suite.Load(suites)
-			if err != nil {
-				return err
-			}
-			if !found {
-				return fmt.Errorf("%s not found: a repository without suites has nothing to follow but its chart repositories, which a version range follows as they are", suites)
-			}
-			o.PlainHTTP = plainhttp.Policy{Loopback: plainHTTP}.Allows
-			out, err := suite.FollowSite(ctx, site, c, tr, time.Now(), o)
+			out, err := a.Run(ctx)
 			suite.WriteFollowed(env.Stdout, out)
 			return err
 		},

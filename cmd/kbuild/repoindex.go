@@ -148,7 +148,9 @@ Examples:
 			var past *publish.PastExpiryError
 			switch {
 			case res != nil && len(res.Refused) > 0:
-				printRefused(env, res.Refused)
+				for _, m := range res.Refused {
+					fmt.Fprintf(env.Stderr, "refused: %v\n", m)
+				}
 				return fmt.Errorf("--verify: %w", err)
 			case errors.As(err, &past):
 				return fmt.Errorf("the index would expire at %s, which is past (generated %s + --expires %s); set SOURCE_DATE_EPOCH to a recent time or raise --expires",
