@@ -48,20 +48,20 @@ type TestResult struct {
 // Run checks the evidence signers against Root, reads and verifies the
 // index, and then lists what is untested or qualifies the target and
 // writes its result. Untested builds are returned also with an error
-// reading the evidence directory.
+// reading the evidence directory; the result is never nil.
 func (a *Test) Run(ctx context.Context) (*TestResult, error) {
 	if a.Output.Evidence != "" && a.Untested == "" {
 		root, err := siteread.ReadRootFile(a.Root)
 		if err != nil {
-			return nil, err
+			return &TestResult{}, err
 		}
 		if _, _, err := evidence.CheckQASigners(root, a.Root, a.Output.Signers); err != nil {
-			return nil, err
+			return &TestResult{}, err
 		}
 	}
 	pub, err := siteread.ReadIndex(ctx, a.Index, a.Trust, siteread.WithTimeout(a.Timeout))
 	if err != nil {
-		return nil, err
+		return &TestResult{}, err
 	}
 	if a.Untested != "" {
 		ts, err := Untested(pub.Verified.Index, a.Untested)
@@ -71,13 +71,13 @@ func (a *Test) Run(ctx context.Context) (*TestResult, error) {
 	q.Index = pub.Verified.Index
 	lf, err := os.Create(cmp.Or(a.LogFile, os.DevNull))
 	if err != nil {
-		return nil, err
+		return &TestResult{}, err
 	}
 	defer lf.Close()
 	q.Log = lf
 	res, err := q.Run(ctx)
 	if err != nil {
-		return nil, err
+		return &TestResult{}, err
 	}
 	out := a.Output
 	out.Index = pub.Verified.Index

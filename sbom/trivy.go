@@ -2,6 +2,7 @@ package sbom
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,9 +69,9 @@ var _ VulnScanner = (*Trivy)(nil)
 type TrivyOption func(*Trivy)
 
 // WithTrivyPath sets the trivy program to run, a path or a name looked up
-// on PATH. Default: "trivy" on PATH.
+// on PATH; "" keeps the default. Default: "trivy" on PATH.
 func WithTrivyPath(p string) TrivyOption {
-	return func(t *Trivy) { t.path = p }
+	return func(t *Trivy) { t.path = cmp.Or(p, t.path) }
 }
 
 // WithTrivyCacheDir passes --cache-dir DIR to every trivy run: where its

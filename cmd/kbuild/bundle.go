@@ -99,7 +99,7 @@ Examples:
 				wants = append(wants, w)
 			}
 			opts := []bundle.Option{bundle.WithPlainHTTP(plainHTTP), bundle.WithTimeout(timeout), bundle.WithPlatforms(platforms...), bundle.WithImageSource(imageSource),
-				bundle.WithLogger(func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }), bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env)))}
+				bundle.WithLogger(env.Warnf), bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env)))}
 			if trustedRoot != "" {
 				data, err := os.ReadFile(trustedRoot)
 				if err != nil {

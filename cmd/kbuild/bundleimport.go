@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -9,18 +10,16 @@ import (
 	"kbuild.dev/kbuild/cmd/kbuild/options"
 )
 
-type bundleImportFlags struct {
-	options.TrustFlags
-	options.PlainHTTPFlag
-	options.TimeoutFlag
-	mirror     string
-	site       string
-	nodeConfig string
-	resign     options.SignerFlags
-}
-
 func newBundleImportCmd() *Command {
-	f := &bundleImportFlags{}
+	var (
+		trusted    options.TrustFlags
+		plainHTTP  bool
+		timeout    time.Duration
+		mirror     string
+		site       string
+		nodeConfig string
+		resign     options.SignerFlags
+	)
 	return &Command{
 		Name:    "import",
 		Usage:   "kbuild bundle import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--sign-key FILE]",
@@ -56,40 +55,38 @@ Examples:
   # also publish an index signed by the site's own key, charts at the mirror
   kbuild bundle import virt.tar --public-key keys/index.pub --mirror oci://registry.airgap.local/upstream --site /srv/packages --sign-key keys/local.key`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.TrustFlags.AddFlags(fs)
-			fs.StringVar(&f.mirror, "mirror", "", "mirror registry and path, oci://HOST/PATH (required)")
-			fs.StringVar(&f.site, "site", "", "site directory `DIR` to write the index, its signature and mirror.json to (required)")
-			fs.StringVar(&f.nodeConfig, "node-config", "", "directory `DIR` to write containerd, Talos and CRI-O settings to")
-			f.resign.AddFlags(fs, "DIR/mirror/index.yaml, the index with chart references at the mirror")
+			trusted.AddFlags(fs)
+			fs.StringVar(&mirror, "mirror", "", "mirror registry and path, oci://HOST/PATH (required)")
+			fs.StringVar(&site, "site", "", "site directory `DIR` to write the index, its signature and mirror.json to (required)")
+			fs.StringVar(&nodeConfig, "node-config", "", "directory `DIR` to write containerd, Talos and CRI-O settings to")
+			resign.AddFlags(fs, "DIR/mirror/index.yaml, the index with chart references at the mirror")
 			addAlias(fs, "resign-key", "", "sign-key")
-			f.PlainHTTPFlag.AddFlags(fs, "for the mirror, and node settings then use http://")
-			f.TimeoutFlag.AddFlags(fs, "a mirror registry that does not start answering")
+			options.AddPlainHTTPFlag(fs, &plainHTTP, "for the mirror, and node settings then use http://")
+			options.AddTimeoutFlag(fs, &timeout, "a mirror registry that does not start answering")
 		},
-		Run: f.run,
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) != 1 || mirror == "" || site == "" {
+				return usagef("import needs FILE, --mirror and --site")
+			}
+			trust, err := trusted.Require("import")
+			if err != nil {
+				return err
+			}
+			signers, err := resign.Signers(env)
+			if err != nil {
+				return err
+			}
+			opts := []bundle.Option{bundle.WithPlainHTTP(plainHTTP), bundle.WithTimeout(timeout), bundle.WithNodeConfig(nodeConfig), bundle.WithResignKey(signers...),
+				bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env)))}
+			res, err := bundle.Import(ctx, args[0], trust, mirror, site, opts...)
+			if res == nil {
+				return refusal(env, err)
+			}
+			res.WriteNotes(env.Stderr, mirror, site)
+			if err != nil {
+				return err
+			}
+			return res.WriteText(env.Stdout, mirror, site)
+		},
 	}
-}
-
-func (f *bundleImportFlags) run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 || f.mirror == "" || f.site == "" {
-		return usagef("import needs FILE, --mirror and --site")
-	}
-	trust, err := f.Require("import")
-	if err != nil {
-		return err
-	}
-	signers, err := f.resign.Signers(env)
-	if err != nil {
-		return err
-	}
-	opts := []bundle.Option{bundle.WithPlainHTTP(f.PlainHTTP), bundle.WithTimeout(f.Timeout), bundle.WithNodeConfig(f.nodeConfig), bundle.WithResignKey(signers...),
-		bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env)))}
-	res, err := bundle.Import(ctx, args[0], trust, f.mirror, f.site, opts...)
-	if res == nil {
-		return refusal(env, err)
-	}
-	res.WriteNotes(env.Stderr, f.mirror, f.site)
-	if err != nil {
-		return err
-	}
-	return res.WriteText(env.Stdout, f.mirror, f.site)
 }

@@ -103,13 +103,8 @@ Examples:
 			if (req.Chart == "") == (len(req.Manifests) == 0) {
 				return usagef("give either --chart or --manifest")
 			}
-			dir := args[0]
 			f.Jobs = 1
 			lenient, err := f.Builder(env, thisKbuild(), nil, "", builder.WithUnpinnedImages(true))
-			if err != nil {
-				return err
-			}
-			fetch, err := f.Fetcher(env)
 			if err != nil {
 				return err
 			}
@@ -117,7 +112,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			res, err := draft.Write(ctx, dir, req, draft.Tools{Fetcher: fetch, Lenient: lenient, Strict: strict})
+			res, err := draft.Write(ctx, args[0], req, draft.Tools{Fetcher: lenient.Fetcher(), Lenient: lenient, Strict: strict})
 			var re *draft.RequestError
 			if errors.As(err, &re) {
 				return usagef("%v", withHint(err))
@@ -125,10 +120,10 @@ Examples:
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "wrote %s; review it, then run: kbuild validate %s\n", res.File, dir)
+			fmt.Fprintf(env.Stdout, "wrote %s; review it, then run: kbuild validate %s\n", res.File, args[0])
 			if todo := res.Unpinned; len(todo) > 0 {
 				fmt.Fprintf(env.Stderr, "warning: %d images are not pinned (marked # TODO: pin), their digests could not be looked up:\n  %s\npin them where their registries can be reached: kbuild images %s --write\n",
-					len(todo), strings.Join(todo, "\n  "), dir)
+					len(todo), strings.Join(todo, "\n  "), args[0])
 			}
 			return nil
 		},

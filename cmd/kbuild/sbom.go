@@ -79,7 +79,7 @@ Examples:
 				}
 			}
 			if contents {
-				t, err := tf.Trivy(false)
+				t, err := tf.Trivy()
 				if err != nil {
 					return err
 				}
@@ -130,8 +130,8 @@ func selectBuilds(env *Env, cmd string, it *options.IndexFlags, args []string, s
 }
 
 // readWarnings prints the warnings of reading builds (publish.SBOM,
-// publish.Scan) and returns err, an index that needs keys as a usage
-// error.
+// publish.Scan, with the images a scan skipped) and returns err, an index
+// that needs keys as a usage error.
 func readWarnings(env *Env, warnings []string, err error) error {
 	if errors.Is(err, siteread.ErrUnverified) {
 		return usagef("%v", withHint(err))

@@ -87,20 +87,15 @@ Examples:
 				return err
 			}
 			a.JSON = format.Format == "json"
-			a.Scanner = func() (sbom.VulnScanner, error) { return tf.Trivy(tf.Offline) }
+			a.Scanner = func() (sbom.VulnScanner, error) { return tf.Trivy() }
 			if failOn != "" {
-				s, err := sbom.ParseSeverity(failOn)
-				if err != nil || s == sbom.SeverityUnknown {
+				if a.FailOn, err = sbom.ParseSeverity(failOn); err != nil || a.FailOn == sbom.SeverityUnknown {
 					return usagef("--fail-on %s: expected CRITICAL, HIGH, MEDIUM or LOW", failOn)
 				}
-				a.FailOn = s
 			}
 			res, err := a.Run(ctx)
-			if err := readWarnings(env, res.Warnings, err); err != nil {
+			if err := readWarnings(env, append(res.Warnings, res.Unscanned...), err); err != nil {
 				return err
-			}
-			for _, u := range res.Unscanned {
-				fmt.Fprintf(env.Stderr, "warning: %s\n", u)
 			}
 			if err := writeOutput(env, cmp.Or(out.path, "-"), res.Report); err != nil {
 				return err

@@ -131,10 +131,8 @@ Examples:
 			}
 			tuneGC(env)
 			res, err := a.Run(ctx)
-			if res != nil {
-				for _, t := range res.Untested {
-					fmt.Fprintf(env.Stdout, "%s@%s %d\n", t.Package, t.Version, t.Build)
-				}
+			for _, t := range res.Untested {
+				fmt.Fprintf(env.Stdout, "%s@%s %d\n", t.Package, t.Version, t.Build)
 			}
 			if err != nil || a.Untested != "" {
 				return err

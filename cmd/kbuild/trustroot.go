@@ -15,7 +15,7 @@ import (
 
 // rootFlags are the content flags of trust root new and next: the keys
 // and delegations bind into the edit; the thresholds and expiry are set
-// on it by [rootFlags.editFrom].
+// on a copy of it by [rootFlags.write].
 type rootFlags struct {
 	fs             *pflag.FlagSet
 	edit           trust.RootEdit
@@ -46,40 +46,29 @@ func (f *rootFlags) addFlags(fs *pflag.FlagSet, next bool) {
 	addAlias(fs, "threshold", "", "root-threshold")
 }
 
-// editFrom is the change the flags give, valid from now; with fresh,
-// everything is new.
-func (f *rootFlags) editFrom(now time.Time, fresh bool) (trust.RootEdit, error) {
-	if f.expires <= 0 {
-		return trust.RootEdit{}, usagef("--expires %s: a root must expire", f.expires)
-	}
-	threshold := func(flag string, v int) *int {
-		if f.fs.Changed(flag) || fresh {
-			return &v
-		}
-		return nil
-	}
-	e := f.edit
-	e.RootThreshold = threshold("root-threshold", f.threshold)
-	e.IndexThreshold = threshold("index-threshold", f.indexThreshold)
-	e.Expires = now.Add(f.expires)
-	if f.fs.Changed("qa-threshold") {
-		e.QAThreshold = &f.qaThreshold
-	}
-	return e, nil
-}
-
-// write makes and writes a root (siteread.NewRootFile, NextRootFile) and
+// write makes the root the flags give, valid from now (with no prev,
+// everything is new), writes it (siteread.NewRootFile, NextRootFile) and
 // says what it wrote and what it needs.
 func (f *rootFlags) write(env *Env, prev string) error {
 	now, err := epochOrNow(env)
 	if err != nil {
 		return err
 	}
-	fresh := prev == ""
-	e, err := f.editFrom(now, fresh)
-	if err != nil {
-		return err
+	if f.expires <= 0 {
+		return usagef("--expires %s: a root must expire", f.expires)
 	}
+	fresh := prev == ""
+	e := f.edit
+	if f.fs.Changed("root-threshold") || fresh {
+		e.RootThreshold = &f.threshold
+	}
+	if f.fs.Changed("index-threshold") || fresh {
+		e.IndexThreshold = &f.indexThreshold
+	}
+	if f.fs.Changed("qa-threshold") {
+		e.QAThreshold = &f.qaThreshold
+	}
+	e.Expires = now.Add(f.expires)
 	var w *siteread.RootWritten
 	if fresh {
 		w, err = siteread.NewRootFile(f.out, e)

@@ -31,12 +31,8 @@ func (f *TrivyFlags) AddOfflineFlag(fs *pflag.FlagSet) {
 	cli.AddAlias(fs, "offline", "", "trivy-offline")
 }
 
-// Trivy returns the Trivy of --trivy and --trivy-cache-dir; offline
-// uses the vulnerability DB as it is.
-func (f *TrivyFlags) Trivy(offline bool) (*sbom.Trivy, error) {
-	opts := []sbom.TrivyOption{sbom.WithTrivyOffline(offline), sbom.WithTrivyCacheDir(f.CacheDir)}
-	if f.Path != "" {
-		opts = append(opts, sbom.WithTrivyPath(f.Path))
-	}
-	return sbom.NewTrivy(opts...)
+// Trivy returns the Trivy of --trivy, --trivy-cache-dir and
+// --trivy-offline (false where the command has no such flag).
+func (f *TrivyFlags) Trivy() (*sbom.Trivy, error) {
+	return sbom.NewTrivy(sbom.WithTrivyOffline(f.Offline), sbom.WithTrivyCacheDir(f.CacheDir), sbom.WithTrivyPath(f.Path))
 }
