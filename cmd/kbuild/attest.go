@@ -20,8 +20,7 @@ func newAttestCmd() *Command {
 		keys   options.SignerFlags
 	)
 	return &Command{
-		Name:    "attest",
-		Usage:   "kbuild attest NAME@VERSION --build N --result pass|fail --env kubernetes=1.33,arch=amd64[,KEY=VALUE…] [--log URL] --sign-key FILE --root ROOT.yaml [--site DIR] [--suite SUITE] [-o FILE]",
+		Use:     "attest NAME@VERSION --build N --result pass|fail --env kubernetes=1.33,arch=amd64[,KEY=VALUE…] [--log URL] --sign-key FILE --root ROOT.yaml [--site DIR] [--suite SUITE] [-o FILE]",
 		Summary: "Sign test evidence for the exact digests of one published version or release set.",
 		Help: `attest writes a signed in-toto Statement (v1) with a test-result predicate
 (https://in-toto.io/attestation/test-result/v0.1) saying that NAME VERSION

@@ -15,8 +15,7 @@ func newBuildCmd() *Command {
 	var keys options.SignerFlags
 	var kl options.KeylessFlags
 	return &Command{
-		Name:    "build",
-		Usage:   "kbuild build DIR... [--registry oci://HOST/PATH] [-o DIST] [--sign-key FILE]...",
+		Use:     "build DIR... [--registry oci://HOST/PATH] [-o DIST] [--sign-key FILE]...",
 		Summary: "Build recipes into reproducible charts, push them and write build records.",
 		Help: `Each DIR is a recipe directory or a directory of them. For every recipe,
 build fetches and verifies the sources, assembles and packs each chart

@@ -17,8 +17,7 @@ func newBumpCmd() *Command {
 		version string
 	)
 	return &Command{
-		Name:    "bump",
-		Usage:   "kbuild bump RECIPE_DIR [--version VERSION] [--index REF (--public-key FILE | --root-key FILE)] [--format text|markdown]",
+		Use:     "bump RECIPE_DIR [--version VERSION] [--index REF (--public-key FILE | --root-key FILE)] [--format text|markdown]",
 		Summary: "Move a recipe to a new upstream version: pins, digests and images verified, then validated and diffed.",
 		Help: `bump reads the recipe's watch.yaml (docs/watch.md), takes the newest
 upstream version the rule allows (or --version), and rewrites recipe.yaml in

@@ -16,8 +16,7 @@ import (
 
 func newBundleCmd() *Command {
 	return &Command{
-		Name:    "bundle",
-		Usage:   "kbuild bundle COMMAND",
+		Use:     "bundle COMMAND",
 		Summary: "Air-gap bundles: the signed index, charts and images in one verified file.",
 		Help: `A bundle is one file, an OCI image layout in a tar (skopeo, crane and oras
 read it), holding a signed index.yaml with its signature and root chain, the
@@ -40,8 +39,7 @@ func newBundleCreateCmd() *Command {
 		trustedRoot string
 	)
 	return &Command{
-		Name:    "create",
-		Usage:   "kbuild bundle create PACKAGE[@CONSTRAINT]... --index REF (--public-key FILE... | --root-key FILE... [--root-threshold N]) -o FILE [--platform OS/ARCH...]",
+		Use:     "create PACKAGE[@CONSTRAINT]... --index REF (--public-key FILE... | --root-key FILE... [--root-threshold N]) -o FILE [--platform OS/ARCH...]",
 		Summary: "Write one bundle file with the packages, everything they require, their charts and images.",
 		Help: `Verifies the index exactly as 'kbuild repo verify' does, then chooses for
 each PACKAGE the newest version satisfying CONSTRAINT and, the same way,

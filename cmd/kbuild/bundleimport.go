@@ -21,8 +21,7 @@ func newBundleImportCmd() *Command {
 		resign     options.SignerFlags
 	)
 	return &Command{
-		Name:    "import",
-		Usage:   "kbuild bundle import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--sign-key FILE]",
+		Use:     "import FILE (--public-key FILE... | --root-key FILE...) --mirror oci://HOST/PATH --site DIR [--node-config DIR] [--sign-key FILE]",
 		Summary: "Verify a bundle with your keys, push it into a mirror and write the site and node settings.",
 		Help: `Trusts only the keys given here, never anything in the bundle. Verifies
 the bundled index as a subscriber does, then every chart and image blob

@@ -12,8 +12,7 @@ import (
 func newBundleInspectCmd() *Command {
 	var format options.FormatFlag
 	return &Command{
-		Name:    "inspect",
-		Usage:   "kbuild bundle inspect FILE [--format json]",
+		Use:     "inspect FILE [--format json]",
 		Summary: "Say what a bundle holds: when it was made, packages, charts, images and who pins them.",
 		Help: `Reads FILE, hashing every blob, and prints when it was made, the package
 versions, every chart and every image with its digest and the versions that

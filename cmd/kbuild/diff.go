@@ -18,8 +18,7 @@ func newDiffCmd() *Command {
 		format options.FormatFlag
 	)
 	return &Command{
-		Name:    "diff",
-		Usage:   "kbuild diff RECIPE_DIR... [--base REF | --index REF (--public-key FILE | --root-key FILE)] [--format text|markdown]",
+		Use:     "diff RECIPE_DIR... [--base REF | --index REF (--public-key FILE | --root-key FILE)] [--format text|markdown]",
 		Summary: "Show what a recipe change does to the rendered charts, images, CRDs and requirements.",
 		Help: `diff builds each recipe as it is now (fetching sources through the cache,
 pushing nothing), renders its charts with their default values, does the

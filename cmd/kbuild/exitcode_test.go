@@ -83,7 +83,7 @@ func TestHelpExitStatus(t *testing.T) {
 	var walk func(c *Command, path []string)
 	walk = func(c *Command, path []string) {
 		for _, sub := range c.Subcommands {
-			walk(sub, append(append([]string{}, path...), sub.Name))
+			walk(sub, append(append([]string{}, path...), sub.Name()))
 		}
 		if len(c.Subcommands) > 0 {
 			return
@@ -93,7 +93,7 @@ func TestHelpExitStatus(t *testing.T) {
 			t.Errorf("%s --help does not end with the exit statuses:\n%s", strings.Join(path, " "), r.stdout)
 		}
 	}
-	walk(&Command{Name: "kbuild", Subcommands: commands()}, []string{"kbuild"})
+	walk(&Command{Use: "kbuild", Subcommands: commands()}, []string{"kbuild"})
 	if r := runInProcess("--help"); !strings.Contains(r.stdout, exitStatusHelp) {
 		t.Errorf("kbuild --help lacks the exit statuses:\n%s", r.stdout)
 	}

@@ -12,8 +12,7 @@ import (
 func newFetchCmd() *Command {
 	var f options.BuildFlags
 	return &Command{
-		Name:    "fetch",
-		Usage:   "kbuild fetch DIR...",
+		Use:     "fetch DIR...",
 		Summary: "Download and verify recipes' sources into the cache without building.",
 		Help: `fetch resolves every source of each recipe (url, chart, git, image, plugin),
 verifies it against its pin and stores it in the content-addressed cache, so
@@ -49,12 +48,10 @@ func newCacheCmd() *Command {
 	var f options.SourceFlags
 	var origin string
 	return &Command{
-		Name:    "cache",
-		Usage:   "kbuild cache add FILE...",
+		Use:     "cache add FILE...",
 		Summary: "Seed the source cache from local files.",
 		Subcommands: []*Command{{
-			Name:    "add",
-			Usage:   "kbuild cache add [--url URL] FILE...",
+			Use:     "add [--url URL] FILE...",
 			Summary: "Store local files in the source cache under their sha256.",
 			Help: `cache add copies each FILE into the content-addressed cache and prints its
 sha256. A recipe whose url source pins that digest then builds with

@@ -27,7 +27,7 @@ func TestHelpGolden(t *testing.T) {
 			checkCmdGolden(t, "help/"+name+".txt", []byte(r.stdout))
 		})
 		for _, sub := range c.Subcommands {
-			walk(append(append([]string{}, path...), sub.Name), sub)
+			walk(append(append([]string{}, path...), sub.Name()), sub)
 		}
 	}
 	walk(nil, &Command{Subcommands: commands()})

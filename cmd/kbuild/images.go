@@ -17,8 +17,7 @@ func newImagesCmd() *Command {
 		write bool
 	)
 	return &Command{
-		Name:    "images",
-		Usage:   "kbuild images DIR [--write]",
+		Use:     "images DIR [--write]",
 		Summary: "Print the images a recipe's charts run, pinned by digest, as a package.images block.",
 		Help: `images renders every chart of the recipe with Helm's engine (default values,
 CRDs included), collects every image the objects run (containers,

@@ -21,8 +21,7 @@ func newInitCmd() *Command {
 		req draft.Request
 	)
 	return &Command{
-		Name:    "init",
-		Usage:   "kbuild init DIR (--chart REPO/NAME@VERSION | --manifest URL... --version V) [--name N] | kbuild init repo DIR",
+		Use:     "init DIR (--chart REPO/NAME@VERSION | --manifest URL... --version V) [--name N] | kbuild init repo DIR",
 		Summary: "Write a draft recipe for an upstream chart or manifests, with every pin filled in.",
 		Help: `init downloads the upstream chart or manifests, pins them (the sha256 of each
 file, the archive digest of a chart), takes the description and home page

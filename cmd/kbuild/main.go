@@ -74,8 +74,7 @@ func main() {
 // run executes kbuild with args and returns the process exit code.
 func run(ctx context.Context, env *Env, args []string) int {
 	root := &Command{
-		Name:        "kbuild",
-		Usage:       "kbuild COMMAND [FLAGS]",
+		Use:         "kbuild COMMAND [FLAGS]",
 		Summary:     "Build kubepkg recipes into reproducible Helm charts and publish a signed static index.",
 		Subcommands: commands(),
 	}

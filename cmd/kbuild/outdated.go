@@ -22,8 +22,7 @@ func newOutdatedCmd() *Command {
 		format options.FormatFlag
 	)
 	return &Command{
-		Name:    "outdated",
-		Usage:   "kbuild outdated [RECIPES...] [--format text|json]",
+		Use:     "outdated [RECIPES...] [--format text|json]",
 		Summary: "List the recipes whose upstream has a newer version their watch rule allows.",
 		Help: `outdated reads each recipe's watch.yaml (docs/watch.md), looks at its
 upstreams (a Helm repository index, OCI tags, git tags, GitHub releases, an

@@ -17,8 +17,7 @@ func newPlanCmd() *Command {
 		net    options.TimeoutFlag
 	)
 	return &Command{
-		Name:    "plan",
-		Usage:   "kbuild plan RECIPES_DIR... [--index REF (--public-key FILE | --root-key FILE)] [--shards N] [--format text|json]",
+		Use:     "plan RECIPES_DIR... [--index REF (--public-key FILE | --root-key FILE)] [--shards N] [--format text|json]",
 		Summary: "List the recipes a publish must build, split into shards for a CI job matrix.",
 		Help: `plan reads every recipe (statically: nothing is fetched or built) and compares
 its name, version and build with the versions published in --index (a site

@@ -21,8 +21,7 @@ func newPromoteCmd() *Command {
 		keys   options.SignerFlags
 	)
 	return &Command{
-		Name:    "promote",
-		Usage:   "kbuild promote NAME@VERSION --build N --to SUITE --root ROOT.yaml --sign-key FILE [--site DIR] [--suites suites.yaml]",
+		Use:     "promote NAME@VERSION --build N --to SUITE --root ROOT.yaml --sign-key FILE [--site DIR] [--suites suites.yaml]",
 		Summary: "Move a version or release set into the next suite, when its evidence meets the suite's policy.",
 		Help: `promote copies NAME VERSION build N — for a release set, the set and every
 member — from the suite before SUITE into SUITE, without rebuilding: the

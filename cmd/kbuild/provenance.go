@@ -14,8 +14,7 @@ func newVerifyProvenanceCmd() *Command {
 		publicKeys              []string
 	)
 	return &Command{
-		Name:    "verify-provenance",
-		Usage:   "kbuild verify-provenance --archive CHART.tgz --provenance FILE --public-key FILE",
+		Use:     "verify-provenance --archive CHART.tgz --provenance FILE --public-key FILE",
 		Summary: "Check a chart archive against its signed build provenance.",
 		Help: `verify-provenance checks that FILE is a DSSE envelope of an in-toto statement
 with an SLSA v1 provenance predicate, signed by the repository key, whose

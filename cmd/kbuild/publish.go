@@ -30,8 +30,7 @@ func newPublishCmd() *Command {
 		siteKeep int
 	)
 	return &Command{
-		Name:    "publish",
-		Usage:   "kbuild publish [RECIPES_DIR] [--registry oci://HOST/PATH] [--site DIR] [--sign-key FILE] [--index REF (--public-key FILE | --root-key FILE | --index-root FILE)]",
+		Use:     "publish [RECIPES_DIR] [--registry oci://HOST/PATH] [--site DIR] [--sign-key FILE] [--index REF (--public-key FILE | --root-key FILE | --index-root FILE)]",
 		Summary: "Build every recipe, push the charts and publish the signed index, catalog and SBOMs.",
 		Help: `publish is the main job. It validates and builds every recipe of RECIPES_DIR in
 parallel, pushes the charts (and copies the recipes' image sources) into the

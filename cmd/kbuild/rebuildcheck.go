@@ -17,8 +17,7 @@ func newRebuildCheckCmd() *Command {
 		otherBuild bool
 	)
 	return &Command{
-		Name:    "rebuild-check",
-		Usage:   "kbuild rebuild-check RECIPE_DIR... --index REF (--public-key FILE | --root-key FILE)",
+		Use:     "rebuild-check RECIPE_DIR... --index REF (--public-key FILE | --root-key FILE)",
 		Summary: "Rebuild recipes from their pinned sources and compare with what the signed index publishes.",
 		Help: `rebuild-check verifies the index with the public key (or under the root of
 trust its --root-key keys pin), then rebuilds each

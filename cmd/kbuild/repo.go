@@ -13,8 +13,7 @@ import (
 
 func newRepoCmd() *Command {
 	return &Command{
-		Name:    "repo",
-		Usage:   "kbuild repo COMMAND",
+		Use:     "repo COMMAND",
 		Summary: "Make signing keys, publish a signed index.yaml, verify a published one.",
 		Help: `A repository is a static site: index.yaml (every published version of every
 package, with its spec digest), index.yaml.sig (ed25519 signatures of its
@@ -26,8 +25,7 @@ exact bytes) and, with a root of trust, root.yaml and root/<N>.yaml (see
 
 func newRepoKeygenCmd() *Command {
 	return &Command{
-		Name:    "keygen",
-		Usage:   "kbuild repo keygen PREFIX",
+		Use:     "keygen PREFIX",
 		Summary: "Create an ed25519 signing key: PREFIX.key (private, mode 0600) and PREFIX.pub.",
 		Help: `Writes PREFIX.key (PEM "PRIVATE KEY", PKCS #8, mode 0600) and PREFIX.pub
 (PEM "PUBLIC KEY", PKIX) and prints the keyid: the hex sha256 of the public

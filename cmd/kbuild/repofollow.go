@@ -15,8 +15,7 @@ func newRepoFollowCmd() *Command {
 		keys options.TrustFlags
 	)
 	return &Command{
-		Name:    "follow",
-		Usage:   "kbuild repo follow --site DIR (--root-key FILE | --public-key FILE) [--suites suites.yaml]",
+		Use:     "follow --site DIR (--root-key FILE | --public-key FILE) [--suites suites.yaml]",
 		Summary: "Make each suite's followable OCI repositories hold exactly the suite's builds, for Flux, Argo CD and Helm.",
 		Help: `A Flux, Argo CD or plain Helm cluster cannot read a kubepkg index; it follows
 an OCI repository with a version range (Flux's ref.semver, Argo CD's

@@ -23,8 +23,7 @@ func newRepoIndexCmd() *Command {
 		relocate []string
 	)
 	return &Command{
-		Name:    "index",
-		Usage:   "kbuild repo index DIST [-o SITE/index.yaml|-] [--sign-key FILE]... [--index REF (--public-key FILE | --root-key FILE | --index-root FILE)] [--allow-new] [--expires 720h | --no-expiry] [--verify]",
+		Use:     "index DIST [-o SITE/index.yaml|-] [--sign-key FILE]... [--index REF (--public-key FILE | --root-key FILE | --index-root FILE)] [--allow-new] [--expires 720h | --no-expiry] [--verify]",
 		Summary: "Write and sign index.yaml from the build records in DIST.",
 		Help: `Reads every build record (kind: PackageSource) under DIST — other YAML such as
 the BuildInfo sidecars, and DIST/oci, are skipped — and writes index.yaml:

@@ -17,8 +17,7 @@ func newRepoVerifyCmd() *Command {
 		it options.IndexFlags
 	)
 	return &Command{
-		Name:    "verify",
-		Usage:   "kbuild repo verify --index REF (--public-key FILE... [--threshold N] | --root-key FILE... [--root-threshold N]) [--state FILE] [--charts]",
+		Use:     "verify --index REF (--public-key FILE... [--threshold N] | --root-key FILE... [--root-threshold N]) [--state FILE] [--charts]",
 		Summary: "Verify a published index as a subscriber does.",
 		Help: `Fetches index.yaml and index.yaml.sig (and, with --root-key, root.yaml and
 root/1.yaml … root/N.yaml) of --index (a site directory, an index.yaml or an

@@ -20,8 +20,7 @@ func newRepoWithdrawCmd() *Command {
 		merge options.MergeFlags
 	)
 	return &Command{
-		Name:    "withdraw",
-		Usage:   "kbuild repo withdraw NAME@VERSION --build N --reason TEXT [--site DIR] --sign-key FILE",
+		Use:     "withdraw NAME@VERSION --build N --reason TEXT [--site DIR] --sign-key FILE",
 		Summary: "Take one published version out of the signed index, for good.",
 		Help: `withdraw removes NAME VERSION build N from the site's index.yaml and records a
 tombstone in its place (under "withdrawn:", with the spec digest, the date

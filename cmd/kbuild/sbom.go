@@ -26,8 +26,7 @@ func newSBOMCmd() *Command {
 		it       options.IndexFlags
 	)
 	return &Command{
-		Name:    "sbom",
-		Usage:   "kbuild sbom (DIST | --index REF (--public-key FILE | --root-key FILE)) [PACKAGE[@VERSION]...] -o FILE [--with-image-contents] [--trivy PATH]",
+		Use:     "sbom (DIST | --index REF (--public-key FILE | --root-key FILE)) [PACKAGE[@VERSION]...] -o FILE [--with-image-contents] [--trivy PATH]",
 		Summary: "Write a CycloneDX 1.6 SBOM of built or published packages.",
 		Help: `Reads the build records of a dist directory (kbuild build -o DIST), or the
 published index --index (a site directory, index.yaml or http(s) URL) —

@@ -23,8 +23,7 @@ func newScanCmd() *Command {
 		it     options.IndexFlags
 	)
 	return &Command{
-		Name:    "scan",
-		Usage:   "kbuild scan (DIST | --index REF (--public-key FILE | --root-key FILE)) [PACKAGE[@VERSION]...] [--fail-on CRITICAL|HIGH|MEDIUM|LOW] [--trivy PATH] [--trivy-offline] [--trivy-cache-dir DIR] [-j N] [--format table|json] [-o FILE]",
+		Use:     "scan (DIST | --index REF (--public-key FILE | --root-key FILE)) [PACKAGE[@VERSION]...] [--fail-on CRITICAL|HIGH|MEDIUM|LOW] [--trivy PATH] [--trivy-offline] [--trivy-cache-dir DIR] [-j N] [--format table|json] [-o FILE]",
 		Summary: "Scan the images that packages run for known vulnerabilities with Trivy.",
 		Help: `Runs Trivy once on every distinct image pinned by digest that the builds of a
 dist directory, or the versions of the published index --index (a site

@@ -20,8 +20,7 @@ func newServeCmd() *Command {
 		addr  string
 	)
 	return &Command{
-		Name:    "serve",
-		Usage:   "kbuild serve [--site DIR] [--layout DIR] [--addr HOST:PORT]",
+		Use:     "serve [--site DIR] [--layout DIR] [--addr HOST:PORT]",
 		Summary: "Serve the published site and the local OCI layout over HTTP.",
 		Help: `Serves the static site (the catalog, index.yaml and its signatures) at / and
 the OCI image layout of a local build as a read-only OCI registry at /v2/,

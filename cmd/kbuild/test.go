@@ -26,8 +26,7 @@ func newTestCmd() *Command {
 		expires time.Duration
 	)
 	return &Command{
-		Name:    "test",
-		Usage:   "kbuild test NAME@VERSION --build N --index REF (--public-key FILE|--root-key FILE) [--kubeconfig FILE] [--from VERSION+build.M] [--junit FILE] [--attest --sign-key QA.key --root ROOT.yaml -o FILE]",
+		Use:     "test NAME@VERSION --build N --index REF (--public-key FILE|--root-key FILE) [--kubeconfig FILE] [--from VERSION+build.M] [--junit FILE] [--attest --sign-key QA.key --root ROOT.yaml -o FILE]",
 		Summary: "Install, test, upgrade, roll back and uninstall one exact build (or release set) on a cluster.",
 		Help: `test qualifies one build of a package or release set on the cluster of
 --kubeconfig, from the index of --index verified with your keys:

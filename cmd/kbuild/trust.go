@@ -2,8 +2,7 @@ package main
 
 func newTrustCmd() *Command {
 	return &Command{
-		Name:    "trust",
-		Usage:   "kbuild trust COMMAND",
+		Use:     "trust COMMAND",
 		Summary: "Manage the root of trust and delegated signatures of package versions.",
 		Help: `A root of trust (root.yaml, and root/<N>.yaml for every version N) says which
 keys sign roots, which sign index.yaml, and which packages are delegated to
@@ -12,8 +11,7 @@ signed by the previous version's root keys and its own, so keys can be
 rotated without touching subscribers.`,
 		Subcommands: []*Command{
 			{
-				Name:        "root",
-				Usage:       "kbuild trust root COMMAND",
+				Use:         "root COMMAND",
 				Summary:     "Create, advance and sign root.yaml.",
 				Subcommands: []*Command{newTrustRootNewCmd(), newTrustRootNextCmd(), newTrustRootSignCmd()},
 			},

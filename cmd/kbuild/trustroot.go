@@ -97,8 +97,7 @@ func (f *rootFlags) write(env *Env, prev string) error {
 func newTrustRootNewCmd() *Command {
 	f := &rootFlags{}
 	return &Command{
-		Name:    "new",
-		Usage:   "kbuild trust root new --root-key FILE... [--root-threshold N] --index-key FILE... [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--delegate-threshold NAME=N] -o SITE/root.yaml",
+		Use:     "new --root-key FILE... [--root-threshold N] --index-key FILE... [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--delegate-threshold NAME=N] -o SITE/root.yaml",
 		Summary: "Create version 1 of the root of trust, unsigned.",
 		Help: `Writes root version 1 to -o and to root/1.yaml beside it: the root keys and
 threshold, the index keys and threshold, optionally the qa keys and

@@ -9,8 +9,7 @@ import (
 func newTrustRootNextCmd() *Command {
 	f := &rootFlags{}
 	return &Command{
-		Name:    "next",
-		Usage:   "kbuild trust root next ROOT.yaml [--root-key FILE...] [--root-threshold N] [--index-key FILE...] [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--undelegate NAME] -o SITE/root.yaml",
+		Use:     "next ROOT.yaml [--root-key FILE...] [--root-threshold N] [--index-key FILE...] [--index-threshold N] [--qa-key FILE... [--qa-threshold N]] [--expires 8760h] [--delegate NAME=PATTERN[,PATTERN]] [--delegate-key NAME=FILE] [--undelegate NAME] -o SITE/root.yaml",
 		Summary: "Create the next version of the root, unsigned, changing what the flags say.",
 		Help: `Reads ROOT.yaml and writes version N+1 to -o and to root/<N+1>.yaml beside
 it, keeping what no flag changes: --root-key replaces the root keys, --index-key

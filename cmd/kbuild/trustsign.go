@@ -15,8 +15,7 @@ import (
 func newTrustRootSignCmd() *Command {
 	var keys options.SignerFlags
 	return &Command{
-		Name:    "sign",
-		Usage:   "kbuild trust root sign ROOT.yaml --sign-key FILE",
+		Use:     "sign ROOT.yaml --sign-key FILE",
 		Summary: "Add one root key's signature to a root.",
 		Help: `Signs the root's signed content with the private key --sign-key (or each of
 several, or the one in --sign-key-env) and writes the
@@ -53,8 +52,7 @@ Examples:
 func newTrustSignCmd() *Command {
 	var keys options.SignerFlags
 	return &Command{
-		Name:    "sign",
-		Usage:   "kbuild trust sign DIST/RECORD.yaml --sign-key FILE",
+		Use:     "sign DIST/RECORD.yaml --sign-key FILE",
 		Summary: "Sign one built package version with a delegated team key.",
 		Help: `Signs the version statement of a build record — package, version, build and
 spec digest — with --sign-key and adds the signature to the record's sidecar,

@@ -13,8 +13,7 @@ func newValidateCmd() *Command {
 	var f options.BuildFlags
 	var sets setFlags
 	return &Command{
-		Name:    "validate",
-		Usage:   "kbuild validate DIR...",
+		Use:     "validate DIR...",
 		Summary: "Check recipes without publishing anything.",
 		Help: `Each DIR is a recipe directory (holding recipe.yaml) or a directory of them.
 validate decodes every recipe strictly (an unknown field is an error with its

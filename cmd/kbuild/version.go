@@ -28,8 +28,7 @@ func thisKbuild() kbuildversion.Version { return kbuildversion.Running(release, 
 
 func newVersionCmd() *Command {
 	return &Command{
-		Name:    "version",
-		Usage:   "kbuild version",
+		Use:     "version",
 		Summary: "Print kbuild's release, commit and Go version.",
 		Help: `Prints the release (the tag, or devel-COMMIT for a build from a checkout),
 the git commit, the Go version, and for a binary installed with

@@ -150,7 +150,7 @@ func leaves() []leaf {
 	var walk func(path []string, cs []*Command)
 	walk = func(path []string, cs []*Command) {
 		for _, c := range cs {
-			p := append(append([]string{}, path...), c.Name)
+			p := append(append([]string{}, path...), c.Name())
 			if len(c.Subcommands) > 0 {
 				walk(p, c.Subcommands)
 				continue

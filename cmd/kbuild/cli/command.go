@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -35,19 +36,26 @@ type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
-// Command is one subcommand: a usage line with UPPERCASE placeholders, a
-// one-line summary, a help text with examples, its flags and what it
-// runs. Args, when set, checks the arguments before Run (ExactArgs,
-// MinArgs). A command with Subcommands dispatches on its first argument.
+// Command is one subcommand: its usage line, a one-line summary, a help
+// text with examples, its flags and what it runs. Use is the usage line
+// after the parent commands, as cobra's Command.Use: the command's name
+// (Name), then its arguments and flags with UPPERCASE placeholders. Args,
+// when set, checks the arguments before Run (ExactArgs, MinArgs). A
+// command with Subcommands dispatches on its first argument.
 type Command struct {
-	Name        string
-	Usage       string
+	Use         string
 	Summary     string
 	Help        string
 	Flags       func(fs *pflag.FlagSet)
 	Args        func(args []string) error
 	Run         func(ctx context.Context, env *Env, args []string) error
 	Subcommands []*Command
+}
+
+// Name is the command's name, the first word of Use.
+func (c *Command) Name() string {
+	name, _, _ := strings.Cut(c.Use, " ")
+	return name
 }
 
 // Program is how Dispatch ends a command: Hint adds advice to a
@@ -74,8 +82,8 @@ func (p *Program) Dispatch(ctx context.Context, env *Env, c *Command, path []str
 			return 0
 		}
 		for _, sub := range c.Subcommands {
-			if sub.Name == args[0] {
-				return p.Dispatch(ctx, env, sub, append(path, sub.Name), args[1:])
+			if sub.Name() == args[0] {
+				return p.Dispatch(ctx, env, sub, append(path, sub.Name()), args[1:])
 			}
 		}
 		fmt.Fprintf(env.Stderr, "%s: unknown command %q; run '%s --help' for the list\n", strings.Join(path, " "), args[0], strings.Join(path, " "))
@@ -133,7 +141,7 @@ func (c *Command) FlagSet(path []string) (*pflag.FlagSet, *bool) {
 // printHelp prints the help of c: its summary, usage and help text, then
 // its subcommands (fs is nil) or its flags, and the footer.
 func (p *Program) printHelp(w io.Writer, c *Command, path []string, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, "%s\n\nUsage:\n  %s\n", c.Summary, c.Usage)
+	fmt.Fprintf(w, "%s\n\nUsage:\n  %s\n", c.Summary, strings.Join(append(slices.Clone(path[:len(path)-1]), c.Use), " "))
 	if c.Help != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.Help, "\n"))
 	}
@@ -141,10 +149,10 @@ func (p *Program) printHelp(w io.Writer, c *Command, path []string, fs *pflag.Fl
 		fmt.Fprintf(w, "\nCommands:\n")
 		width := 0
 		for _, sub := range c.Subcommands {
-			width = max(width, len(sub.Name))
+			width = max(width, len(sub.Name()))
 		}
 		for _, sub := range c.Subcommands {
-			fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name, sub.Summary)
+			fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name(), sub.Summary)
 		}
 		fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n", strings.Join(path, " "))
 	}

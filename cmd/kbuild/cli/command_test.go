@@ -17,7 +17,7 @@ import (
 func TestDispatch(t *testing.T) {
 	var name string
 	var ran bool
-	leaf := &Command{Name: "say", Usage: "x say", Summary: "Say it.",
+	leaf := &Command{Use: "say", Summary: "Say it.",
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&name, "name", "", "who")
 			AddAlias(fs, "who", "", "name")
@@ -30,7 +30,7 @@ func TestDispatch(t *testing.T) {
 			}
 			return nil
 		}}
-	root := &Command{Name: "x", Usage: "x COMMAND", Summary: "X.", Subcommands: []*Command{leaf}}
+	root := &Command{Use: "x COMMAND", Summary: "X.", Subcommands: []*Command{leaf}}
 	p := &Program{Footer: "Exit status: …",
 		Hint: func(err error) error {
 			if err != nil && err.Error() == "it failed" {
