@@ -49,9 +49,9 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			format.AddFlags(fs, false, "text", "json")
 			fs.BoolVar(&f.Offline, "offline", false, "use only the source cache; never touch the network (upstream answers are never cached, so this refuses)")
-			f.PlainHTTPFlag.AddFlags(fs, "")
+			options.AddPlainHTTPFlag(fs, &f.PlainHTTP, "")
 			fs.StringArrayVar(&f.PlainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
-			f.TimeoutFlag.AddFlagsNote(fs, "an upstream server, registry or git remote", "a whole answer must also average 1 MiB/s once this long has passed")
+			options.AddTimeoutFlagNote(fs, &f.Timeout, "an upstream server, registry or git remote", "a whole answer must also average 1 MiB/s once this long has passed")
 			fs.StringVar(&f.RegistryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -11,10 +12,10 @@ import (
 
 func newPlanCmd() *Command {
 	var (
-		shards int
-		format options.FormatFlag
-		it     options.IndexFlags
-		net    options.TimeoutFlag
+		shards  int
+		format  options.FormatFlag
+		it      options.IndexFlags
+		timeout time.Duration
 	)
 	return &Command{
 		Use:     "plan RECIPES_DIR... [--index REF (--public-key FILE | --root-key FILE)] [--shards N] [--format text|json]",
@@ -55,7 +56,7 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			it.AddFlags(fs, "of what is published; without it every recipe is new")
 			addAlias(fs, "against", "", "index")
-			net.AddFlags(fs, "the index's site")
+			options.AddTimeoutFlag(fs, &timeout, "the index's site")
 			fs.IntVar(&shards, "shards", 1, "split the recipes to build into at most this many shards")
 			format.AddFlags(fs, true, "text", "json")
 		},
@@ -71,7 +72,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			published, err := it.Published(ctx, net.Timeout, "used", "for a first publish, plan without --index")
+			published, err := it.Published(ctx, timeout, "used", "for a first publish, plan without --index")
 			if err != nil {
 				return err
 			}

@@ -21,8 +21,8 @@ import (
 
 // SourceFlags are the flags of every command that fetches sources.
 type SourceFlags struct {
-	PlainHTTPFlag
-	TimeoutFlag
+	PlainHTTP      bool
+	Timeout        time.Duration
 	CacheDir       string
 	Offline        bool
 	PlainHosts     []string
@@ -36,10 +36,10 @@ type SourceFlags struct {
 func (f *SourceFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.CacheDir, "cache-dir", "", "source cache `DIR` (default: the user cache dir, e.g. ~/.cache/kbuild)")
 	fs.BoolVar(&f.Offline, "offline", false, "use only the source cache; never touch the network")
-	f.PlainHTTPFlag.AddFlags(fs, "")
+	AddPlainHTTPFlag(fs, &f.PlainHTTP, "")
 	fs.StringArrayVar(&f.PlainHosts, "plain-http-host", nil, "also talk plain HTTP to this registry HOST[:PORT] (repeat for several)")
 	fs.Int64Var(&f.MaxDownload, "max-download", 0, "refuse any download larger than this many bytes (default 1 GiB)")
-	f.TimeoutFlag.AddFlagsNote(fs, "a server, registry or git remote", "a whole download must also average 1 MiB/s once this long has passed")
+	AddTimeoutFlagNote(fs, &f.Timeout, "a server, registry or git remote", "a whole download must also average 1 MiB/s once this long has passed")
 	fs.DurationVar(&f.PluginTime, "plugin-timeout", sources.DefaultPluginTimeout, "end a source or step plugin (and its process group) that runs longer than this")
 	fs.StringVar(&f.RegistryConfig, "registry-config", "", "Docker config file `FILE` with registry credentials (default: the Docker config and credential helpers)")
 }

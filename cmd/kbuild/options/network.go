@@ -10,40 +10,23 @@ import (
 	"kbuild.dev/kbuild/internal/netdeadline"
 )
 
-// TimeoutFlag is --timeout, on every command that talks to a network.
-type TimeoutFlag struct {
-	Timeout time.Duration
-}
-
 // timeoutWhy says why --timeout defaults to 20 s.
 const timeoutWhy = "; the default stays under the 30s a CI step or harness often allows, so that kbuild's own message, naming what stalled, comes first"
 
-// AddFlags adds --timeout; what says what it gives up on.
-func (f *TimeoutFlag) AddFlags(fs *pflag.FlagSet, what string) { AddTimeoutFlag(fs, &f.Timeout, what) }
-
-// AddTimeoutFlag adds --timeout, set into p (an action's field); what
-// says what it gives up on.
+// AddTimeoutFlag adds --timeout, on every command that talks to a network,
+// set into p (an action's field); what says what it gives up on.
 func AddTimeoutFlag(fs *pflag.FlagSet, p *time.Duration, what string) {
 	fs.DurationVar(p, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long"+timeoutWhy)
 }
 
-// AddFlagsNote is addFlags with a note after the meaning.
-func (f *TimeoutFlag) AddFlagsNote(fs *pflag.FlagSet, what, note string) {
-	fs.DurationVar(&f.Timeout, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long; "+note+timeoutWhy)
+// AddTimeoutFlagNote is AddTimeoutFlag with a note after the meaning.
+func AddTimeoutFlagNote(fs *pflag.FlagSet, p *time.Duration, what, note string) {
+	fs.DurationVar(p, "timeout", netdeadline.DefaultIdle, "give up on "+what+" when it sends nothing for this long; "+note+timeoutWhy)
 }
 
-// PlainHTTPFlag is --plain-http: plain HTTP to registries on loopback.
-type PlainHTTPFlag struct {
-	PlainHTTP bool
-}
-
-// AddFlags adds --plain-http; note says when it applies ("" for always).
-func (f *PlainHTTPFlag) AddFlags(fs *pflag.FlagSet, note string) {
-	AddPlainHTTPFlag(fs, &f.PlainHTTP, note)
-}
-
-// AddPlainHTTPFlag adds --plain-http, set into p (an action's field); note
-// says when it applies ("" for always).
+// AddPlainHTTPFlag adds --plain-http (plain HTTP to registries on
+// loopback), set into p (an action's field); note says when it applies
+// ("" for always).
 func AddPlainHTTPFlag(fs *pflag.FlagSet, p *bool, note string) {
 	usage := "talk plain HTTP to OCI registries on loopback (never to other registries)"
 	if note != "" {
