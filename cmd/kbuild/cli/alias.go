@@ -41,10 +41,7 @@ func MarkAlias(fs *pflag.FlagSet, old, current string) {
 	}
 	f.Hidden = true
 	f.Usage = "deprecated: use --" + current
-	if f.Annotations == nil {
-		f.Annotations = map[string][]string{}
-	}
-	f.Annotations[AliasOf] = []string{current}
+	_ = fs.SetAnnotation(old, AliasOf, []string{current}) // old is defined: it cannot fail
 }
 
 // ResolveAliases runs after parsing: for every old spelling given it

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 )
@@ -147,13 +148,11 @@ func (p *Program) printHelp(w io.Writer, c *Command, path []string, fs *pflag.Fl
 	}
 	if len(c.Subcommands) > 0 {
 		fmt.Fprintf(w, "\nCommands:\n")
-		width := 0
+		table := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, sub := range c.Subcommands {
-			width = max(width, len(sub.Name()))
+			fmt.Fprintf(table, "  %s\t%s\n", sub.Name(), sub.Summary)
 		}
-		for _, sub := range c.Subcommands {
-			fmt.Fprintf(w, "  %-*s  %s\n", width, sub.Name(), sub.Summary)
-		}
+		table.Flush()
 		fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n", strings.Join(path, " "))
 	}
 	if fs != nil && fs.HasFlags() {
