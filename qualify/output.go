@@ -19,8 +19,12 @@ import (
 var fromBuild = regexp.MustCompile(`^([0-9A-Za-z.-]+)\+build\.([1-9][0-9]{0,8})$`)
 
 // ParseFrom reads VERSION+build.M, the build of pkg to upgrade from
-// (kbuild test --from).
+// (kbuild test --from); "" is the zero Target, which lets the
+// qualification pick it from the index (Qualification.From).
 func ParseFrom(pkg, s string) (evidence.Target, error) {
+	if s == "" {
+		return evidence.Target{}, nil
+	}
 	m := fromBuild.FindStringSubmatch(s)
 	if m == nil {
 		return evidence.Target{}, fmt.Errorf("%q: want VERSION+build.M, e.g. 3.14.0+build.2", s)

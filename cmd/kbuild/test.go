@@ -101,30 +101,28 @@ Examples:
 				if index.Ref == "" {
 					return usagef("--index REF is required")
 				}
-			}
-			if attest && a.Untested == "" && (out == "" || a.Root == "" || !keys.Given()) {
-				return usagef("--attest needs --sign-key (or --sign-key-env), --root and -o FILE")
+				if attest && (out == "" || a.Root == "" || !keys.Given()) {
+					return usagef("--attest needs --sign-key (or --sign-key-env), --root and -o FILE")
+				}
+				if q.From, err = qualify.ParseFrom(q.Target.Package, from); err != nil {
+					return usagef("--from %v", err)
+				}
+				if attest {
+					if o.Signers, err = keys.Signers(env); err != nil {
+						return err
+					}
+					if o.Issued, err = epochOrNow(env); err != nil {
+						return err
+					}
+					o.Evidence = out
+					o.Expires = o.Issued.Add(expires)
+				}
 			}
 			a.Index = index.Ref
 			a.Stdout, a.Stderr = env.Stdout, env.Stderr
 			o.Summary = cmp.Or(o.Summary, env.Getenv("GITHUB_STEP_SUMMARY"))
 			o.GitHub = env.Getenv("GITHUB_ACTIONS") == "true"
 			q.Progress = func(s string) { options.Progress(env)("%s", s) }
-			if from != "" && a.Untested == "" {
-				if q.From, err = qualify.ParseFrom(q.Target.Package, from); err != nil {
-					return usagef("--from %v", err)
-				}
-			}
-			if attest && a.Untested == "" {
-				if o.Signers, err = keys.Signers(env); err != nil {
-					return err
-				}
-				if o.Issued, err = epochOrNow(env); err != nil {
-					return err
-				}
-				o.Evidence = out
-				o.Expires = o.Issued.Add(expires)
-			}
 			if a.Trust, err = index.Require("test"); err != nil {
 				return err
 			}
