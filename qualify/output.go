@@ -42,13 +42,14 @@ type Output struct {
 	// Summary is the file a Markdown summary is appended to.
 	Summary string
 	// Evidence is the file the signed evidence goes to; its subjects are
-	// the digests Index pins, it is valid from Issued to Expires, signed
+	// the digests Index pins, it is valid from Issued for Expires, signed
 	// by Signers, and names LogURL.
-	Evidence        string
-	Index           *index.RepositoryIndex
-	Issued, Expires time.Time
-	LogURL          string
-	Signers         []trust.Signer
+	Evidence string
+	Index    *index.RepositoryIndex
+	Issued   time.Time
+	Expires  time.Duration
+	LogURL   string
+	Signers  []trust.Signer
 	// GitHub adds a workflow annotation on stderr for each failed phase.
 	GitHub bool
 }
@@ -95,7 +96,7 @@ func (o *Output) Write(res *Result, target evidence.Target, stdout, stderr io.Wr
 		}
 	}
 	if o.Evidence != "" {
-		envelope, err := res.Sign(o.Index, target, o.Issued, o.Expires, o.LogURL, o.Signers...)
+		envelope, err := res.Sign(o.Index, target, o.Issued, o.Issued.Add(o.Expires), o.LogURL, o.Signers...)
 		if err != nil {
 			return fmt.Errorf("signing the evidence: %w", err)
 		}

@@ -15,15 +15,14 @@ import (
 
 func newTestCmd() *Command {
 	var (
-		a       = &qualify.Test{}
-		q, o    = &a.Qualification, &a.Output
-		index   options.IndexFlags
-		build   int
-		from    string
-		attest  bool
-		keys    options.SignerFlags
-		out     string
-		expires time.Duration
+		a      = &qualify.Test{}
+		q, o   = &a.Qualification, &a.Output
+		index  options.IndexFlags
+		build  int
+		from   string
+		attest bool
+		keys   options.SignerFlags
+		out    string
 	)
 	return &Command{
 		Use:     "test NAME@VERSION --build N --index REF (--public-key FILE|--root-key FILE) [--kubeconfig FILE] [--from VERSION+build.M] [--junit FILE] [--attest --sign-key QA.key --root ROOT.yaml -o FILE]",
@@ -81,7 +80,7 @@ Examples:
 			fs.StringVar(&a.Root, "root", "", "your root.yaml `FILE` with the qa role (with --attest)")
 			options.AddOutputFlag(fs, &out, "", "the evidence to `FILE` (with --attest)")
 			fs.StringVar(&o.LogURL, "log", "", "http(s) URL of the test run, written into the evidence")
-			fs.DurationVar(&expires, "expires", 90*24*time.Hour, "how long the evidence counts")
+			fs.DurationVar(&o.Expires, "expires", 90*24*time.Hour, "how long the evidence counts")
 			fs.StringVar(&a.Untested, "untested", "", "list the index's builds with no evidence in `DIR` (a set's members go with the set), one 'NAME@VERSION BUILD' a line, and exit")
 			options.AddPlainHTTPFlag(fs, &q.PlainHTTP.Loopback, "")
 			options.AddTimeoutFlag(fs, &a.Timeout, "a registry or site that stalls")
@@ -115,7 +114,6 @@ Examples:
 						return err
 					}
 					o.Evidence = out
-					o.Expires = o.Issued.Add(expires)
 				}
 			}
 			a.Index = index.Ref
