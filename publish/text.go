@@ -16,10 +16,7 @@ func (r *Result) WriteText(w io.Writer, signers []trust.Signer) error {
 	if r.Unsigned {
 		return nil
 	}
-	ids := make([]string, len(signers))
-	for i, s := range signers {
-		ids[i] = s.KeyID()
-	}
+	ids := trust.KeyIDs(signers)
 	label := "keyid"
 	if len(ids) > 1 {
 		label = "keyids"

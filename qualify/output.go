@@ -19,8 +19,12 @@ import (
 var fromBuild = regexp.MustCompile(`^([0-9A-Za-z.-]+)\+build\.([1-9][0-9]{0,8})$`)
 
 // ParseFrom reads VERSION+build.M, the build of pkg to upgrade from
-// (kbuild test --from).
+// (kbuild test --from); "" is the zero Target, which lets the
+// qualification pick it from the index (Qualification.From).
 func ParseFrom(pkg, s string) (evidence.Target, error) {
+	if s == "" {
+		return evidence.Target{}, nil
+	}
 	m := fromBuild.FindStringSubmatch(s)
 	if m == nil {
 		return evidence.Target{}, fmt.Errorf("%q: want VERSION+build.M, e.g. 3.14.0+build.2", s)
@@ -38,13 +42,14 @@ type Output struct {
 	// Summary is the file a Markdown summary is appended to.
 	Summary string
 	// Evidence is the file the signed evidence goes to; its subjects are
-	// the digests Index pins, it is valid from Issued to Expires, signed
+	// the digests Index pins, it is valid from Issued for Expires, signed
 	// by Signers, and names LogURL.
-	Evidence        string
-	Index           *index.RepositoryIndex
-	Issued, Expires time.Time
-	LogURL          string
-	Signers         []trust.Signer
+	Evidence string
+	Index    *index.RepositoryIndex
+	Issued   time.Time
+	Expires  time.Duration
+	LogURL   string
+	Signers  []trust.Signer
 	// GitHub adds a workflow annotation on stderr for each failed phase.
 	GitHub bool
 }
@@ -91,7 +96,7 @@ func (o *Output) Write(res *Result, target evidence.Target, stdout, stderr io.Wr
 		}
 	}
 	if o.Evidence != "" {
-		envelope, err := res.Sign(o.Index, target, o.Issued, o.Expires, o.LogURL, o.Signers...)
+		envelope, err := res.Sign(o.Index, target, o.Issued, o.Issued.Add(o.Expires), o.LogURL, o.Signers...)
 		if err != nil {
 			return fmt.Errorf("signing the evidence: %w", err)
 		}

@@ -32,7 +32,8 @@ type Verify struct {
 	Evidence string
 	// Timeout is the idle timeout of the site and the registries.
 	Timeout time.Duration
-	// Now is the time expiries are checked against.
+	// Now is the time expiries are checked against (default: the clock;
+	// Run sets it).
 	Now time.Time
 }
 
@@ -58,6 +59,9 @@ type VerifyResult struct {
 // Run verifies the index and what the options add, in order; the result
 // holds what was done when a later step fails.
 func (v *Verify) Run(ctx context.Context) (*VerifyResult, error) {
+	if v.Now.IsZero() {
+		v.Now = time.Now()
+	}
 	var state *trust.State
 	if v.StateFile != "" {
 		var err error

@@ -31,6 +31,15 @@ type Signer interface {
 	Sign(message []byte) ([]byte, error)
 }
 
+// KeyIDs returns the KeyID of each of signers, in order.
+func KeyIDs(signers []Signer) []string {
+	ids := make([]string, len(signers))
+	for i, s := range signers {
+		ids[i] = s.KeyID()
+	}
+	return ids
+}
+
 // CheckSigner returns an error unless s can sign for an index: it is not
 // nil, its Public returns a whole ed25519 key, and its KeyID is that
 // key's. Whoever takes a Signer from outside (a KMS, an HSM) checks it

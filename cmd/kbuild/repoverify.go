@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -96,7 +95,6 @@ Examples:
 				return err
 			}
 			tuneGC(env)
-			a.Now = time.Now()
 			res, err := a.Run(ctx)
 			if res == nil || res.Verified == nil {
 				return refusal(env, err) // a refused index, or an error before it was read

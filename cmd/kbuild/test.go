@@ -15,15 +15,14 @@ import (
 
 func newTestCmd() *Command {
 	var (
-		a       = &qualify.Test{}
-		q, o    = &a.Qualification, &a.Output
-		index   options.IndexFlags
-		build   int
-		from    string
-		attest  bool
-		keys    options.SignerFlags
-		out     string
-		expires time.Duration
+		a      = &qualify.Test{}
+		q, o   = &a.Qualification, &a.Output
+		index  options.IndexFlags
+		build  int
+		from   string
+		attest bool
+		keys   options.SignerFlags
+		out    string
 	)
 	return &Command{
 		Use:     "test NAME@VERSION --build N --index REF (--public-key FILE|--root-key FILE) [--kubeconfig FILE] [--from VERSION+build.M] [--junit FILE] [--attest --sign-key QA.key --root ROOT.yaml -o FILE]",
@@ -81,7 +80,7 @@ Examples:
 			fs.StringVar(&a.Root, "root", "", "your root.yaml `FILE` with the qa role (with --attest)")
 			options.AddOutputFlag(fs, &out, "", "the evidence to `FILE` (with --attest)")
 			fs.StringVar(&o.LogURL, "log", "", "http(s) URL of the test run, written into the evidence")
-			fs.DurationVar(&expires, "expires", 90*24*time.Hour, "how long the evidence counts")
+			fs.DurationVar(&o.Expires, "expires", 90*24*time.Hour, "how long the evidence counts")
 			fs.StringVar(&a.Untested, "untested", "", "list the index's builds with no evidence in `DIR` (a set's members go with the set), one 'NAME@VERSION BUILD' a line, and exit")
 			options.AddPlainHTTPFlag(fs, &q.PlainHTTP.Loopback, "")
 			options.AddTimeoutFlag(fs, &a.Timeout, "a registry or site that stalls")
@@ -101,30 +100,27 @@ Examples:
 				if index.Ref == "" {
 					return usagef("--index REF is required")
 				}
-			}
-			if attest && a.Untested == "" && (out == "" || a.Root == "" || !keys.Given()) {
-				return usagef("--attest needs --sign-key (or --sign-key-env), --root and -o FILE")
+				if attest && (out == "" || a.Root == "" || !keys.Given()) {
+					return usagef("--attest needs --sign-key (or --sign-key-env), --root and -o FILE")
+				}
+				if q.From, err = qualify.ParseFrom(q.Target.Package, from); err != nil {
+					return usagef("--from %v", err)
+				}
+				if attest {
+					if o.Signers, err = keys.Signers(env); err != nil {
+						return err
+					}
+					if o.Issued, err = epochOrNow(env); err != nil {
+						return err
+					}
+					o.Evidence = out
+				}
 			}
 			a.Index = index.Ref
 			a.Stdout, a.Stderr = env.Stdout, env.Stderr
 			o.Summary = cmp.Or(o.Summary, env.Getenv("GITHUB_STEP_SUMMARY"))
 			o.GitHub = env.Getenv("GITHUB_ACTIONS") == "true"
 			q.Progress = func(s string) { options.Progress(env)("%s", s) }
-			if from != "" && a.Untested == "" {
-				if q.From, err = qualify.ParseFrom(q.Target.Package, from); err != nil {
-					return usagef("--from %v", err)
-				}
-			}
-			if attest && a.Untested == "" {
-				if o.Signers, err = keys.Signers(env); err != nil {
-					return err
-				}
-				if o.Issued, err = epochOrNow(env); err != nil {
-					return err
-				}
-				o.Evidence = out
-				o.Expires = o.Issued.Add(expires)
-			}
 			if a.Trust, err = index.Require("test"); err != nil {
 				return err
 			}

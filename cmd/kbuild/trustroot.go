@@ -15,7 +15,7 @@ import (
 
 // rootFlags are the content flags of trust root new and next: the keys
 // and delegations bind into the edit; the thresholds and expiry are set
-// on a copy of it by [rootFlags.write].
+// on it by [rootFlags.write].
 type rootFlags struct {
 	fs             *pflag.FlagSet
 	edit           trust.RootEdit
@@ -58,22 +58,21 @@ func (f *rootFlags) write(env *Env, prev string) error {
 		return usagef("--expires %s: a root must expire", f.expires)
 	}
 	fresh := prev == ""
-	e := f.edit
 	if f.fs.Changed("root-threshold") || fresh {
-		e.RootThreshold = &f.threshold
+		f.edit.RootThreshold = &f.threshold
 	}
 	if f.fs.Changed("index-threshold") || fresh {
-		e.IndexThreshold = &f.indexThreshold
+		f.edit.IndexThreshold = &f.indexThreshold
 	}
 	if f.fs.Changed("qa-threshold") {
-		e.QAThreshold = &f.qaThreshold
+		f.edit.QAThreshold = &f.qaThreshold
 	}
-	e.Expires = now.Add(f.expires)
+	f.edit.Expires = now.Add(f.expires)
 	var w *siteread.RootWritten
 	if fresh {
-		w, err = siteread.NewRootFile(f.out, e)
+		w, err = siteread.NewRootFile(f.out, f.edit)
 	} else {
-		w, err = siteread.NextRootFile(prev, f.out, e)
+		w, err = siteread.NextRootFile(prev, f.out, f.edit)
 	}
 	if w != nil && w.Kept != "" {
 		fmt.Fprintf(env.Stderr, "wrote %s: subscribers walk every root version\n", w.Kept)

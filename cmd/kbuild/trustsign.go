@@ -10,6 +10,7 @@ import (
 	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/publish"
 	"kbuild.dev/kbuild/siteread"
+	"kbuild.dev/kbuild/trust"
 )
 
 func newTrustRootSignCmd() *Command {
@@ -84,12 +85,8 @@ Examples:
 			if err != nil {
 				return err
 			}
-			ids := make([]string, len(signers))
-			for i, k := range signers {
-				ids[i] = k.KeyID()
-			}
 			fmt.Fprintf(env.Stdout, "signed %s %s build %d (keyid %s): %s has %d signature(s)\n",
-				rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, strings.Join(ids, ", "), sidecar, n)
+				rec.Metadata.Name, rec.Spec.Version, rec.Spec.Build, strings.Join(trust.KeyIDs(signers), ", "), sidecar, n)
 			return nil
 		},
 	}

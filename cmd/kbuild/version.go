@@ -14,10 +14,7 @@ import (
 // stamps into every binary: the module version for `go install
 // kbuild.dev/kbuild/cmd/kbuild@VERSION`, the VCS commit for a build in a
 // checkout.
-var (
-	release string
-	commit  string
-)
+var release, commit string
 
 // version is this binary's release, as recorded in build records,
 // provenance and SBOMs.
