@@ -26,8 +26,13 @@ import (
 // Promotion is one promotion: Target into suite To of the site.
 type Promotion struct {
 	// Site holds <suite>/index.yaml for every suite and evidence/.
-	Site   string
-	Config *Config
+	Site string
+	// Config is the suites; when it is nil, Promote reads SuitesFile,
+	// which must exist.
+	Config     *Config
+	SuitesFile string
+	// To is the suite promoted into; Target the version or release set
+	// promoted.
 	To     string
 	Target evidence.Target
 	// Root is the repository's root of trust (root.yaml, with root/N.yaml
@@ -88,7 +93,7 @@ var ErrCompat = errors.New("the compatibility matrices were not written")
 
 // Promote copies Target (a version, or a release set with its members)
 // from the suite before To into To, when the evidence under the site's
-// evidence/ meets To's policy. The previous suite's index is read as a
+// evidence/ meets To's policy (of Config, or of SuitesFile). The previous suite's index is read as a
 // subscriber reads it, from root version 1 through the chain published
 // beside it; evidence is verified against its newest root's qa role and
 // its entries; the copy is publish.Copy's; then the pages of the other
@@ -97,6 +102,16 @@ var ErrCompat = errors.New("the compatibility matrices were not written")
 func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if pr.Now.IsZero() {
 		pr.Now = time.Now()
+	}
+	if pr.Config == nil {
+		c, found, err := Load(pr.SuitesFile)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, fmt.Errorf("%s not found: a repository without suites publishes one index, and there is nothing to promote into", pr.SuitesFile)
+		}
+		pr.Config = c
 	}
 	c := pr.Config
 	i := c.Index(pr.To)

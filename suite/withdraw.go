@@ -81,26 +81,27 @@ var ErrMergeWithSuites = errors.New("one index named, with every suite to change
 // one, from every suite whose index holds it (none holding it is an
 // error), then rewrites every suite's pages of the package and last copies
 // the first suite to the site root when the suites file says so. The
-// result holds what was done also when a later step fails.
+// result holds what was done also when a later step fails; it is never
+// nil.
 func (a *Withdraw) Run(ctx context.Context) (*WithdrawResult, error) {
-	if err := index.CheckReason(a.Reason); err != nil {
-		return nil, &publish.InputError{Input: "reason", Err: err}
-	}
 	res := &WithdrawResult{Package: a.Package, Version: a.Version, Build: a.Build}
+	if err := index.CheckReason(a.Reason); err != nil {
+		return res, &publish.InputError{Input: "reason", Err: err}
+	}
 	c, found, err := Load(a.SuitesFile)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	if !found {
 		w, err := a.withdraw(ctx, a.Site, "")
 		if err != nil {
-			return nil, err
+			return res, err
 		}
 		res.Indexes = append(res.Indexes, *w)
 		return res, nil
 	}
 	if a.Merge != "" {
-		return nil, ErrMergeWithSuites
+		return res, ErrMergeWithSuites
 	}
 	done := 0
 	for _, s := range c.Names() {

@@ -15,10 +15,9 @@ import (
 
 func newPromoteCmd() *Command {
 	var (
-		pr     suite.Promotion
-		build  int
-		suites string
-		keys   options.SignerFlags
+		pr    suite.Promotion
+		build int
+		keys  options.SignerFlags
 	)
 	return &Command{
 		Use:     "promote NAME@VERSION --build N --to SUITE --root ROOT.yaml --sign-key FILE [--site DIR] [--suites suites.yaml]",
@@ -67,7 +66,7 @@ Examples:
 			fs.IntVar(&build, "build", 0, "build number of the version to promote (required)")
 			fs.StringVar(&pr.To, "to", "", "the suite to promote into (required)")
 			fs.StringVar(&pr.Site, "site", "_site", "site directory `DIR` holding <suite>/index.yaml and evidence/")
-			fs.StringVar(&suites, "suites", suite.File, "the suites file")
+			fs.StringVar(&pr.SuitesFile, "suites", suite.File, "the suites file")
 			fs.StringVar(&pr.Root, "root", "", "the root of trust `FILE` (root.yaml, with root/N.yaml beside it) (required)")
 			keys.AddFlags(fs, "the suite's index")
 			fs.DurationVar(&pr.Expires, "expires", 30*24*time.Hour, "how long subscribers accept the suite's new index")
@@ -88,13 +87,6 @@ Examples:
 				return usagef("promote needs the index signing key: --sign-key FILE or --sign-key-env VAR")
 			case pr.Expires <= 0:
 				return usagef("--expires %s: a re-signed index must expire", pr.Expires)
-			}
-			var found bool
-			if pr.Config, found, err = suite.Load(suites); err != nil {
-				return err
-			}
-			if !found {
-				return fmt.Errorf("%s not found: a repository without suites publishes one index, and there is nothing to promote into", suites)
 			}
 			if pr.Signers, err = keys.Signers(env); err != nil {
 				return err

@@ -168,23 +168,21 @@ Examples:
 			if siteKeep < 0 {
 				return usagef("--site-keep %d: expected a number of versions, 0 for every version", siteKeep)
 			}
-			recipesDir := ""
 			display := func(dir string) string { return dir }
-			if len(args) == 1 {
-				recipesDir = args[0]
-			} else {
+			if len(args) == 0 { // a temporary copy of the bundled examples stands in for the argument
 				tmp, err := os.MkdirTemp("", "kbuild-")
 				if err != nil {
 					return err
 				}
 				defer os.RemoveAll(tmp)
-				recipesDir = filepath.Join(tmp, "examples")
-				if err := os.CopyFS(recipesDir, examples.FS); err != nil {
+				args = []string{filepath.Join(tmp, "examples")}
+				if err := os.CopyFS(args[0], examples.FS); err != nil {
 					return err
 				}
 				display = func(dir string) string { return strings.TrimPrefix(dir, tmp+string(filepath.Separator)) }
 				fmt.Fprintln(env.Stderr, "no recipes directory given: publishing the bundled examples")
 			}
+			recipesDir := args[0]
 			var err error
 			if a.Signers, err = keys.IndexSignersOrThrowaway(env, build.Out); err != nil {
 				return err

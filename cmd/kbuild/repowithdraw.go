@@ -98,9 +98,7 @@ Examples:
 			if errors.Is(err, suite.ErrMergeWithSuites) {
 				return usagef("--index names one index; with %s every suite under --site is changed: restore the site first", a.SuitesFile)
 			}
-			if res != nil {
-				res.WriteText(env.Stdout, a.Signers)
-			}
+			res.WriteText(env.Stdout, a.Signers)
 			return withInputFlag(err)
 		},
 	}
