@@ -20,9 +20,8 @@ type Diff struct {
 	// the recipes at git commit Base (Sides.Against).
 	Published *index.RepositoryIndex
 	Base      string
-	// PlainHTTP and KubeVersion are those of rendering the published side.
-	PlainHTTP   plainhttp.Policy
-	KubeVersion string
+	// PlainHTTP is that of pulling the published side's charts.
+	PlainHTTP plainhttp.Policy
 	// Markdown writes each report as Markdown, naming Command(dir) as the
 	// command that prints the full diff (nil: none); otherwise as text, an
 	// empty line between two reports.
@@ -45,7 +44,7 @@ func (d *Diff) Run(ctx context.Context, w io.Writer, dirs []string) error {
 	against := d.against
 	if against == nil {
 		against = func(ctx context.Context, dir string) (*Report, error) {
-			return d.Sides.Against(ctx, dir, d.Published, d.Base, d.PlainHTTP, d.KubeVersion)
+			return d.Sides.Against(ctx, dir, d.Published, d.Base, d.PlainHTTP)
 		}
 	}
 	var errs []error
