@@ -66,6 +66,14 @@ func New(f *sources.Fetcher, t oci.Target, opts ...Option) (*Builder, error) {
 // Fetcher returns the source fetcher the builder fetches with.
 func (b *Builder) Fetcher() *sources.Fetcher { return b.fetcher }
 
+// KubeVersion returns the Kubernetes version the builder renders charts
+// as ("" for the default; WithKubeVersion).
+func (b *Builder) KubeVersion() string { return b.kubeVersion }
+
+// BuiltBy returns the kbuild the builder stamps its builds with: its ID
+// and module hash (WithBuilderID, WithBuilderSum).
+func (b *Builder) BuiltBy() (id, sum string) { return b.builderID, b.builderSum }
+
 // Epoch returns the time the builder stamps into archives and images
 // (WithEpoch), for what describes its builds (provenance, SBOMs).
 func (b *Builder) Epoch() time.Time { return b.epoch }

@@ -37,6 +37,8 @@ var (
 // Bumper bumps recipes. Fetcher fetches and pins the new sources, Looker
 // looks upstream and resolves images, Builder validates and renders.
 type Bumper struct {
+	// Fetcher fetches and pins the upstream sources (default: the
+	// Builder's).
 	Fetcher *sources.Fetcher
 	Looker  *watch.Looker
 	Builder *builder.Builder
@@ -46,9 +48,6 @@ type Bumper struct {
 	// Plain says which registries the published charts are pulled from
 	// over plain HTTP.
 	Plain plainhttp.Policy
-	// KubeVersion renders charts as for this Kubernetes version ("" for
-	// the default).
-	KubeVersion string
 	// Warnf receives warnings (default: discarded).
 	Warnf func(format string, args ...any)
 }
@@ -86,6 +85,14 @@ type Result struct {
 	// Report is the rendered difference to the published (or committed)
 	// version; nil when nothing changed.
 	Report *review.Report
+}
+
+// fetcher returns Fetcher, or the Builder's when it is nil.
+func (b *Bumper) fetcher() *sources.Fetcher {
+	if b.Fetcher != nil {
+		return b.Fetcher
+	}
+	return b.Builder.Fetcher()
 }
 
 // Bump moves the recipe in dir to version to ("" for the newest the watch
@@ -135,7 +142,7 @@ func (b *Bumper) Bump(ctx context.Context, dir, to string) (*Result, error) {
 	}
 	sides := review.Sides{Builder: b.Builder, Warnf: b.Warnf}
 	if b.Index != nil {
-		res.Report, err = sides.AgainstIndex(ctx, dir, b.Index, b.Plain, b.KubeVersion)
+		res.Report, err = sides.AgainstIndex(ctx, dir, b.Index, b.Plain)
 	} else {
 		res.Report, err = sides.AgainstCommit(ctx, dir, "HEAD")
 	}
@@ -311,7 +318,7 @@ func (b *Bumper) sources(ctx context.Context, dir, work string, r *recipe.Recipe
 				next.URL = watch.Expand(sr.URL, c, "")
 			}
 			next.SHA256 = ""
-			pinned, err := b.Fetcher.Pin(ctx, next)
+			pinned, err := b.fetcher().Pin(ctx, next)
 			if err != nil {
 				return "", fmt.Errorf("source %s: %w", name, err)
 			}
@@ -338,7 +345,7 @@ func (b *Bumper) sources(ctx context.Context, dir, work string, r *recipe.Recipe
 			g := *src.Git
 			g.Commit = commit
 			next.Git = &g
-			if _, err := b.Fetcher.Fetch(ctx, dir, work, name, next, sources.PluginInfo{}); err != nil {
+			if _, err := b.fetcher().Fetch(ctx, dir, work, name, next, sources.PluginInfo{}); err != nil {
 				return "", err
 			}
 			e.set(src.Git.Commit, commit, "spec", "sources", name, "git", "commit")
@@ -350,14 +357,14 @@ func (b *Bumper) sources(ctx context.Context, dir, work string, r *recipe.Recipe
 			ch := *src.Chart
 			ch.Version, ch.Digest = c.Tag, ""
 			next.Chart = &ch
-			pinned, err := b.Fetcher.Pin(ctx, next)
+			pinned, err := b.fetcher().Pin(ctx, next)
 			if err != nil {
 				return "", fmt.Errorf("source %s: %w", name, err)
 			}
 			if c.Digest != "" && c.Digest != pinned.Chart.Digest {
 				return "", fmt.Errorf("source %s: the index lists chart %s %s with digest %s, but its archive has %s: %w", name, ch.Name, ch.Version, c.Digest, pinned.Chart.Digest, ErrDigest)
 			}
-			got, err := b.Fetcher.Fetch(ctx, dir, work, name, pinned, sources.PluginInfo{})
+			got, err := b.fetcher().Fetch(ctx, dir, work, name, pinned, sources.PluginInfo{})
 			if err != nil {
 				return "", err
 			}

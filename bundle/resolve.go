@@ -33,6 +33,20 @@ func ParseWant(s string) (Want, error) {
 	return Want{Name: name, Constraint: c}, nil
 }
 
+// ParseWants parses each of args as ParseWant does, stopping at the first
+// that does not parse.
+func ParseWants(args []string) ([]Want, error) {
+	var wants []Want
+	for _, a := range args {
+		w, err := ParseWant(a)
+		if err != nil {
+			return nil, err
+		}
+		wants = append(wants, w)
+	}
+	return wants, nil
+}
+
 // Selected is a version chosen for the bundle.
 type Selected struct {
 	Name    string

@@ -8,7 +8,6 @@ import (
 
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
-	"kbuild.dev/kbuild/internal/plainhttp"
 )
 
 // Diff is the action of kbuild diff: each recipe compared with its
@@ -16,13 +15,11 @@ import (
 // in turn.
 type Diff struct {
 	Sides
-	// Published is the verified index compared with; nil compares with
-	// the recipes at git commit Base (Sides.Against).
+	// Published is the verified index compared with, whose charts are
+	// pulled over plain HTTP as the builder's fetcher allows; nil compares
+	// with the recipes at git commit Base (Sides.Against).
 	Published *index.RepositoryIndex
 	Base      string
-	// PlainHTTP and KubeVersion are those of rendering the published side.
-	PlainHTTP   plainhttp.Policy
-	KubeVersion string
 	// Markdown writes each report as Markdown, naming Command(dir) as the
 	// command that prints the full diff (nil: none); otherwise as text, an
 	// empty line between two reports.
@@ -45,7 +42,7 @@ func (d *Diff) Run(ctx context.Context, w io.Writer, dirs []string) error {
 	against := d.against
 	if against == nil {
 		against = func(ctx context.Context, dir string) (*Report, error) {
-			return d.Sides.Against(ctx, dir, d.Published, d.Base, d.PlainHTTP, d.KubeVersion)
+			return d.Sides.Against(ctx, dir, d.Published, d.Base, d.Builder.Fetcher().PlainPolicy())
 		}
 	}
 	var errs []error

@@ -31,12 +31,10 @@ var ErrOtherKbuild = fault.New(fault.Refused, "built by another kbuild")
 // git work tree: Diff compares with a commit, so it needs another base.
 var ErrNoGitBase = errors.New("no base to compare with")
 
-// Kbuild is the kbuild that rebuilds, checked against the one that built
-// each published version (its BuildInfo's builder and builderSum).
+// Kbuild says how the kbuild that rebuilds (the builder's, see
+// builder.Builder.BuiltBy) is checked against the one that built each
+// published version (its BuildInfo's builder and builderSum).
 type Kbuild struct {
-	// ID and Sum name this kbuild: "kbuild v0.3.0" and its module hash
-	// (empty for a build from a checkout).
-	ID, Sum string
 	// Published returns the BuildInfo a version was published with, nil
 	// when the site has none (kubepkg built it).
 	Published func(ctx context.Context, name, version string, build int) (*spec.BuildInfo, error)
@@ -46,8 +44,10 @@ type Kbuild struct {
 }
 
 // builtBy returns which kbuild built name version build, "" when unknown,
-// and ErrOtherKbuild when it is not k and k does not allow that.
-func (k Kbuild) builtBy(ctx context.Context, name, version string, build int) (string, error) {
+// and ErrOtherKbuild when it is not the one b stamps its builds with
+// (its ID and module hash, empty for a build from a checkout) and k does
+// not allow that.
+func (k Kbuild) builtBy(ctx context.Context, b *builder.Builder, name, version string, build int) (string, error) {
 	if k.Published == nil {
 		return "", nil
 	}
@@ -59,13 +59,14 @@ func (k Kbuild) builtBy(ctx context.Context, name, version string, build int) (s
 	if info.BuilderSum != "" {
 		by += " (" + info.BuilderSum + ")"
 	}
-	same := info.Builder == k.ID && (info.BuilderSum == "" || k.Sum == "" || info.BuilderSum == k.Sum)
+	id, sum := b.BuiltBy()
+	same := info.Builder == id && (info.BuilderSum == "" || sum == "" || info.BuilderSum == sum)
 	if same || k.AllowOther {
 		return by, nil
 	}
-	this := k.ID
-	if k.Sum != "" {
-		this += " (" + k.Sum + ")"
+	this := id
+	if sum != "" {
+		this += " (" + sum + ")"
 	}
 	install := ""
 	if rel, ok := strings.CutPrefix(info.Builder, "kbuild "); ok && strings.HasPrefix(rel, "v") {
@@ -96,7 +97,7 @@ func Rebuild(ctx context.Context, b *builder.Builder, idx *index.RepositoryIndex
 	if pub == nil {
 		return "", fmt.Errorf("%s %s build %d is not published in the index", r.Metadata.Name, ver, r.Spec.Build)
 	}
-	by, err := k.builtBy(ctx, r.Metadata.Name, pub.Version, r.Spec.Build)
+	by, err := k.builtBy(ctx, b, r.Metadata.Name, pub.Version, r.Spec.Build)
 	if err != nil {
 		return "", err
 	}

@@ -413,8 +413,12 @@ func (f *Fetcher) Add(ctx context.Context, file string) (string, error) {
 
 // AddFrom is Add for a file downloaded from url by other means: it also
 // records the file as what url resolves to, so that pinning a url source
-// offline (kbuild init --offline) finds it, as after a download.
+// offline (kbuild init --offline) finds it, as after a download. With
+// url "" it is Add: there is no origin to record.
 func (f *Fetcher) AddFrom(ctx context.Context, file, url string) (string, error) {
+	if url == "" {
+		return f.Add(ctx, file)
+	}
 	if !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "http://") {
 		return "", fmt.Errorf("%s is not an http(s) URL: only a download has an origin to record", recipe.Quote(url))
 	}

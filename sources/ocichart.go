@@ -115,7 +115,13 @@ func (f *Fetcher) nameOptions(ref string) []name.Option {
 // over plain HTTP: it is on loopback and WithPlainHTTP is set, or it is
 // named by WithPlainHTTPHosts.
 func (f *Fetcher) PlainHTTP(registry string) bool {
-	return plainhttp.Policy{Loopback: f.plainHTTP, Hosts: f.plainHosts}.Allows(registry)
+	return f.PlainPolicy().Allows(registry)
+}
+
+// PlainPolicy returns the registries the fetcher talks plain HTTP to
+// (WithPlainHTTP, WithPlainHTTPHosts).
+func (f *Fetcher) PlainPolicy() plainhttp.Policy {
+	return plainhttp.Policy{Loopback: f.plainHTTP, Hosts: f.plainHosts}
 }
 
 func (f *Fetcher) remoteOptions(ctx context.Context) []remote.Option {

@@ -73,9 +73,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			bp := &bump.Bumper{
-				Fetcher: b.Fetcher(), Builder: b, Plain: f.PlainPolicy(), KubeVersion: f.KubeVersion, Warnf: env.Warnf,
-			}
+			bp := &bump.Bumper{Builder: b, Plain: f.PlainPolicy(), Warnf: env.Warnf}
 			if bp.Looker, err = f.Looker(); err != nil {
 				return err
 			}

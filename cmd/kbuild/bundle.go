@@ -88,13 +88,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var wants []bundle.Want
-			for _, a := range args {
-				w, err := bundle.ParseWant(a)
-				if err != nil {
-					return usagef("%v", err)
-				}
-				wants = append(wants, w)
+			wants, err := bundle.ParseWants(args)
+			if err != nil {
+				return usagef("%v", err)
 			}
 			opts := []bundle.Option{bundle.WithPlainHTTP(plainHTTP), bundle.WithTimeout(timeout), bundle.WithPlatforms(platforms...), bundle.WithImageSource(imageSource),
 				bundle.WithLogger(env.Warnf), bundle.WithProgress(bundle.ProgressTo(env.Stderr, options.Terminal(env)))}

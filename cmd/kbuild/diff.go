@@ -85,8 +85,6 @@ Examples:
 				return err
 			}
 			d.Sides = review.Sides{Builder: b, Warnf: env.Warnf}
-			d.PlainHTTP = f.PlainPolicy()
-			d.KubeVersion = f.KubeVersion
 			d.Markdown = format.Format == "markdown"
 			d.Command = func(dir string) string { return diffCommand(dir, it.Ref, d.Base) }
 			return d.Run(ctx, env.Stdout, dirs)

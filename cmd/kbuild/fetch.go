@@ -82,11 +82,7 @@ Examples:
 					return usagef("--url names the origin of one file; got %d files", len(args))
 				}
 				for _, a := range args {
-					add := fe.Add
-					if origin != "" {
-						add = func(ctx context.Context, file string) (string, error) { return fe.AddFrom(ctx, file, origin) }
-					}
-					d, err := add(ctx, a)
+					d, err := fe.AddFrom(ctx, a, origin)
 					if err != nil {
 						return fmt.Errorf("%s: %w", a, err)
 					}

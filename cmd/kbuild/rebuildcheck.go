@@ -64,12 +64,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			this := thisKbuild()
-			dirs, b, err := f.RecipesBuilder(env, this, nil, args)
+			dirs, b, err := f.RecipesBuilder(env, thisKbuild(), nil, args)
 			if err != nil {
 				return err
 			}
-			k := review.Kbuild{ID: this.ID(), Sum: this.Sum, AllowOther: otherBuild, Published: pub.ReadBuildInfo}
+			k := review.Kbuild{AllowOther: otherBuild, Published: pub.ReadBuildInfo}
 			differ, other := review.RebuildAll(ctx, env.Stdout, b, pub.Verified.Index, dirs, f.PlainPolicy(), k, withHint)
 			if differ > 0 {
 				return &exitError{Code: 1}

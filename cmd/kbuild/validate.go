@@ -52,7 +52,9 @@ Examples:
 		Flags: func(fs *pflag.FlagSet) {
 			f.AddPrepareFlags(fs)
 			f.JobsFlag.AddFlags(fs, "recipes checked")
-			sets.addFlags(fs)
+			sets.IndexFlags.AddFlags(fs, "whose versions release sets may pin")
+			sets.IndexRootFlag.AddFlags(fs)
+			addAlias(fs, "index-public-key", "", "public-key")
 		},
 		Args: minArgs(1, "name at least one recipe directory"),
 		Run: func(ctx context.Context, env *Env, args []string) error {

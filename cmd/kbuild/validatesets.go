@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/cmd/kbuild/options"
 	"kbuild.dev/kbuild/recipe"
@@ -20,12 +18,6 @@ import (
 type setFlags struct {
 	options.IndexFlags
 	options.IndexRootFlag
-}
-
-func (f *setFlags) addFlags(fs *pflag.FlagSet) {
-	f.IndexFlags.AddFlags(fs, "whose versions release sets may pin")
-	f.IndexRootFlag.AddFlags(fs)
-	addAlias(fs, "index-public-key", "", "public-key")
 }
 
 // check returns the problems of every release set among dirs, by
