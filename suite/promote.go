@@ -93,12 +93,12 @@ var ErrCompat = errors.New("the compatibility matrices were not written")
 
 // Promote copies Target (a version, or a release set with its members)
 // from the suite before To into To, when the evidence under the site's
-// evidence/ meets To's policy (of Config, or of SuitesFile). The previous suite's index is read as a
-// subscriber reads it, from root version 1 through the chain published
-// beside it; evidence is verified against its newest root's qa role and
-// its entries; the copy is publish.Copy's; then the pages of the other
-// suites are rewritten and, last, the compatibility matrices. Nothing is
-// written on refusal.
+// evidence/ meets To's policy (of Config, or of SuitesFile). The previous
+// suite's index is read as a subscriber reads it, from root version 1
+// through the chain published beside it; evidence is verified against its
+// newest root's qa role and its entries; the copy is publish.Copy's; then
+// the pages of the other suites are rewritten and, last, the compatibility
+// matrices. Nothing is written on refusal.
 func Promote(ctx context.Context, pr Promotion) (*Outcome, error) {
 	if pr.Now.IsZero() {
 		pr.Now = time.Now()

@@ -461,3 +461,26 @@ func TestPromoteKeepsSetsResolving(t *testing.T) {
 		t.Fatalf("copied %v", got)
 	}
 }
+
+// TestPromoteSuitesFile reads the suites from SuitesFile when Config is
+// nil, as kbuild promote does, and refuses a site without one.
+func TestPromoteSuitesFile(t *testing.T) {
+	r := newRepo(t, all...)
+	r.attest(r.x, foreman, evidence.Pass, "kubernetes=1.33,arch=amd64,runtime=containerd", gen.AddDate(0, 3, 0), r.qa)
+	pr := Promotion{Site: r.site, SuitesFile: filepath.Join(t.TempDir(), "suites.yaml"), To: "testing", Target: foreman, Root: r.rootFile,
+		Signers: []trust.Signer{r.idx}, Generated: gen, Now: gen, AllowNew: true}
+	if _, err := Promote(context.Background(), pr); err == nil || !strings.Contains(err.Error(), "suites.yaml not found: a repository without suites publishes one index") {
+		t.Fatalf("Promote without a suites file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.site, "testing", "index.yaml")); !os.IsNotExist(err) {
+		t.Fatalf("a refused promotion wrote testing/index.yaml: %v", err)
+	}
+	pr.SuitesFile = "testdata/suites.yaml"
+	out, err := Promote(context.Background(), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.From != "unstable" || len(out.Copied) != 1 {
+		t.Fatalf("outcome = %+v", out)
+	}
+}

@@ -22,7 +22,7 @@ const (
 	// maxCLILines is the most code lines of cmd/kbuild in all, its
 	// sub-packages (the command framework cli, the flag groups options,
 	// initrepo) counted with it: moving code into a package under
-	// cmd/kbuild does not make the CLI thinner. The target is 3,000; the
+	// cmd/kbuild does not make the CLI thinner. The target was 3,000; the
 	// ceiling only comes down. The tree held 3,846 (3,806 in package main)
 	// at the start; kbuild test's reporting moved to qualify.Output, the
 	// results of publish, withdraw, promote, attest, bundle, build,
@@ -47,8 +47,16 @@ const (
 	// and scan share publish.Selection, exit statuses come from the kinds
 	// the libraries declare (internal/fault) instead of a list of 24
 	// errors, and publish and bump use their builder's fetcher and epoch:
-	// 3,153.
-	maxCLILines = 3153
+	// 3,153; then a command's Use names it once (Name is Use's first
+	// word, as cobra's), fetch, validate and build start through one
+	// path (options.BuildFlags.RecipesBuilder, SourceFlags.Looker),
+	// follow, promote and withdraw are actions (suite.FollowSite,
+	// Promotion.SuitesFile, Withdraw), --timeout and --plain-http bind
+	// through functions, and the libraries own their conversions
+	// (trust.KeyIDs, bundle.ParseWants, qualify.ParseFrom, Builder's
+	// KubeVersion and BuiltBy, Fetcher.PlainPolicy): 2,980, the target
+	// of 3,000 met.
+	maxCLILines = 2980
 )
 
 // TestThinCommands holds cmd/kbuild and its sub-packages to maxCLILines
@@ -79,7 +87,7 @@ func TestThinCommands(t *testing.T) {
 	if total > maxCLILines {
 		t.Errorf("cmd/kbuild has %d code lines, more than %d: move workflows into their libraries", total, maxCLILines)
 	}
-	t.Logf("cmd/kbuild and its sub-packages: %d code lines (ceiling %d, target 3000)", total, maxCLILines)
+	t.Logf("cmd/kbuild and its sub-packages: %d code lines (ceiling %d)", total, maxCLILines)
 }
 
 // TestCodeLines checks the counter on a file of known counts.
