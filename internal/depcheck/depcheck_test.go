@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	// What changed between two builds, for reviewers (diff, bump).
 	"review":  {"builder", "builder/render", "index", "internal/chartpin", "internal/fault", "internal/plainhttp", "recipe", "sources", "spec"},
 	"qualify": {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/fault", "internal/plainhttp", "sitelayout", "siteread", "spec", "trust"},
-	"suite":   {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/fault", "internal/netdeadline", "internal/ocilimit", "publish", "releaseset", "site", "sitelayout", "siteread", "spec", "trust"},
+	"suite":   {"evidence", "index", "internal/atomicfile", "internal/chartpin", "internal/fault", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "publish", "releaseset", "site", "sitelayout", "siteread", "spec", "trust"},
 
 	// The qualification benchmarks' loop: a control plane per iteration.
 	"qualify/qualifybench": {"internal/controlplane", "qualify"},
