@@ -17,7 +17,6 @@ import (
 	"kbuild.dev/kbuild/builder"
 	"kbuild.dev/kbuild/index"
 	"kbuild.dev/kbuild/internal/atomicfile"
-	"kbuild.dev/kbuild/internal/plainhttp"
 	"kbuild.dev/kbuild/recipe"
 	"kbuild.dev/kbuild/review"
 	"kbuild.dev/kbuild/sources"
@@ -45,9 +44,6 @@ type Bumper struct {
 	// Index, when set, is the verified published index the bump is
 	// compared with; otherwise the recipe at git HEAD is.
 	Index *index.RepositoryIndex
-	// Plain says which registries the published charts are pulled from
-	// over plain HTTP.
-	Plain plainhttp.Policy
 	// Warnf receives warnings (default: discarded).
 	Warnf func(format string, args ...any)
 }
@@ -142,7 +138,7 @@ func (b *Bumper) Bump(ctx context.Context, dir, to string) (*Result, error) {
 	}
 	sides := review.Sides{Builder: b.Builder, Warnf: b.Warnf}
 	if b.Index != nil {
-		res.Report, err = sides.AgainstIndex(ctx, dir, b.Index, b.Plain)
+		res.Report, err = sides.AgainstIndex(ctx, dir, b.Index)
 	} else {
 		res.Report, err = sides.AgainstCommit(ctx, dir, "HEAD")
 	}

@@ -54,7 +54,7 @@ func bumper(t *testing.T) *Bumper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Bumper{Fetcher: f, Builder: b, Plain: plainhttp.Policy{Loopback: true},
+	return &Bumper{Fetcher: f, Builder: b,
 		Looker: watch.NewLooker(watch.WithPlainHTTP(plainhttp.Policy{Loopback: true}), watch.WithTimeout(10*time.Second))}
 }
 

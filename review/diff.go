@@ -42,7 +42,7 @@ func (d *Diff) Run(ctx context.Context, w io.Writer, dirs []string) error {
 	against := d.against
 	if against == nil {
 		against = func(ctx context.Context, dir string) (*Report, error) {
-			return d.Sides.Against(ctx, dir, d.Published, d.Base, d.Builder.Fetcher().PlainPolicy())
+			return d.Sides.Against(ctx, dir, d.Published, d.Base)
 		}
 	}
 	var errs []error

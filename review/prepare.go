@@ -46,14 +46,15 @@ func (s Sides) AgainstCommit(ctx context.Context, dir, ref string) (*Report, err
 
 // AgainstIndex compares the recipe in dir with its counterpart in the
 // verified index x (see Counterpart), whose charts are pulled by their
-// pinned digests (plain HTTP as plain allows) and rendered as for the
-// Kubernetes version the builder renders the recipe as.
-func (s Sides) AgainstIndex(ctx context.Context, dir string, x *index.RepositoryIndex, plain plainhttp.Policy) (*Report, error) {
+// pinned digests (plain HTTP as the builder's fetcher allows) and
+// rendered as for the Kubernetes version the builder renders the recipe
+// as.
+func (s Sides) AgainstIndex(ctx context.Context, dir string, x *index.RepositoryIndex) (*Report, error) {
 	head, err := s.Recipe(ctx, dir, "")
 	if err != nil {
 		return nil, err
 	}
-	base, err := Published(ctx, x, head, plain, s.Builder.KubeVersion())
+	base, err := Published(ctx, x, head, s.Builder.Fetcher().PlainPolicy(), s.Builder.KubeVersion())
 	if err != nil {
 		return nil, fmt.Errorf("recipe %s: published version: %w", dir, err)
 	}
@@ -122,9 +123,9 @@ func Published(ctx context.Context, x *index.RepositoryIndex, head *Package, pla
 // Against compares dir with the published index x (AgainstIndex) or,
 // when x is nil, with the recipe at the git commit ref, HEAD when ""
 // (AgainstCommit).
-func (s Sides) Against(ctx context.Context, dir string, x *index.RepositoryIndex, ref string, plain plainhttp.Policy) (*Report, error) {
+func (s Sides) Against(ctx context.Context, dir string, x *index.RepositoryIndex, ref string) (*Report, error) {
 	if x != nil {
-		return s.AgainstIndex(ctx, dir, x, plain)
+		return s.AgainstIndex(ctx, dir, x)
 	}
 	if ref == "" {
 		ref = "HEAD"

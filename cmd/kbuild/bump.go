@@ -73,7 +73,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			bp := &bump.Bumper{Builder: b, Plain: f.PlainPolicy(), Warnf: env.Warnf}
+			bp := &bump.Bumper{Builder: b, Warnf: env.Warnf}
 			if bp.Looker, err = f.Looker(); err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"sources":        {"internal/atomicfile", "internal/fault", "internal/netdeadline", "internal/ocilimit", "internal/plainhttp", "internal/tailbuffer", "internal/yamlbound", "recipe", "spec"},
 	"patches":        {"internal/yamlbound", "recipe"},
 	"watch":          {"internal/netdeadline", "internal/plainhttp", "internal/yamlbound", "recipe"},
-	"bump":           {"builder", "index", "internal/atomicfile", "internal/plainhttp", "recipe", "review", "sources", "spec", "watch"},
+	"bump":           {"builder", "index", "internal/atomicfile", "recipe", "review", "sources", "spec", "watch"},
 	"builder":        {"builder/oci", "builder/render", "index", "internal/atomicfile", "internal/dist", "internal/fault", "patches", "recipe", "releaseset", "sigbundle", "sources", "spec", "trust"},
 	"builder/oci":    {"internal/atomicfile", "internal/netdeadline", "internal/ocilimit"},
 	"builder/render": {"internal/fault", "internal/tailbuffer", "recipe"},
